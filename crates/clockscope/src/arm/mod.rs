@@ -1,0 +1,1 @@
+//! The ARM generic timer: frequency, homogeneity of cores, counter errata, trust.

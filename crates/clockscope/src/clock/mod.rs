@@ -1,0 +1,312 @@
+//! Clock sources: every way this machine can be asked the time, behind one
+//! trait.
+//!
+//! A [`ClockSource`] returns opaque [`Ticks`] and the [`Scale`] that turns a
+//! tick *difference* into nanoseconds. Measuring loops are generic over the
+//! trait so each source gets its own monomorphised loop (no dynamic dispatch
+//! per read). [`ClockId`] names every source the tools know; [`visit`] turns an
+//! id into a concrete source and hands it to a [`ClockVisitor`].
+//!
+//! Platform code is fenced once, here: `arch` is `x86_64.rs` (RDTSC, RDTSCP,
+//! LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no counter).
+//! `posix.rs` holds the clock_gettime/gettimeofday sources every Unix has.
+
+#[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
+#[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), path = "fallback.rs")]
+pub mod arch;
+pub mod posix;
+pub mod scripted;
+
+use crate::convert::Scale;
+use crate::ticks::Ticks;
+use std::fmt;
+
+/// A source of time readings.
+pub trait ClockSource {
+    /// The display name PostgreSQL uses, e.g. `clock_gettime (CLOCK_MONOTONIC)`, `RDTSCP`.
+    fn name(&self) -> &'static str;
+
+    /// One reading, as cheap as the source allows (PostgreSQL's
+    /// `INSTR_TIME_SET_CURRENT_FAST` for the TSC).
+    fn now(&self) -> Ticks;
+
+    /// One reading that is not reordered before earlier instructions
+    /// (PostgreSQL's `INSTR_TIME_SET_CURRENT`: RDTSCP for the TSC). Measuring
+    /// loops take their start and end with this. Defaults to [`now`](Self::now).
+    #[inline(always)]
+    fn now_ordered(&self) -> Ticks {
+        self.now()
+    }
+
+    /// Ticks to nanoseconds for this source.
+    fn scale(&self) -> Scale;
+}
+
+impl<C: ClockSource + ?Sized> ClockSource for &C {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    #[inline(always)]
+    fn now(&self) -> Ticks {
+        (**self).now()
+    }
+    #[inline(always)]
+    fn now_ordered(&self) -> Ticks {
+        (**self).now_ordered()
+    }
+    fn scale(&self) -> Scale {
+        (**self).scale()
+    }
+}
+
+/// What a clock counts, so reports can say where its resolution comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockKind {
+    /// A POSIX clock read with clock_gettime (vDSO or syscall).
+    Posix(libc::clockid_t),
+    /// gettimeofday(2): microseconds of wall time.
+    GetTimeOfDay,
+    /// Rust's `std::time::Instant`.
+    StdInstant,
+    /// A CPU counter (TSC, generic timer) that needs a frequency.
+    Counter,
+}
+
+/// Every clock source clockscope knows, on every platform (a source of another
+/// architecture is simply unavailable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClockId {
+    Monotonic,
+    MonotonicRaw,
+    MonotonicCoarse,
+    Realtime,
+    RealtimeCoarse,
+    Boottime,
+    Tai,
+    GetTimeOfDay,
+    StdInstant,
+    Rdtsc,
+    Rdtscp,
+    LfenceRdtsc,
+    Cntvct,
+    IsbCntvct,
+}
+
+impl ClockId {
+    /// Every id, in report order.
+    pub const ALL: [ClockId; 14] = [
+        ClockId::Monotonic,
+        ClockId::MonotonicRaw,
+        ClockId::MonotonicCoarse,
+        ClockId::Realtime,
+        ClockId::RealtimeCoarse,
+        ClockId::Boottime,
+        ClockId::Tai,
+        ClockId::GetTimeOfDay,
+        ClockId::StdInstant,
+        ClockId::Rdtsc,
+        ClockId::Rdtscp,
+        ClockId::LfenceRdtsc,
+        ClockId::Cntvct,
+        ClockId::IsbCntvct,
+    ];
+
+    /// The name used on the command line and in JSON (`monotonic`, `rdtscp`, ...).
+    pub const fn cli_name(self) -> &'static str {
+        match self {
+            ClockId::Monotonic => "monotonic",
+            ClockId::MonotonicRaw => "monotonic_raw",
+            ClockId::MonotonicCoarse => "monotonic_coarse",
+            ClockId::Realtime => "realtime",
+            ClockId::RealtimeCoarse => "realtime_coarse",
+            ClockId::Boottime => "boottime",
+            ClockId::Tai => "tai",
+            ClockId::GetTimeOfDay => "gettimeofday",
+            ClockId::StdInstant => "std_instant",
+            ClockId::Rdtsc => "rdtsc",
+            ClockId::Rdtscp => "rdtscp",
+            ClockId::LfenceRdtsc => "lfence_rdtsc",
+            ClockId::Cntvct => "cntvct",
+            ClockId::IsbCntvct => "isb_cntvct",
+        }
+    }
+
+    /// The human display name (PostgreSQL's where it has one).
+    pub const fn display_name(self) -> &'static str {
+        match self {
+            ClockId::Monotonic => "clock_gettime (CLOCK_MONOTONIC)",
+            ClockId::MonotonicRaw => "clock_gettime (CLOCK_MONOTONIC_RAW)",
+            ClockId::MonotonicCoarse => "clock_gettime (CLOCK_MONOTONIC_COARSE)",
+            ClockId::Realtime => "clock_gettime (CLOCK_REALTIME)",
+            ClockId::RealtimeCoarse => "clock_gettime (CLOCK_REALTIME_COARSE)",
+            ClockId::Boottime => "clock_gettime (CLOCK_BOOTTIME)",
+            ClockId::Tai => "clock_gettime (CLOCK_TAI)",
+            ClockId::GetTimeOfDay => "gettimeofday",
+            ClockId::StdInstant => "std::time::Instant",
+            ClockId::Rdtsc => "RDTSC",
+            ClockId::Rdtscp => "RDTSCP",
+            ClockId::LfenceRdtsc => "LFENCE;RDTSC",
+            ClockId::Cntvct => "CNTVCT_EL0",
+            ClockId::IsbCntvct => "ISB;CNTVCT_EL0",
+        }
+    }
+
+    /// Parses a command-line name (case-insensitive; display names and the
+    /// `CLOCK_` constant names are accepted too).
+    pub fn parse(name: &str) -> Option<ClockId> {
+        let n = name.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+        let n = n.strip_prefix("clock_").unwrap_or(&n);
+        ClockId::ALL.into_iter().find(|id| {
+            id.cli_name() == n
+                || id.display_name().eq_ignore_ascii_case(name.trim())
+                || (n == "lfence;rdtsc" && *id == ClockId::LfenceRdtsc)
+                || (n == "isb;cntvct_el0" && *id == ClockId::IsbCntvct)
+                || (n == "cntvct_el0" && *id == ClockId::Cntvct)
+                || (n == "instant" && *id == ClockId::StdInstant)
+        })
+    }
+
+    /// What the source counts.
+    pub const fn kind(self) -> ClockKind {
+        match self {
+            ClockId::Monotonic => ClockKind::Posix(libc::CLOCK_MONOTONIC),
+            ClockId::MonotonicRaw => ClockKind::Posix(libc::CLOCK_MONOTONIC_RAW),
+            ClockId::MonotonicCoarse => ClockKind::Posix(libc::CLOCK_MONOTONIC_COARSE),
+            ClockId::Realtime => ClockKind::Posix(libc::CLOCK_REALTIME),
+            ClockId::RealtimeCoarse => ClockKind::Posix(libc::CLOCK_REALTIME_COARSE),
+            ClockId::Boottime => ClockKind::Posix(libc::CLOCK_BOOTTIME),
+            ClockId::Tai => ClockKind::Posix(libc::CLOCK_TAI),
+            ClockId::GetTimeOfDay => ClockKind::GetTimeOfDay,
+            ClockId::StdInstant => ClockKind::StdInstant,
+            ClockId::Rdtsc | ClockId::Rdtscp | ClockId::LfenceRdtsc | ClockId::Cntvct | ClockId::IsbCntvct => {
+                ClockKind::Counter
+            }
+        }
+    }
+
+    /// Whether the source is a CPU counter that needs a frequency.
+    pub const fn is_counter(self) -> bool {
+        matches!(self.kind(), ClockKind::Counter)
+    }
+
+    /// Whether this build and CPU can read the source (a counter may still
+    /// lack a frequency).
+    pub fn is_supported(self) -> Result<(), ClockError> {
+        match self.kind() {
+            ClockKind::Counter => arch::counter_supported(self),
+            ClockKind::Posix(id) => posix::clock_supported(id),
+            _ => Ok(()),
+        }
+    }
+
+    /// clock_getres(2) for POSIX sources, in ns.
+    pub fn reported_resolution_ns(self) -> Option<u64> {
+        match self.kind() {
+            ClockKind::Posix(id) => posix::clock_getres_ns(id),
+            ClockKind::GetTimeOfDay => Some(1000),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ClockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.cli_name())
+    }
+}
+
+/// Why a clock source cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClockError {
+    /// The source belongs to another architecture.
+    #[error("{0} is not available on this architecture ({arch})", arch = std::env::consts::ARCH)]
+    OtherArchitecture(&'static str),
+    /// The CPU does not have the instruction (reading it would raise SIGILL).
+    #[error("{0} is not supported by this CPU ({1})")]
+    NotSupportedByCpu(&'static str, &'static str),
+    /// The kernel refused the clock id.
+    #[error("{0} is not supported by this kernel (clock_gettime: {1})")]
+    NotSupportedByKernel(&'static str, String),
+    /// A counter without a known frequency cannot be converted to time.
+    #[error("{0} has no known frequency")]
+    NoFrequency(&'static str),
+}
+
+/// Receives a concrete, monomorphised clock source from [`visit`].
+pub trait ClockVisitor {
+    type Output;
+    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output;
+}
+
+/// Builds the source named by `id` and passes it to `visitor`. Counters need
+/// `counter_scale` (the TSC or generic-timer frequency).
+pub fn visit<V: ClockVisitor>(id: ClockId, counter_scale: Option<Scale>, visitor: V) -> Result<V::Output, ClockError> {
+    id.is_supported()?;
+    match id.kind() {
+        ClockKind::Posix(cid) => Ok(visitor.visit(&posix::PosixClock::new(cid, id.display_name()))),
+        ClockKind::GetTimeOfDay => Ok(visitor.visit(&posix::GetTimeOfDay)),
+        ClockKind::StdInstant => Ok(visitor.visit(&posix::StdInstant::new())),
+        ClockKind::Counter => {
+            let scale = counter_scale.ok_or(ClockError::NoFrequency(id.display_name()))?;
+            arch::visit_counter(id, scale, visitor)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for id in ClockId::ALL {
+            assert_eq!(ClockId::parse(id.cli_name()), Some(id));
+            assert_eq!(ClockId::parse(id.display_name()), Some(id));
+        }
+        assert_eq!(ClockId::parse("CLOCK_MONOTONIC_RAW"), Some(ClockId::MonotonicRaw));
+        assert_eq!(ClockId::parse("LFENCE;RDTSC"), Some(ClockId::LfenceRdtsc));
+        assert_eq!(ClockId::parse("nope"), None);
+    }
+
+    struct ReadTwice;
+    impl ClockVisitor for ReadTwice {
+        type Output = (i64, &'static str);
+        fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
+            let a = clock.now_ordered();
+            let b = clock.now();
+            (b.delta_since(a), clock.name())
+        }
+    }
+
+    #[test]
+    fn every_supported_source_reads() {
+        for id in ClockId::ALL {
+            if id.is_supported().is_err() {
+                continue;
+            }
+            // 1 GHz stands in for a counter frequency: only the name and a
+            // forward step are checked here, not a time.
+            let (d, name) = visit(id, Scale::from_khz(1_000_000), ReadTwice).unwrap();
+            assert_eq!(name, id.display_name());
+            if !matches!(
+                id,
+                ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::GetTimeOfDay | ClockId::Tai
+            ) {
+                assert!(d >= 0, "{id} went backwards between two reads");
+            }
+        }
+    }
+
+    #[test]
+    fn counter_without_frequency_is_an_error() {
+        for id in ClockId::ALL.into_iter().filter(|i| i.is_counter()) {
+            if id.is_supported().is_ok() {
+                assert_eq!(
+                    visit(id, None, ReadTwice),
+                    Err(ClockError::NoFrequency(id.display_name()))
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! clockscope: what it costs to read the time, and whether to trust the clock.
+//!
+//! # The timing abstraction
+//!
+//! ```text
+//! ClockSource::now()          one reading, as cheap as possible (RDTSC)
+//! ClockSource::now_ordered()  one reading not hoisted above earlier work (RDTSCP)
+//! Ticks::delta_since(a)       signed tick difference; < 0 means time went backwards
+//! Scale::ticks_to_ns(d)       exact (< 1 ns) integer conversion, done at the end
+//! ```
+//!
+//! Rules of use, as in PostgreSQL's `instr_time.h`: readings are only useful
+//! as differences of the same source; convert a difference to nanoseconds as
+//! late as possible; the hot path never divides or touches floats.
+//!
+//! # Layout
+//! - [`clock`]: every clock source (POSIX clocks, RDTSC/RDTSCP, CNTVCT_EL0),
+//!   fenced per platform; a scripted clock for tests.
+//! - [`convert`]: ticks-to-ns fixed point, exact to 1 ns over all `u64`.
+//! - [`measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
+//! - [`tsc`]: CPUID decoding, TSC frequency from every source, calibration,
+//!   PostgreSQL's `auto` policy and clockscope's own trust decision.
+//! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg), read
+//!   under a root path so tests use a fake tree.
+//!
+//! # Trade-offs
+//! The TSC (or ARM generic timer) is 1.5-3x cheaper to read than a vDSO
+//! clock_gettime, but it is only correct when its frequency is known and it is
+//! invariant and synchronised across CPUs. clockscope reports every piece of
+//! evidence for that and decides with all of it (AND, not OR).
+
+pub mod arm;
+pub mod clock;
+pub mod convert;
+pub mod crosscpu;
+pub mod linux;
+pub mod measure;
+pub mod ticks;
+pub mod tsc;
+
+pub use clock::{ClockError, ClockId, ClockSource, ClockVisitor};
+pub use convert::Scale;
+pub use measure::{measure, Control, Histogram, Measurement};
+pub use ticks::Ticks;

@@ -1,0 +1,332 @@
+//! The pg_test_timing histogram of successive-reading differences, and the
+//! percentiles computed from it after the loop.
+//!
+//! PostgreSQL 19 keeps, per run: a log2 histogram (bucket 0 = difference 0;
+//! bucket b >= 1 holds [2^(b-1), 2^b - 1] ns), an exact count of every
+//! difference below 10000 ns, and the largest difference with its count.
+//! We keep exactly that (65 log2 buckets so that even a u64::MAX difference
+//! has one) and derive percentiles afterwards, so the loop pays nothing for
+//! them.
+
+use serde::Serialize;
+
+/// Differences below this many ns are counted exactly.
+pub const EXACT_LIMIT_NS: u64 = 10_000;
+/// Log2 buckets: 0 and one per bit of a u64.
+pub const BUCKETS: usize = 65;
+
+/// Counts of successive-reading differences, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    buckets: [u64; BUCKETS],
+    exact: Box<[u64]>,
+    largest_ns: u64,
+    largest_count: u64,
+    count: u64,
+}
+
+/// A percentile read from a [`Histogram`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Percentile {
+    /// The value in ns; an upper bound when `exact` is false.
+    pub ns: u64,
+    /// False when the value fell above the exact range and is the upper edge
+    /// of its log2 bucket (capped at the largest difference seen).
+    pub exact: bool,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram::new()
+    }
+}
+
+/// The log2 bucket of a difference: 0 for 0, else highest set bit + 1.
+#[inline(always)]
+pub const fn bucket_of(ns: u64) -> usize {
+    (u64::BITS - ns.leading_zeros()) as usize
+}
+
+/// The largest value bucket `b` holds: `2^b - 1`.
+pub const fn bucket_upper_ns(b: usize) -> u64 {
+    if b >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << b) - 1
+    }
+}
+
+impl Histogram {
+    /// An empty histogram; the exact table is allocated (and touched) here,
+    /// never in the loop.
+    pub fn new() -> Self {
+        Histogram {
+            buckets: [0; BUCKETS],
+            exact: vec![0u64; EXACT_LIMIT_NS as usize].into_boxed_slice(),
+            largest_ns: 0,
+            largest_count: 0,
+            count: 0,
+        }
+    }
+
+    /// Counts one difference of `ns` nanoseconds (PostgreSQL's loop body).
+    #[inline(always)]
+    pub fn record(&mut self, ns: u64) {
+        self.buckets[bucket_of(ns)] += 1;
+        if ns < EXACT_LIMIT_NS {
+            self.exact[ns as usize] += 1;
+        }
+        if ns > self.largest_ns {
+            self.largest_ns = ns;
+            self.largest_count = 1;
+        } else if ns == self.largest_ns {
+            self.largest_count += 1;
+        }
+        self.count += 1;
+    }
+
+    /// Differences recorded (PostgreSQL's loop_count).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The log2 buckets.
+    pub fn buckets(&self) -> &[u64; BUCKETS] {
+        &self.buckets
+    }
+
+    /// Exact counts of differences 0..10000 ns.
+    pub fn exact(&self) -> &[u64] {
+        &self.exact
+    }
+
+    /// The largest difference seen, in ns.
+    pub fn largest_ns(&self) -> u64 {
+        self.largest_ns
+    }
+
+    /// How often the largest difference was seen.
+    pub fn largest_count(&self) -> u64 {
+        self.largest_count
+    }
+
+    /// Index of the highest non-empty bucket (0 when empty).
+    pub fn max_bucket(&self) -> usize {
+        self.buckets.iter().rposition(|&c| c != 0).unwrap_or(0)
+    }
+
+    /// The smallest non-zero difference seen (the observed resolution): exact
+    /// below 10000 ns, else the lower edge of the first non-empty bucket.
+    pub fn min_nonzero(&self) -> Option<Percentile> {
+        if let Some(i) = self.exact.iter().skip(1).position(|&c| c != 0) {
+            return Some(Percentile {
+                ns: i as u64 + 1,
+                exact: true,
+            });
+        }
+        let b = (bucket_of(EXACT_LIMIT_NS)..BUCKETS).find(|&b| self.buckets[b] != 0)?;
+        Some(Percentile {
+            ns: (1u64 << (b - 1)).max(EXACT_LIMIT_NS),
+            exact: false,
+        })
+    }
+
+    /// Fraction (0..=1) of differences that were exactly 0.
+    pub fn zero_fraction(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.exact[0] as f64 / self.count as f64
+        }
+    }
+
+    /// Fraction (0..=1) of differences strictly below `ns`.
+    pub fn fraction_below(&self, ns: u64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let below: u64 = if ns <= EXACT_LIMIT_NS {
+            self.exact[..ns as usize].iter().sum()
+        } else {
+            // Whole buckets whose upper edge is below ns.
+            (0..BUCKETS)
+                .filter(|&b| bucket_upper_ns(b) < ns)
+                .map(|b| self.buckets[b])
+                .sum()
+        };
+        below as f64 / self.count as f64
+    }
+
+    /// The `q`-quantile (0 < q <= 1): the smallest value v with at least
+    /// `ceil(q * count)` differences <= v. `None` when empty.
+    pub fn percentile(&self, q: f64) -> Option<Percentile> {
+        if self.count == 0 || !(q > 0.0 && q <= 1.0) {
+            return None;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0u64;
+        for (ns, &c) in self.exact.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some(Percentile {
+                    ns: ns as u64,
+                    exact: true,
+                });
+            }
+        }
+        // Above the exact range: the bucket that holds 10000 also holds
+        // 8192..9999, which were counted exactly above.
+        let first = bucket_of(EXACT_LIMIT_NS);
+        let low_part: u64 = self.exact[(1usize << (first - 1))..].iter().sum();
+        for b in first..BUCKETS {
+            let mut c = self.buckets[b];
+            if b == first {
+                c -= low_part.min(c);
+            }
+            seen += c;
+            if seen >= rank {
+                if rank == self.count {
+                    return Some(Percentile {
+                        ns: self.largest_ns,
+                        exact: true,
+                    });
+                }
+                return Some(Percentile {
+                    ns: bucket_upper_ns(b).min(self.largest_ns),
+                    exact: false,
+                });
+            }
+        }
+        Some(Percentile {
+            ns: self.largest_ns,
+            exact: true,
+        })
+    }
+
+    /// Adds another histogram's counts (e.g. several runs of one clock).
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.exact.iter_mut().zip(other.exact.iter()) {
+            *a += b;
+        }
+        match other.largest_ns.cmp(&self.largest_ns) {
+            std::cmp::Ordering::Greater => {
+                self.largest_ns = other.largest_ns;
+                self.largest_count = other.largest_count;
+            }
+            std::cmp::Ordering::Equal => self.largest_count += other.largest_count,
+            std::cmp::Ordering::Less => {}
+        }
+        self.count += other.count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(values: &[u64]) -> Histogram {
+        let mut h = Histogram::new();
+        for &v in values {
+            h.record(v);
+        }
+        h
+    }
+
+    #[test]
+    fn buckets_follow_postgresql() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(1), 1);
+        assert_eq!(bucket_of(2), 2);
+        assert_eq!(bucket_of(3), 2);
+        assert_eq!(bucket_of(4), 3);
+        assert_eq!(bucket_of(10_000), 14);
+        assert_eq!(bucket_of(u64::MAX), 64);
+        assert_eq!(bucket_upper_ns(0), 0);
+        assert_eq!(bucket_upper_ns(5), 31);
+        assert_eq!(bucket_upper_ns(64), u64::MAX);
+    }
+
+    #[test]
+    fn largest_and_counts() {
+        let h = hist(&[0, 20, 20, 35, 35, 35, 12_345, 12_345]);
+        assert_eq!(h.count(), 8);
+        assert_eq!(h.largest_ns(), 12_345);
+        assert_eq!(h.largest_count(), 2);
+        assert_eq!(h.exact()[35], 3);
+        assert_eq!(h.buckets()[14], 2);
+        assert_eq!(h.max_bucket(), 14);
+        assert_eq!(h.min_nonzero(), Some(Percentile { ns: 20, exact: true }));
+        assert!((h.zero_fraction() - 0.125).abs() < 1e-12);
+        assert!((h.fraction_below(21) - 3.0 / 8.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn first_zero_difference_counts_as_largest() {
+        // PostgreSQL starts largest_diff at 0 with count 0, so a leading 0
+        // difference is counted as the largest.
+        let h = hist(&[0, 0]);
+        assert_eq!((h.largest_ns(), h.largest_count()), (0, 2));
+    }
+
+    #[test]
+    fn percentiles_exact_and_bucketed() {
+        let mut v: Vec<u64> = (0..1000).map(|_| 20).collect();
+        v.extend((0..9).map(|_| 40));
+        v.push(50_000);
+        let h = hist(&v);
+        assert_eq!(h.percentile(0.5), Some(Percentile { ns: 20, exact: true }));
+        assert_eq!(h.percentile(0.99), Some(Percentile { ns: 20, exact: true }));
+        assert_eq!(h.percentile(0.999), Some(Percentile { ns: 40, exact: true }));
+        // The top one is in bucket 16 (32768..65535), capped by the largest.
+        assert_eq!(
+            h.percentile(1.0),
+            Some(Percentile {
+                ns: 50_000,
+                exact: true
+            })
+        );
+        let h2 = hist(&[20, 20_000, 50_000]);
+        assert_eq!(
+            h2.percentile(0.6),
+            Some(Percentile {
+                ns: 32_767,
+                exact: false
+            })
+        );
+        assert_eq!(Histogram::new().percentile(0.5), None);
+        assert_eq!(h.percentile(0.0), None);
+    }
+
+    #[test]
+    fn bucket_straddling_exact_limit() {
+        // 9000 is in bucket 14 and counted exactly; 12000 only in bucket 14.
+        let h = hist(&[9000, 12_000]);
+        assert_eq!(h.percentile(0.5), Some(Percentile { ns: 9000, exact: true }));
+        assert_eq!(
+            h.percentile(1.0),
+            Some(Percentile {
+                ns: 12_000,
+                exact: true
+            })
+        );
+        let h = hist(&[12_000, 16_000, 16_000]);
+        assert_eq!(
+            h.min_nonzero(),
+            Some(Percentile {
+                ns: 10_000,
+                exact: false
+            })
+        );
+    }
+
+    #[test]
+    fn merge_adds() {
+        let mut a = hist(&[1, 2, 3]);
+        a.merge(&hist(&[3, 0]));
+        assert_eq!(a.count(), 5);
+        assert_eq!((a.largest_ns(), a.largest_count()), (3, 2));
+    }
+}

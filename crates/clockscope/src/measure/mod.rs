@@ -1,0 +1,253 @@
+//! The measuring loop: PostgreSQL 19's pg_test_timing loop, generic over the
+//! clock source.
+//!
+//! ```text
+//! start = now_ordered(); cur = start; end = start + duration
+//! while end > cur:
+//!     prev = cur; cur = now()
+//!     diff = ns(cur - prev)          # < 0: a backward step
+//!     histogram[log2 bucket]++; exact[diff]++ if < 10000; track largest
+//! elapsed = ns(now_ordered() - start)
+//! ```
+//!
+//! Unlike PostgreSQL, a backward step does not end the loop: it is counted
+//! with its size (and the first one kept) and the loop goes on; the caller
+//! decides what it means. The loop is monomorphised per [`ClockSource`]: no
+//! division, float, allocation or shared atomic per iteration. It runs in
+//! chunks of [`CHUNK_NS`] so the caller can update a progress bar or stop
+//! (Ctrl-C) between chunks without touching the hot loop; the chunk ends are
+//! on the way to `end`, so the readings taken are exactly PostgreSQL's.
+
+pub mod histogram;
+
+pub use histogram::{Histogram, Percentile, EXACT_LIMIT_NS};
+
+use crate::clock::ClockSource;
+use crate::convert::Scale;
+use crate::ticks::Ticks;
+
+/// Length of one uninterrupted stretch of the hot loop (10 ms).
+pub const CHUNK_NS: u64 = 10_000_000;
+
+/// Backward steps seen in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackwardSteps {
+    /// How many successive readings went backwards.
+    pub count: u64,
+    /// The largest backward step, in ns (positive).
+    pub largest_ns: u64,
+    /// The first backward step, in ns (positive), as PostgreSQL reports it.
+    pub first_ns: Option<u64>,
+}
+
+/// The result of one run of the loop over one clock.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// The clock's display name.
+    pub clock: &'static str,
+    /// Forward (or zero) differences, counted.
+    pub histogram: Histogram,
+    /// Backward differences.
+    pub backward: BackwardSteps,
+    /// ns from the ordered start reading to the ordered end reading.
+    pub elapsed_ns: u64,
+    /// Whether the caller stopped the run before its duration.
+    pub interrupted: bool,
+}
+
+impl Measurement {
+    /// Loop iterations that produced a forward difference (PostgreSQL's loop_count).
+    pub fn loops(&self) -> u64 {
+        self.histogram.count()
+    }
+
+    /// Every iteration, backward steps included.
+    pub fn reads(&self) -> u64 {
+        self.histogram.count() + self.backward.count
+    }
+
+    /// Average time per loop iteration in ns, computed as PostgreSQL does
+    /// (`elapsed_seconds * 1e9 / loop_count`); `None` without loops.
+    pub fn avg_loop_ns(&self) -> Option<f64> {
+        let loops = self.loops();
+        (loops > 0).then(|| (self.elapsed_ns as f64 / 1e9) * 1e9 / loops as f64)
+    }
+}
+
+/// What the caller learns between chunks.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// ns since the start reading.
+    pub elapsed_ns: u64,
+    /// The run's target duration in ns.
+    pub target_ns: u64,
+    /// Backward steps so far.
+    pub backward_steps: u64,
+}
+
+/// The caller's answer between chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Stop,
+}
+
+/// Runs the loop on `clock` for `duration_ns` (at least one iteration),
+/// calling `control` between chunks.
+pub fn measure<C: ClockSource>(
+    clock: &C,
+    duration_ns: u64,
+    mut control: impl FnMut(&Progress) -> Control,
+) -> Measurement {
+    let scale = clock.scale();
+    let duration_ticks = scale.ns_to_ticks(duration_ns);
+    let chunk_ticks = scale.ns_to_ticks(CHUNK_NS).max(1);
+    let mut histogram = Histogram::new();
+    let mut backward = BackwardSteps::default();
+    let mut interrupted = false;
+
+    let start = clock.now_ordered();
+    let end = start.saturating_add(duration_ticks);
+    let mut cur = start;
+    while end > cur {
+        let chunk_end = cur.saturating_add(chunk_ticks).min(end);
+        cur = run_chunk(clock, &scale, cur, chunk_end, &mut histogram, &mut backward);
+        if end > cur {
+            let progress = Progress {
+                elapsed_ns: scale.ticks_to_ns(cur.delta_since(start).max(0) as u64),
+                target_ns: duration_ns,
+                backward_steps: backward.count,
+            };
+            if control(&progress) == Control::Stop {
+                interrupted = true;
+                break;
+            }
+        }
+    }
+    let stop = clock.now_ordered();
+    let elapsed = stop.delta_since(start);
+    Measurement {
+        clock: clock.name(),
+        histogram,
+        backward,
+        elapsed_ns: if elapsed > 0 {
+            scale.ticks_to_ns(elapsed as u64)
+        } else {
+            0
+        },
+        interrupted,
+    }
+}
+
+/// The hot loop: reads until `end > cur` fails, starting from `cur`.
+#[inline(always)]
+fn run_chunk<C: ClockSource>(
+    clock: &C,
+    scale: &Scale,
+    mut cur: Ticks,
+    end: Ticks,
+    histogram: &mut Histogram,
+    backward: &mut BackwardSteps,
+) -> Ticks {
+    while end > cur {
+        let prev = cur;
+        cur = clock.now();
+        let diff = cur.delta_since(prev);
+        if diff < 0 {
+            record_backward(backward, scale.ticks_to_ns(diff.unsigned_abs()));
+            continue;
+        }
+        histogram.record(scale.ticks_to_ns(diff as u64));
+    }
+    cur
+}
+
+#[cold]
+#[inline(never)]
+fn record_backward(backward: &mut BackwardSteps, ns: u64) {
+    backward.count += 1;
+    backward.largest_ns = backward.largest_ns.max(ns);
+    backward.first_ns.get_or_insert(ns);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::scripted::ScriptedClock;
+
+    fn ns_clock(readings: Vec<u64>) -> ScriptedClock {
+        ScriptedClock::from_readings("scripted", Scale::NANOSECONDS, readings)
+    }
+
+    #[test]
+    fn follows_postgresql_loop_semantics() {
+        // start=1000, end=1000+100; the reading that passes end is counted.
+        let c = ns_clock(vec![1000, 1000, 1020, 1040, 1040, 1100, 1300]);
+        let m = measure(&c, 100, |_| Control::Continue);
+        assert_eq!(m.loops(), 5); // diffs 0, 20, 20, 0, 60
+        assert_eq!(m.histogram.exact()[0], 2);
+        assert_eq!(m.histogram.exact()[20], 2);
+        assert_eq!(m.histogram.largest_ns(), 60);
+        assert_eq!(m.elapsed_ns, 300);
+        assert_eq!(m.avg_loop_ns(), Some(60.0));
+        assert_eq!(c.reads(), 7);
+        assert!(!m.interrupted);
+    }
+
+    #[test]
+    fn backward_steps_are_counted_and_the_loop_goes_on() {
+        let c = ns_clock(vec![1000, 1010, 990, 995, 950, 1200, 1201]);
+        let m = measure(&c, 100, |_| Control::Continue);
+        assert_eq!(
+            m.backward,
+            BackwardSteps {
+                count: 2,
+                largest_ns: 45,
+                first_ns: Some(20)
+            }
+        );
+        assert_eq!(m.loops(), 3); // 10, 5, 250
+        assert_eq!(m.reads(), 5);
+    }
+
+    #[test]
+    fn counter_ticks_are_converted() {
+        // 2 GHz: 2 ticks per ns.
+        let s = Scale::from_khz(2_000_000).unwrap();
+        let c = ScriptedClock::from_readings("tsc", s, vec![0, 50, 100, 20_100, 20_200]);
+        let m = measure(&c, 10_000, |_| Control::Continue);
+        assert_eq!(m.histogram.exact()[25], 2);
+        assert_eq!(m.histogram.largest_ns(), 10_000);
+        assert_eq!(m.elapsed_ns, 10_100);
+    }
+
+    #[test]
+    fn control_is_called_between_chunks_and_can_stop() {
+        // Readings advance 1 ms each; duration 1 s = 100 chunks of 10 ms.
+        let c = ScriptedClock::new("ms", Scale::NANOSECONDS, |n| n * 1_000_000);
+        let mut calls = 0;
+        let m = measure(&c, 1_000_000_000, |p| {
+            calls += 1;
+            assert_eq!(p.target_ns, 1_000_000_000);
+            if p.elapsed_ns >= 50_000_000 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        });
+        assert!(m.interrupted);
+        assert_eq!(calls, 5);
+        assert_eq!(m.loops(), 50);
+    }
+
+    #[test]
+    fn chunks_do_not_change_the_readings() {
+        // Same script, one run long enough for many chunks: every reading up
+        // to and including the first one past the end is taken exactly once.
+        let c = ScriptedClock::new("us", Scale::NANOSECONDS, |n| n * 7_000);
+        let m = measure(&c, 100_000_000, |_| Control::Continue);
+        // start=0 (read 0); reads 1..=k until k*7000 >= 1e8 -> k = 14286.
+        assert_eq!(m.loops(), 14_286);
+        assert_eq!(m.histogram.exact()[7000], 14_286);
+    }
+}

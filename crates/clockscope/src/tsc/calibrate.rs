@@ -1,0 +1,1 @@
+//! Calibrating a counter against a reference clock.

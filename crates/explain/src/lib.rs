@@ -1,0 +1,1 @@
+//! PostgreSQL EXPLAIN ANALYZE overhead measurement.
