@@ -1,1 +1,53 @@
-fn main() {}
+//! `clockscope`: parse arguments, run one command, print its report.
+
+use clap::{CommandFactory, Parser};
+use clockscope_cli::cli::{Cli, Command};
+use clockscope_cli::{commands, exit};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // One line: clap's first line, without its usage block.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let _ = writeln!(std::io::stderr(), "clockscope: error: {first}");
+            return ExitCode::from(exit::ERROR);
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = match &cli.command {
+        None => commands::check::run(&cli.check, &mut out),
+        Some(Command::Check(a)) => commands::check::run(a, &mut out),
+        Some(Command::Clocks(a)) => commands::clocks::run(a, &mut out),
+        Some(Command::Tsc(a)) => commands::tsc::run(a, &mut out),
+        Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, &mut out),
+        Some(Command::Explain(a)) => commands::explain::run(a, &mut out),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(*shell, &mut Cli::command(), "clockscope", &mut out);
+            Ok(exit::OK)
+        }
+        Some(Command::Man) => clap_mangen::Man::new(Cli::command())
+            .render(&mut out)
+            .map(|_| exit::OK)
+            .map_err(Into::into),
+    };
+    let result = result.and_then(|code| out.flush().map(|_| code).map_err(Into::into));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => exit::report_error("clockscope", &e),
+    }
+}

@@ -1,0 +1,123 @@
+//! The command line of `clockscope`, defined once with clap; shell completions
+//! and the man page are generated from this definition.
+
+use crate::commands;
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Measures what it costs to read the time on this machine, whether the clock
+/// can be trusted, and what that means for PostgreSQL's EXPLAIN ANALYZE.
+///
+/// With no subcommand, runs `check`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "clockscope",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Exit status: 0 fine, 1 a problem was found (time went backwards, bad verdict, warp), \
+                  2 usage or runtime error, 130 interrupted."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub check: commands::check::CheckArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure the clocks that matter here and give a verdict (the default).
+    Check(commands::check::CheckArgs),
+    /// List every clock source, whether it works here and its resolution.
+    Clocks(commands::clocks::ClocksArgs),
+    /// The TSC (or ARM generic timer): CPUID and kernel evidence, its frequency from every source, trust.
+    Tsc(commands::tsc::TscArgs),
+    /// Whether the clocks agree across CPUs: warp test and offset per CPU pair.
+    CrossCpu(commands::cross_cpu::CrossCpuArgs),
+    /// Measure EXPLAIN ANALYZE's timing overhead on a real PostgreSQL server.
+    Explain(commands::explain::ExplainArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// Output format of `check`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CheckFormat {
+    #[default]
+    Text,
+    Json,
+    Prometheus,
+}
+
+/// Output format of the other reports.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Parses a positive, finite number of seconds (fractions allowed, at most a day).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("'{s}' must be a positive number of seconds"));
+    }
+    if v > 86_400.0 {
+        return Err(format!("'{s}' is more than a day (86400 seconds)"));
+    }
+    Ok(v)
+}
+
+/// Parses a clock name; the error lists the valid names.
+pub fn parse_clock(s: &str) -> Result<clockscope::ClockId, String> {
+    clockscope::ClockId::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = clockscope::ClockId::ALL.iter().map(|c| c.cli_name()).collect();
+        format!("unknown clock '{s}' (valid: {})", names.join(", "))
+    })
+}
+
+/// Seconds to whole nanoseconds.
+pub fn seconds_to_ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("abc").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("inf").is_err());
+    }
+
+    #[test]
+    fn clock_names() {
+        assert_eq!(parse_clock("rdtscp"), Ok(clockscope::ClockId::Rdtscp));
+        let e = parse_clock("sundial").unwrap_err();
+        assert!(
+            e.contains("unknown clock 'sundial'") && e.contains("monotonic_raw"),
+            "{e}"
+        );
+    }
+}

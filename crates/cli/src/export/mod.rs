@@ -1,0 +1,1 @@
+//! Report formats of `clockscope check`: text, JSON, Prometheus, SVG.

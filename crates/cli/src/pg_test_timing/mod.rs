@@ -1,0 +1,1 @@
+//! The drop-in for PostgreSQL 19's pg_test_timing.
