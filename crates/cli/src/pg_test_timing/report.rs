@@ -1,0 +1,92 @@
+//! PostgreSQL 19's pg_test_timing output, byte for byte, from a
+//! [`Measurement`]: the average loop time, the log2 histogram and the list of
+//! exact durations up to the cutoff.
+
+use clockscope::measure::{Measurement, EXACT_LIMIT_NS};
+use std::io::{self, Write};
+
+/// `Testing timing overhead for N second(s).` and an empty line.
+pub fn write_intro(out: &mut dyn Write, duration_s: u32) -> io::Result<()> {
+    let unit = if duration_s == 1 { "second" } else { "seconds" };
+    write!(out, "Testing timing overhead for {duration_s} {unit}.\n\n")
+}
+
+/// `Average loop time including overhead: %0.2f ns`.
+pub fn write_average(out: &mut dyn Write, m: &Measurement) -> io::Result<()> {
+    // PostgreSQL: INSTR_TIME_GET_DOUBLE(elapsed) * 1e9 / loop_count.
+    let avg = (m.elapsed_ns as f64 / 1e9) * 1e9 / m.loops() as f64;
+    writeln!(out, "Average loop time including overhead: {avg:0.2} ns")
+}
+
+/// PostgreSQL's `output()`: histogram, then exact durations up to `cutoff_pct`.
+pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -> io::Result<()> {
+    let h = &m.histogram;
+    let loops = h.count() as f64;
+    let (len1, len2, len3, len4) = (8, 10, 10, 10);
+    writeln!(out, "Histogram of timing durations:")?;
+    writeln!(
+        out,
+        "{:>len1$}   {:>len2$} {:>len3$} {:>len4$}",
+        "<= ns", "% of total", "running %", "count"
+    )?;
+    let mut rprct = 0.0f64;
+    for (i, &count) in h.buckets().iter().enumerate().take(h.max_bucket() + 1) {
+        let prct = count as f64 * 100.0 / loops;
+        rprct += prct;
+        let label = if i >= 64 { u64::MAX } else { (1u64 << i) - 1 };
+        writeln!(out, "{label:>len1$}   {prct:>len2$.4} {rprct:>len3$.4} {count:>len4$}")?;
+    }
+
+    writeln!(out, "\nObserved timing durations up to {cutoff_pct:.4}%:")?;
+    writeln!(
+        out,
+        "{:>len1$}   {:>len2$} {:>len3$} {:>len4$}",
+        "ns", "% of total", "running %", "count"
+    )?;
+    let largest = h.largest_ns();
+    let mut rprct = 0.0f64;
+    let mut stopped = false;
+    for (i, &count) in h.exact().iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let prct = count as f64 * 100.0 / loops;
+        let mut print_it = !stopped;
+        rprct += prct;
+        // The largest difference is always printed, after "..." if the
+        // cutoff already stopped the list.
+        if i as u64 == largest {
+            if stopped {
+                writeln!(out, "...")?;
+            }
+            print_it = true;
+        }
+        if print_it {
+            writeln!(out, "{i:>len1$}   {prct:>len2$.4} {rprct:>len3$.4} {count:>len4$}")?;
+        }
+        if rprct >= cutoff_pct {
+            stopped = true;
+        }
+    }
+    if largest >= EXACT_LIMIT_NS {
+        let count = h.largest_count();
+        let prct = count as f64 * 100.0 / loops;
+        writeln!(out, "...")?;
+        writeln!(
+            out,
+            "{largest:>len1$}   {prct:>len2$.4} {:>len3$.4} {count:>len4$}",
+            100.0
+        )?;
+    }
+    Ok(())
+}
+
+/// The two lines PostgreSQL prints on stderr when time goes backwards.
+pub fn write_time_warp(err: &mut dyn Write, backward_ns: u64) -> io::Result<()> {
+    writeln!(err, "Detected clock going backwards in time.")?;
+    writeln!(err, "Time warp: -{backward_ns} ns")
+}
+
+/// The sentence printed when the TSC cannot be used at all.
+pub const TSC_NOT_USABLE: &str = "TSC clock source is not usable. Likely unable to determine TSC frequency. \
+Are you running in an unsupported virtualized environment?";
