@@ -1,1 +1,330 @@
-//! What the Linux kernel publishes about its clocks, read under a root path so tests can use a fake tree.
+//! What the Linux kernel publishes about its clocks, read under a root path so
+//! tests can use a fake tree.
+//!
+//! Every reader takes `root: &Path` (`/` in production, a temporary directory
+//! in tests) and never panics: a file that is absent gives
+//! [`Evidence::Missing`], one that cannot be read or parsed gives
+//! [`Evidence::Unreadable`], both with the reason as text.
+//!
+//! | evidence | file under root |
+//! |---|---|
+//! | kernel release | `proc/sys/kernel/osrelease` |
+//! | clocksource in use / available | `sys/devices/system/clocksource/clocksource0/{current,available}_clocksource` |
+//! | CPU model, TSC flags, ARM ids | `proc/cpuinfo` ([`cpuinfo`]) |
+//! | `tsc=`, `clocksource=` | `proc/cmdline` ([`cmdline`]) |
+//! | kernel log (TSC kHz, instability) | `/dev/kmsg` ([`kmsg`]; a text file `dev/kmsg` under a test root) |
+//! | online CPUs | `sys/devices/system/cpu/online` ([`cpulist`]) |
+//! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
+//! | hypervisor type (Xen) | `sys/hypervisor/type` |
+//!
+//! [`perf`] reads the TSC-to-ns scale the kernel publishes in a perf_event
+//! mmap page; it is a live system call, so it is not part of
+//! [`LinuxEvidence::read`].
+
+pub mod cmdline;
+pub mod cpuinfo;
+pub mod cpulist;
+pub mod kmsg;
+pub mod perf;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use cmdline::KernelCmdline;
+pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
+pub use cpulist::CpuList;
+pub use kmsg::{KernelKhzSource, KernelLog};
+
+use serde::Serialize;
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
+
+/// One piece of evidence: the value, or why there is none.
+///
+/// Serialised as `{"found": value}`, `{"missing": "reason"}` or
+/// `{"unreadable": "reason"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence<T> {
+    /// The kernel published it and it parsed.
+    Found(T),
+    /// The file does not exist (this kernel or platform does not publish it).
+    Missing(String),
+    /// The file exists but could not be read or parsed.
+    Unreadable(String),
+}
+
+impl<T> Evidence<T> {
+    /// The value, if found.
+    pub fn found(&self) -> Option<&T> {
+        match self {
+            Evidence::Found(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Consumes into the value, if found.
+    pub fn into_found(self) -> Option<T> {
+        match self {
+            Evidence::Found(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Why there is no value (`None` when found).
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Evidence::Found(_) => None,
+            Evidence::Missing(r) | Evidence::Unreadable(r) => Some(r),
+        }
+    }
+
+    /// Whether a value was found.
+    pub fn is_found(&self) -> bool {
+        matches!(self, Evidence::Found(_))
+    }
+
+    /// Maps the found value.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Evidence<U> {
+        match self {
+            Evidence::Found(v) => Evidence::Found(f(v)),
+            Evidence::Missing(r) => Evidence::Missing(r),
+            Evidence::Unreadable(r) => Evidence::Unreadable(r),
+        }
+    }
+
+    /// Parses the found value; a parse error becomes `Unreadable`.
+    pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, String>) -> Evidence<U> {
+        match self {
+            Evidence::Found(v) => match f(v) {
+                Ok(u) => Evidence::Found(u),
+                Err(e) => Evidence::Unreadable(e),
+            },
+            Evidence::Missing(r) => Evidence::Missing(r),
+            Evidence::Unreadable(r) => Evidence::Unreadable(r),
+        }
+    }
+}
+
+/// Reads a whole text file, classifying failures.
+pub(crate) fn read_text(path: &Path) -> Evidence<String> {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(s) => Evidence::Found(s),
+            Err(_) => Evidence::Unreadable(format!("{}: not UTF-8 text", path.display())),
+        },
+        Err(e) if e.kind() == ErrorKind::NotFound => Evidence::Missing(format!("{}: not present", path.display())),
+        Err(e) => Evidence::Unreadable(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Reads `rel` under `root` and parses it, naming the file in parse errors.
+fn read_parsed<T>(root: &Path, rel: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Evidence<T> {
+    let path = root.join(rel);
+    read_text(&path).and_then(|text| parse(&text).map_err(|e| format!("{}: {e}", path.display())))
+}
+
+/// A one-word sysfs/procfs value (trimmed; empty is an error).
+fn one_line(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        Err("empty".to_string())
+    } else if t.lines().count() > 1 || t.len() > 256 {
+        Err(format!("expected one short line, got {} bytes", t.len()))
+    } else {
+        Ok(t.to_string())
+    }
+}
+
+/// The kernel release (`uname -r`).
+pub fn read_kernel_release(root: &Path) -> Evidence<String> {
+    read_parsed(root, "proc/sys/kernel/osrelease", one_line)
+}
+
+const CLOCKSOURCE_DIR: &str = "sys/devices/system/clocksource/clocksource0";
+
+/// The clocksource the kernel's timekeeping uses now (`tsc`, `kvm-clock`, `hpet`, ...).
+pub fn read_current_clocksource(root: &Path) -> Evidence<String> {
+    read_parsed(root, &format!("{CLOCKSOURCE_DIR}/current_clocksource"), |t| {
+        let v = one_line(t)?;
+        if v.split_whitespace().count() != 1 {
+            return Err(format!("expected one clocksource name, got {v:?}"));
+        }
+        Ok(v)
+    })
+}
+
+/// The clocksources the kernel could switch to (a TSC marked unstable is
+/// removed from this list).
+pub fn read_available_clocksources(root: &Path) -> Evidence<Vec<String>> {
+    read_parsed(root, &format!("{CLOCKSOURCE_DIR}/available_clocksource"), |t| {
+        let names: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+        if names.len() > 64 || names.iter().any(|n| n.len() > 64 || !n.is_ascii()) {
+            return Err("not a list of clocksource names".to_string());
+        }
+        Ok(names)
+    })
+}
+
+/// `/proc/cpuinfo`.
+pub fn read_cpuinfo(root: &Path) -> Evidence<CpuInfo> {
+    read_parsed(root, "proc/cpuinfo", CpuInfo::parse)
+}
+
+/// `/proc/cmdline`.
+pub fn read_cmdline(root: &Path) -> Evidence<KernelCmdline> {
+    read_parsed(root, "proc/cmdline", |t| Ok(KernelCmdline::parse(t)))
+}
+
+/// The online CPUs (`sys/devices/system/cpu/online`).
+pub fn read_cpus_online(root: &Path) -> Evidence<CpuList> {
+    read_parsed(root, "sys/devices/system/cpu/online", CpuList::parse)
+}
+
+/// The hypervisor type the kernel found (`xen`; absent elsewhere).
+pub fn read_hypervisor_type(root: &Path) -> Evidence<String> {
+    read_parsed(root, "sys/hypervisor/type", one_line)
+}
+
+pub use kmsg::read_kernel_log;
+
+/// The CPUs this process's cgroup may run on, and the file that said so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CpuSet {
+    /// The file read (under the root).
+    pub path: String,
+    /// The CPUs.
+    pub cpus: CpuList,
+}
+
+/// The cgroup cpuset: cgroup v2 `cpuset.cpus.effective`, else v1
+/// `cpuset.effective_cpus` / `cpuset.cpus`, first in this process's own cgroup
+/// (from `proc/self/cgroup`), then at the hierarchy's root. An empty list
+/// counts as absent (an unset v2 `cpuset.cpus`).
+pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
+    let (v2_path, v1_path) = match read_text(&root.join("proc/self/cgroup")) {
+        Evidence::Found(t) => own_cgroups(&t),
+        _ => (None, None),
+    };
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let base_v2 = Path::new("sys/fs/cgroup");
+    let base_v1 = Path::new("sys/fs/cgroup/cpuset");
+    if let Some(p) = &v2_path {
+        candidates.push(base_v2.join(p).join("cpuset.cpus.effective"));
+    }
+    candidates.push(base_v2.join("cpuset.cpus.effective"));
+    for file in ["cpuset.effective_cpus", "cpuset.cpus"] {
+        if let Some(p) = &v1_path {
+            candidates.push(base_v1.join(p).join(file));
+        }
+        candidates.push(base_v1.join(file));
+    }
+    candidates.dedup();
+    let mut first_problem: Option<String> = None;
+    for rel in &candidates {
+        let path = root.join(rel);
+        match read_text(&path) {
+            Evidence::Found(t) => match CpuList::parse(&t) {
+                Ok(cpus) if !cpus.is_empty() => {
+                    return Evidence::Found(CpuSet {
+                        path: path.display().to_string(),
+                        cpus,
+                    })
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    first_problem.get_or_insert(format!("{}: {e}", path.display()));
+                }
+            },
+            Evidence::Unreadable(r) => {
+                first_problem.get_or_insert(r);
+            }
+            Evidence::Missing(_) => {}
+        }
+    }
+    match first_problem {
+        Some(p) => Evidence::Unreadable(p),
+        None => Evidence::Missing(format!(
+            "{}: no cgroup cpuset file (cpuset.cpus.effective, cpuset.effective_cpus, cpuset.cpus)",
+            root.join("sys/fs/cgroup").display()
+        )),
+    }
+}
+
+/// From `/proc/self/cgroup`: this process's v2 cgroup path and v1 cpuset
+/// path, relative, with `..` and other unsafe components refused.
+fn own_cgroups(text: &str) -> (Option<PathBuf>, Option<PathBuf>) {
+    let mut v2 = None;
+    let mut v1 = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let rel = Path::new(path.trim().trim_start_matches('/'));
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            continue;
+        }
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        if id == "0" && controllers.is_empty() {
+            v2 = Some(rel.to_path_buf());
+        } else if controllers.split(',').any(|c| c == "cpuset") {
+            v1 = Some(rel.to_path_buf());
+        }
+    }
+    (v2, v1)
+}
+
+/// Everything the kernel publishes about its clocks and CPUs.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinuxEvidence {
+    /// The root the files were read under (`/` in production).
+    pub root: String,
+    pub kernel_release: Evidence<String>,
+    pub current_clocksource: Evidence<String>,
+    pub available_clocksources: Evidence<Vec<String>>,
+    pub cpuinfo: Evidence<CpuInfo>,
+    pub cmdline: Evidence<KernelCmdline>,
+    pub kernel_log: Evidence<KernelLog>,
+    pub cpus_online: Evidence<CpuList>,
+    pub cpuset: Evidence<CpuSet>,
+    pub hypervisor_type: Evidence<String>,
+}
+
+impl LinuxEvidence {
+    /// Reads every piece of evidence under `root`.
+    pub fn read(root: &Path) -> LinuxEvidence {
+        LinuxEvidence {
+            root: root.display().to_string(),
+            kernel_release: read_kernel_release(root),
+            current_clocksource: read_current_clocksource(root),
+            available_clocksources: read_available_clocksources(root),
+            cpuinfo: read_cpuinfo(root),
+            cmdline: read_cmdline(root),
+            kernel_log: read_kernel_log(root),
+            cpus_online: read_cpus_online(root),
+            cpuset: read_cpuset(root),
+            hypervisor_type: read_hypervisor_type(root),
+        }
+    }
+
+    /// Whether the kernel's timekeeping runs on the TSC now (PostgreSQL 19's
+    /// Linux test: `current_clocksource` is exactly `tsc`).
+    pub fn clocksource_is_tsc(&self) -> Option<bool> {
+        self.current_clocksource.found().map(|c| c == "tsc")
+    }
+
+    /// Whether `tsc` is among the available clocksources (the kernel removes
+    /// it once it has marked the TSC unstable).
+    pub fn tsc_available(&self) -> Option<bool> {
+        self.available_clocksources
+            .found()
+            .map(|v| v.iter().any(|c| c == "tsc"))
+    }
+
+    /// The TSC frequency the kernel's log reports, and which message said it.
+    pub fn kernel_tsc_khz(&self) -> Option<(u64, KernelKhzSource)> {
+        self.kernel_log.found().and_then(KernelLog::kernel_tsc_khz)
+    }
+}

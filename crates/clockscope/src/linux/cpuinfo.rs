@@ -1,0 +1,134 @@
+//! `/proc/cpuinfo`: the CPU model and the TSC flags the kernel derived (it
+//! also clears flags it distrusts, so they can differ from raw CPUID), and the
+//! raw ARM identification lines per processor.
+
+use serde::Serialize;
+
+/// What `/proc/cpuinfo` says, from the first processor's block unless noted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CpuInfo {
+    /// `vendor_id` (x86: "GenuineIntel", "AuthenticAMD").
+    pub vendor_id: Option<String>,
+    /// `model name` (x86) or `Hardware`/`Processor` text when present.
+    pub model_name: Option<String>,
+    /// x86 `cpu family`, `model`, `stepping` in decimal.
+    pub cpu_family: Option<u32>,
+    pub model: Option<u32>,
+    pub stepping: Option<u32>,
+    /// Number of `processor : N` blocks.
+    pub processors: usize,
+    /// The TSC-related flags of the first processor.
+    pub tsc_flags: TscFlags,
+    /// Per processor, the raw ARM identification lines (empty on x86).
+    pub arm_cpus: Vec<ArmCpuId>,
+    /// Every flag of the first processor (`flags` on x86, `Features` on ARM).
+    #[serde(skip)]
+    pub flags: Vec<String>,
+}
+
+/// The TSC flags of `/proc/cpuinfo` (x86). The kernel sets `constant_tsc`
+/// and `nonstop_tsc` from CPUID 0x80000007 EDX bit 8, `tsc_known_freq` when
+/// it took the frequency from CPUID or a hypervisor rather than measuring,
+/// and `tsc_reliable` when it skips the clocksource watchdog for the TSC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TscFlags {
+    pub tsc: bool,
+    pub constant_tsc: bool,
+    pub nonstop_tsc: bool,
+    pub tsc_known_freq: bool,
+    pub tsc_reliable: bool,
+    pub tsc_adjust: bool,
+    pub rdtscp: bool,
+    pub hypervisor: bool,
+}
+
+/// One processor's ARM identification lines, raw as the kernel prints them
+/// (`CPU implementer : 0x41`, `CPU part : 0xd0c`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ArmCpuId {
+    pub processor: Option<u32>,
+    pub implementer: Option<String>,
+    pub architecture: Option<String>,
+    pub variant: Option<String>,
+    pub part: Option<String>,
+    pub revision: Option<String>,
+}
+
+impl CpuInfo {
+    /// Parses the text of `/proc/cpuinfo`. Errors when the text has no
+    /// processor block at all (an empty or foreign file).
+    pub fn parse(text: &str) -> Result<CpuInfo, String> {
+        let mut info = CpuInfo::default();
+        let mut have_flags = false;
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let first = info.processors <= 1;
+            match key {
+                "processor" => {
+                    info.processors += 1;
+                    let n = value.parse::<u32>().ok();
+                    info.arm_cpus.push(ArmCpuId {
+                        processor: n,
+                        ..ArmCpuId::default()
+                    });
+                }
+                "vendor_id" if first && info.vendor_id.is_none() => info.vendor_id = Some(value.to_string()),
+                "model name" if first && info.model_name.is_none() => info.model_name = Some(value.to_string()),
+                "cpu family" if first && info.cpu_family.is_none() => info.cpu_family = value.parse().ok(),
+                "model" if first && info.model.is_none() => info.model = value.parse().ok(),
+                "stepping" if first && info.stepping.is_none() => info.stepping = value.parse().ok(),
+                "flags" | "Features" if !have_flags => {
+                    have_flags = true;
+                    info.flags = value.split_whitespace().map(str::to_string).collect();
+                }
+                "CPU implementer" | "CPU architecture" | "CPU variant" | "CPU part" | "CPU revision" => {
+                    if info.arm_cpus.is_empty() {
+                        info.arm_cpus.push(ArmCpuId::default());
+                    }
+                    let cpu = info.arm_cpus.last_mut().expect("pushed above");
+                    let slot = match key {
+                        "CPU implementer" => &mut cpu.implementer,
+                        "CPU architecture" => &mut cpu.architecture,
+                        "CPU variant" => &mut cpu.variant,
+                        "CPU part" => &mut cpu.part,
+                        _ => &mut cpu.revision,
+                    };
+                    *slot = Some(value.to_string());
+                }
+                "Hardware" if info.model_name.is_none() => info.model_name = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        if info.processors == 0 && info.vendor_id.is_none() && !have_flags {
+            return Err("no processor entries".to_string());
+        }
+        // Keep ARM ids only when some processor has them.
+        if info
+            .arm_cpus
+            .iter()
+            .all(|c| c.implementer.is_none() && c.part.is_none())
+        {
+            info.arm_cpus.clear();
+        }
+        let has = |f: &str| info.flags.iter().any(|x| x == f);
+        info.tsc_flags = TscFlags {
+            tsc: has("tsc"),
+            constant_tsc: has("constant_tsc"),
+            nonstop_tsc: has("nonstop_tsc"),
+            tsc_known_freq: has("tsc_known_freq"),
+            tsc_reliable: has("tsc_reliable"),
+            tsc_adjust: has("tsc_adjust"),
+            rdtscp: has("rdtscp"),
+            hypervisor: has("hypervisor"),
+        };
+        Ok(info)
+    }
+
+    /// Whether the first processor lists `flag` (x86 `flags` or ARM `Features`).
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.flags.iter().any(|f| f == flag)
+    }
+}
