@@ -1,1 +1,279 @@
 //! The ARM generic timer: frequency, homogeneity of cores, counter errata, trust.
+//!
+//! Pure logic, compiled on every architecture so it is tested everywhere; the
+//! register reads (CNTVCT_EL0, CNTFRQ_EL0) live in `clock/aarch64.rs`, and
+//! [`gather_local`] exists only on aarch64.
+//!
+//! ```text
+//! gather(root, cntfrq_hz, calibration) -> GenericTimerReport
+//!   frequency   CNTFRQ_EL0 in Hz, resolution 1/f, coarse below 10 MHz
+//!   cores       MIDR_EL1 per CPU (sysfs, else /proc/cpuinfo), named
+//!   homogeneous every CPU the same implementer + part (big.LITTLE is not)
+//!   errata      Linux's counter errata matched by MIDR, device tree, ACPI
+//!   cross-check device-tree clock-frequency, BogoMIPS, calibration (ppm)
+//!   trusted     all of the above hold (AND); `reasons` says which did not
+//! ```
+//!
+//! Trust means: a CNTVCT_EL0 difference times 1/CNTFRQ_EL0 is a correct
+//! duration on every CPU at full read speed. A coarse counter is still
+//! trusted (CLOCK_MONOTONIC on the same machine counts the same ticks) but
+//! carries [`GenericTimerReport::coarse_warning`].
+
+pub mod cores;
+pub mod errata;
+pub mod frequency;
+pub mod midr;
+
+pub use cores::{core_types, is_homogeneous, Core, CoreType, CpuScan, IdSource};
+pub use errata::{ErratumFinding, FirmwareEvidence, KNOWN_ERRATA};
+pub use frequency::{CalibrationEvidence, COARSE_BELOW_HZ};
+pub use midr::{CoreModel, Midr};
+
+use serde::Serialize;
+use std::path::Path;
+
+/// Where `frequency_hz` comes from.
+pub const FREQUENCY_SOURCE: &str = "arm64, CNTFRQ_EL0";
+
+/// Everything clockscope knows about the generic timer, and its decision.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GenericTimerReport {
+    /// CNTFRQ_EL0 (read on aarch64, injected in tests).
+    pub frequency_hz: u64,
+    /// Always [`FREQUENCY_SOURCE`].
+    pub frequency_source: &'static str,
+    /// One tick in ns (1e9 / frequency_hz); None when the frequency is 0.
+    pub resolution_ns: Option<f64>,
+    /// Set below [`COARSE_BELOW_HZ`].
+    pub coarse_warning: Option<String>,
+    /// The device tree timer's `clock-frequency`, which Linux prefers to CNTFRQ_EL0.
+    pub dt_clock_frequency_hz: Option<u64>,
+    /// `/proc/cpuinfo` BogoMIPS as printed, and the rate it implies (x 500,000).
+    pub bogomips: Option<String>,
+    pub bogomips_hz: Option<u64>,
+    /// Every CPU's identification, ascending.
+    pub cores: Vec<Core>,
+    /// CPUs grouped by implementer + part, in order of first CPU.
+    pub core_types: Vec<CoreType>,
+    pub homogeneous: bool,
+    /// Known counter errata that apply (AArch32-only ones have `affects_aarch64: false`).
+    pub errata: Vec<ErratumFinding>,
+    /// The firmware tables consulted for SoC-level errata.
+    pub firmware: FirmwareEvidence,
+    /// The calibration cross-check, when one was run.
+    pub calibration_reference: Option<String>,
+    pub calibrated_hz: Option<f64>,
+    pub calibration_uncertainty_ppm: Option<f64>,
+    /// (calibrated - CNTFRQ_EL0) / CNTFRQ_EL0, in ppm.
+    pub disagreement_ppm: Option<f64>,
+    /// Whether CNTVCT_EL0 / CNTFRQ_EL0 can be used in place of clock_gettime.
+    pub trusted: bool,
+    /// Why it is not trusted, one sentence each; empty exactly when trusted.
+    pub reasons: Vec<String>,
+    /// Evidence worth knowing that did not decide anything.
+    pub notes: Vec<String>,
+}
+
+impl GenericTimerReport {
+    /// The frequency in kHz as PostgreSQL prints TSC frequencies (`24000`,
+    /// `121875`); fractional kHz keep three decimals (`19200`, `62.5` MHz -> `62500`).
+    pub fn frequency_khz_text(&self) -> String {
+        if self.frequency_hz % 1000 == 0 {
+            (self.frequency_hz / 1000).to_string()
+        } else {
+            format!("{:.3}", self.frequency_hz as f64 / 1000.0)
+        }
+    }
+}
+
+/// Gathers the evidence under `root` (`/` on a live system; a fake tree in
+/// tests), with CNTFRQ_EL0 given as `cntfrq_hz` and an optional calibration
+/// of CNTVCT_EL0, and decides. Missing files are missing evidence, never errors.
+pub fn gather(root: &Path, cntfrq_hz: u64, calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
+    let scan = CpuScan::read(root);
+    let firmware = FirmwareEvidence::read(root);
+    let cpuinfo = std::fs::read_to_string(root.join("proc/cpuinfo")).unwrap_or_default();
+    let bogomips = frequency::bogomips_hz(&cpuinfo);
+    let types = core_types(&scan.cores);
+    let homogeneous = types.len() == 1;
+    let errata = errata::find_errata(&scan.cores, &firmware);
+    let dt_clock_frequency_hz = firmware.dt_timer.as_ref().and_then(|t| t.clock_frequency_hz);
+
+    let mut reasons = Vec::new();
+    let mut notes = Vec::new();
+
+    if cntfrq_hz == 0 {
+        reasons.push(
+            "CNTFRQ_EL0 reads 0: the firmware did not program the counter frequency, so ticks cannot be converted \
+to time"
+                .to_string(),
+        );
+    }
+    match dt_clock_frequency_hz {
+        Some(dt) if dt != cntfrq_hz => reasons.push(format!(
+            "the device tree's timer clock-frequency is {dt} Hz but CNTFRQ_EL0 says {cntfrq_hz} Hz: Linux uses the \
+device-tree value, so CNTFRQ_EL0 misstates the counter's rate"
+        )),
+        Some(dt) => notes.push(format!(
+            "the device tree's timer clock-frequency ({dt} Hz) equals CNTFRQ_EL0"
+        )),
+        None => {}
+    }
+    if let Some((text, hz)) = &bogomips {
+        match frequency::disagreement_ppm(cntfrq_hz, *hz as f64) {
+            Some(d) if d.abs() > frequency::BOGOMIPS_TOLERANCE_PPM => reasons.push(format!(
+                "the kernel's timer rate implied by BogoMIPS {text} ({hz} Hz) differs from CNTFRQ_EL0 \
+({cntfrq_hz} Hz) by {d:+.0} ppm: the kernel converts the counter with another rate"
+            )),
+            Some(_) => notes.push(format!(
+                "/proc/cpuinfo BogoMIPS {text} implies {hz} Hz, consistent with CNTFRQ_EL0 (arm64 Linux derives \
+BogoMIPS from the timer rate)"
+            )),
+            None => {}
+        }
+    }
+    let disagreement_ppm = calibration.and_then(|c| frequency::disagreement_ppm(cntfrq_hz, c.calibrated_hz));
+    if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
+        if !c.agrees_with(cntfrq_hz) {
+            reasons.push(format!(
+                "calibrated against {} the counter runs at {:.0} Hz, {d:+.1} ppm from CNTFRQ_EL0 ({cntfrq_hz} Hz; \
+tolerance {} ppm + {:.1} ppm uncertainty)",
+                c.reference,
+                c.calibrated_hz,
+                frequency::CALIBRATION_TOLERANCE_PPM,
+                c.uncertainty_ppm
+            ));
+        }
+    }
+
+    if scan.cores.is_empty() {
+        reasons.push(
+            "no CPU identification found (no sys/devices/system/cpu/cpu*/regs/identification/midr_el1 and no arm64 \
+CPU lines in /proc/cpuinfo): homogeneity and CPU errata cannot be checked"
+                .to_string(),
+        );
+    } else if !homogeneous {
+        let mix: Vec<String> = types.iter().map(|t| format!("{} x {}", t.cpus.len(), t.name)).collect();
+        reasons.push(format!(
+            "the CPUs are not all the same core ({}): errata and counter behaviour must hold on every core type, and \
+clockscope trusts only homogeneous systems by default",
+            mix.join(", ")
+        ));
+    }
+    for e in &errata {
+        let cpus = if e.cpus.is_empty() {
+            "the whole SoC".to_string()
+        } else {
+            format!("CPUs {}", cpu_list(&e.cpus))
+        };
+        if e.affects_aarch64 {
+            reasons.push(format!(
+                "{} on {cpus} ({}): {}; {}",
+                e.id, e.detected_by, e.problem, e.linux_workaround
+            ));
+        } else {
+            notes.push(format!("{} on {cpus} ({}): {}", e.id, e.detected_by, e.problem));
+        }
+    }
+    for t in &types {
+        let model = CoreModel {
+            implementer: t.implementer,
+            part: t.part,
+        };
+        if hides_core_type(model) {
+            notes.push(format!(
+                "CPUs {} report {}: a hypervisor hides the real core, so errata matched by MIDR are checked against \
+what it reports, not the host's core",
+                cpu_list(&t.cpus),
+                t.name
+            ));
+        } else if model.part_name().is_none() {
+            notes.push(format!(
+                "CPUs {} are {}, not in clockscope's table of parts: no known counter erratum matches it",
+                cpu_list(&t.cpus),
+                t.name
+            ));
+        }
+    }
+    notes.extend(firmware.unchecked.iter().cloned());
+    notes.extend(scan.problems.iter().cloned());
+
+    GenericTimerReport {
+        frequency_hz: cntfrq_hz,
+        frequency_source: FREQUENCY_SOURCE,
+        resolution_ns: frequency::resolution_ns(cntfrq_hz),
+        coarse_warning: frequency::coarse_warning(cntfrq_hz),
+        dt_clock_frequency_hz,
+        bogomips: bogomips.as_ref().map(|b| b.0.clone()),
+        bogomips_hz: bogomips.map(|b| b.1),
+        core_types: types,
+        homogeneous,
+        errata,
+        firmware,
+        calibration_reference: calibration.map(|c| c.reference.clone()),
+        calibrated_hz: calibration.map(|c| c.calibrated_hz),
+        calibration_uncertainty_ppm: calibration.map(|c| c.uncertainty_ppm),
+        disagreement_ppm,
+        trusted: reasons.is_empty(),
+        reasons,
+        notes,
+        cores: scan.cores,
+    }
+}
+
+/// The live machine: `/`, CNTFRQ_EL0 read from the register.
+#[cfg(target_arch = "aarch64")]
+pub fn gather_local(calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
+    gather(Path::new("/"), crate::clock::arch::cntfrq_hz(), calibration)
+}
+
+/// Models whose MIDR is a hypervisor's placeholder, not a real core: Apple's
+/// Virtualization framework (implementer 0x61 part 0 on M3 hosts, all zero on
+/// M1/M2 per cpufetch issue #229) and Parallels (0x41 part 0, FEX-Emu #990).
+fn hides_core_type(m: CoreModel) -> bool {
+    m.part == 0 && matches!(m.implementer, 0x00 | 0x41 | 0x61)
+}
+
+/// `0-3,6` from ascending CPU numbers.
+pub fn cpu_list(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_are_compact() {
+        assert_eq!(cpu_list(&[0, 1, 2, 3, 6]), "0-3,6");
+        assert_eq!(cpu_list(&[5]), "5");
+        assert_eq!(cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn empty_root_is_not_trusted_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = gather(dir.path(), 24_000_000, None);
+        assert!(!r.trusted);
+        assert_eq!(r.reasons.len(), 1, "{:?}", r.reasons);
+        assert!(r.reasons[0].starts_with("no CPU identification found"));
+        assert!(r.notes.iter().any(|n| n.contains("neither a device tree nor ACPI")));
+        assert_eq!(r.frequency_khz_text(), "24000");
+    }
+}
