@@ -1,9 +1,32 @@
 //! `clockscope check` (the default): measure the clocks that matter, describe
 //! the environment and give a verdict a person can act on.
+//!
+//! Pipeline: arguments -> environment (cheap: sysfs, /proc, CPUID) -> measure
+//! each clock (the library's loop; a progress bar between chunks) -> stats
+//! from the histograms -> verdict -> one export format. The TSC report with
+//! its calibration is gathered after the measurements, so the first
+//! measurement starts without waiting for a calibration when the frequency is
+//! known from CPUID or the kernel.
 
-use crate::cli::{parse_clock, parse_seconds, CheckFormat};
+pub mod report;
+pub mod stats;
+pub mod verdict;
+
+pub mod environment;
+
+use crate::cli::{parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::{export, progress};
+use anyhow::{bail, Context};
 use clap::Args;
-use std::path::PathBuf;
+use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::linux::LinuxEvidence;
+use clockscope::measure::{measure, Control, Measurement};
+use clockscope::Scale;
+use report::{CheckReport, Skipped};
+use stats::ClockStats;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use verdict::VerdictInputs;
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
@@ -33,8 +56,185 @@ pub struct CheckArgs {
     pub baseline_row_ns: Option<f64>,
 }
 
+/// The clocks measured by default: the system clock and the CPU counter's
+/// precise and fast reads (PostgreSQL 19's three).
+pub fn default_clocks() -> Vec<ClockId> {
+    let counters: &[ClockId] = if cfg!(target_arch = "aarch64") {
+        &[ClockId::IsbCntvct, ClockId::Cntvct]
+    } else {
+        &[ClockId::Rdtscp, ClockId::Rdtsc]
+    };
+    let mut v = vec![ClockId::Monotonic];
+    v.extend(counters.iter().copied().filter(|c| c.is_supported().is_ok()));
+    v
+}
+
+/// The clocks to measure for `args`.
+pub fn selected_clocks(args: &CheckArgs) -> Vec<ClockId> {
+    if args.all {
+        ClockId::ALL.into_iter().filter(|c| c.is_supported().is_ok()).collect()
+    } else if args.clocks.is_empty() {
+        default_clocks()
+    } else {
+        let mut v = Vec::new();
+        for c in &args.clocks {
+            if !v.contains(c) {
+                v.push(*c);
+            }
+        }
+        v
+    }
+}
+
+/// Fails early (before measuring) when the plot cannot be written there.
+pub fn check_plot_path(path: &Path) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if path.is_dir() {
+        bail!("--plot {}: is a directory", path.display());
+    }
+    if !parent.is_dir() {
+        bail!(
+            "--plot {}: directory {} does not exist",
+            path.display(),
+            parent.display()
+        );
+    }
+    let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes())
+        .with_context(|| format!("--plot {}: invalid path", path.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call;
+    // access(2) only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        bail!(
+            "--plot {}: directory {} is not writable",
+            path.display(),
+            parent.display()
+        );
+    }
+    Ok(())
+}
+
+struct MeasureClock<'a> {
+    duration_ns: u64,
+    bar: &'a indicatif::ProgressBar,
+}
+
+impl ClockVisitor for MeasureClock<'_> {
+    type Output = Measurement;
+    fn visit<C: ClockSource>(self, clock: &C) -> Measurement {
+        self.bar.set_position(0);
+        self.bar.set_prefix(clock.name().to_string());
+        measure(clock, self.duration_ns, |p| {
+            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
+            if crate::exit::interrupted() {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        })
+    }
+}
+
+/// Measures `clocks` for `duration_ns` each; counters use `counter`'s scale.
+pub fn measure_clocks(
+    clocks: &[ClockId],
+    duration_ns: u64,
+    counter_scale: Option<Scale>,
+) -> (Vec<ClockStats>, Vec<Skipped>, bool) {
+    let bar = progress::bar("measuring", duration_ns);
+    let mut stats = Vec::new();
+    let mut skipped = Vec::new();
+    let mut interrupted = false;
+    for &id in clocks {
+        if interrupted {
+            skipped.push(Skipped {
+                name: id.cli_name().into(),
+                reason: "interrupted before it was measured".into(),
+            });
+            continue;
+        }
+        match clock::visit(id, counter_scale, MeasureClock { duration_ns, bar: &bar }) {
+            Ok(m) => {
+                interrupted |= m.interrupted;
+                let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
+                stats.push(ClockStats::from_measurement(id, &m, khz));
+            }
+            Err(e) => skipped.push(Skipped {
+                name: id.cli_name().into(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    bar.finish_and_clear();
+    (stats, skipped, interrupted)
+}
+
+/// Writes `report` in the requested format (and the plot, if asked).
+pub fn write_report(out: &mut dyn Write, report: &CheckReport, args: &CheckArgs) -> anyhow::Result<()> {
+    match args.format {
+        CheckFormat::Text => export::text::write(out, report)?,
+        CheckFormat::Json => export::json::write(out, report)?,
+        CheckFormat::Prometheus => export::prometheus::write(out, report)?,
+    }
+    if let Some(path) = &args.plot {
+        export::svg::write(path, report).with_context(|| format!("--plot {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Runs the command, writing its report to `out`; returns the exit code.
-pub fn run(args: &CheckArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
-    let _ = (args, out);
-    anyhow::bail!("not built yet")
+pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    if let Some(p) = &args.plot {
+        check_plot_path(p)?;
+    }
+    if let Some(b) = args.baseline_row_ns {
+        if !(b.is_finite() && b > 0.0) {
+            bail!("--baseline-row-ns {b}: must be a positive number of nanoseconds");
+        }
+    }
+    crate::exit::install_interrupt_handler();
+    let root = Path::new("/");
+    let linux = LinuxEvidence::read(root);
+    let counter = environment::counter_setup(root, &linux);
+    let clocks = selected_clocks(args);
+    let duration_ns = seconds_to_ns(args.duration);
+    let (stats, mut skipped, interrupted) = measure_clocks(&clocks, duration_ns, counter.scale);
+    if let Some(reason) = &counter.unusable_reason {
+        for s in skipped.iter_mut().filter(|s| s.reason.contains("no known frequency")) {
+            s.reason = format!("{}: {reason}", s.reason);
+        }
+    }
+    let env = environment::build(&linux, &counter);
+    let inputs = VerdictInputs {
+        current_clocksource: env.current_clocksource.clone(),
+        postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
+        tsc_trusted: counter.trusted,
+        tsc_reason: counter.reason.clone(),
+        baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
+        baseline_source: if args.baseline_row_ns.is_some() {
+            "--baseline-row-ns".to_string()
+        } else {
+            verdict::DEFAULT_BASELINE_SOURCE.to_string()
+        },
+    };
+    let verdict = verdict::decide(&stats, &inputs);
+    let report = CheckReport {
+        schema_version: report::SCHEMA_VERSION,
+        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
+        duration_per_clock_s: args.duration,
+        environment: env,
+        clocks: stats,
+        skipped,
+        verdict,
+        tsc: if interrupted {
+            None
+        } else {
+            environment::tsc_report_json(root)
+        },
+        interrupted,
+    };
+    write_report(out, &report, args)?;
+    Ok(report.exit_code())
 }

@@ -1,0 +1,319 @@
+//! The verdict of `clockscope check`: the rules, the EXPLAIN ANALYZE
+//! prediction and the advice, as a pure function of what was measured and the
+//! environment's facts (so it is tested with scripted inputs).
+//!
+//! Every threshold is a named constant with the reason it has that value.
+
+use super::stats::ClockStats;
+use serde::Serialize;
+
+/// PostgreSQL's pg_test_timing rule (docs 9.2-18): more than 90% of reads under 1 us...
+pub const PG_RULE_UNDER_1US_PCT: f64 = 90.0;
+/// ...and an average loop under 100 ns.
+pub const PG_RULE_AVG_LOOP_NS: f64 = 100.0;
+/// clockscope's rule: a vDSO clock_gettime on a TSC costs 15-30 ns on current x86 servers (clockperf: 23.4 ns;
+/// these VMs: 20.8 ns bare); above 50 ns per read the clock, not the executor, dominates EXPLAIN ANALYZE of cheap rows.
+pub const MODERN_AVG_LOOP_NS: f64 = 50.0;
+/// clockscope's rule: 99% of reads within 200 ns, so rare slow reads (syscall fallback, VM exits) stay rare.
+pub const MODERN_P99_NS: u64 = 200;
+/// A read this slow on average is a syscall, not a vDSO call (a syscall round trip costs >= 100-200 ns; xen and
+/// hpet clocksources measured 561-723 ns per loop in clockperf and PostgreSQL's docs).
+pub const SYSCALL_AVG_LOOP_NS: f64 = 150.0;
+/// Clock reads per row of a count(*) under EXPLAIN ANALYZE: the scan node is entered and left once per row
+/// (InstrStartNode/InstrStopNode), two reads; the aggregate above it runs once.
+pub const READS_PER_ROW_COUNT: f64 = 2.0;
+/// Default ns per row of `SELECT count(*)` with TIMING OFF: PostgreSQL 19's 10M-row benchmark on pgsql-hackers
+/// (2026-04, TIMING OFF 426.6 ms / 10,000,000 rows).
+pub const DEFAULT_BASELINE_ROW_NS: f64 = 42.66;
+/// Where [`DEFAULT_BASELINE_ROW_NS`] comes from.
+pub const DEFAULT_BASELINE_SOURCE: &str = "pgsql-hackers 2026-04: 10M-row scan, TIMING OFF 426.6 ms";
+/// Rows in the count(*) the prediction is stated for.
+pub const PREDICTION_ROWS: f64 = 1_000_000.0;
+/// auto_explain.log_timing times every node of every logged query: we call it safe while the predicted count(*)
+/// slowdown stays under 1.3x (PostgreSQL 19 with the TSC measured 1.27x on its 10M-row benchmark).
+pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
+/// Kernel clocksources whose reads have no vDSO path and cost a syscall.
+pub const SYSCALL_CLOCKSOURCES: [&str; 3] = ["xen", "hpet", "acpi_pm"];
+
+/// Facts the verdict needs beyond the measurements.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct VerdictInputs {
+    /// The kernel's current clocksource.
+    pub current_clocksource: Option<String>,
+    /// What PostgreSQL 19's `timing_clock_source=auto` would pick here: Some(true) = tsc.
+    pub postgresql_auto_uses_tsc: Option<bool>,
+    /// clockscope's own TSC trust decision and its one-line reason.
+    pub tsc_trusted: Option<bool>,
+    pub tsc_reason: Option<String>,
+    /// ns per row of count(*) with TIMING OFF, and where that number comes from.
+    pub baseline_row_ns: f64,
+    pub baseline_source: String,
+}
+
+/// Overall status, worst first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Time went backwards on a clock that must be monotonic.
+    Broken,
+    /// The system clock fails PostgreSQL's rule.
+    Bad,
+    /// Passes PostgreSQL's rule but not the modern one.
+    Fair,
+    Good,
+}
+
+/// One rule's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RuleResult {
+    pub passed: bool,
+    /// The clock the rule was applied to.
+    pub clock: String,
+    pub detail: String,
+}
+
+/// Predicted EXPLAIN ANALYZE overhead with one clock.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExplainPrediction {
+    /// The clock PostgreSQL would read.
+    pub clock: String,
+    /// Measured cost of one read (average loop time), ns.
+    pub per_read_ns: f64,
+    /// Overhead per row per plan node (two reads), ns.
+    pub per_row_per_node_ns: f64,
+    /// count(*) of 1M rows with TIMING OFF, ms (from the baseline).
+    pub count_timing_off_ms: f64,
+    /// The same with TIMING ON, ms.
+    pub count_timing_on_ms: f64,
+    /// on / off.
+    pub slowdown: f64,
+}
+
+/// A yes/no answer with its reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    pub safe: bool,
+    pub why: String,
+}
+
+/// The whole verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    pub status: Status,
+    pub summary: String,
+    pub postgresql_rule: Option<RuleResult>,
+    pub modern_rule: Option<RuleResult>,
+    pub baseline_row_ns: f64,
+    pub baseline_source: String,
+    /// With the system clock (PostgreSQL <= 18, or timing_clock_source=system).
+    pub explain_system: Option<ExplainPrediction>,
+    /// With PostgreSQL 19's fast TSC read (RDTSC), when measured.
+    pub explain_tsc: Option<ExplainPrediction>,
+    pub track_io_timing: Option<Advice>,
+    pub auto_explain_log_timing: Option<Advice>,
+    /// What PostgreSQL 19's auto setting picks here ("tsc" / "system").
+    pub postgresql19_auto_picks: Option<String>,
+    pub timing_clock_source_recommendation: Option<String>,
+    /// Set when the system clock costs a syscall per read.
+    pub syscall_fallback: Option<String>,
+    /// Problems found, one line each.
+    pub problems: Vec<String>,
+}
+
+fn predict(c: &ClockStats, baseline_row_ns: f64) -> ExplainPrediction {
+    let per_row = READS_PER_ROW_COUNT * c.avg_loop_ns;
+    let off_ms = baseline_row_ns * PREDICTION_ROWS / 1e6;
+    let on_ms = (baseline_row_ns + per_row) * PREDICTION_ROWS / 1e6;
+    ExplainPrediction {
+        clock: c.display_name.clone(),
+        per_read_ns: c.avg_loop_ns,
+        per_row_per_node_ns: per_row,
+        count_timing_off_ms: off_ms,
+        count_timing_on_ms: on_ms,
+        slowdown: if off_ms > 0.0 { on_ms / off_ms } else { f64::NAN },
+    }
+}
+
+fn pg_rule(c: &ClockStats) -> RuleResult {
+    let passed = c.under_1us_pct > PG_RULE_UNDER_1US_PCT && c.avg_loop_ns < PG_RULE_AVG_LOOP_NS;
+    RuleResult {
+        passed,
+        clock: c.display_name.clone(),
+        detail: format!(
+            "{:.4}% of reads under 1 us (needs > {PG_RULE_UNDER_1US_PCT}%), average loop {:.2} ns (needs < {PG_RULE_AVG_LOOP_NS} ns)",
+            c.under_1us_pct, c.avg_loop_ns
+        ),
+    }
+}
+
+fn modern_rule(c: &ClockStats) -> RuleResult {
+    let passed = c.avg_loop_ns <= MODERN_AVG_LOOP_NS && c.percentiles_ns.p99 <= MODERN_P99_NS && c.backward_steps == 0;
+    RuleResult {
+        passed,
+        clock: c.display_name.clone(),
+        detail: format!(
+            "average loop {:.2} ns (needs <= {MODERN_AVG_LOOP_NS} ns), p99 {} ns (needs <= {MODERN_P99_NS} ns), {} backward steps (needs 0)",
+            c.avg_loop_ns, c.percentiles_ns.p99, c.backward_steps
+        ),
+    }
+}
+
+/// Decides the verdict from the measured clocks and the environment.
+pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
+    let find = |name: &str| clocks.iter().find(|c| c.name == name && c.loops > 0);
+    let system = find("monotonic");
+    let fast_tsc = find("rdtsc").or_else(|| find("cntvct"));
+    let mut problems = Vec::new();
+
+    for c in clocks.iter().filter(|c| c.backward_steps > 0) {
+        let msg = format!(
+            "{} went backwards {} times (largest step {} ns)",
+            c.display_name, c.backward_steps, c.largest_backward_ns
+        );
+        if c.must_be_monotonic() {
+            problems.push(msg);
+        } else {
+            problems.push(format!(
+                "{msg}; a wall clock may be stepped by NTP, so this is not a clock fault by itself"
+            ));
+        }
+    }
+
+    let syscall_fallback = system.and_then(|s| {
+        let by_name = inputs
+            .current_clocksource
+            .as_deref()
+            .filter(|cs| SYSCALL_CLOCKSOURCES.contains(cs))
+            .map(|cs| format!("the kernel clocksource '{cs}' has no vDSO read: every clock_gettime is a syscall"));
+        let by_cost = (s.avg_loop_ns > SYSCALL_AVG_LOOP_NS).then(|| {
+            format!(
+                "clock_gettime costs {:.2} ns per read (> {SYSCALL_AVG_LOOP_NS} ns): it behaves like a syscall, not a vDSO call",
+                s.avg_loop_ns
+            )
+        });
+        match (by_name, by_cost) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        }
+    });
+    if let Some(f) = &syscall_fallback {
+        problems.push(f.clone());
+    }
+
+    let postgresql_rule = system.map(pg_rule);
+    let modern_rule = system.map(modern_rule);
+    let explain_system = system.map(|s| predict(s, inputs.baseline_row_ns));
+    let explain_tsc = fast_tsc.map(|s| predict(s, inputs.baseline_row_ns));
+
+    let track_io_timing = postgresql_rule.as_ref().zip(system).map(|(r, s)| Advice {
+        safe: r.passed,
+        why: format!(
+            "each block I/O adds two reads of {}, {:.0} ns in all; {}",
+            s.display_name,
+            2.0 * s.avg_loop_ns,
+            if r.passed {
+                "the clock passes PostgreSQL's rule, so the cost is small next to an I/O"
+            } else {
+                "the clock fails PostgreSQL's rule: measure before enabling it"
+            }
+        ),
+    });
+    let best = match (&explain_system, &explain_tsc, inputs.postgresql_auto_uses_tsc) {
+        (_, Some(t), Some(true)) => Some(t),
+        (Some(s), _, _) => Some(s),
+        _ => None,
+    };
+    let auto_explain_log_timing = best.map(|p| Advice {
+        safe: p.slowdown < LOG_TIMING_MAX_SLOWDOWN,
+        why: format!(
+            "predicted count(*) slowdown with {} is {:.2}x ({} {LOG_TIMING_MAX_SLOWDOWN}x)",
+            p.clock,
+            p.slowdown,
+            if p.slowdown < LOG_TIMING_MAX_SLOWDOWN {
+                "under"
+            } else {
+                "not under"
+            }
+        ),
+    });
+
+    let postgresql19_auto_picks = inputs
+        .postgresql_auto_uses_tsc
+        .map(|t| if t { "tsc" } else { "system" }.to_string());
+    let timing_clock_source_recommendation = match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
+        (Some(true), Some(true)) => {
+            Some("keep timing_clock_source = auto (it picks tsc, and the TSC is trustworthy here)".into())
+        }
+        (Some(true), Some(false)) => Some(format!(
+            "set timing_clock_source = system: auto would pick tsc, but clockscope does not trust the TSC here ({})",
+            inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
+        )),
+        (Some(false), Some(true)) => Some(
+            "set timing_clock_source = tsc: auto picks system, but every piece of evidence says the TSC is trustworthy"
+                .into(),
+        ),
+        (Some(false), Some(false)) => Some(format!(
+            "keep timing_clock_source = auto (system): the TSC is not trustworthy here ({})",
+            inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
+        )),
+        (None, _) | (_, None) => None,
+    };
+
+    let broken = clocks.iter().any(|c| c.backward_steps > 0 && c.must_be_monotonic());
+    let status = if broken {
+        Status::Broken
+    } else {
+        match (&postgresql_rule, &modern_rule) {
+            (Some(p), _) if !p.passed => Status::Bad,
+            (Some(_), Some(m)) if !m.passed => Status::Fair,
+            _ if syscall_fallback.is_some() => Status::Fair,
+            _ => Status::Good,
+        }
+    };
+    if let Some(p) = postgresql_rule.as_ref().filter(|p| !p.passed) {
+        problems.push(format!("{} fails PostgreSQL's rule: {}", p.clock, p.detail));
+    }
+    let summary = match (status, &explain_system) {
+        (Status::Broken, _) => "Time went backwards: timings on this machine cannot be trusted.".to_string(),
+        (_, None) => "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string(),
+        (Status::Bad, Some(p)) => format!(
+            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE inflates times about {:.1}x and track_io_timing is costly.",
+            p.per_read_ns, p.slowdown
+        ),
+        (Status::Fair, Some(p)) => format!(
+            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE inflates a count(*) about {:.2}x.",
+            p.per_read_ns, p.slowdown
+        ),
+        (Status::Good, Some(p)) => format!(
+            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per node ({:.2}x on a count(*)).",
+            p.per_read_ns, p.per_row_per_node_ns, p.slowdown
+        ),
+    };
+
+    Verdict {
+        status,
+        summary,
+        postgresql_rule,
+        modern_rule,
+        baseline_row_ns: inputs.baseline_row_ns,
+        baseline_source: inputs.baseline_source.clone(),
+        explain_system,
+        explain_tsc,
+        track_io_timing,
+        auto_explain_log_timing,
+        postgresql19_auto_picks,
+        timing_clock_source_recommendation,
+        syscall_fallback,
+        problems,
+    }
+}
+
+impl Verdict {
+    /// Exit code: 1 when time went backwards on a monotonic clock or the system clock fails PostgreSQL's rule.
+    pub fn exit_code(&self) -> u8 {
+        match self.status {
+            Status::Broken | Status::Bad => crate::exit::PROBLEM,
+            Status::Fair | Status::Good => crate::exit::OK,
+        }
+    }
+}
