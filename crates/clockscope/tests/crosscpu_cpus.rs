@@ -1,0 +1,100 @@
+//! Which CPUs the cross-CPU tests use: CPU lists, affinity masks, and the
+//! online and cgroup cpuset files read from fake trees; plus one real,
+//! pinned run on this machine's CPUs (sanity checks only).
+
+use clockscope::crosscpu::cpulist::{cpus_to_mask, mask_to_cpus, read_cgroup_cpuset, read_online_cpus};
+use clockscope::crosscpu::{
+    clocks, cpu_context, format_cpu_list, parse_cpu_list, ping_pong, warp_test, CpuListError, OsPinner, RunOptions,
+};
+use std::fs;
+use std::path::Path;
+
+fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, content).unwrap();
+}
+
+#[test]
+fn cpu_lists_round_trip_and_errors_name_the_item() {
+    assert_eq!(parse_cpu_list("0-2,7\n").unwrap(), vec![0, 1, 2, 7]);
+    assert_eq!(format_cpu_list(&[7, 0, 1, 2]), "0-2,7");
+    let e = parse_cpu_list("0-1,x").unwrap_err();
+    assert!(matches!(e, CpuListError::BadItem { .. }));
+    assert_eq!(e.to_string(), "'x' in CPU list '0-1,x' is not a CPU number or range (like 0-3)");
+    assert_eq!(
+        parse_cpu_list("5-2").unwrap_err().to_string(),
+        "range '5-2' in CPU list '5-2' ends before it starts"
+    );
+}
+
+#[test]
+fn affinity_masks_decode_within_their_words() {
+    let bits = 8 * std::mem::size_of::<libc::c_ulong>();
+    // A mask wider than cpu_set_t's 1024 bits: CPU 1500 is in word 1500/bits.
+    let mask = cpus_to_mask(&[0, 3, 1500], 1024);
+    assert_eq!(mask.len(), 1501usize.div_ceil(bits));
+    assert_eq!(mask_to_cpus(&mask), vec![0, 3, 1500]);
+    let mut words = vec![0 as libc::c_ulong; 2];
+    words[1] = 1 << (bits - 1);
+    assert_eq!(mask_to_cpus(&words), vec![2 * bits - 1]);
+}
+
+#[test]
+fn online_and_cgroup_v1_cpuset_from_a_fake_tree() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    write(r, "sys/devices/system/cpu/online", "0-7\n");
+    write(r, "proc/self/cgroup", "12:memory:/a\n3:cpuset,cpu:/docker/abc\n0::/\n");
+    write(r, "sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus", "2-3\n");
+    write(r, "sys/fs/cgroup/cpuset/docker/abc/cpuset.cpus", "2-5\n");
+    let online = read_online_cpus(r).unwrap();
+    assert_eq!(online.cpus, Some((0..8).collect()));
+    assert_eq!(online.content, "0-7");
+    let cs = read_cgroup_cpuset(r).unwrap();
+    assert_eq!(cs.file, r.join("sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus"));
+    assert_eq!(cs.cpus, Some(vec![2, 3]));
+    assert_eq!(cs.to_string(), format!("2-3 ({})", cs.file.display()));
+}
+
+#[test]
+fn cgroup_v2_cpuset_and_missing_files() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    assert_eq!(read_online_cpus(r), None);
+    assert_eq!(read_cgroup_cpuset(r), None);
+    write(r, "proc/self/cgroup", "0::/user.slice/session-1.scope\n");
+    // No cpuset controller enabled: nothing to read.
+    assert_eq!(read_cgroup_cpuset(r), None);
+    write(r, "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus", "");
+    let cs = read_cgroup_cpuset(r).unwrap();
+    assert_eq!(cs.cpus, Some(vec![]));
+    assert_eq!(cs.to_string(), format!("(empty) ({})", cs.file.display()));
+    write(r, "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus.effective", "1,3\n");
+    assert_eq!(read_cgroup_cpuset(r).unwrap().cpus, Some(vec![1, 3]));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn real_context_and_a_real_pinned_run() {
+    let ctx = cpu_context(Path::new("/")).unwrap();
+    assert!(!ctx.allowed.is_empty());
+    if let Some(online) = &ctx.online {
+        let online = online.cpus.as_ref().unwrap();
+        assert!(ctx.allowed.iter().all(|c| online.contains(c)), "{ctx:?}");
+    }
+    if ctx.allowed.len() < 2 {
+        return;
+    }
+    let (a, b) = (ctx.allowed[0], ctx.allowed[1]);
+    let never = || false;
+    let opts = RunOptions::new(20_000_000, &OsPinner, &never);
+    let mono = clocks::monotonic();
+    let w = warp_test(&*mono.clock, a, b, &opts).unwrap();
+    assert!(w.iterations > 0 && w.handovers_a_to_b + w.handovers_b_to_a > 0, "{w:?}");
+    assert!(w.warps <= w.iterations);
+    let o = ping_pong(&*mono.clock, a, b, &opts).unwrap();
+    assert!(o.rounds > 0, "{o:?}");
+    assert!(o.lower_ticks.is_some() && o.upper_ticks.is_some());
+    assert!(o.min_round_trip_ticks.is_some_and(|t| t > 0), "{o:?}");
+}
