@@ -1,0 +1,451 @@
+//! Parsers for recorded CPUID dumps, so `clockscope tsc --cpuid-dump FILE`
+//! can analyse another machine.
+//!
+//! Two formats are read; the first leaf line decides which one a file is:
+//!
+//! - **`cpuid -r`** (Todd Allen's `cpuid` tool, `cpuid -r` / `cpuid -1 -r`):
+//!   ```text
+//!   CPU 0:
+//!      0x00000015 0x00: eax=0x00000002 ebx=0x0000009e ecx=0x00000000 edx=0x00000000
+//!   ```
+//!   `CPU N:` (or `CPU:` with `-1`) starts a processor; only the first one is
+//!   used. Every other non-blank line is an error.
+//! - **InstLatX64 / AIDA64** (`*_CPUID.txt` of instlatx64.atw.hu):
+//!   ```text
+//!   ------[ Logical CPU #0 ]------
+//!   CPUID 00000004: 1C004121-01C0003F-0000003F-00000000 [SL 00]
+//!   CPUID 00000015: 00000002-00000114-00000000-00000000 [138.00x / 0]
+//!   ```
+//!   These files also carry free text (`------[ Versions ]------` sections,
+//!   `CPU Type : ...`, `allcpu:` lines, cache summaries, `MSR ...` lines,
+//!   APIC clock measurements), which is skipped. Processors are separated by
+//!   `------[ ... ]------` group headers (`Logical CPU #N` or `CPUID Registers /
+//!   Logical CPU #N`), by `CPU#NNN AffMask: ...` lines in older files, or by a
+//!   second leaf-0 line; the first processor's leaves are used. A subleaf is
+//!   given by a `[SL nn]` annotation; without one (older files), repeated lines
+//!   of a leaf are subleaves 0, 1, 2, ... in order. Other bracketed
+//!   annotations (`[GenuineIntel]`, `[x87]`, `[3300 / 4000 / 100]`) are ignored.
+//!
+//! In both formats, lines starting with `#` are comments (used for the source
+//! notes of the recorded dumps in `tests/data/cpuid`). A line that looks like
+//! a leaf line but does not parse, or a file with no leaf lines at all, is an
+//! error naming the line number and its content.
+
+use super::RecordedCpuid;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Which dump format a file was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DumpFormat {
+    /// `cpuid -r` raw output.
+    CpuidRaw,
+    /// InstLatX64 / AIDA64 CPUID dump.
+    Aida64,
+}
+
+impl DumpFormat {
+    /// A short human name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DumpFormat::CpuidRaw => "cpuid -r",
+            DumpFormat::Aida64 => "InstLatX64/AIDA64",
+        }
+    }
+}
+
+/// A parsed dump: the first processor's leaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedDump {
+    pub format: DumpFormat,
+    pub leaves: RecordedCpuid,
+}
+
+/// Why a file is not a usable dump, with the offending line (1-based).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DumpError {
+    pub line: usize,
+    pub content: String,
+    pub reason: String,
+}
+
+impl fmt::Display for DumpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 100;
+        let shown: String = if self.content.chars().count() > MAX {
+            let cut: String = self.content.chars().take(MAX).collect();
+            format!("{cut}...")
+        } else {
+            self.content.clone()
+        };
+        write!(f, "line {}: {}: '{}'", self.line, self.reason, shown)
+    }
+}
+
+impl std::error::Error for DumpError {}
+
+/// One classified line.
+enum Line {
+    Blank,
+    /// `CPU:` / `CPU N:` of `cpuid -r`.
+    RawCpuHeader,
+    /// A `cpuid -r` leaf line.
+    RawLeaf {
+        leaf: u32,
+        subleaf: u32,
+        regs: [u32; 4],
+    },
+    /// An AIDA64 leaf line; `subleaf` is `None` without `[SL nn]`.
+    AidaLeaf {
+        leaf: u32,
+        subleaf: Option<u32>,
+        regs: [u32; 4],
+    },
+    /// `------[ name ]------` or `CPU#NNN AffMask:` in AIDA64 files.
+    AidaSeparator,
+    /// Anything else.
+    Other,
+}
+
+fn parse_hex(s: &str) -> Option<u32> {
+    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// `0x00000015 0x00: eax=0x... ebx=0x... ecx=0x... edx=0x...`
+fn parse_raw_leaf(t: &str) -> Result<Line, String> {
+    let (head, rest) = t
+        .split_once(':')
+        .ok_or_else(|| "malformed `cpuid -r` leaf line (no ':' after the leaf)".to_string())?;
+    let mut head_words = head.split_whitespace();
+    let leaf = head_words.next().and_then(parse_hex);
+    let subleaf = head_words.next().and_then(parse_hex);
+    let (leaf, subleaf) = match (leaf, subleaf, head_words.next()) {
+        (Some(l), Some(s), None) => (l, s),
+        _ => return Err("malformed `cpuid -r` leaf line (expected `0xLEAF 0xSUB:`)".to_string()),
+    };
+    let mut regs = [None; 4];
+    for word in rest.split_whitespace() {
+        let (name, value) = word
+            .split_once('=')
+            .ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{word}' is not REG=0xVALUE)"))?;
+        let idx = match name {
+            "eax" => 0,
+            "ebx" => 1,
+            "ecx" => 2,
+            "edx" => 3,
+            _ => return Err(format!("malformed `cpuid -r` leaf line (unknown register '{name}')")),
+        };
+        if !value.starts_with("0x") {
+            return Err(format!(
+                "malformed `cpuid -r` leaf line ('{value}' is not a 0x hex value)"
+            ));
+        }
+        regs[idx] = Some(
+            parse_hex(value).ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{value}' is not 32-bit hex)"))?,
+        );
+    }
+    match regs {
+        [Some(a), Some(b), Some(c), Some(d)] => Ok(Line::RawLeaf {
+            leaf,
+            subleaf,
+            regs: [a, b, c, d],
+        }),
+        _ => Err("malformed `cpuid -r` leaf line (needs eax, ebx, ecx and edx)".to_string()),
+    }
+}
+
+/// `CPUID 00000004: 1C004121-01C0003F-0000003F-00000000 [SL 00] [x87]`,
+/// given the text after `CPUID ` and knowing the leaf token is hex + ':'.
+fn parse_aida_leaf(leaf: u32, rest: &str) -> Result<Line, String> {
+    let rest = rest.trim_start();
+    let (values, annotations) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let parts: Vec<&str> = values.split('-').collect();
+    let regs: Vec<u32> = parts
+        .iter()
+        .filter(|p| p.len() == 8)
+        .filter_map(|p| parse_hex(p))
+        .collect();
+    if parts.len() != 4 || regs.len() != 4 {
+        return Err("malformed InstLatX64/AIDA64 leaf line (expected EAX-EBX-ECX-EDX, 8 hex digits each)".to_string());
+    }
+    let mut subleaf = None;
+    if let Some(i) = annotations.find("[SL ") {
+        let tail = &annotations[i + 4..];
+        let end = tail
+            .find(']')
+            .ok_or_else(|| "unterminated [SL nn] annotation".to_string())?;
+        subleaf = Some(parse_hex(tail[..end].trim()).ok_or_else(|| "bad subleaf in [SL nn] annotation".to_string())?);
+    }
+    Ok(Line::AidaLeaf {
+        leaf,
+        subleaf,
+        regs: [regs[0], regs[1], regs[2], regs[3]],
+    })
+}
+
+fn is_raw_cpu_header(t: &str) -> bool {
+    let Some(body) = t.strip_prefix("CPU").and_then(|b| b.strip_suffix(':')) else {
+        return false;
+    };
+    let body = body.trim();
+    body.is_empty() || body.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn classify(raw_line: &str) -> Result<Line, String> {
+    let t = raw_line.trim();
+    if t.is_empty() || t.starts_with('#') {
+        return Ok(Line::Blank);
+    }
+    if t.starts_with("0x") || t.starts_with("0X") {
+        return parse_raw_leaf(t);
+    }
+    if is_raw_cpu_header(t) {
+        return Ok(Line::RawCpuHeader);
+    }
+    if let Some(rest) = t.strip_prefix("CPUID ") {
+        // A leaf line when the next token is hex followed by ':'; otherwise
+        // free text such as "CPUID Manufacturer: GenuineIntel".
+        let token_end = rest.find(':');
+        if let Some(end) = token_end {
+            let token = rest[..end].trim();
+            if !token.is_empty() && token.bytes().all(|b| b.is_ascii_hexdigit()) {
+                let leaf = parse_hex(token).ok_or_else(|| "leaf number is longer than 32 bits".to_string())?;
+                return parse_aida_leaf(leaf, &rest[end + 1..]);
+            }
+        }
+        return Ok(Line::Other);
+    }
+    if (t.starts_with("------[") && t.ends_with("]------")) || (t.starts_with("CPU#") && t.contains("AffMask")) {
+        return Ok(Line::AidaSeparator);
+    }
+    Ok(Line::Other)
+}
+
+/// Parses a `cpuid -r` or InstLatX64/AIDA64 dump; the first processor's
+/// leaves are returned. See the module documentation for the rules.
+pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
+    let mut format: Option<DumpFormat> = None;
+    let mut leaves = RecordedCpuid::new();
+    let mut first_other: Option<(usize, String)> = None;
+    let mut first_leaf_line: Option<(usize, String)> = None;
+    // Whether we are still inside the first processor's block.
+    let mut collecting = true;
+    let mut cpu_headers_seen = 0usize;
+    // AIDA64 without [SL nn]: next ordinal subleaf per leaf.
+    let mut ordinal: BTreeMap<u32, u32> = BTreeMap::new();
+
+    let err = |n: usize, line: &str, reason: String| DumpError {
+        line: n,
+        content: line.trim().to_string(),
+        reason,
+    };
+
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let class = classify(line).map_err(|reason| err(n, line, reason))?;
+        let line_format = match class {
+            Line::RawCpuHeader | Line::RawLeaf { .. } => Some(DumpFormat::CpuidRaw),
+            Line::AidaLeaf { .. } => Some(DumpFormat::Aida64),
+            _ => None,
+        };
+        if let (Some(lf), Some(f)) = (line_format, format) {
+            if lf != f && matches!(class, Line::RawLeaf { .. } | Line::AidaLeaf { .. }) {
+                return Err(err(n, line, format!("a {} line in a {} dump", lf.name(), f.name())));
+            }
+        }
+        match class {
+            Line::Blank => {}
+            Line::Other => {
+                if format == Some(DumpFormat::CpuidRaw) {
+                    return Err(err(n, line, "not a `cpuid -r` line".to_string()));
+                }
+                if first_other.is_none() {
+                    first_other = Some((n, line.trim().to_string()));
+                }
+            }
+            Line::RawCpuHeader => {
+                // "CPU 0:" before any leaf, a second one ends the first CPU.
+                cpu_headers_seen += 1;
+                if cpu_headers_seen > 1 {
+                    collecting = false;
+                }
+            }
+            Line::AidaSeparator => {
+                if !leaves.is_empty() {
+                    collecting = false;
+                }
+            }
+            Line::RawLeaf { leaf, subleaf, regs } => {
+                if format.is_none() {
+                    if let Some((on, content)) = first_other.take() {
+                        return Err(DumpError {
+                            line: on,
+                            content,
+                            reason: "not a `cpuid -r` line".to_string(),
+                        });
+                    }
+                    format = Some(DumpFormat::CpuidRaw);
+                }
+                first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
+                if collecting {
+                    leaves.insert(leaf, subleaf, regs);
+                }
+            }
+            Line::AidaLeaf { leaf, subleaf, regs } => {
+                if format.is_none() {
+                    format = Some(DumpFormat::Aida64);
+                }
+                first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
+                if leaf == 0 && subleaf.unwrap_or(0) == 0 && leaves.get(0, 0).is_some() {
+                    // A second leaf-0 line: the next processor starts here.
+                    collecting = false;
+                }
+                if collecting {
+                    let sub = match subleaf {
+                        Some(s) => s,
+                        None => {
+                            let next = ordinal.entry(leaf).or_insert(0);
+                            let s = *next;
+                            *next += 1;
+                            s
+                        }
+                    };
+                    leaves.insert(leaf, sub, regs);
+                }
+            }
+        }
+    }
+
+    let Some(format) = format else {
+        return Err(match first_other {
+            Some((n, content)) => DumpError {
+                line: n,
+                content,
+                reason: "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
+                         ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
+                    .to_string(),
+            },
+            None => DumpError {
+                line: text.lines().count().max(1),
+                content: String::new(),
+                reason: "no CPUID leaves in the file".to_string(),
+            },
+        });
+    };
+    if leaves.get(0, 0).is_none() {
+        let (n, content) = first_leaf_line.unwrap_or((1, String::new()));
+        return Err(DumpError {
+            line: n,
+            content,
+            reason: "the first processor has no leaf 0x00000000 (vendor and highest leaf)".to_string(),
+        });
+    }
+    Ok(ParsedDump { format, leaves })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RAW: &str = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
+                       0x00000004 0x01: eax=0x1c004122 ebx=0x01c0003f ecx=0x0000003f edx=0x00000000\n\
+                       CPU 1:\n   0x00000000 0x00: eax=0x00000099 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
+
+    #[test]
+    fn raw_first_cpu_only() {
+        let d = parse_dump(RAW).unwrap();
+        assert_eq!(d.format, DumpFormat::CpuidRaw);
+        assert_eq!(d.leaves.get(0, 0), Some([0x16, 0x756e6547, 0x6c65746e, 0x49656e69]));
+        assert_eq!(d.leaves.get(4, 1), Some([0x1c004122, 0x01c0003f, 0x3f, 0]));
+        assert_eq!(d.leaves.len(), 2);
+    }
+
+    #[test]
+    fn raw_rejects_free_text() {
+        let text = format!("{RAW}hello\n");
+        let e = parse_dump(&text).unwrap_err();
+        assert_eq!(e.line, 6);
+        assert_eq!(e.to_string(), "line 6: not a `cpuid -r` line: 'hello'");
+        let e = parse_dump("$ cpuid -r\nCPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\n").unwrap_err();
+        assert_eq!(e.line, 1, "{e}");
+    }
+
+    #[test]
+    fn raw_malformed_leaf_line() {
+        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("needs eax, ebx, ecx and edx"), "{e}");
+        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x123456789\n").unwrap_err();
+        assert!(e.reason.contains("not 32-bit hex"), "{e}");
+        // A wrapped line (as in mailing-list archives) is not silently accepted.
+        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0\nedx=0x0\n").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+    }
+
+    #[test]
+    fn aida_subleaves_and_annotations() {
+        let text = "------[ Versions ]------\n\nProgram Version : AIDA64 v5.20.3478 Beta\n\
+                    CPUID Manufacturer: GenuineIntel\n\
+                    ------[ Logical CPU #0 ]------\nallcpu: Package 0 / Core 0 / Thread 0: Valid\n\
+                    CPUID 00000000: 00000016-756E6547-6C65746E-49656E69 [GenuineIntel]\n\
+                    CPUID 0000000D: 00000207-00000340-00000380-00000000 [SL 00] [x87]\n\
+                    CPUID 0000000D: 00000040-00000340-00000000-00000000 [SL 09] [PKRU]\n\
+                    CPUID 00000016: 00000CE4-00000FA0-00000064-00000000 [3300 / 4000 / 100]\n\
+                    L1    Data Cache:    32 KB,  8-way Associative, 64-byte Line\n\
+                    ------[ Logical CPU #1 ]------\n\
+                    CPUID 00000000: 00000099-756E6547-6C65746E-49656E69 [GenuineIntel]\n\
+                    MSR 000001AC: < FAILED >\n";
+        let d = parse_dump(text).unwrap();
+        assert_eq!(d.format, DumpFormat::Aida64);
+        assert_eq!(d.leaves.get(0, 0).unwrap()[0], 0x16);
+        assert_eq!(d.leaves.get(0xd, 9), Some([0x40, 0x340, 0, 0]));
+        assert_eq!(d.leaves.get(0x16, 0), Some([0xce4, 0xfa0, 0x64, 0]));
+        assert_eq!(d.leaves.len(), 4);
+    }
+
+    #[test]
+    fn aida_ordinal_subleaves_and_second_cpu_by_leaf0() {
+        let text = "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
+                    CPUID 00000004: 1C004121-01C0003F-0000003F-00000000\n\
+                    CPUID 00000004: 1C004122-01C0003F-0000003F-00000000\n\
+                    CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
+                    CPUID 00000004: 2C004121-01C0003F-0000003F-00000000\n";
+        let d = parse_dump(text).unwrap();
+        assert_eq!(d.leaves.get(4, 0).unwrap()[0], 0x1C004121);
+        assert_eq!(d.leaves.get(4, 1).unwrap()[0], 0x1C004122);
+        assert_eq!(d.leaves.len(), 3);
+    }
+
+    #[test]
+    fn aida_malformed_leaf_line() {
+        let e = parse_dump("CPUID 00000000: 00000016-756E6547-6C65746E\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.reason.contains("EAX-EBX-ECX-EDX"), "{e}");
+    }
+
+    #[test]
+    fn not_a_dump() {
+        let e = parse_dump("\n\nhello world\nsecond line\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert_eq!(e.content, "hello world");
+        assert!(e.to_string().starts_with("line 3: not a CPUID dump"), "{e}");
+        let e = parse_dump("").unwrap_err();
+        assert_eq!(e.line, 1);
+        let e = parse_dump("CPU:\n   0x00000001 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\n").unwrap_err();
+        assert!(e.reason.contains("no leaf 0x00000000"), "{e}");
+    }
+
+    #[test]
+    fn mixed_formats_rejected() {
+        let text = "CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\nCPUID 00000001: 00000000-00000000-00000000-00000000\n";
+        let e = parse_dump(text).unwrap_err();
+        assert_eq!(e.line, 3);
+    }
+}
