@@ -1,1 +1,96 @@
-//! PostgreSQL EXPLAIN ANALYZE overhead measurement.
+//! clockscope-explain: what EXPLAIN ANALYZE's per-node timing costs on a real
+//! PostgreSQL server, next to what this machine's clock cost predicts.
+//!
+//! # What is measured
+//! In a TEMP table of `rows` int4 rows (from generate_series), with parallel
+//! query and JIT off for the session, `EXPLAIN (ANALYZE, TIMING OFF, FORMAT
+//! JSON)` and `EXPLAIN (ANALYZE, TIMING ON, FORMAT JSON)` of `SELECT count(*)`
+//! run alternately, `runs` times each after a warm-up; "Execution Time" is
+//! read from each plan. The difference is the cost of the clock reads node
+//! timing makes, counted from the plan ([`plan`] documents the formula from
+//! PostgreSQL's instrument.c).
+//!
+//! # What is predicted
+//! pg_test_timing's loop on this machine's clocks ([`clockcost`]) gives a
+//! cost per read; times the reads per row, that predicts the overhead per
+//! row, and observed/predicted says how much the executor adds around each
+//! read. On PostgreSQL 19 both `timing_clock_source` values are measured when
+//! the role may set them; for older servers the TSC's effect is predicted.
+//!
+//! # Layout
+//! - [`options`]: rows/runs and their limits, checked before connecting.
+//! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
+//! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN).
+//! - [`measure`]: the alternating runs per clock source, over a trait so
+//!   tests replay recorded plans.
+//! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
+//! - [`clockcost`]: this machine's per-read costs.
+//! - [`report`]: the arithmetic, text and JSON.
+//! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
+
+pub mod clockcost;
+pub mod connect;
+pub mod error;
+pub mod measure;
+pub mod options;
+pub mod plan;
+pub mod report;
+pub mod session;
+pub mod stats;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::Error;
+pub use measure::Step;
+pub use options::{parse_rows, Options};
+pub use report::Report;
+
+use clockscope::Control;
+
+/// Connects as `opts.dsn` (or the PG* variables) says, measures, and builds
+/// the report. `observer` sees every step and may stop the runs (Ctrl-C):
+/// the report then holds what was measured and `interrupted` is set.
+pub fn run(opts: &Options, observer: &mut dyn FnMut(&Step) -> Control) -> Result<Report, Error> {
+    opts.validate()?;
+    let target = connect::resolve_from_env(opts.dsn.as_deref())?;
+    let mut session = session::PgSession::connect(&target)?;
+    let mut info = session.server_info()?;
+    session.prepare(&mut info, opts.rows)?;
+    let clock_setting =
+        measure::has_clock_source_setting(info.version_num, info.setting("timing_clock_source").is_some());
+
+    session.create_table(opts.rows)?;
+    let measured = measure::run_sources(&mut session, clock_setting, opts, observer);
+    // Drop the table whatever happened; a broken connection already lost it.
+    let dropped = session.drop_table();
+    let server_runs = measured?;
+    dropped?;
+    let query = session.query();
+    drop(session);
+
+    let mut stopped = server_runs.interrupted;
+    let mut keep_going = |clock: &str| {
+        if !stopped && observer(&Step::MeasuringClock { clock }) == Control::Stop {
+            stopped = true;
+        }
+        !stopped
+    };
+    let machine = clockcost::measure_machine(opts.clock_measure_ns, &mut || keep_going("this machine's clocks"));
+
+    Ok(report::build(&report::Inputs {
+        server_version: &info.version,
+        server_version_num: info.version_num,
+        server: &target.description,
+        locality: target.locality.clone(),
+        settings: &info.settings,
+        query: &query,
+        rows: opts.rows,
+        runs: opts.runs,
+        warmup_runs: options::WARMUP_RUNS,
+        sources: &server_runs.sources,
+        skipped: &server_runs.skipped,
+        machine: &machine,
+        clock_measure_ns: opts.clock_measure_ns,
+        interrupted: stopped,
+    }))
+}

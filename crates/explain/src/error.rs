@@ -1,0 +1,136 @@
+//! The errors of `clockscope explain`: each one line, naming the option or
+//! the step that failed and, for a server error, its message and SQLSTATE.
+//!
+//! PostgreSQL's own error display spans lines (DETAIL, HINT); the messages
+//! here are built from its fields instead so a failure prints as one line.
+
+use std::fmt::Write as _;
+
+/// What can go wrong measuring EXPLAIN's overhead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--rows` is not a whole number in range.
+    #[error("--rows: {0}")]
+    Rows(String),
+    /// `--runs` is out of range.
+    #[error("--runs: {0}")]
+    Runs(String),
+    /// The connection settings (DSN or PG* variables) cannot be used.
+    #[error("{0}")]
+    Settings(String),
+    /// The server could not be reached or refused the login.
+    #[error("cannot connect to PostgreSQL at {target}: {message}{}", sqlstate_suffix(.sqlstate))]
+    Connect {
+        target: String,
+        message: String,
+        sqlstate: Option<String>,
+    },
+    /// A statement failed, or the connection broke, during `step`.
+    #[error("{step}: {message}{}", sqlstate_suffix(.sqlstate))]
+    Server {
+        step: String,
+        message: String,
+        sqlstate: Option<String>,
+    },
+    /// EXPLAIN's JSON did not have the expected shape.
+    #[error("unexpected EXPLAIN output: {0}")]
+    Plan(String),
+    /// Stopped (Ctrl-C) before one pair of runs completed.
+    #[error("interrupted before a pair of EXPLAIN runs completed")]
+    Interrupted,
+}
+
+impl Error {
+    /// A failure during `step`, described on one line.
+    pub fn server(step: impl Into<String>, err: &postgres::Error) -> Error {
+        let (message, sqlstate) = describe(err);
+        Error::Server {
+            step: step.into(),
+            message,
+            sqlstate,
+        }
+    }
+
+    /// A failure to connect to `target`, described on one line.
+    pub fn connect(target: impl Into<String>, err: &postgres::Error) -> Error {
+        let (message, sqlstate) = describe(err);
+        Error::Connect {
+            target: target.into(),
+            message,
+            sqlstate,
+        }
+    }
+
+    /// The SQLSTATE the server sent with this error, if any.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            Error::Server { sqlstate, .. } | Error::Connect { sqlstate, .. } => sqlstate.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+fn sqlstate_suffix(sqlstate: &Option<String>) -> String {
+    sqlstate
+        .as_ref()
+        .map(|s| format!(" (SQLSTATE {s})"))
+        .unwrap_or_default()
+}
+
+/// One line for a `postgres::Error` and its SQLSTATE: the server's message
+/// (and DETAIL) when the server sent one, else the client's description with
+/// its causes.
+pub fn describe(err: &postgres::Error) -> (String, Option<String>) {
+    if let Some(db) = err.as_db_error() {
+        let mut s = db.message().to_string();
+        if let Some(detail) = db.detail() {
+            let _ = write!(s, "; {detail}");
+        }
+        return (one_line(&s), Some(db.code().code().to_string()));
+    }
+    let text = if err.is_closed() {
+        "the server closed the connection".to_string()
+    } else {
+        let mut s = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            let c = cause.to_string();
+            if !s.contains(&c) {
+                let _ = write!(s, ": {c}");
+            }
+            source = cause.source();
+        }
+        s
+    };
+    (one_line(&text), None)
+}
+
+/// Folds whitespace runs (newlines included) into single spaces.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_folds_newlines() {
+        assert_eq!(one_line("a\n  DETAIL: b\n"), "a DETAIL: b");
+    }
+
+    #[test]
+    fn server_errors_print_message_and_sqlstate() {
+        let e = Error::Server {
+            step: "creating the TEMP table".into(),
+            message: "permission denied to create temporary tables in database \"x\"".into(),
+            sqlstate: Some("42501".into()),
+        };
+        assert_eq!(e.sqlstate(), Some("42501"));
+        assert_eq!(Error::Rows("x".into()).sqlstate(), None);
+        assert_eq!(
+            e.to_string(),
+            "creating the TEMP table: permission denied to create temporary tables in database \"x\" (SQLSTATE 42501)"
+        );
+    }
+}

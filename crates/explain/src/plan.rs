@@ -1,0 +1,212 @@
+//! Reading `EXPLAIN (ANALYZE, FORMAT JSON)` output: the execution time and
+//! how many clock reads node timing made.
+//!
+//! # Clock reads per plan (from PostgreSQL's executor)
+//!
+//! With ANALYZE, every call of a plan node goes through `ExecProcNodeInstr`
+//! (execProcnode.c): `InstrStartNode`, the node, then `InstrStopNode`
+//! (instrument.c). With TIMING ON, `InstrStartNode` reads the clock once
+//! (`INSTR_TIME_SET_CURRENT_LAZY` on the zeroed start time) and
+//! `InstrStopNode` reads it once more; with TIMING OFF both still run (they
+//! count rows) but read no clock. `InstrEndLoop`, run once per loop, reads
+//! none. So node timing costs **two reads per node call**.
+//!
+//! A node run to completion is called once per row it returns plus once more
+//! to return the end-of-data NULL, in every loop: `rows_total + loops` calls,
+//! where EXPLAIN prints `Actual Rows` per loop (`rows_total = Actual Rows *
+//! Actual Loops`; PostgreSQL 18 prints it with two decimals). Hence
+//!
+//! ```text
+//! clock reads = 2 * Σ over plan nodes (Actual Rows * Actual Loops + Actual Loops)
+//! ```
+//!
+//! Exact for `SELECT count(*)` (Aggregate: 1 row + 1; Seq Scan: N rows + 1,
+//! so 2N + 6 reads). A node stopped early by its parent (under a Limit, the
+//! inner side of a semi-join) is not asked for the NULL, so the formula is
+//! an upper bound by one call per loop there. The two reads around the whole
+//! statement for "Execution Time" happen with TIMING OFF too and cancel out.
+
+use crate::error::Error;
+use serde_json::Value;
+
+/// One plan node's counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeCounts {
+    /// "Node Type", e.g. "Seq Scan".
+    pub node_type: String,
+    /// Rows returned over all loops (`Actual Rows * Actual Loops`, rounded).
+    pub rows_total: u64,
+    /// "Actual Loops".
+    pub loops: u64,
+}
+
+impl NodeCounts {
+    /// Calls of this node's ExecProcNode: a row per call plus the final NULL per loop.
+    pub fn calls(&self) -> u64 {
+        self.rows_total + self.loops
+    }
+}
+
+/// What one EXPLAIN ANALYZE run tells us.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanSummary {
+    /// "Execution Time" in ms.
+    pub execution_time_ms: f64,
+    /// "Planning Time" in ms, when printed.
+    pub planning_time_ms: Option<f64>,
+    /// Whether the plan carries per-node times (TIMING ON).
+    pub has_node_timing: bool,
+    /// Every node, depth first from the top.
+    pub nodes: Vec<NodeCounts>,
+}
+
+/// Clock reads per node call with TIMING ON (InstrStartNode + InstrStopNode).
+pub const READS_PER_NODE_CALL: u64 = 2;
+
+impl PlanSummary {
+    /// Node calls over the whole plan.
+    pub fn node_calls(&self) -> u64 {
+        self.nodes.iter().map(NodeCounts::calls).sum()
+    }
+
+    /// Clock reads node timing makes for this plan (see the module docs).
+    pub fn clock_reads(&self) -> u64 {
+        READS_PER_NODE_CALL * self.node_calls()
+    }
+
+    /// The most rows any node returned (the scanned table's, for count(*)).
+    pub fn max_node_rows(&self) -> u64 {
+        self.nodes.iter().map(|n| n.rows_total).max().unwrap_or(0)
+    }
+}
+
+/// Parses the single JSON value EXPLAIN (FORMAT JSON) returns.
+pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::Plan(format!("not JSON: {e}")))?;
+    let top = match &value {
+        Value::Array(items) if items.len() == 1 => &items[0],
+        Value::Array(items) => return Err(Error::Plan(format!("expected one plan, got {}", items.len()))),
+        _ => return Err(Error::Plan("expected a JSON array of plans".into())),
+    };
+    let execution_time_ms = top
+        .get("Execution Time")
+        .and_then(Value::as_f64)
+        .ok_or_else(|| Error::Plan("no \"Execution Time\" (was ANALYZE given?)".into()))?;
+    if !(execution_time_ms.is_finite() && execution_time_ms >= 0.0) {
+        return Err(Error::Plan(format!("\"Execution Time\" is {execution_time_ms}")));
+    }
+    let planning_time_ms = top.get("Planning Time").and_then(Value::as_f64);
+    let plan = top.get("Plan").ok_or_else(|| Error::Plan("no \"Plan\"".into()))?;
+    let mut nodes = Vec::new();
+    let mut has_node_timing = false;
+    walk(plan, &mut nodes, &mut has_node_timing, 0)?;
+    Ok(PlanSummary {
+        execution_time_ms,
+        planning_time_ms,
+        has_node_timing,
+        nodes,
+    })
+}
+
+/// Deepest plan nesting accepted (PostgreSQL's own plans stay far below).
+const MAX_DEPTH: usize = 1000;
+
+fn walk(node: &Value, out: &mut Vec<NodeCounts>, has_timing: &mut bool, depth: usize) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(Error::Plan("plan nested too deeply".into()));
+    }
+    let node_type = node
+        .get("Node Type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::Plan("a plan node without \"Node Type\"".into()))?
+        .to_string();
+    let number = |key: &str| -> Result<f64, Error> {
+        let v = node
+            .get(key)
+            .and_then(Value::as_f64)
+            .ok_or_else(|| Error::Plan(format!("node \"{node_type}\" has no \"{key}\" (was ANALYZE given?)")))?;
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(Error::Plan(format!("node \"{node_type}\" has \"{key}\" = {v}")))
+        }
+    };
+    let rows_per_loop = number("Actual Rows")?;
+    let loops = number("Actual Loops")?;
+    if node.get("Actual Total Time").is_some() {
+        *has_timing = true;
+    }
+    out.push(NodeCounts {
+        node_type: node_type.clone(),
+        rows_total: (rows_per_loop * loops).round() as u64,
+        loops: loops.round() as u64,
+    });
+    if let Some(children) = node.get("Plans") {
+        let children = children
+            .as_array()
+            .ok_or_else(|| Error::Plan(format!("node \"{node_type}\" has \"Plans\" that is not a list")))?;
+        for child in children {
+            walk(child, out, has_timing, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = r#"[{"Plan": {"Node Type": "Aggregate", "Actual Rows": 1, "Actual Loops": 1,
+        "Plans": [{"Node Type": "Seq Scan", "Actual Rows": 1000, "Actual Loops": 1}]},
+        "Planning Time": 0.05, "Triggers": [], "Execution Time": 1.5}]"#;
+
+    #[test]
+    fn counts_two_reads_per_call_and_a_null_call_per_loop() {
+        let p = parse_explain_json(PLAN).unwrap();
+        assert_eq!(p.execution_time_ms, 1.5);
+        assert_eq!(p.planning_time_ms, Some(0.05));
+        assert!(!p.has_node_timing);
+        assert_eq!(p.node_calls(), (1 + 1) + (1000 + 1));
+        assert_eq!(p.clock_reads(), 2 * 1000 + 6);
+        assert_eq!(p.max_node_rows(), 1000);
+    }
+
+    #[test]
+    fn per_loop_rows_are_multiplied_by_loops() {
+        let text = r#"[{"Plan": {"Node Type": "Nested Loop", "Actual Rows": 10, "Actual Loops": 1, "Plans": [
+            {"Node Type": "Seq Scan", "Actual Rows": 10, "Actual Loops": 1},
+            {"Node Type": "Index Scan", "Actual Rows": 0.50, "Actual Loops": 10},
+            {"Node Type": "Seq Scan", "Actual Rows": 0, "Actual Loops": 0}]}, "Execution Time": 0.1}]"#;
+        let p = parse_explain_json(text).unwrap();
+        let calls: Vec<u64> = p.nodes.iter().map(NodeCounts::calls).collect();
+        assert_eq!(calls, vec![11, 11, 15, 0]);
+        assert_eq!(p.clock_reads(), 2 * 37);
+    }
+
+    #[test]
+    fn rejects_plans_without_analyze_or_in_the_wrong_shape() {
+        let cases = [
+            ("{}", "expected a JSON array of plans"),
+            ("[]", "expected one plan, got 0"),
+            ("not json", "not JSON"),
+            (r#"[{"Plan": {"Node Type": "Result"}}]"#, "no \"Execution Time\""),
+            (r#"[{"Execution Time": 1.0}]"#, "no \"Plan\""),
+            (
+                r#"[{"Plan": {"Node Type": "Result", "Actual Loops": 1}, "Execution Time": 1.0}]"#,
+                "has no \"Actual Rows\"",
+            ),
+            (
+                r#"[{"Plan": {"Actual Rows": 1}, "Execution Time": 1.0}]"#,
+                "without \"Node Type\"",
+            ),
+            (
+                r#"[{"Plan": {"Node Type": "Result", "Actual Rows": -1, "Actual Loops": 1}, "Execution Time": 1.0}]"#,
+                "= -1",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = parse_explain_json(text).unwrap_err().to_string();
+            assert!(got.contains(want), "{text}: {got}");
+        }
+    }
+}
