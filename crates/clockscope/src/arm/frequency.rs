@@ -97,6 +97,16 @@ pub struct CalibrationEvidence {
 }
 
 impl CalibrationEvidence {
+    /// From [`crate::tsc::calibrate`]'s result: only a converged calibration
+    /// with an error bound counts (PostgreSQL's method has none), else None.
+    pub fn from_calibration(c: &crate::tsc::calibrate::Calibration) -> Option<CalibrationEvidence> {
+        Some(CalibrationEvidence {
+            reference: c.reference.to_string(),
+            calibrated_hz: c.hz? as f64,
+            uncertainty_ppm: c.uncertainty_ppm?,
+        })
+    }
+
     /// Whether the calibrated rate agrees with `cntfrq_hz` within
     /// [`CALIBRATION_TOLERANCE_PPM`] plus the calibration's uncertainty.
     pub fn agrees_with(&self, cntfrq_hz: u64) -> bool {
@@ -142,6 +152,24 @@ mod tests {
             bogomips_hz("BogoMIPS : 2.5\nCPU implementer : 0x41").map(|b| b.1),
             Some(1_250_000)
         );
+    }
+
+    #[test]
+    fn only_bounded_calibrations_are_evidence() {
+        use crate::tsc::calibrate::{Calibration, METHOD_BRACKETED};
+        assert_eq!(
+            CalibrationEvidence::from_calibration(&Calibration::unavailable("no counter", METHOD_BRACKETED)),
+            None
+        );
+        let mut c = Calibration::unavailable("", METHOD_BRACKETED);
+        c.reference = "clock_gettime (CLOCK_MONOTONIC_RAW)";
+        c.hz = Some(24_000_001);
+        c.khz = Some(24_000);
+        assert_eq!(CalibrationEvidence::from_calibration(&c), None, "no error bound");
+        c.uncertainty_ppm = Some(2.5);
+        let e = CalibrationEvidence::from_calibration(&c).unwrap();
+        assert_eq!((e.calibrated_hz, e.uncertainty_ppm), (24_000_001.0, 2.5));
+        assert_eq!(e.reference, "clock_gettime (CLOCK_MONOTONIC_RAW)");
     }
 
     #[test]

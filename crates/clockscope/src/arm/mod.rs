@@ -2,7 +2,7 @@
 //!
 //! Pure logic, compiled on every architecture so it is tested everywhere; the
 //! register reads (CNTVCT_EL0, CNTFRQ_EL0) live in `clock/aarch64.rs`, and
-//! [`gather_local`] exists only on aarch64.
+//! `gather_local` and `gather_local_calibrated` exist only on aarch64.
 //!
 //! ```text
 //! gather(root, cntfrq_hz, calibration) -> GenericTimerReport
@@ -225,6 +225,24 @@ what it reports, not the host's core",
 #[cfg(target_arch = "aarch64")]
 pub fn gather_local(calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
     gather(Path::new("/"), crate::clock::arch::cntfrq_hz(), calibration)
+}
+
+/// The live machine with a calibration of ISB;CNTVCT_EL0 against
+/// CLOCK_MONOTONIC_RAW ([`crate::tsc::calibrate::calibrate_tsc`], at most
+/// `budget_ns` of reference time). A calibration without a bounded result is
+/// left out of the decision and explained in `notes`.
+#[cfg(target_arch = "aarch64")]
+pub fn gather_local_calibrated(budget_ns: u64) -> GenericTimerReport {
+    let cal = crate::tsc::calibrate::calibrate_tsc(budget_ns);
+    let evidence = CalibrationEvidence::from_calibration(&cal);
+    let mut report = gather_local(evidence.as_ref());
+    if evidence.is_none() {
+        report.notes.push(format!(
+            "calibration of ISB;CNTVCT_EL0 gave no bounded rate, so it was not compared: {}",
+            cal.note
+        ));
+    }
+    report
 }
 
 /// Models whose MIDR is a hypervisor's placeholder, not a real core: Apple's

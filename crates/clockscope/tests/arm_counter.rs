@@ -1,0 +1,68 @@
+//! The generic timer read for real: aarch64 only (natively or under
+//! qemu-aarch64). Checks behaviour, never absolute times.
+#![cfg(target_arch = "aarch64")]
+
+use clockscope::arm::{gather_local, gather_local_calibrated, FREQUENCY_SOURCE};
+use clockscope::clock::arch::{cntfrq_hz, Cntvct, IsbCntvct};
+use clockscope::{ClockId, ClockSource, Scale};
+use std::time::Duration;
+
+#[test]
+fn cntfrq_is_nonzero() {
+    assert!(cntfrq_hz() > 0, "CNTFRQ_EL0 reads 0");
+}
+
+#[test]
+fn cntvct_advances() {
+    let scale = Scale::from_hz(cntfrq_hz()).unwrap();
+    let fast = Cntvct::new(scale);
+    let ordered = IsbCntvct::new(scale);
+    let a = ordered.now();
+    std::thread::sleep(Duration::from_millis(2));
+    let b = fast.now_ordered();
+    let c = fast.now();
+    assert!(b.delta_since(a) > 0, "CNTVCT_EL0 did not advance over a 2 ms sleep");
+    assert!(c.delta_since(b) >= 0, "CNTVCT_EL0 went backwards");
+    // Many ordered reads in a row never go backwards.
+    let mut prev = ordered.now();
+    for _ in 0..10_000 {
+        let t = ordered.now();
+        assert!(t.delta_since(prev) >= 0);
+        prev = t;
+    }
+    assert_eq!(fast.name(), ClockId::Cntvct.display_name());
+    assert_eq!(ordered.name(), ClockId::IsbCntvct.display_name());
+}
+
+#[test]
+fn the_counter_sources_are_supported() {
+    assert_eq!(ClockId::Cntvct.is_supported(), Ok(()));
+    assert_eq!(ClockId::IsbCntvct.is_supported(), Ok(()));
+    assert!(ClockId::Rdtsc.is_supported().is_err());
+}
+
+#[test]
+fn local_report_uses_the_register() {
+    let r = gather_local(None);
+    assert_eq!(r.frequency_hz, cntfrq_hz());
+    assert_eq!(r.frequency_source, FREQUENCY_SOURCE);
+    assert!(r.resolution_ns.unwrap() > 0.0);
+    assert_eq!(r.trusted, r.reasons.is_empty());
+    serde_json::to_string(&r).unwrap();
+}
+
+#[test]
+fn local_calibration_is_compared_or_explained() {
+    let r = gather_local_calibrated(20_000_000);
+    match r.calibrated_hz {
+        Some(hz) => {
+            assert!(hz.is_finite() && hz > 0.0);
+            assert!(r.disagreement_ppm.unwrap().is_finite());
+        }
+        None => assert!(
+            r.notes.iter().any(|n| n.starts_with("calibration of ISB;CNTVCT_EL0")),
+            "{:?}",
+            r.notes
+        ),
+    }
+}
