@@ -46,7 +46,12 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup) -> Environment {
         current_clocksource: linux.current_clocksource.found().cloned(),
         available_clocksources: linux.available_clocksources.found().cloned().unwrap_or_default(),
         cpu_model: cpuinfo.and_then(|c| c.model_name.clone()),
-        cpus: std::thread::available_parallelism().ok().map(|n| n.get()),
+        cpus: linux
+            .cpuset
+            .found()
+            .map(|c| c.cpus.len())
+            .or_else(|| linux.cpus_online.found().map(|c| c.len()))
+            .filter(|&n| n > 0),
         hypervisor: counter.hypervisor.clone(),
         counter_trusted: counter.trusted,
         counter_evidence: counter.evidence.clone(),

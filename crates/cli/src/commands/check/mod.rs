@@ -184,6 +184,44 @@ pub fn write_report(out: &mut dyn Write, report: &CheckReport, args: &CheckArgs)
     Ok(())
 }
 
+/// Assembles the report from what was measured and the environment (pure:
+/// tests feed scripted measurements and a fake sysfs root).
+pub fn build_report(
+    args: &CheckArgs,
+    linux: &LinuxEvidence,
+    counter: &environment::CounterSetup,
+    stats: Vec<ClockStats>,
+    skipped: Vec<Skipped>,
+    interrupted: bool,
+    tsc: Option<serde_json::Value>,
+) -> CheckReport {
+    let env = environment::build(linux, counter);
+    let inputs = VerdictInputs {
+        current_clocksource: env.current_clocksource.clone(),
+        postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
+        tsc_trusted: counter.trusted,
+        tsc_reason: counter.reason.clone(),
+        baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
+        baseline_source: if args.baseline_row_ns.is_some() {
+            "--baseline-row-ns".to_string()
+        } else {
+            verdict::DEFAULT_BASELINE_SOURCE.to_string()
+        },
+    };
+    let verdict = verdict::decide(&stats, &inputs);
+    CheckReport {
+        schema_version: report::SCHEMA_VERSION,
+        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
+        duration_per_clock_s: args.duration,
+        environment: env,
+        clocks: stats,
+        skipped,
+        verdict,
+        tsc,
+        interrupted,
+    }
+}
+
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     if let Some(p) = &args.plot {
@@ -206,35 +244,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             s.reason = format!("{}: {reason}", s.reason);
         }
     }
-    let env = environment::build(&linux, &counter);
-    let inputs = VerdictInputs {
-        current_clocksource: env.current_clocksource.clone(),
-        postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
-        tsc_trusted: counter.trusted,
-        tsc_reason: counter.reason.clone(),
-        baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
-        baseline_source: if args.baseline_row_ns.is_some() {
-            "--baseline-row-ns".to_string()
-        } else {
-            verdict::DEFAULT_BASELINE_SOURCE.to_string()
-        },
+    let tsc = if interrupted {
+        None
+    } else {
+        environment::tsc_report_json(root)
     };
-    let verdict = verdict::decide(&stats, &inputs);
-    let report = CheckReport {
-        schema_version: report::SCHEMA_VERSION,
-        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
-        duration_per_clock_s: args.duration,
-        environment: env,
-        clocks: stats,
-        skipped,
-        verdict,
-        tsc: if interrupted {
-            None
-        } else {
-            environment::tsc_report_json(root)
-        },
-        interrupted,
-    };
+    let report = build_report(args, &linux, &counter, stats, skipped, interrupted, tsc);
     write_report(out, &report, args)?;
     Ok(report.exit_code())
 }

@@ -1,0 +1,317 @@
+//! `clockscope check`'s report logic with scripted clocks and a fake sysfs
+//! root: exact text and JSON snapshots, the JSON schema, Prometheus parsed back,
+//! and the verdict for each kind of machine.
+
+use clockscope::clock::scripted::ScriptedClock;
+use clockscope::linux::testing::FakeRoot;
+use clockscope::linux::LinuxEvidence;
+use clockscope::measure::{measure, Control};
+use clockscope::{ClockId, Scale};
+use clockscope_cli::commands::check::environment::CounterSetup;
+use clockscope_cli::commands::check::report::{CheckReport, Skipped};
+use clockscope_cli::commands::check::stats::ClockStats;
+use clockscope_cli::commands::check::verdict::Status;
+use clockscope_cli::commands::check::{build_report, CheckArgs};
+use clockscope_cli::export;
+
+fn snapshot_eq(name: &str, actual: &str) {
+    let path = format!("{}/tests/snapshots/{name}", env!("CARGO_MANIFEST_DIR"));
+    match std::fs::read_to_string(&path) {
+        Ok(expected) => {
+            if expected != actual {
+                std::fs::write(format!("{path}.new"), actual).unwrap();
+                panic!("{name} differs from the snapshot; wrote {path}.new for review");
+            }
+        }
+        Err(_) => {
+            std::fs::write(format!("{path}.new"), actual).unwrap();
+            panic!("no snapshot {path}; wrote {path}.new for review");
+        }
+    }
+}
+
+/// A clock whose differences cycle through `steps` (in its own ticks), for
+/// `reads` loop iterations after the start read; the end read follows.
+fn scripted_stats(id: ClockId, scale: Scale, steps: &'static [u64], reads: u64) -> ClockStats {
+    let clock = ScriptedClock::new(id.display_name(), scale, move |n| {
+        let n = n.min(reads + 1);
+        (0..n).map(|i| steps[(i % steps.len() as u64) as usize]).sum::<u64>() + 1_000
+    });
+    // Duration in ns that ends exactly at the last scripted read.
+    let total_ticks: u64 = (0..reads).map(|i| steps[(i % steps.len() as u64) as usize]).sum();
+    let m = measure(&clock, scale.ticks_to_ns(total_ticks), |_| Control::Continue);
+    let khz = id.is_counter().then(|| scale.khz());
+    ClockStats::from_measurement(id, &m, khz)
+}
+
+fn kvm_root() -> FakeRoot {
+    let root = FakeRoot::new();
+    root.write("proc/sys/kernel/osrelease", "6.1.0-test-amd64\n")
+        .write("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n")
+        .write("sys/devices/system/clocksource/clocksource0/available_clocksource", "tsc kvm-clock acpi_pm \n")
+        .write("sys/devices/system/cpu/online", "0-1\n")
+        .write(
+            "proc/cpuinfo",
+            "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\
+             model name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz\nstepping\t: 8\n\
+             flags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc tsc_known_freq tsc_adjust hypervisor\n\n\
+             processor\t: 1\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz\n\n",
+        );
+    root
+}
+
+fn trusted_counter() -> CounterSetup {
+    CounterSetup {
+        scale: Scale::from_khz(2_700_000),
+        frequency_khz: Some(2_700_000),
+        frequency_source: Some("x86, hypervisor, cpuid 0x40000010".into()),
+        trusted: Some(true),
+        reason: Some("every piece of evidence agrees".into()),
+        evidence: vec!["ok: RDTSCP present".into(), "ok: invariant TSC".into()],
+        postgresql_auto_uses_tsc: Some(true),
+        unusable_reason: None,
+        hypervisor: Some("KVM".into()),
+    }
+}
+
+const MONO_STEPS: &[u64] = &[19, 20, 20, 21, 20, 20, 19, 20, 22, 20];
+/// 2.7 GHz ticks: 35 ticks = 12.96 ns, 38 = 14.07 ns.
+const TSC_STEPS: &[u64] = &[35, 35, 38, 35, 35, 35, 38, 35];
+
+fn good_report() -> CheckReport {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let tsc = Scale::from_khz(2_700_000).unwrap();
+    let stats = vec![
+        scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000),
+        scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 8_000),
+    ];
+    let skipped = vec![Skipped {
+        name: "cntvct".into(),
+        reason: "CNTVCT_EL0 is not available on this architecture (x86_64)".into(),
+    }];
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    build_report(&args, &linux, &trusted_counter(), stats, skipped, false, None)
+}
+
+fn text(r: &CheckReport) -> String {
+    let mut out = Vec::new();
+    export::text::write(&mut out, r).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn json(r: &CheckReport) -> String {
+    let mut out = Vec::new();
+    export::json::write(&mut out, r).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn good_machine_text_and_json_snapshots() {
+    let r = good_report();
+    assert_eq!(r.verdict.status, Status::Good);
+    assert_eq!(r.exit_code(), 0);
+    snapshot_eq("check_good.txt", &text(&r));
+    snapshot_eq("check_good.json", &json(&r));
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schema/check.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the schema itself is valid")
+}
+
+#[test]
+fn json_matches_the_documented_schema() {
+    let v: serde_json::Value = serde_json::from_str(&json(&good_report())).unwrap();
+    let validator = schema();
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // And the schema can fail: a wrong type is caught.
+    let mut bad = v.clone();
+    bad["clocks"][0]["avg_loop_ns"] = serde_json::json!("fast");
+    assert!(!validator.is_valid(&bad));
+    let mut extra = v;
+    extra["verdict"]["surprise"] = serde_json::json!(1);
+    assert!(!validator.is_valid(&extra));
+}
+
+#[test]
+fn prometheus_output_parses_back() {
+    let r = good_report();
+    let text = export::prometheus::render(&r);
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition format");
+    let get = |metric: &str, clock: &str| {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == metric && s.labels.get("clock") == Some(clock))
+            .map(|s| match s.value {
+                prometheus_parse::Value::Gauge(v) => v,
+                ref other => panic!("{metric} is not a gauge: {other:?}"),
+            })
+    };
+    let avg = get("clockscope_avg_loop_ns", "monotonic").unwrap();
+    assert!((avg - r.clocks[0].avg_loop_ns).abs() < 1e-9);
+    assert_eq!(get("clockscope_backward_steps", "rdtsc"), Some(0.0));
+    assert_eq!(get("clockscope_resolution_ns", "monotonic"), Some(19.0));
+    let p99 = scrape
+        .samples
+        .iter()
+        .find(|s| {
+            s.metric == "clockscope_duration_ns"
+                && s.labels.get("quantile") == Some("0.99")
+                && s.labels.get("clock") == Some("rdtsc")
+        })
+        .unwrap();
+    assert!(matches!(p99.value, prometheus_parse::Value::Gauge(v) if v == r.clocks[1].percentiles_ns.p99 as f64));
+    assert!(scrape
+        .samples
+        .iter()
+        .any(|s| s.metric == "clockscope_info" && s.labels.get("clocksource") == Some("tsc")));
+    assert!(text.lines().all(|l| l.starts_with('#') || l.starts_with("clockscope_")));
+}
+
+#[test]
+fn syscall_clocksource_and_slow_clock_are_flagged() {
+    let root = kvm_root();
+    root.write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "xen\n",
+    );
+    let linux = LinuxEvidence::read(root.path());
+    // 700 ns per read, as acpi_pm measured in PostgreSQL's docs.
+    let stats = vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        &[700, 710, 690],
+        3_000,
+    )];
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let r = build_report(&args, &linux, &CounterSetup::default(), stats, vec![], false, None);
+    assert_eq!(r.verdict.status, Status::Bad);
+    assert_eq!(r.exit_code(), 1);
+    let f = r.verdict.syscall_fallback.as_deref().unwrap();
+    assert!(f.contains("'xen'") && f.contains("syscall"), "{f}");
+    assert!(!r.verdict.postgresql_rule.as_ref().unwrap().passed);
+    assert!(!r.verdict.track_io_timing.as_ref().unwrap().safe);
+    snapshot_eq("check_xen_slow.txt", &text(&r));
+}
+
+#[test]
+fn backward_step_is_broken_and_exit_1() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let clock = ScriptedClock::from_readings(
+        "clock_gettime (CLOCK_MONOTONIC)",
+        Scale::NANOSECONDS,
+        vec![1000, 1020, 1040, 1010, 1030, 1050, 1070, 1090, 1110, 1120],
+    );
+    let m = measure(&clock, 100, |_| Control::Continue);
+    let stats = vec![ClockStats::from_measurement(ClockId::Monotonic, &m, None)];
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    assert_eq!(r.verdict.status, Status::Broken);
+    assert_eq!(r.exit_code(), 1);
+    assert_eq!(r.clocks[0].backward_steps, 1);
+    assert_eq!(r.clocks[0].largest_backward_ns, 30);
+    assert!(r.verdict.problems[0].contains("went backwards 1 times (largest step 30 ns)"));
+}
+
+#[test]
+fn wall_clock_steps_are_reported_but_not_fatal() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let clock = ScriptedClock::from_readings(
+        "rt",
+        Scale::NANOSECONDS,
+        vec![1000, 1020, 1040, 1010, 1030, 1050, 1200, 1300],
+    );
+    let m = measure(&clock, 100, |_| Control::Continue);
+    let mono = scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 1_000);
+    let stats = vec![mono, ClockStats::from_measurement(ClockId::Realtime, &m, None)];
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    assert_eq!(r.verdict.status, Status::Good);
+    assert!(r.verdict.problems[0].contains("wall clock may be stepped by NTP"));
+}
+
+#[test]
+fn recommendation_follows_trust_and_auto() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let mono = || {
+        vec![scripted_stats(
+            ClockId::Monotonic,
+            Scale::NANOSECONDS,
+            MONO_STEPS,
+            1_000,
+        )]
+    };
+    let mut c = trusted_counter();
+    c.trusted = Some(false);
+    c.reason = Some("the kernel marked the TSC unstable".into());
+    let r = build_report(&args, &linux, &c, mono(), vec![], false, None);
+    let rec = r.verdict.timing_clock_source_recommendation.unwrap();
+    assert!(
+        rec.starts_with("set timing_clock_source = system") && rec.contains("marked the TSC unstable"),
+        "{rec}"
+    );
+    c.postgresql_auto_uses_tsc = Some(false);
+    c.trusted = Some(true);
+    let r = build_report(&args, &linux, &c, mono(), vec![], false, None);
+    assert!(r
+        .verdict
+        .timing_clock_source_recommendation
+        .unwrap()
+        .starts_with("set timing_clock_source = tsc"));
+    assert_eq!(r.verdict.postgresql19_auto_picks.as_deref(), Some("system"));
+}
+
+#[test]
+fn interrupted_report_exits_130() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let stats = vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        MONO_STEPS,
+        1_000,
+    )];
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], true, None);
+    assert_eq!(r.exit_code(), 130);
+    assert!(text(&r).contains("Interrupted: the numbers above cover only what was measured before Ctrl-C."));
+}
+
+#[test]
+fn svg_plot_is_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clocks.svg");
+    export::svg::write(&path, &good_report()).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("clock_gettime (CLOCK_MONOTONIC)") && svg.contains("RDTSC"));
+}
