@@ -21,7 +21,10 @@ fn cpu_lists_round_trip_and_errors_name_the_item() {
     assert_eq!(format_cpu_list(&[7, 0, 1, 2]), "0-2,7");
     let e = parse_cpu_list("0-1,x").unwrap_err();
     assert!(matches!(e, CpuListError::BadItem { .. }));
-    assert_eq!(e.to_string(), "'x' in CPU list '0-1,x' is not a CPU number or range (like 0-3)");
+    assert_eq!(
+        e.to_string(),
+        "'x' in CPU list '0-1,x' is not a CPU number or range (like 0-3)"
+    );
     assert_eq!(
         parse_cpu_list("5-2").unwrap_err().to_string(),
         "range '5-2' in CPU list '5-2' ends before it starts"
@@ -70,7 +73,11 @@ fn cgroup_v2_cpuset_and_missing_files() {
     let cs = read_cgroup_cpuset(r).unwrap();
     assert_eq!(cs.cpus, Some(vec![]));
     assert_eq!(cs.to_string(), format!("(empty) ({})", cs.file.display()));
-    write(r, "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus.effective", "1,3\n");
+    write(
+        r,
+        "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus.effective",
+        "1,3\n",
+    );
     assert_eq!(read_cgroup_cpuset(r).unwrap().cpus, Some(vec![1, 3]));
 }
 

@@ -5,8 +5,8 @@
 
 use clockscope::clock::ClockId;
 use clockscope::crosscpu::{
-    ping_pong, run_all, warp_test, ClockUnderTest, CpuClock, NoPinning, OffsetFinding, PairMode, RunOptions,
-    Settings, Verdict,
+    ping_pong, run_all, warp_test, ClockUnderTest, CpuClock, NoPinning, OffsetFinding, PairMode, RunOptions, Settings,
+    Verdict,
 };
 use clockscope::Scale;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -162,7 +162,10 @@ fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
         stop: &never,
     };
     let mut calls = Vec::new();
-    let report = run_all(&[0, 1, 2], &clocks, &settings, &mut |done, total| calls.push((done, total))).unwrap();
+    let report = run_all(&[0, 1, 2], &clocks, &settings, &mut |done, total| {
+        calls.push((done, total))
+    })
+    .unwrap();
     assert_eq!(report.pairs_planned, 3);
     assert_eq!(report.test_ns, 10_000_000);
     assert_eq!(calls.len(), 6);
@@ -184,7 +187,8 @@ fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
         assert_eq!((c.offset_lower_ticks, c.offset_upper_ticks), (Some(3999), Some(4001)));
         assert_eq!((c.offset_lower_ns, c.offset_upper_ns), (Some(1999), Some(2000)));
         assert!(
-            c.verdict_text.contains(&format!("CPU 2 is 1999 ns ahead of CPU {}", pair.cpu_a)),
+            c.verdict_text
+                .contains(&format!("CPU 2 is 1999 ns ahead of CPU {}", pair.cpu_a)),
             "{}",
             c.verdict_text
         );

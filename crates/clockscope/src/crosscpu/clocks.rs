@@ -44,7 +44,10 @@ pub fn counter(scale: Option<Scale>, scale_source: Option<String>) -> Option<Clo
 
 /// The counter first (when there is one), then CLOCK_MONOTONIC.
 pub fn default_clocks(counter_scale: Option<Scale>, scale_source: Option<String>) -> Vec<ClockUnderTest> {
-    counter(counter_scale, scale_source).into_iter().chain([monotonic()]).collect()
+    counter(counter_scale, scale_source)
+        .into_iter()
+        .chain([monotonic()])
+        .collect()
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -280,6 +280,7 @@ pub fn run_all(
     Ok(CrossCpuReport {
         cpus: cpus.to_vec(),
         pair_mode: settings.pair_mode,
+        clocks: clocks.iter().map(|c| c.id.cli_name()).collect(),
         pairs_planned: planned.len(),
         budget_ns: settings.budget_ns,
         test_ns,

@@ -108,6 +108,8 @@ pub struct CrossCpuReport {
     pub cpus: Vec<usize>,
     /// Which pairs were planned.
     pub pair_mode: PairMode,
+    /// The clocks tested on each pair (command-line names).
+    pub clocks: Vec<&'static str>,
     /// How many pairs were planned (fewer are reported when interrupted).
     pub pairs_planned: usize,
     /// The time budget asked for.
@@ -364,7 +366,10 @@ mod tests {
         );
         let (v, t) = judge(0, 1, &warp(0, 0, 0), &offset(-40, 35), NS, 10);
         assert_eq!(v, Verdict::InSync);
-        assert_eq!(t, "in sync: no warp in 1000 readings; offset of CPU 1 to CPU 0 within [-40 ns, +35 ns]");
+        assert_eq!(
+            t,
+            "in sync: no warp in 1000 readings; offset of CPU 1 to CPU 0 within [-40 ns, +35 ns]"
+        );
         let (v, _) = judge(0, 1, &warp(0, 0, 0), &offset(10, 5), NS, 10);
         assert_eq!(v, Verdict::Inconsistent);
         let (v, t) = judge(0, 1, &warp(0, 0, 0), &offset(-40, 35), NS, 1000);

@@ -150,7 +150,10 @@ fn run_side<C: CpuClock + ?Sized>(
                 break;
             }
             let now = Instant::now();
-            let enough = s.handovers.iter().all(|h| h.load(Ordering::Relaxed) >= opts.min_handovers);
+            let enough = s
+                .handovers
+                .iter()
+                .all(|h| h.load(Ordering::Relaxed) >= opts.min_handovers);
             if now >= hard || (now >= soft && enough) {
                 s.done.store(true, Ordering::Relaxed);
                 break;

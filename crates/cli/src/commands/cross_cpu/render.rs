@@ -1,0 +1,205 @@
+//! The cross-cpu report as text (a table per CPU pair, the verdicts in
+//! words, a summary line) or JSON (the library's report plus the CPU context
+//! and the calibration, field names with units).
+
+use super::Outcome;
+use clockscope::crosscpu::{format_cpu_list, ClockPairReport, CpuListFile, CrossCpuReport};
+use clockscope::tsc::calibrate::Calibration;
+use serde::Serialize;
+use std::io::Write;
+
+/// Where the counter frequency came from, in words.
+pub fn calibration_source(c: &Calibration) -> String {
+    let ppm = c.uncertainty_ppm.map(|p| format!(", ±{p:.2} ppm")).unwrap_or_default();
+    format!(
+        "{} calibrated against {} in {:.1} ms{ppm}",
+        c.counter,
+        c.reference,
+        c.elapsed_ns as f64 / 1e6
+    )
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn signed<T: Into<i64>>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{:+}", v.into()))
+}
+
+fn file_line(f: &Option<CpuListFile>) -> String {
+    f.as_ref().map_or_else(|| "not readable".to_string(), |f| f.to_string())
+}
+
+/// A table: left-aligned first column, right-aligned numbers, left-aligned last column.
+fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    let n = header.len();
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i == 0 || i == n - 1 {
+                s.push_str(&format!("{cell:<w$}", w = widths[i]));
+            } else {
+                s.push_str(&format!("{cell:>w$}", w = widths[i]));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    writeln!(out, "  {}", line(header.to_vec()))?;
+    for r in rows {
+        writeln!(out, "  {}", line(r.iter().map(String::as_str).collect()))?;
+    }
+    Ok(())
+}
+
+fn row(c: &ClockPairReport) -> Vec<String> {
+    vec![
+        c.clock.to_string(),
+        c.iterations.to_string(),
+        format!("{}/{}", c.handovers_a_to_b, c.handovers_b_to_a),
+        c.warps.to_string(),
+        c.max_warp_ticks.to_string(),
+        opt(c.max_warp_ns),
+        c.offset_rounds.to_string(),
+        signed(c.offset_lower_ns),
+        signed(c.offset_upper_ns),
+        opt(c.min_round_trip_ns),
+        c.verdict.label().to_string(),
+    ]
+}
+
+const HEADER: [&str; 11] = [
+    "clock",
+    "iterations",
+    "handovers a>b/b>a",
+    "warps",
+    "max warp ticks",
+    "max warp ns",
+    "rounds",
+    "offset low ns",
+    "offset high ns",
+    "min rtt ns",
+    "verdict",
+];
+
+/// The text report.
+pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
+    let r = &o.report;
+    writeln!(
+        out,
+        "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
+        format_cpu_list(&r.cpus),
+        format_cpu_list(&o.context.allowed)
+    )?;
+    writeln!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
+    writeln!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))?;
+    if let Some(note) = &o.note {
+        writeln!(out)?;
+        writeln!(out, "Nothing to measure: {note}.")?;
+        return Ok(());
+    }
+    if let Some(c) = &o.calibration {
+        match c.hz {
+            Some(hz) => writeln!(
+                out,
+                "{:<19}{:.3} MHz ({})",
+                format!("{} frequency:", c.counter),
+                hz as f64 / 1e6,
+                calibration_source(c)
+            )?,
+            None => writeln!(
+                out,
+                "{:<19}unknown ({}); its results are in ticks only",
+                format!(
+                    "{} frequency:",
+                    if c.counter.is_empty() { "Counter" } else { c.counter }
+                ),
+                c.note
+            )?,
+        }
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    writeln!(
+        out,
+        "Budget:            {:.3} s over {} pair{} x {} clock{} ({}) x 2 tests (warp, ping-pong) of {} each",
+        r.budget_ns as f64 / 1e9,
+        r.pairs_planned,
+        plural(r.pairs_planned),
+        r.clocks.len(),
+        plural(r.clocks.len()),
+        r.clocks.join(", "),
+        ms(r.test_ns)
+    )?;
+    for p in &r.pairs {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "CPU {a} / CPU {b}   (a = CPU {a}, b = CPU {b}; offsets are CPU {b}'s clock minus CPU {a}'s)",
+            a = p.cpu_a,
+            b = p.cpu_b
+        )?;
+        let rows: Vec<Vec<String>> = p.clocks.iter().map(row).collect();
+        table(out, &HEADER, &rows)?;
+        let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
+        for c in &p.clocks {
+            writeln!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
+        }
+    }
+    writeln!(out)?;
+    if r.interrupted {
+        writeln!(
+            out,
+            "Interrupted: the results above are what was measured before Ctrl-C."
+        )?;
+    }
+    writeln!(out, "Summary: {}", r.summary())?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    #[serde(flatten)]
+    report: &'a CrossCpuReport,
+    allowed_cpus: &'a [usize],
+    online_cpus: &'a Option<CpuListFile>,
+    cgroup_cpuset: &'a Option<CpuListFile>,
+    calibration: &'a Option<Calibration>,
+    note: &'a Option<String>,
+    problem: bool,
+    summary: String,
+    exit_code: u8,
+}
+
+/// The JSON report.
+pub fn json(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
+    let j = Json {
+        report: &o.report,
+        allowed_cpus: &o.context.allowed,
+        online_cpus: &o.context.online,
+        cgroup_cpuset: &o.context.cgroup_cpuset,
+        calibration: &o.calibration,
+        note: &o.note,
+        problem: o.report.has_problem(),
+        summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
+        exit_code: o.exit_code(),
+    };
+    serde_json::to_writer_pretty(&mut *out, &j)?;
+    writeln!(out)?;
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! `clockscope cross-cpu`: the real binary on this machine (sanity checks
+//! only: a shared VM's timing is not asserted), its errors and 1-CPU case,
+//! Ctrl-C, and the text report of a constructed result, compared exactly.
+
+use clockscope::crosscpu::{
+    ClockPairReport, CpuContext, CpuListFile, CrossCpuReport, OffsetResult, PairMode, PairReport, Verdict, WarpResult,
+};
+use clockscope_cli::commands::cross_cpu::{render, Outcome};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn clockscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clockscope"))
+        .args(args)
+        .output()
+        .expect("run clockscope")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn real_run_reports_every_pair_as_json() {
+    let out = clockscope(&["cross-cpu", "-d", "0.3", "--format", "json"]);
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0 | 1)),
+        "{code:?} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out);
+    let cpus = j["cpus"].as_array().unwrap().len();
+    let pairs = j["pairs"].as_array().unwrap();
+    if cpus < 2 {
+        assert!(pairs.is_empty());
+        assert_eq!(code, Some(0));
+        return;
+    }
+    assert_eq!(pairs.len(), cpus * (cpus - 1) / 2);
+    if cpus == 2 {
+        assert_eq!(pairs.len(), 1);
+        assert_eq!((&pairs[0]["cpu_a"], &pairs[0]["cpu_b"]), (&j["cpus"][0], &j["cpus"][1]));
+    }
+    assert_eq!(j["exit_code"].as_i64(), code.map(i64::from));
+    assert_eq!(j["problem"].as_bool(), Some(code == Some(1)));
+    for pair in pairs {
+        let clocks = pair["clocks"].as_array().unwrap();
+        assert!(clocks.iter().any(|c| c["clock"] == "monotonic"), "{pair}");
+        for c in clocks {
+            for field in [
+                "iterations",
+                "warps",
+                "max_warp_ticks",
+                "offset_rounds",
+                "warp_test_ns",
+                "offset_test_ns",
+            ] {
+                assert!(c[field].is_u64(), "{field}: {c}");
+            }
+            assert!(c["iterations"].as_u64().unwrap() > 0, "{c}");
+            assert!(c["warps"].as_u64() <= c["iterations"].as_u64());
+            for field in ["offset_lower_ns", "offset_upper_ns", "max_warp_ns"] {
+                assert!(c[field].is_i64() || c[field].is_null(), "{field}: {c}");
+            }
+            assert!(c["verdict_text"].as_str().is_some_and(|t| !t.is_empty()));
+            let problem = ["warp", "offset", "inconsistent"].contains(&c["verdict"].as_str().unwrap());
+            if problem {
+                assert_eq!(code, Some(1), "{c}");
+            }
+        }
+    }
+}
+
+#[test]
+fn real_run_as_text_ends_with_a_summary() {
+    let out = clockscope(&["cross-cpu", "-d", "0.2"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("CPUs tested:"), "{text}");
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("Summary: ") || last.starts_with("Nothing to measure: "),
+        "{text}"
+    );
+}
+
+fn allowed_cpus() -> Vec<usize> {
+    clockscope::crosscpu::affinity::allowed_cpus().unwrap()
+}
+
+fn has_taskset() -> bool {
+    Command::new("taskset")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn one_allowed_cpu_says_so_and_exits_0() {
+    if !has_taskset() {
+        eprintln!("taskset not found: skipped");
+        return;
+    }
+    // The child inherits this process's affinity mask.
+    let cpu = allowed_cpus()[0].to_string();
+    let bin = env!("CARGO_BIN_EXE_clockscope");
+    let out = Command::new("taskset")
+        .args(["-c", &cpu, bin, "cross-cpu"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "Nothing to measure: only CPU {cpu} is available to this process (sched_getaffinity): there is no CPU \
+             pair to compare."
+        )),
+        "{text}"
+    );
+    let out = Command::new("taskset")
+        .args(["-c", &cpu, bin, "cross-cpu", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let j = json(&out);
+    assert_eq!(j["pairs"], serde_json::json!([]));
+    assert_eq!(j["allowed_cpus"], serde_json::json!([cpu.parse::<u64>().unwrap()]));
+}
+
+#[test]
+fn bad_values_exit_2_with_one_line() {
+    for (args, expected) in [
+        (vec!["-d", "0"], "'0' must be a positive number of seconds"),
+        (vec!["-d", "-1"], "'-1' must be a positive number of seconds"),
+        (vec!["-d", "abc"], "'abc' is not a number of seconds"),
+        (vec!["--duration=nan"], "'nan' must be a positive number of seconds"),
+        (
+            vec!["--cpus", "3-1"],
+            "range '3-1' in CPU list '3-1' ends before it starts",
+        ),
+        (vec!["--cpus", "x"], "'x' in CPU list 'x' is not a CPU number"),
+        (
+            vec!["--cpus", "4194303"],
+            "CPU 4194303 is not among the CPUs this process may run on",
+        ),
+        (vec!["--pairs", "some"], "invalid value 'some' for '--pairs"),
+    ] {
+        let mut all = vec!["cross-cpu"];
+        all.extend(&args);
+        let out = clockscope(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("clockscope: error: "), "{err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn ctrl_c_prints_what_was_measured_and_exits_130() {
+    if allowed_cpus().len() < 2 {
+        return;
+    }
+    let child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
+        .args(["cross-cpu", "-d", "60", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The handler is installed before anything is measured; calibration
+    // takes 20 ms, so after a second the tests are running.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    assert_eq!(j["interrupted"], true);
+    assert_eq!(j["exit_code"], 130);
+    let pairs = j["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{j}");
+    assert!(pairs[0]["clocks"][0]["iterations"].as_u64().unwrap() > 0);
+}
+
+fn clock_report(
+    id: clockscope::ClockId,
+    scale: clockscope::Scale,
+    warp: WarpResult,
+    offset: OffsetResult,
+) -> ClockPairReport {
+    let c = clockscope::crosscpu::ClockUnderTest {
+        id,
+        scale: Some(scale),
+        scale_source: Some("a test".into()),
+        clock: Box::new(|_cpu: usize| 0u64),
+    };
+    ClockPairReport::new(&c, 0, 1, &warp, &offset, 100)
+}
+
+#[test]
+fn text_report_of_a_constructed_result() {
+    let ghz = clockscope::Scale::from_hz(2_000_000_000).unwrap();
+    let warp = WarpResult {
+        iterations: 5000,
+        handovers_a_to_b: 2400,
+        handovers_b_to_a: 2400,
+        warps: 2400,
+        warps_a_behind_b: 2400,
+        max_warp_ticks: 2468,
+        elapsed_ns: 250_000_000,
+        ..Default::default()
+    };
+    let offset = OffsetResult {
+        rounds: 1000,
+        lower_ticks: Some(2468),
+        upper_ticks: Some(2600),
+        min_round_trip_ticks: Some(400),
+        elapsed_ns: 250_000_000,
+        stopped: false,
+    };
+    let clean = WarpResult {
+        iterations: 4000,
+        handovers_a_to_b: 1999,
+        handovers_b_to_a: 1999,
+        elapsed_ns: 250_000_000,
+        ..Default::default()
+    };
+    let clean_offset = OffsetResult {
+        rounds: 900,
+        lower_ticks: Some(-80),
+        upper_ticks: Some(90),
+        min_round_trip_ticks: Some(210),
+        elapsed_ns: 250_000_000,
+        stopped: false,
+    };
+    let report = CrossCpuReport {
+        cpus: vec![0, 1],
+        pair_mode: PairMode::All,
+        clocks: vec!["rdtscp", "monotonic"],
+        pairs_planned: 1,
+        budget_ns: 1_000_000_000,
+        test_ns: 250_000_000,
+        min_handovers: 100,
+        pairs: vec![PairReport {
+            cpu_a: 0,
+            cpu_b: 1,
+            clocks: vec![
+                clock_report(clockscope::ClockId::Rdtscp, ghz, warp, offset),
+                clock_report(
+                    clockscope::ClockId::Monotonic,
+                    clockscope::Scale::NANOSECONDS,
+                    clean,
+                    clean_offset,
+                ),
+            ],
+        }],
+        interrupted: false,
+        elapsed_ns: 1_000_000_000,
+    };
+    assert_eq!(report.pairs[0].clocks[0].verdict, Verdict::Warp);
+    let outcome = Outcome {
+        context: CpuContext {
+            allowed: vec![0, 1],
+            online: Some(CpuListFile {
+                file: PathBuf::from("/sys/devices/system/cpu/online"),
+                content: "0-3".into(),
+                cpus: Some(vec![0, 1, 2, 3]),
+            }),
+            cgroup_cpuset: None,
+        },
+        calibration: None,
+        report,
+        note: None,
+    };
+    assert_eq!(outcome.exit_code(), 1);
+    let mut out = Vec::new();
+    render::text(&outcome, &mut out).unwrap();
+    let expected = "\
+CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)
+Online CPUs:       0-3 (/sys/devices/system/cpu/online)
+Cgroup cpuset:     not readable
+Budget:            1.000 s over 1 pair x 2 clocks (rdtscp, monotonic) x 2 tests (warp, ping-pong) of 250.0 ms each
+
+CPU 0 / CPU 1   (a = CPU 0, b = CPU 1; offsets are CPU 1's clock minus CPU 0's)
+  clock      iterations  handovers a>b/b>a  warps  max warp ticks  max warp ns  rounds  offset low ns  offset high ns  min rtt ns  verdict
+  rdtscp           5000          2400/2400   2400            2468         1234    1000          +1234           +1300         200  WARP
+  monotonic        4000          1999/1999      0               0            0     900            -80             +90         210  in sync
+  rdtscp:    2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at least; at most 1300 ns)
+  monotonic: in sync: no warp in 4000 readings; offset of CPU 1 to CPU 0 within [-80 ns, +90 ns]
+
+Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
+";
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+}
