@@ -45,6 +45,12 @@ pub struct KernelLog {
     pub clocksource_switches: Vec<String>,
     /// Cycles from "Measured <n> cycles TSC warp between CPUs" (tsc_sync).
     pub tsc_warp_cycles: Vec<i64>,
+    /// "kvm-clock: using sched offset ...": sched_clock is kvm-clock's
+    /// paravirtual one, so perf pages carry no TSC scale.
+    pub kvm_sched_clock: bool,
+    /// The text after "Performance Events: " (PMU driver, or "no PMU driver,
+    /// software events only").
+    pub performance_events: Option<String>,
     /// Every TSC- or clocksource-related message, in order, without prefixes.
     pub lines: Vec<String>,
 }
@@ -140,8 +146,16 @@ impl KernelLog {
                 relevant = true;
             }
         }
+        if msg.contains("kvm-clock: using sched offset") {
+            self.kvm_sched_clock = true;
+            relevant = true;
+        }
+        if let Some(rest) = after(msg, "Performance Events: ") {
+            self.performance_events = Some(rest.trim().to_string());
+            relevant = true;
+        }
         let lower = msg.to_ascii_lowercase();
-        if relevant || lower.contains("tsc") || lower.contains("clocksource") {
+        if relevant || lower.contains("tsc") || lower.contains("clocksource") || lower.contains("sched_clock") {
             self.lines.push(msg.trim().to_string());
         }
     }
@@ -175,7 +189,7 @@ fn after<'a>(hay: &'a str, needle: &str) -> Option<&'a str> {
 
 /// Splits a log line into its kmsg sequence number (if it is a kmsg record)
 /// and the message: `6,123,456789,-;msg`, `[    0.000058] msg`, `<6>msg`,
-/// or a bare message.
+/// `Jan 16 17:13:19 host kernel: msg` (journal), or a bare message.
 pub fn split_record(line: &str) -> (Option<u64>, &str) {
     if let Some((prefix, msg)) = line.split_once(';') {
         let fields: Vec<&str> = prefix.split(',').collect();
@@ -185,6 +199,12 @@ pub fn split_record(line: &str) -> (Option<u64>, &str) {
         }
     }
     let mut msg = line.trim_start();
+    // journalctl/syslog: "Jan 16 17:13:19 host kernel: msg".
+    if !msg.starts_with(['[', '<']) {
+        if let Some(i) = msg.find(" kernel: ") {
+            return (None, &msg[i + " kernel: ".len()..]);
+        }
+    }
     if let Some(rest) = msg.strip_prefix('<') {
         if let Some((prio, rest)) = rest.split_once('>') {
             if !prio.is_empty() && prio.bytes().all(|b| b.is_ascii_digit()) {

@@ -269,14 +269,23 @@ pub fn calibrate<R: ClockSource, C: ClockSource>(reference: &R, counter: &C, bud
 }
 
 /// clockscope's calibration (see the module documentation): stops when the
-/// error bound is at most `target_ppm` or when one more read would pass
-/// `budget_ns` on the reference clock.
+/// error bound is at most `target_ppm`, or before a bracket that would end
+/// past `budget_ns` on the reference clock (predicted from the previous
+/// bracket's duration). The first bracket is always read, so only a budget
+/// shorter than one bracket (three clock reads) can be exceeded, by that
+/// bracket; a budget of 0 reads nothing.
 pub fn calibrate_to<R: ClockSource, C: ClockSource>(
     reference: &R,
     counter: &C,
     budget_ns: u64,
     target_ppm: f64,
 ) -> Calibration {
+    if budget_ns == 0 {
+        let mut cal = Calibration::unavailable("did not converge: a budget of 0 ns allows no reads", METHOD_BRACKETED);
+        cal.counter = counter.name();
+        cal.reference = reference.name();
+        return cal;
+    }
     let t0 = reference.now();
     let max_iterations = budget_ns / MIN_ITERATION_NS + START_SAMPLES + BATCH_SAMPLES;
     let start_phase_ns = budget_ns / START_BUDGET_DIVISOR;

@@ -113,15 +113,16 @@ pub const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 pub fn decode_page(page: &PageFields, event: &'static str) -> Result<PerfTimeScale, PerfUnavailable> {
     if page.capabilities & CAP_USER_TIME == 0 {
         return Err(PerfUnavailable(format!(
-            "no cap_user_time on the {event} event's page: the kernel does not publish the TSC scale here \
-             (x86 publishes it only when sched_clock is the native, stable TSC one; a paravirtual \
-             sched_clock such as kvm-clock clears it)"
+            "no cap_user_time in the perf page (version {}, capabilities {:#x}): the kernel does \
+             not publish the TSC scale here (x86 publishes it only when sched_clock is the native, stable \
+             TSC one; a paravirtual sched_clock such as kvm-clock's leaves it clear)",
+            page.version, page.capabilities
         )));
     }
     if page.time_mult == 0 {
-        return Err(PerfUnavailable(format!(
-            "cap_user_time is set but time_mult is 0 on the {event} event's page"
-        )));
+        return Err(PerfUnavailable(
+            "cap_user_time is set but time_mult is 0 in the perf page".to_string(),
+        ));
     }
     Ok(PerfTimeScale {
         time_mult: page.time_mult,

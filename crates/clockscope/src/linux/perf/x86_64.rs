@@ -68,14 +68,22 @@ const EVENTS: [(&str, u32, u64); 3] = [
 ];
 
 pub(super) fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {
-    let mut reasons = Vec::new();
+    // (reason, events that gave it), in the order first seen.
+    let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
     for (name, type_, config) in EVENTS {
         match read_event(name, type_, config) {
             Ok(scale) => return Ok(scale),
-            Err(e) => reasons.push(format!("{name}: {e}")),
+            Err(e) => match reasons.iter_mut().find(|(r, _)| *r == e.0) {
+                Some((_, names)) => names.push(name),
+                None => reasons.push((e.0, vec![name])),
+            },
         }
     }
-    Err(PerfUnavailable(reasons.join("; ")))
+    let parts: Vec<String> = reasons
+        .into_iter()
+        .map(|(r, names)| format!("{}: {r}", names.join(", ")))
+        .collect();
+    Err(PerfUnavailable(parts.join("; ")))
 }
 
 fn paranoid() -> String {

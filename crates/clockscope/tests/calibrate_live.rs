@@ -1,0 +1,83 @@
+//! Measures both calibrations on this machine against the kernel's TSC
+//! frequency (`#[ignore]`: a measurement, not a test; numbers depend on the
+//! host). Run: `cargo test --release -p clockscope --test calibrate_live --
+//! --ignored --nocapture`. It only checks sanity (a frequency was found and
+//! it is positive).
+
+use clockscope::linux::LinuxEvidence;
+use clockscope::tsc::calibrate::{calibrate_tsc, calibrate_tsc_postgresql, Calibration, DEFAULT_BUDGET_NS};
+use std::path::Path;
+
+const RUNS: usize = 8;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn summarise(name: &str, runs: &[Calibration], kernel_khz: Option<u64>) {
+    println!("\n{name} ({} runs)", runs.len());
+    for c in runs {
+        let err = kernel_khz.and_then(|k| c.error_ppm_vs_khz(k));
+        println!(
+            "  khz={:?} hz={:?} err_ppm={} bound_ppm={} elapsed_us={:.1} samples={} | {}",
+            c.khz,
+            c.hz,
+            err.map_or("-".into(), |e| format!("{e:+.3}")),
+            c.uncertainty_ppm.map_or("-".into(), |u| format!("{u:.3}")),
+            c.elapsed_ns as f64 / 1e3,
+            c.samples,
+            c.note
+        );
+    }
+    if let Some(k) = kernel_khz {
+        let mut errs: Vec<f64> = runs.iter().filter_map(|c| c.error_ppm_vs_khz(k)).collect();
+        let mut elapsed: Vec<f64> = runs.iter().map(|c| c.elapsed_ns as f64 / 1e3).collect();
+        if !errs.is_empty() {
+            let (lo, hi) = (
+                errs.iter().copied().fold(f64::INFINITY, f64::min),
+                errs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            );
+            println!(
+                "  vs kernel {k} kHz: median error {:+.3} ppm, spread {:.3} ppm ({lo:+.3} .. {hi:+.3}), median elapsed {:.1} us, converged {}/{}",
+                median(&mut errs),
+                hi - lo,
+                median(&mut elapsed),
+                errs.len(),
+                runs.len()
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "measures this machine's TSC; prints numbers"]
+fn compare_calibrations_with_the_kernel() {
+    let ev = LinuxEvidence::read(Path::new("/"));
+    let kernel = ev.kernel_tsc_khz();
+    println!("kernel: {:?}", kernel.map(|(k, s)| (k, s.label())));
+    let kernel_khz = kernel.map(|(k, _)| k);
+    let mut ours = Vec::new();
+    let mut pg = Vec::new();
+    // Alternate so both see the same machine conditions.
+    for _ in 0..RUNS {
+        ours.push(calibrate_tsc(DEFAULT_BUDGET_NS));
+        pg.push(calibrate_tsc_postgresql());
+    }
+    summarise(
+        "clockscope calibrate_tsc (RDTSCP vs CLOCK_MONOTONIC_RAW, 50 ms budget)",
+        &ours,
+        kernel_khz,
+    );
+    summarise("PostgreSQL 19 algorithm (RDTSCP vs CLOCK_MONOTONIC)", &pg, kernel_khz);
+    for c in ours.iter().chain(&pg) {
+        if let Some(k) = c.khz {
+            assert!(k > 0);
+        }
+    }
+}
