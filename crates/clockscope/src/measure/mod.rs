@@ -162,6 +162,30 @@ fn run_chunk<C: ClockSource>(
     cur
 }
 
+/// The smallest non-zero step of `clock`, found by reading it for up to
+/// `max_ns` (on the clock itself) and keeping the smallest forward
+/// difference. For coarse clocks whose steps exceed the histogram's exact
+/// range (CLOCK_*_COARSE: 1-4 ms); not part of the measuring loop.
+pub fn smallest_step_ns<C: ClockSource>(clock: &C, max_ns: u64) -> Option<u64> {
+    let scale = clock.scale();
+    let start = clock.now_ordered();
+    let end = start.saturating_add(scale.ns_to_ticks(max_ns));
+    let mut prev = start;
+    let mut smallest: Option<u64> = None;
+    loop {
+        let cur = clock.now();
+        let d = cur.delta_since(prev);
+        if d > 0 {
+            let ns = scale.ticks_to_ns(d as u64);
+            smallest = Some(smallest.map_or(ns, |s| s.min(ns)));
+        }
+        prev = cur;
+        if cur >= end {
+            return smallest;
+        }
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn record_backward(backward: &mut BackwardSteps, ns: u64) {
@@ -238,6 +262,15 @@ mod tests {
         assert!(m.interrupted);
         assert_eq!(calls, 5);
         assert_eq!(m.loops(), 50);
+    }
+
+    #[test]
+    fn smallest_step_finds_coarse_ticks() {
+        // A 4 ms coarse clock read every 1 us.
+        let c = ScriptedClock::new("coarse", Scale::NANOSECONDS, |n| (n * 1_000) / 4_000_000 * 4_000_000);
+        assert_eq!(smallest_step_ns(&c, 20_000_000), Some(4_000_000));
+        let frozen = ScriptedClock::new("frozen", Scale::NANOSECONDS, |n| if n < 100 { 5 } else { 5 + n });
+        assert_eq!(smallest_step_ns(&frozen, 10), Some(1));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, Control, Measurement};
+use clockscope::measure::{measure, smallest_step_ns, Control, Measurement};
 use clockscope::Scale;
 use report::{CheckReport, Skipped};
 use stats::ClockStats;
@@ -116,24 +116,33 @@ pub fn check_plot_path(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How long a clock whose steps exceed 10 us is read to find its exact step (50 ms: a few 4 ms ticks).
+pub const COARSE_PROBE_NS: u64 = 50_000_000;
+
 struct MeasureClock<'a> {
     duration_ns: u64,
     bar: &'a indicatif::ProgressBar,
 }
 
 impl ClockVisitor for MeasureClock<'_> {
-    type Output = Measurement;
-    fn visit<C: ClockSource>(self, clock: &C) -> Measurement {
+    type Output = (Measurement, Option<u64>);
+    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
         self.bar.set_position(0);
         self.bar.set_prefix(clock.name().to_string());
-        measure(clock, self.duration_ns, |p| {
+        let m = measure(clock, self.duration_ns, |p| {
             self.bar.set_position(p.elapsed_ns.min(p.target_ns));
             if crate::exit::interrupted() {
                 Control::Stop
             } else {
                 Control::Continue
             }
-        })
+        });
+        // The histogram only knows a coarse step's log2 bucket: find it exactly.
+        let coarse_step = match m.histogram.min_nonzero() {
+            Some(p) if !p.exact && !m.interrupted => smallest_step_ns(clock, COARSE_PROBE_NS),
+            _ => None,
+        };
+        (m, coarse_step)
     }
 }
 
@@ -156,10 +165,14 @@ pub fn measure_clocks(
             continue;
         }
         match clock::visit(id, counter_scale, MeasureClock { duration_ns, bar: &bar }) {
-            Ok(m) => {
+            Ok((m, coarse_step)) => {
                 interrupted |= m.interrupted;
                 let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
-                stats.push(ClockStats::from_measurement(id, &m, khz));
+                let mut s = ClockStats::from_measurement(id, &m, khz);
+                if coarse_step.is_some() {
+                    s.resolution_ns = coarse_step;
+                }
+                stats.push(s);
             }
             Err(e) => skipped.push(Skipped {
                 name: id.cli_name().into(),
