@@ -8,11 +8,10 @@
 //! - System clock: `clock_gettime(CLOCK_MONOTONIC)`, what PostgreSQL's
 //!   `INSTR_TIME_SET_CURRENT` reads on Linux (and with
 //!   `timing_clock_source = system` in PostgreSQL 19).
-//! - RDTSC (x86-64 only): PostgreSQL 19's fast TSC read for EXPLAIN. The
-//!   loop's own ns conversion needs the TSC frequency, which clockscope's
-//!   TSC module does not publish yet; so the same loop runs on RDTSC with a
-//!   nominal scale and its cost is CLOCK_MONOTONIC time around the loop
-//!   divided by its iterations (an extra two reads over millions of loops).
+//! - RDTSC (x86-64 only): PostgreSQL 19's fast TSC read for EXPLAIN, at the
+//!   frequency PostgreSQL 19 would use here ([`clockscope::tsc::postgres_tsc`]:
+//!   CPUID by its rules, else calibration), as its pg_test_timing measures
+//!   "Fast clock source: RDTSC".
 
 use clockscope::clock::posix::PosixClock;
 use clockscope::{measure, ClockSource, Control};
@@ -29,6 +28,12 @@ pub struct ClockCost {
     pub loops: u64,
     /// How the number was obtained.
     pub method: String,
+    /// The counter frequency used to convert ticks to ns (TSC only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_khz: Option<u64>,
+    /// Where that frequency came from, as pg_test_timing prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_source: Option<String>,
 }
 
 /// This machine's read costs for the prediction.
@@ -41,13 +46,17 @@ pub struct MachineClocks {
     /// Why there is no RDTSC cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rdtsc_unavailable: Option<String>,
+    /// Whether PostgreSQL 19's `timing_clock_source = auto` would pick the
+    /// TSC here (its policy, [`clockscope::tsc::PostgresTsc::use_by_default`]).
+    pub tsc_auto: bool,
 }
 
 /// Measures the system clock and (where there is one) RDTSC for
 /// `duration_ns` each; `keep_going` is asked between 10 ms chunks.
 pub fn measure_machine(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
     let system = measure_system(duration_ns, keep_going);
-    let (rdtsc, rdtsc_unavailable) = match measure_rdtsc(duration_ns, keep_going) {
+    let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
+    let (rdtsc, rdtsc_unavailable) = match measure_rdtsc(&tsc, duration_ns, keep_going) {
         Ok(c) => (Some(c), None),
         Err(why) => (None, Some(why)),
     };
@@ -55,6 +64,7 @@ pub fn measure_machine(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -
         system,
         rdtsc,
         rdtsc_unavailable,
+        tsc_auto: tsc.use_by_default,
     }
 }
 
@@ -75,38 +85,50 @@ pub fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) ->
         per_read_ns: m.avg_loop_ns().unwrap_or(f64::NAN),
         loops: m.loops(),
         method: "pg_test_timing's loop, average loop time including overhead".into(),
+        frequency_khz: None,
+        frequency_source: None,
     }
 }
 
-/// pg_test_timing's loop on RDTSC, timed with CLOCK_MONOTONIC.
-#[cfg(target_arch = "x86_64")]
-pub fn measure_rdtsc(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<ClockCost, String> {
-    use clockscope::clock::arch::Rdtsc;
-    use clockscope::Scale;
-    /// Ticks are counted as if the TSC ran at 1 GHz; only the iteration
-    /// count of the loop is used, so the scale only sets how long it runs.
-    const NOMINAL_KHZ: u64 = 1_000_000;
-    let scale = Scale::from_khz(NOMINAL_KHZ).ok_or("no nominal scale")?;
-    let clock = Rdtsc::new(scale).ok_or("this CPU does not report RDTSCP, which PostgreSQL 19 needs for its TSC")?;
-    let mono = PosixClock::monotonic();
-    let start = mono.now_ordered();
-    let m = measure(&clock, duration_ns, |_| control(keep_going));
-    let elapsed_ns = mono.now_ordered().delta_since(start);
-    let loops = m.loops();
-    if loops == 0 || elapsed_ns <= 0 {
-        return Err("the RDTSC loop did not run".into());
-    }
-    Ok(ClockCost {
-        clock: clock.name().to_string(),
-        per_read_ns: elapsed_ns as f64 / loops as f64,
+/// PostgreSQL 19's TSC on this machine: [`clockscope::tsc::postgres_tsc`]
+/// decides its frequency (CPUID by PostgreSQL's rules, else calibration),
+/// then pg_test_timing's loop runs on RDTSC at that frequency, as
+/// PostgreSQL 19's pg_test_timing does for its "Fast clock source: RDTSC".
+pub fn measure_rdtsc(
+    tsc: &clockscope::tsc::PostgresTsc,
+    duration_ns: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<ClockCost, String> {
+    let (Some(khz), Some(source)) = (tsc.frequency_khz, tsc.frequency_source.as_deref()) else {
+        return Err("PostgreSQL 19 could not use the TSC here (no RDTSCP or invariant TSC, or no frequency)".into());
+    };
+    rdtsc_loop(khz, duration_ns, keep_going).map(|(per_read_ns, loops, clock)| ClockCost {
+        clock,
+        per_read_ns,
         loops,
-        method: "pg_test_timing's loop on RDTSC, CLOCK_MONOTONIC time / iterations (TSC frequency not used)".into(),
+        method: "pg_test_timing's loop (Fast clock source), average loop time including overhead".into(),
+        frequency_khz: Some(khz),
+        frequency_source: Some(source.to_string()),
     })
 }
 
-/// No TSC off x86-64: PostgreSQL 19's TSC clock source is x86-64 only.
+#[cfg(target_arch = "x86_64")]
+fn rdtsc_loop(khz: u64, duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<(f64, u64, String), String> {
+    use clockscope::clock::arch::Rdtsc;
+    let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
+    let clock = Rdtsc::new(scale).ok_or("this CPU does not report RDTSCP, which PostgreSQL 19 needs for its TSC")?;
+    let m = measure(&clock, duration_ns, |_| control(keep_going));
+    let per_read_ns = m.avg_loop_ns().ok_or("the RDTSC loop did not run")?;
+    Ok((per_read_ns, m.loops(), clock.name().to_string()))
+}
+
+/// PostgreSQL 19's TSC clock source exists on x86-64 only.
 #[cfg(not(target_arch = "x86_64"))]
-pub fn measure_rdtsc(_duration_ns: u64, _keep_going: &mut dyn FnMut() -> bool) -> Result<ClockCost, String> {
+fn rdtsc_loop(
+    _khz: u64,
+    _duration_ns: u64,
+    _keep_going: &mut dyn FnMut() -> bool,
+) -> Result<(f64, u64, String), String> {
     Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into())
 }
 
@@ -122,18 +144,33 @@ mod tests {
     }
 
     #[test]
+    fn no_tsc_frequency_means_no_rdtsc_cost() {
+        let tsc = clockscope::tsc::PostgresTsc {
+            frequency_khz: None,
+            frequency_source: None,
+            calibrated_khz: None,
+            use_by_default: false,
+        };
+        let why = measure_rdtsc(&tsc, 1_000_000, &mut || true).unwrap_err();
+        assert!(why.contains("could not use the TSC"), "{why}");
+    }
+
+    #[test]
     fn stopping_early_still_gives_a_number() {
         let c = measure_system(10_000_000_000, &mut || false);
         assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
     }
 
-    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn rdtsc_cost_is_measured_exactly_when_the_cpu_has_rdtscp() {
-        use clockscope::clock::arch::{cpu_has_rdtscp, cpu_has_tsc};
-        match measure_rdtsc(5_000_000, &mut || true) {
-            Ok(c) => assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}"),
-            Err(why) => assert!(!(cpu_has_tsc() && cpu_has_rdtscp()), "{why}"),
+    fn rdtsc_cost_is_measured_exactly_when_postgresql_19_would_use_the_tsc() {
+        let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
+        match measure_rdtsc(&tsc, 5_000_000, &mut || true) {
+            Ok(c) => {
+                assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
+                assert_eq!(c.frequency_khz, tsc.frequency_khz);
+                assert_eq!(c.frequency_source, tsc.frequency_source);
+            }
+            Err(why) => assert!(tsc.frequency_khz.is_none() || !cfg!(target_arch = "x86_64"), "{why}"),
         }
     }
 }

@@ -14,11 +14,12 @@
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
 //! ```
 //!
-//! The TSC prediction for a server that did not run on the TSC keeps the
-//! observed per-read overhead beyond the system clock's loop cost (the
-//! executor's own bookkeeping, never taken below 0) and swaps the system
-//! clock's loop cost for RDTSC's:
-//! `tsc_per_read = rdtsc_loop + max(0, overhead_per_read - system_loop)`.
+//! The TSC prediction for a server that did not run on the TSC uses the
+//! RDTSC loop time in place of the system clock's: `predicted_*` as above
+//! with `rdtsc_per_read_ns`, and a `scaled_*` variant that also applies the
+//! observed/predicted ratio measured on the system clock
+//! (`rdtsc_per_read_ns * observed_over_predicted`), for the part of a read
+//! that the executor overlaps with its own work or adds to it.
 
 use crate::clockcost::MachineClocks;
 use crate::connect::Locality;
@@ -63,15 +64,16 @@ pub struct SourceResult {
 /// What the TSC would give for a server that did not run on it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TscPrediction {
-    /// This machine's RDTSC loop time.
+    /// This machine's RDTSC loop time, the predicted cost per read.
     pub rdtsc_per_read_ns: f64,
-    /// Observed overhead per read beyond the system clock's loop time (>= 0).
-    pub executor_per_read_ns: f64,
-    /// rdtsc_per_read_ns + executor_per_read_ns.
-    pub predicted_per_read_ns: f64,
     pub predicted_overhead_per_row_ns: f64,
     pub predicted_slowdown: f64,
-    /// The measured source the prediction starts from.
+    /// The system clock's observed/predicted ratio applied to the RDTSC cost.
+    pub scaled_per_read_ns: f64,
+    pub scaled_overhead_per_row_ns: f64,
+    pub scaled_slowdown: f64,
+    /// The measured source the prediction starts from (its TIMING OFF time
+    /// and clock reads).
     pub from_clock_source: String,
 }
 
@@ -164,16 +166,17 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
     }
     let rdtsc = machine.rdtsc.as_ref()?.per_read_ns;
     let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
-    let system = base.predicted_per_read_ns?;
-    let executor = (base.overhead_per_read_ns - system).max(0.0);
-    let per_read = rdtsc + executor;
+    let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
     let reads = base.clock_reads_per_run as f64;
+    let slowdown = |per_read: f64| (base.timing_off_ms + reads * per_read / 1e6) / base.timing_off_ms;
+    let scaled = rdtsc * ratio;
     Some(TscPrediction {
         rdtsc_per_read_ns: rdtsc,
-        executor_per_read_ns: executor,
-        predicted_per_read_ns: per_read,
-        predicted_overhead_per_row_ns: base.clock_reads_per_row * per_read,
-        predicted_slowdown: (base.timing_off_ms + reads * per_read / 1e6) / base.timing_off_ms,
+        predicted_overhead_per_row_ns: base.clock_reads_per_row * rdtsc,
+        predicted_slowdown: slowdown(rdtsc),
+        scaled_per_read_ns: scaled,
+        scaled_overhead_per_row_ns: base.clock_reads_per_row * scaled,
+        scaled_slowdown: slowdown(scaled),
         from_clock_source: base.clock_source.clone(),
     })
 }
@@ -338,7 +341,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         let clock = s.predicted_clock.as_deref().unwrap_or("none");
         writeln!(
             out,
-            "  {:<28} {:>12}   this machine's {clock}, pg_test_timing loop (includes ~1-2 ns of loop bookkeeping)",
+            "  {:<28} {:>12}   this machine's {clock} loop time",
             "predicted per clock read",
             opt(s.predicted_per_read_ns, 2, " ns")
         )?;
@@ -375,27 +378,39 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "{lead}: about {:.2}x slowdown, {:.2} ns per row (predicted)",
-            t.predicted_slowdown, t.predicted_overhead_per_row_ns
+            "{lead}: about {:.2}x predicted ({:.2} ns per row at the RDTSC loop's {:.2} ns per read);",
+            t.predicted_slowdown, t.predicted_overhead_per_row_ns, t.rdtsc_per_read_ns
         )?;
         writeln!(
             out,
-            "  = RDTSC loop {:.2} ns + {:.2} ns per read observed beyond the system clock's loop, per clock read",
-            t.rdtsc_per_read_ns, t.executor_per_read_ns
+            "  {:.2}x ({:.2} ns per row) scaled by the {} source's observed / predicted",
+            t.scaled_slowdown, t.scaled_overhead_per_row_ns, t.from_clock_source
         )?;
     }
     writeln!(out)?;
     let m = &r.this_machine;
-    let secs = r.clock_measure_ns as f64 / 1e9;
-    write!(
+    writeln!(
         out,
-        "This machine's clocks (pg_test_timing loop, {secs:.1} s each): {} {:.2} ns",
+        "This machine's clocks (pg_test_timing loop, {:.1} s each; a loop is one read plus ~1-2 ns of bookkeeping):",
+        r.clock_measure_ns as f64 / 1e9
+    )?;
+    writeln!(
+        out,
+        "  {:<34} {:>8.2} ns per loop",
         m.system.clock, m.system.per_read_ns
     )?;
     match (&m.rdtsc, &m.rdtsc_unavailable) {
-        (Some(c), _) => writeln!(out, ", {} {:.2} ns ({})", c.clock, c.per_read_ns, c.method)?,
-        (None, Some(why)) => writeln!(out, "; no RDTSC: {why}")?,
-        (None, None) => writeln!(out)?,
+        (Some(c), _) => writeln!(
+            out,
+            "  {:<34} {:>8.2} ns per loop, at {} kHz ({}); PostgreSQL 19's auto {} the TSC here",
+            c.clock,
+            c.per_read_ns,
+            c.frequency_khz.unwrap_or(0),
+            c.frequency_source.as_deref().unwrap_or("unknown source"),
+            if m.tsc_auto { "picks" } else { "does not pick" }
+        )?,
+        (None, Some(why)) => writeln!(out, "  {:<34} not measured: {why}", "RDTSC")?,
+        (None, None) => {}
     }
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;

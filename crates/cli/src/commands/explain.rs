@@ -1,7 +1,14 @@
 //! `clockscope explain`: EXPLAIN ANALYZE's timing overhead on a real PostgreSQL, next to the prediction.
+//!
+//! Thin over `clockscope_explain`: `--rows` is checked before anything
+//! connects; Ctrl-C stops the runs and prints what was measured (exit 130);
+//! every failure is one line (exit 2).
 
 use crate::cli::ReportFormat;
+use crate::{exit, progress};
 use clap::Args;
+use clockscope::Control;
+use clockscope_explain::{options, Error, Options, Step};
 
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
@@ -24,6 +31,48 @@ pub struct ExplainArgs {
 
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
-    let _ = (args, out);
-    anyhow::bail!("not built yet")
+    let rows = options::parse_rows(&args.rows)?;
+    let opts = Options { rows, runs: args.runs, ..Options::new(args.dsn.clone()) };
+    opts.validate()?;
+    exit::install_interrupt_handler();
+
+    let per_source = 2 * u64::from(opts.runs + options::WARMUP_RUNS);
+    let bar = progress::bar("EXPLAIN ANALYZE runs", per_source);
+    let mut current_source = String::new();
+    let mut observer = |step: &Step| {
+        match step {
+            Step::Explain { clock_source, .. } => {
+                if *clock_source != current_source {
+                    current_source = clock_source.to_string();
+                    bar.set_prefix(format!("EXPLAIN ANALYZE, {clock_source}"));
+                    bar.set_position(0);
+                }
+                bar.inc(1);
+            }
+            Step::MeasuringClock { clock } => bar.set_prefix(format!("measuring {clock}")),
+        }
+        if exit::interrupted() {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    };
+    let result = clockscope_explain::run(&opts, &mut observer);
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(Error::Interrupted) => {
+            eprintln!("clockscope: interrupted before a pair of EXPLAIN runs completed");
+            return Ok(exit::INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match args.format {
+        ReportFormat::Text => clockscope_explain::report::write_text(&report, out)?,
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)?;
+        }
+    }
+    Ok(if report.interrupted { exit::INTERRUPTED } else { exit::OK })
 }

@@ -1,0 +1,218 @@
+//! The measuring procedure over a scripted server: which clock sources are
+//! measured on PostgreSQL 15 and 19, what a role without the right to SET
+//! timing_clock_source gets, runs alternating, and Ctrl-C.
+
+use clockscope::Control;
+use clockscope_explain::measure::{run_sources, ExplainServer, Step};
+use clockscope_explain::{Error, Options};
+
+/// A server that answers from the hand-written PostgreSQL 19 plans, with
+/// "Execution Time" replaced by a counter so every run is distinguishable.
+struct Scripted {
+    off: String,
+    on: String,
+    /// Result of `SET timing_clock_source` per value: `None` = allowed,
+    /// `Some(sqlstate)` = refused with that SQLSTATE.
+    refuse: fn(&str) -> Option<&'static str>,
+    show: &'static str,
+    current: String,
+    calls: Vec<String>,
+    next_ms: f64,
+}
+
+impl Scripted {
+    fn new(refuse: fn(&str) -> Option<&'static str>, show: &'static str) -> Scripted {
+        let data = |n: &str| std::fs::read_to_string(format!("{}/tests/data/{n}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        Scripted {
+            off: data("pg19_count_100k_timing_off.json"),
+            on: data("pg19_count_100k_timing_on.json"),
+            refuse,
+            show,
+            current: show.to_string(),
+            calls: Vec::new(),
+            next_ms: 1.0,
+        }
+    }
+}
+
+fn with_time(plan: &str, ms: f64) -> String {
+    let start = plan.find("\"Execution Time\": ").unwrap() + "\"Execution Time\": ".len();
+    let end = start + plan[start..].find(|c: char| c != '.' && !c.is_ascii_digit()).unwrap();
+    format!("{}{ms:.3}{}", &plan[..start], &plan[end..])
+}
+
+impl ExplainServer for Scripted {
+    fn explain(&mut self, timing: bool) -> Result<String, Error> {
+        self.calls
+            .push(format!("{} {}", if timing { "on" } else { "off" }, self.current));
+        let ms = self.next_ms;
+        self.next_ms += 1.0;
+        Ok(with_time(if timing { &self.on } else { &self.off }, ms))
+    }
+    fn set_clock_source(&mut self, value: &str) -> Result<(), Error> {
+        self.calls.push(format!("SET {value}"));
+        match (self.refuse)(value) {
+            None => {
+                self.current = value.to_string();
+                Ok(())
+            }
+            Some(state) => Err(Error::Server {
+                step: format!("SET timing_clock_source = '{value}'"),
+                message: "refused".into(),
+                sqlstate: Some(state.into()),
+            }),
+        }
+    }
+    fn show_clock_source(&mut self) -> Result<String, Error> {
+        Ok(self.current.clone())
+    }
+    fn reset_clock_source(&mut self) -> Result<(), Error> {
+        self.calls.push("RESET".into());
+        self.current = self.show.to_string();
+        Ok(())
+    }
+}
+
+fn opts(runs: u32) -> Options {
+    Options {
+        rows: 100_000,
+        runs,
+        ..Options::new(None)
+    }
+}
+
+fn go(server: &mut Scripted, pg19: bool, runs: u32) -> Result<clockscope_explain::measure::ServerRuns, Error> {
+    run_sources(server, pg19, &opts(runs), &mut |_| Control::Continue)
+}
+
+#[test]
+fn before_postgresql_19_the_system_clock_is_measured_alternating() {
+    let mut s = Scripted::new(|_| unreachable!("no SET before PostgreSQL 19"), "n/a");
+    let out = go(&mut s, false, 2).unwrap();
+    assert_eq!(out.sources.len(), 1);
+    let src = &out.sources[0];
+    assert_eq!(src.clock_source, "system");
+    // Warm-up (1, 2), then off/on pairs: 3/4, 5/6.
+    assert_eq!(src.timing_off_ms, [3.0, 5.0]);
+    assert_eq!(src.timing_on_ms, [4.0, 6.0]);
+    assert_eq!(src.clock_reads_per_run, 200_006);
+    assert_eq!(s.calls, ["off n/a", "on n/a", "off n/a", "on n/a", "off n/a", "on n/a"]);
+    assert!(out.skipped.is_empty() && !out.interrupted);
+}
+
+#[test]
+fn a_superuser_on_postgresql_19_measures_system_and_tsc() {
+    let mut s = Scripted::new(|_| None, "auto (tsc)");
+    let out = go(&mut s, true, 1).unwrap();
+    let names: Vec<&str> = out.sources.iter().map(|r| r.clock_source.as_str()).collect();
+    assert_eq!(names, ["system", "tsc"]);
+    assert!(out.sources[0].how.contains("SET timing_clock_source = 'system'"));
+    assert_eq!(
+        s.calls,
+        [
+            "SET system",
+            "off system",
+            "on system",
+            "off system",
+            "on system",
+            "SET tsc",
+            "off tsc",
+            "on tsc",
+            "off tsc",
+            "on tsc",
+            "RESET"
+        ]
+    );
+}
+
+#[test]
+fn a_role_that_may_not_set_it_measures_the_current_source_and_says_why() {
+    let mut s = Scripted::new(|_| Some("42501"), "auto (tsc)");
+    let out = go(&mut s, true, 1).unwrap();
+    assert_eq!(out.sources.len(), 1);
+    assert_eq!(out.sources[0].clock_source, "auto (tsc)");
+    assert!(out.sources[0].how.contains("superuser only"), "{}", out.sources[0].how);
+    // The current source is tsc, so only system is reported as not measured.
+    assert_eq!(out.skipped.len(), 1);
+    assert_eq!(out.skipped[0].clock_source, "system");
+    assert!(
+        out.skipped[0].reason.contains("SQLSTATE 42501"),
+        "{}",
+        out.skipped[0].reason
+    );
+    assert!(!s.calls.contains(&"RESET".to_string()));
+}
+
+#[test]
+fn a_server_without_a_usable_tsc_skips_it_with_the_servers_reason() {
+    let mut s = Scripted::new(|v| (v == "tsc").then_some("22023"), "auto (system)");
+    let out = go(&mut s, true, 1).unwrap();
+    let names: Vec<&str> = out.sources.iter().map(|r| r.clock_source.as_str()).collect();
+    assert_eq!(names, ["system"]);
+    assert_eq!(out.skipped[0].clock_source, "tsc");
+    assert!(out.skipped[0].reason.contains("(SQLSTATE 22023)"));
+    assert_eq!(s.calls.last().unwrap(), "RESET");
+}
+
+#[test]
+fn a_broken_connection_while_setting_is_an_error() {
+    struct Broken(Scripted);
+    impl ExplainServer for Broken {
+        fn explain(&mut self, t: bool) -> Result<String, Error> {
+            self.0.explain(t)
+        }
+        fn set_clock_source(&mut self, value: &str) -> Result<(), Error> {
+            Err(Error::Server {
+                step: format!("SET timing_clock_source = '{value}'"),
+                message: "the server closed the connection".into(),
+                sqlstate: None,
+            })
+        }
+        fn show_clock_source(&mut self) -> Result<String, Error> {
+            self.0.show_clock_source()
+        }
+        fn reset_clock_source(&mut self) -> Result<(), Error> {
+            self.0.reset_clock_source()
+        }
+    }
+    let mut b = Broken(Scripted::new(|_| None, "auto (tsc)"));
+    let err = run_sources(&mut b, true, &opts(1), &mut |_| Control::Continue).unwrap_err();
+    assert!(err.to_string().contains("closed the connection"), "{err}");
+}
+
+#[test]
+fn a_plan_that_did_not_scan_the_table_is_an_error() {
+    let mut s = Scripted::new(|_| None, "n/a");
+    let o = Options { rows: 5, ..opts(1) };
+    let err = run_sources(&mut s, false, &o, &mut |_| Control::Continue).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unexpected EXPLAIN output: the scan returned 100000 rows, the TEMP table has 5"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_the_completed_pairs() {
+    let mut s = Scripted::new(|_| None, "n/a");
+    let mut seen = 0;
+    // Stop when asked for the second pair's TIMING ON run.
+    let mut observer = |step: &Step| {
+        seen += 1;
+        match step {
+            Step::Explain {
+                run: 2, timing: true, ..
+            } => Control::Stop,
+            _ => Control::Continue,
+        }
+    };
+    let out = run_sources(&mut s, false, &opts(5), &mut observer).unwrap();
+    assert!(out.interrupted);
+    assert_eq!(out.sources[0].timing_off_ms.len(), 1);
+    assert_eq!(out.sources[0].timing_on_ms.len(), 1);
+    assert_eq!(seen, 6);
+
+    // Stopped before any pair: nothing to report.
+    let mut s = Scripted::new(|_| None, "n/a");
+    let err = run_sources(&mut s, false, &opts(5), &mut |_| Control::Stop).unwrap_err();
+    assert!(matches!(err, Error::Interrupted));
+}

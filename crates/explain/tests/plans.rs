@@ -1,0 +1,222 @@
+//! Plan parsing and the report's arithmetic on recorded PostgreSQL 15 plans
+//! and hand-written PostgreSQL 19 plans (see tests/data/README.md).
+
+use clockscope_explain::clockcost::{ClockCost, MachineClocks};
+use clockscope_explain::connect::Locality;
+use clockscope_explain::measure::SourceRuns;
+use clockscope_explain::plan::parse_explain_json;
+use clockscope_explain::report::{self, Inputs};
+
+fn data(name: &str) -> String {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn pg15_count_plans() {
+    let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
+    let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
+    assert!(!off.has_node_timing);
+    assert!(on.has_node_timing);
+    for p in [&off, &on] {
+        let types: Vec<&str> = p.nodes.iter().map(|n| n.node_type.as_str()).collect();
+        assert_eq!(types, ["Aggregate", "Seq Scan"]);
+        // Aggregate: 1 row + end-of-data; Seq Scan: 100,000 rows + end-of-data.
+        assert_eq!(p.node_calls(), 2 + 100_001);
+        assert_eq!(p.clock_reads(), 200_006);
+        assert_eq!(p.max_node_rows(), 100_000);
+        assert!(p.execution_time_ms > 0.0);
+        assert!(p.planning_time_ms.is_some());
+    }
+    assert_eq!(off.execution_time_ms, 2.993);
+}
+
+#[test]
+fn pg15_nested_loop_counts_every_loop() {
+    let p = parse_explain_json(&data("pg15_nested_loop_limit_timing_on.json")).unwrap();
+    let calls: Vec<(&str, u64)> = p.nodes.iter().map(|n| (n.node_type.as_str(), n.calls())).collect();
+    assert_eq!(
+        calls,
+        [
+            ("Aggregate", 1 + 1),
+            ("Nested Loop", 150 + 1),
+            ("Function Scan", 50 + 1),
+            // 3 rows per loop, 50 loops: Limit is asked once more per loop and answers NULL itself...
+            ("Limit", 150 + 50),
+            // ...so the Seq Scan under it never gets its end-of-data call: the formula's upper bound.
+            ("Seq Scan", 150 + 50),
+        ]
+    );
+    assert_eq!(p.clock_reads(), 2 * (2 + 151 + 51 + 200 + 200));
+}
+
+#[test]
+fn pg19_plans_with_buffers_and_fractional_rows() {
+    let off = parse_explain_json(&data("pg19_count_100k_timing_off.json")).unwrap();
+    let on = parse_explain_json(&data("pg19_count_100k_timing_on.json")).unwrap();
+    assert!(!off.has_node_timing);
+    assert!(on.has_node_timing);
+    // Same counts as PostgreSQL 15: "Actual Rows": 100000.00 is 100,000 rows.
+    assert_eq!(off.clock_reads(), 200_006);
+    assert_eq!(on.clock_reads(), 200_006);
+    assert_eq!(off.execution_time_ms, 3.104);
+    assert_eq!(on.execution_time_ms, 19.902);
+}
+
+fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
+    let cost = |clock: &str, ns: f64| ClockCost {
+        clock: clock.into(),
+        per_read_ns: ns,
+        loops: 1_000_000,
+        method: "test".into(),
+        frequency_khz: None,
+        frequency_source: None,
+    };
+    MachineClocks {
+        system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
+        rdtsc: rdtsc_ns.map(|ns| cost("RDTSC", ns)),
+        rdtsc_unavailable: rdtsc_ns.is_none().then(|| "test".into()),
+        tsc_auto: true,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn arithmetic_from_recorded_runs() {
+    let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
+    let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
+    // Three pairs: the recorded times and two made-up ones around them.
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
+        timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
+        clock_reads_per_run: on.clock_reads(),
+        rows_scanned: on.max_node_rows(),
+    };
+    let m = machine(20.0, Some(10.0));
+    let r = report::build(&Inputs {
+        server_version: "15.18",
+        server_version_num: 150018,
+        server: "host=/tmp port=5432",
+        locality: Locality::UnixSocket,
+        settings: &[],
+        query: "SELECT count(*) FROM t",
+        rows: 100_000,
+        runs: 3,
+        warmup_runs: 1,
+        sources: &[runs],
+        skipped: &[],
+        machine: &m,
+        clock_measure_ns: 1,
+        interrupted: false,
+    });
+    let s = &r.clock_sources[0];
+    let (off_med, on_med) = (off.execution_time_ms, on.execution_time_ms);
+    assert_eq!(
+        (s.timing_off_ms, s.timing_off_ms_min, s.timing_off_ms_max),
+        (off_med, 2.0, 4.0)
+    );
+    assert_eq!((s.timing_on_ms_min, s.timing_on_ms_max), (5.0, 30.0));
+    assert_eq!(s.timing_on_ms, on_med.clamp(5.0, 30.0));
+    let diff_ns = (s.timing_on_ms - off_med) * 1e6;
+    assert!(close(s.slowdown, s.timing_on_ms / off_med));
+    assert!(close(s.overhead_per_row_ns, diff_ns / 100_000.0));
+    assert!(close(s.overhead_per_read_ns, diff_ns / 200_006.0));
+    assert!(close(s.clock_reads_per_row, 2.00006));
+    assert_eq!(s.predicted_per_read_ns, Some(20.0));
+    assert!(close(s.predicted_overhead_per_row_ns.unwrap(), 2.00006 * 20.0));
+    assert!(close(
+        s.predicted_slowdown.unwrap(),
+        (off_med + 200_006.0 * 20.0 / 1e6) / off_med
+    ));
+    assert!(close(s.observed_over_predicted.unwrap(), s.overhead_per_read_ns / 20.0));
+    assert_eq!(s.runs_timing_on_ms.len(), 3);
+
+    // PostgreSQL 15: what the TSC would give, from the RDTSC loop cost.
+    let t = r.tsc_prediction.as_ref().expect("a TSC prediction for a pre-19 server");
+    assert_eq!(t.rdtsc_per_read_ns, 10.0);
+    assert!(close(t.predicted_overhead_per_row_ns, 2.00006 * 10.0));
+    assert!(close(
+        t.predicted_slowdown,
+        (off_med + 200_006.0 * 10.0 / 1e6) / off_med
+    ));
+    let ratio = s.observed_over_predicted.unwrap();
+    assert!(close(t.scaled_per_read_ns, 10.0 * ratio));
+    assert!(close(
+        t.scaled_slowdown,
+        (off_med + 200_006.0 * 10.0 * ratio / 1e6) / off_med
+    ));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+
+    // The text report says all of it, on lines a reader can find.
+    let mut text = Vec::new();
+    report::write_text(&r, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    for needle in [
+        "Clock source: system (test)",
+        "overhead per row",
+        "overhead per clock read",
+        "predicted per clock read",
+        "observed / predicted",
+        "With PostgreSQL 19 on this machine (timing_clock_source = tsc): about",
+        "200,006 clock reads per TIMING ON run (2.000 per row)",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+
+    // JSON: the documented keys, with their units in the names.
+    let json = serde_json::to_value(&r).unwrap();
+    let src = &json["clock_sources"][0];
+    for key in [
+        "timing_off_ms",
+        "timing_on_ms",
+        "slowdown",
+        "overhead_per_row_ns",
+        "overhead_per_read_ns",
+        "predicted_per_read_ns",
+        "observed_over_predicted",
+        "runs_timing_off_ms",
+        "runs_timing_on_ms",
+    ] {
+        assert!(!src[key].is_null(), "clock_sources[0].{key} missing in {src}");
+    }
+    assert_eq!(json["server_version"], "15.18");
+}
+
+#[test]
+fn remote_servers_and_noise_are_warned_about() {
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![5.0],
+        timing_on_ms: vec![4.0],
+        clock_reads_per_run: 2_006,
+        rows_scanned: 1_000,
+    };
+    let m = machine(20.0, None);
+    let r = report::build(&Inputs {
+        server_version: "15.18",
+        server_version_num: 150018,
+        server: "host=db.example.com port=5432",
+        locality: Locality::Remote,
+        settings: &[],
+        query: "q",
+        rows: 1_000,
+        runs: 1,
+        warmup_runs: 1,
+        sources: &[runs],
+        skipped: &[],
+        machine: &m,
+        clock_measure_ns: 1,
+        interrupted: false,
+    });
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    assert!(r.warnings[0].contains("not on this machine"));
+    assert!(r.warnings[1].contains("TIMING ON was not slower"));
+    // No RDTSC here: no TSC prediction.
+    assert!(r.tsc_prediction.is_none());
+}
