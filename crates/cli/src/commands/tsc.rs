@@ -1,14 +1,29 @@
-//! `clockscope tsc`: the TSC's CPUID and kernel evidence, its frequency from every source, and trust.
+//! `clockscope tsc`: the TSC's CPUID and kernel evidence, its frequency from
+//! every source, which frequency PostgreSQL 19 and clockscope use, and both
+//! trust decisions, as text or JSON ([`clockscope::tsc::TscReport`]).
 
 use crate::cli::ReportFormat;
+use crate::exit;
+use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use clockscope::linux::Evidence;
+use clockscope::tsc::cpuid::{parse_dump, record_native};
+use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
+use clockscope::tsc::policy::Reason;
+use clockscope::tsc::report::ReportSource;
+use clockscope::tsc::TscReport;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone)]
 pub struct TscArgs {
     /// Analyse a recorded CPUID dump (`cpuid -r` or InstLatX64/AIDA64 format) instead of this CPU.
     #[arg(long, value_name = "FILE")]
     pub cpuid_dump: Option<PathBuf>,
+
+    /// Print this CPU's CPUID leaves in `cpuid -r` format (readable by --cpuid-dump) and exit.
+    #[arg(long, conflicts_with = "cpuid_dump")]
+    pub print_cpuid: bool,
 
     /// Upper bound of the calibration against CLOCK_MONOTONIC_RAW, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=10_000))]
@@ -24,7 +39,314 @@ pub struct TscArgs {
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
-pub fn run(args: &TscArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
-    let _ = (args, out);
-    anyhow::bail!("not built yet")
+pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    if args.print_cpuid {
+        let rec = record_native()
+            .ok_or_else(|| anyhow::anyhow!("--print-cpuid: this CPU has no CPUID ({})", std::env::consts::ARCH))?;
+        write!(out, "{rec}")?;
+        return Ok(exit::OK);
+    }
+    let report = match &args.cpuid_dump {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--cpuid-dump {}: cannot read", path.display()))?;
+            let dump = parse_dump(&text).map_err(|e| anyhow::anyhow!("--cpuid-dump {}: {e}", path.display()))?;
+            TscReport::from_dump(&dump)
+        }
+        None => {
+            let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+            clockscope::tsc::detect(&root, args.calibration_ms * 1_000_000)
+        }
+    };
+    match args.format {
+        ReportFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)?;
+        }
+        ReportFormat::Text => write_text(&report, args.cpuid_dump.as_deref(), out)?,
+    }
+    Ok(exit::OK)
+}
+
+fn khz_text(khz: Option<u64>) -> String {
+    khz.map_or("-".to_string(), |k| k.to_string())
+}
+
+fn evidence<T>(e: &Evidence<T>, show: impl Fn(&T) -> String) -> String {
+    match e {
+        Evidence::Found(v) => show(v),
+        Evidence::Missing(r) | Evidence::Unreadable(r) => format!("not read ({r})"),
+    }
+}
+
+fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
+    let width = reasons.iter().map(|r| r.check.len()).max().unwrap_or(0);
+    for r in reasons {
+        let mark = if r.ok { "ok    " } else { "NOT OK" };
+        writeln!(out, "  {mark}  {:<width$}  {}", r.check, r.evidence)?;
+    }
+    Ok(())
+}
+
+/// Writes the text report (`clockscope check` may reuse it). `dump` names
+/// the analysed file, if any.
+pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> std::io::Result<()> {
+    match (&r.evidence_source, dump) {
+        (ReportSource::CpuidDump { format, leaves }, Some(p)) => {
+            writeln!(
+                out,
+                "CPUID dump {} ({format} format, {leaves} leaves, first CPU)",
+                p.display()
+            )?;
+            writeln!(
+                out,
+                "  analysing a dump: no kernel evidence, no perf page, no calibration; both decisions lack the kernel's part"
+            )?;
+        }
+        (ReportSource::CpuidDump { format, leaves }, None) => {
+            writeln!(out, "CPUID dump ({format} format, {leaves} leaves)")?;
+        }
+        (ReportSource::ThisMachine { root }, _) if root != "/" => {
+            writeln!(out, "This machine (kernel files under {root})")?;
+        }
+        (ReportSource::ThisMachine { .. }, _) => writeln!(out, "This machine")?,
+    }
+    writeln!(out)?;
+
+    // CPU identity.
+    writeln!(out, "CPU")?;
+    match &r.cpuid {
+        None => writeln!(
+            out,
+            "  no CPUID on this architecture ({}): the TSC is x86's",
+            std::env::consts::ARCH
+        )?,
+        Some(f) => {
+            writeln!(out, "  vendor                  {}", f.vendor)?;
+            writeln!(
+                out,
+                "  family/model/stepping   {:#x}/{:#x}/{}  (signature {:#010x}, family {}, model {})",
+                f.family, f.model, f.stepping, f.signature_eax, f.family, f.model
+            )?;
+            writeln!(
+                out,
+                "  brand                   {}",
+                f.brand.as_deref().unwrap_or("(none)")
+            )?;
+            writeln!(
+                out,
+                "  highest leaves          basic {:#x}, extended {:#x}",
+                f.max_basic_leaf, f.max_extended_leaf
+            )?;
+        }
+    }
+    writeln!(out)?;
+
+    // CPUID flags.
+    if let Some(f) = &r.cpuid {
+        writeln!(out, "CPUID flags")?;
+        let flag = |b: bool| if b { "yes" } else { "no" };
+        writeln!(out, "  TSC             (1 EDX bit 4)            {}", flag(f.tsc))?;
+        writeln!(out, "  RDTSCP          (0x80000001 EDX bit 27)  {}", flag(f.rdtscp))?;
+        writeln!(
+            out,
+            "  invariant TSC   (0x80000007 EDX bit 8)   {}",
+            flag(f.invariant_tsc)
+        )?;
+        writeln!(out, "  TSC_ADJUST      (7.0 EBX bit 1)          {}", flag(f.tsc_adjust))?;
+        let hv = match (&f.hypervisor, f.hypervisor_bit) {
+            (_, false) => "no".to_string(),
+            (None, true) => "yes (leaf 0x40000000 not read)".to_string(),
+            (Some(h), true) => format!(
+                "yes: \"{}\", highest leaf {:#010x}{}",
+                h.signature,
+                h.max_leaf,
+                h.timing_leaf_tsc_khz
+                    .map_or(String::new(), |k| format!(", 0x40000010 EAX {k} kHz"))
+            ),
+        };
+        writeln!(out, "  hypervisor      (1 ECX bit 31)           {hv}")?;
+        let l15 = f.leaf_15.map_or("not reported".to_string(), |l| {
+            format!(
+                "EAX {} (denominator), EBX {} (numerator), ECX {} Hz (crystal)",
+                l.eax_denominator, l.ebx_numerator, l.ecx_crystal_hz
+            )
+        });
+        writeln!(out, "  leaf 0x15                                {l15}")?;
+        let l16 = f.leaf_16.map_or("not reported".to_string(), |l| {
+            format!("base {} MHz, max {} MHz, bus {} MHz", l.base_mhz, l.max_mhz, l.bus_mhz)
+        });
+        writeln!(out, "  leaf 0x16                                {l16}")?;
+        writeln!(out)?;
+    }
+
+    // Linux evidence.
+    writeln!(out, "Linux")?;
+    match &r.linux {
+        None => writeln!(out, "  not read: analysing a CPUID dump")?,
+        Some(k) => {
+            writeln!(
+                out,
+                "  kernel                  {}",
+                evidence(&k.kernel_release, |s| s.clone())
+            )?;
+            writeln!(
+                out,
+                "  clocksource             {} (available: {})",
+                evidence(&k.current_clocksource, |s| s.clone()),
+                evidence(&k.available_clocksources, |v| v.join(" "))
+            )?;
+            writeln!(
+                out,
+                "  cpuinfo TSC flags       {}",
+                evidence(&k.tsc_flags, |f| {
+                    let all = [
+                        ("constant_tsc", f.constant_tsc),
+                        ("nonstop_tsc", f.nonstop_tsc),
+                        ("tsc_known_freq", f.tsc_known_freq),
+                        ("tsc_reliable", f.tsc_reliable),
+                        ("tsc_adjust", f.tsc_adjust),
+                        ("rdtscp", f.rdtscp),
+                        ("hypervisor", f.hypervisor),
+                    ];
+                    let have: Vec<&str> = all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect();
+                    let lack: Vec<&str> = all.iter().filter(|(_, b)| !*b).map(|(n, _)| *n).collect();
+                    format!(
+                        "{} (absent: {})",
+                        if have.is_empty() {
+                            "none".to_string()
+                        } else {
+                            have.join(" ")
+                        },
+                        if lack.is_empty() {
+                            "none".to_string()
+                        } else {
+                            lack.join(" ")
+                        }
+                    )
+                })
+            )?;
+            if let Some(m) = &k.cpu_model_name {
+                writeln!(out, "  cpuinfo model name      {m}")?;
+            }
+            writeln!(
+                out,
+                "  boot options            {}",
+                evidence(&k.cmdline, |c| {
+                    let mut parts: Vec<String> = c.tsc.iter().map(|t| format!("tsc={t}")).collect();
+                    if let Some(cs) = &c.clocksource {
+                        parts.push(format!("clocksource={cs}"));
+                    }
+                    if c.notsc {
+                        parts.push("notsc".to_string());
+                    }
+                    if parts.is_empty() {
+                        "no tsc=, clocksource= or notsc".to_string()
+                    } else {
+                        parts.join(" ")
+                    }
+                })
+            )?;
+            writeln!(
+                out,
+                "  kernel log              {}",
+                evidence(&k.kernel_log, |l| {
+                    let khz = match (l.tsc_khz, l.tsc_khz_message) {
+                        (Some(k), Some(m)) => format!("{k} kHz ({m})"),
+                        _ => "no \"tsc: Detected/Refined\" line".to_string(),
+                    };
+                    let unstable = if l.marked_unstable {
+                        format!("TSC marked unstable: {}", l.unstable_evidence.join("; "))
+                    } else {
+                        "TSC never marked unstable".to_string()
+                    };
+                    format!("{khz}; {unstable}; {} records", l.records)
+                })
+            )?;
+        }
+    }
+    writeln!(out)?;
+
+    // Frequency table.
+    let in_use = r.clockscope_frequency.khz;
+    match (in_use, r.clockscope_frequency.source_label) {
+        (Some(k), Some(s)) => writeln!(
+            out,
+            "TSC frequency sources (ppm vs the frequency in use: {k} kHz from {s})"
+        )?,
+        _ => writeln!(out, "TSC frequency sources (no frequency in use)")?,
+    }
+    let label_w = r
+        .frequency_sources
+        .iter()
+        .map(|s| s.source.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    writeln!(out, "    {:<label_w$}  {:>10}  {:>9}  note", "source", "kHz", "ppm")?;
+    for s in &r.frequency_sources {
+        let flag = if s.flagged { "!" } else { " " };
+        let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| format!("{p:+.1}"));
+        let mut note = s.note.clone();
+        if let Some(u) = s.uncertainty_ppm {
+            note = format!("±{u:.2} ppm; {note}");
+        }
+        writeln!(
+            out,
+            "  {flag} {:<label_w$}  {:>10}  {:>9}  {note}",
+            s.source,
+            khz_text(s.khz),
+            ppm
+        )?;
+    }
+    writeln!(
+        out,
+        "  ! = differs from the frequency in use by more than {DISAGREEMENT_LIMIT_PPM} ppm (plus a calibration's own uncertainty)"
+    )?;
+    writeln!(out)?;
+
+    // Choices.
+    let pg = &r.postgresql_frequency;
+    let pg_line = match (pg.tsc_usable, pg.khz, pg.source) {
+        (false, _, _) => "no TSC".to_string(),
+        (true, Some(k), Some(s)) => format!("{k} kHz ({s})"),
+        (true, _, _) => format!("no frequency ({PG_SOURCE_CALIBRATION} not available)"),
+    };
+    writeln!(out, "PostgreSQL 19 would use   {pg_line}")?;
+    writeln!(out, "  why: {}", pg.why)?;
+    let cs = &r.clockscope_frequency;
+    let cs_line = match (cs.khz, cs.source_label) {
+        (Some(k), Some(s)) => format!("{k} kHz ({s})"),
+        _ => "no frequency".to_string(),
+    };
+    writeln!(out, "clockscope uses           {cs_line}")?;
+    writeln!(out, "  why: {}", cs.why)?;
+    writeln!(out, "  cross-check: {}", r.frequency_agreement.evidence)?;
+    writeln!(out)?;
+
+    // Decisions.
+    let a = &r.postgresql_auto;
+    writeln!(
+        out,
+        "PostgreSQL 19 timing_clock_source=auto: {}",
+        if a.use_by_default {
+            "uses the TSC (SHOW gives 'auto (tsc)')"
+        } else {
+            "uses the system clock (SHOW gives 'auto (system)')"
+        }
+    )?;
+    reason_lines(out, &a.reasons)?;
+    writeln!(out)?;
+    let d = &r.clockscope_decision;
+    writeln!(
+        out,
+        "clockscope: the TSC is {}",
+        if d.trusted {
+            "trusted (every check passed)"
+        } else {
+            "NOT trusted (a check failed or its evidence is missing)"
+        }
+    )?;
+    reason_lines(out, &d.reasons)?;
+    Ok(())
 }

@@ -5,14 +5,29 @@
 //! - [`frequency`]: every frequency source, PostgreSQL's and Linux's CPUID
 //!   rules, and which frequency is in use.
 //! - [`calibrate`]: calibration against a reference clock.
+//! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
+//! - [`report`]: [`TscReport`], everything above in one serialisable value;
+//!   [`detect`] builds it for this machine.
 //! - [`postgres_tsc`]: what PostgreSQL 19's `pg_initialize_timing` does on
 //!   this machine, for `pg_test_timing`.
 
 pub mod calibrate;
 pub mod cpuid;
 pub mod frequency;
+pub mod policy;
+pub mod report;
+
+pub use policy::{PostgresAuto, Reason, TscDecision};
+pub use report::TscReport;
 
 use std::path::Path;
+
+/// This machine's TSC report under `root` (`/` in production), our
+/// calibration bounded by `calibration_budget_ns` (PostgreSQL's own takes at
+/// most another 50 ms). See [`TscReport::detect`].
+pub fn detect(root: &Path, calibration_budget_ns: u64) -> TscReport {
+    TscReport::detect(root, calibration_budget_ns)
+}
 
 /// What PostgreSQL 19's `pg_initialize_timing` concludes on this machine
 /// (x86-64 only; elsewhere PostgreSQL has no TSC support).

@@ -25,7 +25,7 @@ pub mod dump;
 #[cfg(target_arch = "x86_64")]
 mod native;
 
-pub use dump::{parse_dump, DumpError, DumpFormat};
+pub use dump::{parse_dump, DumpError, DumpFormat, ParsedDump};
 #[cfg(target_arch = "x86_64")]
 pub use native::NativeCpuid;
 pub use raw_cpuid::{CpuIdReader, CpuIdResult};
@@ -282,12 +282,11 @@ fn signature_text(regs: [u32; 3]) -> String {
     let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
     bytes
         .iter()
-        .map(|&b| match b {
+        .filter_map(|&b| match b {
             0 => None,
             0x20..=0x7e => Some(b as char),
             _ => Some('?'),
         })
-        .flatten()
         .collect()
 }
 

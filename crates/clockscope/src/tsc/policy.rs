@@ -1,0 +1,400 @@
+//! Whether to read time from the TSC: PostgreSQL 19's `auto` policy, and
+//! clockscope's own decision, both pure functions over injected evidence.
+//!
+//! **PostgreSQL 19** ([`postgres_auto`], `tsc_use_by_default`): use the TSC
+//! when its frequency is known (> 0) and either the CPU has TSC_ADJUST
+//! (CPUID 7.0 EBX bit 1, taken as "Intel" after Linux's
+//! `check_system_tsc_reliable`) or the kernel's
+//! `/sys/devices/system/clocksource/clocksource0/current_clocksource` is
+//! exactly `tsc`. That is an OR of two indirect hints.
+//!
+//! **clockscope** ([`clockscope_decision`]): the AND of every piece of
+//! evidence, each printed as a reason:
+//! 1. RDTSCP (CPUID 0x80000001 EDX bit 27): the ordered read exists;
+//! 2. invariant TSC (CPUID 0x80000007 EDX bit 8) and, when /proc/cpuinfo is
+//!    readable, the kernel's `constant_tsc` and `nonstop_tsc` flags;
+//! 3. the kernel times with the TSC (current clocksource `tsc`) or marks it
+//!    `tsc_reliable`;
+//! 4. the kernel log does not say it marked the TSC unstable;
+//! 5. a known frequency whose measuring sources agree within 500 ppm
+//!    ([`super::frequency::DISAGREEMENT_LIMIT_PPM`]);
+//! 6. no boot option against the TSC (`tsc=unstable`, `notsc`,
+//!    `clocksource=` other than `tsc`).
+//!
+//! Missing evidence is not taken as good news: a check whose evidence could
+//! not be read fails, with the reason (except check 4 when the kernel still
+//! times with the TSC, which it would not do had it marked the TSC unstable).
+
+use super::cpuid::CpuidFacts;
+use super::frequency::FrequencyReport;
+use crate::linux::{Evidence, KernelCmdline, LinuxEvidence, TscFlags};
+use serde::Serialize;
+use std::path::Path;
+
+/// One line of a decision: a check, whether it passed, and the evidence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    pub ok: bool,
+    pub check: &'static str,
+    pub evidence: String,
+}
+
+impl Reason {
+    fn new(ok: bool, check: &'static str, evidence: impl Into<String>) -> Reason {
+        Reason {
+            ok,
+            check,
+            evidence: evidence.into(),
+        }
+    }
+}
+
+/// PostgreSQL 19's `auto` decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PostgresAuto {
+    /// `tsc_use_by_default`: `SHOW timing_clock_source` gives `auto (tsc)`.
+    pub use_by_default: bool,
+    pub frequency_khz: Option<u64>,
+    pub frequency_source: Option<String>,
+    pub reasons: Vec<Reason>,
+}
+
+/// clockscope's decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TscDecision {
+    /// Every check passed.
+    pub trusted: bool,
+    /// The frequency clockscope uses (also when not trusted, for reference).
+    pub frequency_khz: Option<u64>,
+    pub frequency_source: Option<String>,
+    pub reasons: Vec<Reason>,
+}
+
+/// What the kernel log says about the TSC, reduced to what decisions need.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelLogTsc {
+    /// Log records read.
+    pub records: u64,
+    /// The kernel's TSC frequency from "tsc: Refined/Detected", kHz.
+    pub tsc_khz: Option<u64>,
+    /// Which message that was.
+    pub tsc_khz_message: Option<&'static str>,
+    /// The kernel said it marked the TSC unstable (or measured a TSC warp).
+    pub marked_unstable: bool,
+    /// The messages saying so.
+    pub unstable_evidence: Vec<String>,
+}
+
+/// The kernel evidence the decisions use. Built from
+/// [`LinuxEvidence`](crate::linux::LinuxEvidence) or injected by tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelEvidence {
+    pub kernel_release: Evidence<String>,
+    pub current_clocksource: Evidence<String>,
+    pub available_clocksources: Evidence<Vec<String>>,
+    /// The TSC flags of /proc/cpuinfo.
+    pub tsc_flags: Evidence<TscFlags>,
+    /// /proc/cpuinfo `model name`.
+    pub cpu_model_name: Option<String>,
+    pub cmdline: Evidence<KernelCmdline>,
+    pub kernel_log: Evidence<KernelLogTsc>,
+}
+
+impl KernelEvidence {
+    /// Reduces everything the kernel publishes to what the decisions need.
+    pub fn from_linux(e: &LinuxEvidence) -> KernelEvidence {
+        KernelEvidence {
+            kernel_release: e.kernel_release.clone(),
+            current_clocksource: e.current_clocksource.clone(),
+            available_clocksources: e.available_clocksources.clone(),
+            tsc_flags: e.cpuinfo.clone().map(|c| c.tsc_flags),
+            cpu_model_name: e.cpuinfo.found().and_then(|c| c.model_name.clone()),
+            cmdline: e.cmdline.clone(),
+            kernel_log: e.kernel_log.clone().map(|log| {
+                let khz = log.kernel_tsc_khz();
+                let mut unstable_evidence: Vec<String> = log
+                    .tsc_unstable_reasons
+                    .iter()
+                    .map(|r| format!("Marking TSC unstable due to {r}"))
+                    .collect();
+                unstable_evidence.extend(
+                    log.clocksources_marked_unstable
+                        .iter()
+                        .filter(|c| *c == "tsc" || *c == "tsc-early")
+                        .map(|c| format!("Marking clocksource '{c}' as unstable")),
+                );
+                unstable_evidence.extend(
+                    log.tsc_warp_cycles
+                        .iter()
+                        .map(|c| format!("Measured {c} cycles TSC warp between CPUs")),
+                );
+                KernelLogTsc {
+                    records: log.records,
+                    tsc_khz: khz.map(|(k, _)| k),
+                    tsc_khz_message: khz.map(|(_, s)| s.label()),
+                    marked_unstable: log.tsc_marked_unstable(),
+                    unstable_evidence,
+                }
+            }),
+        }
+    }
+
+    /// Reads the kernel evidence under `root` (`/` in production).
+    pub fn read(root: &Path) -> KernelEvidence {
+        KernelEvidence::from_linux(&LinuxEvidence::read(root))
+    }
+}
+
+fn evidence_text<T>(e: &Evidence<T>, show: impl Fn(&T) -> String) -> String {
+    match e {
+        Evidence::Found(v) => show(v),
+        Evidence::Missing(r) | Evidence::Unreadable(r) => format!("not read ({r})"),
+    }
+}
+
+/// PostgreSQL 19's `auto` policy. `current_clocksource` is `None` when it
+/// could not be read (PostgreSQL then sees no `tsc`).
+pub fn postgres_auto(
+    frequency_khz: Option<u64>,
+    frequency_source: Option<&str>,
+    tsc_adjust: bool,
+    current_clocksource: Result<&str, &str>,
+) -> PostgresAuto {
+    let freq_ok = frequency_khz.is_some_and(|k| k > 0);
+    let freq_reason = Reason::new(
+        freq_ok,
+        "TSC frequency > 0",
+        match (frequency_khz, frequency_source) {
+            (Some(k), Some(s)) => format!("{k} kHz ({s})"),
+            (Some(k), None) => format!("{k} kHz"),
+            (None, _) => "no frequency: PostgreSQL cannot use the TSC".to_string(),
+        },
+    );
+    let cs_tsc = current_clocksource == Ok("tsc");
+    let cs_text = match current_clocksource {
+        Ok(c) => format!("current_clocksource is '{c}'"),
+        Err(r) => format!("current_clocksource not read ({r})"),
+    };
+    let hint_reason = Reason::new(
+        tsc_adjust || cs_tsc,
+        "TSC_ADJUST or current_clocksource 'tsc'",
+        format!(
+            "TSC_ADJUST (CPUID 7.0 EBX bit 1) {}; {cs_text}",
+            if tsc_adjust { "present" } else { "absent" }
+        ),
+    );
+    PostgresAuto {
+        use_by_default: freq_ok && (tsc_adjust || cs_tsc),
+        frequency_khz,
+        frequency_source: frequency_source.map(str::to_string),
+        reasons: vec![freq_reason, hint_reason],
+    }
+}
+
+/// clockscope's decision (see the module documentation). `cpuid` is `None`
+/// without CPUID; `kernel` is `None` when analysing a dump (no kernel).
+pub fn clockscope_decision(
+    cpuid: Option<&CpuidFacts>,
+    kernel: Option<&KernelEvidence>,
+    freq: &FrequencyReport,
+) -> TscDecision {
+    let no_kernel = "no kernel evidence (analysing a CPUID dump)";
+    let flags = kernel.and_then(|k| k.tsc_flags.found().copied());
+    let mut reasons = Vec::new();
+
+    // 1. RDTSCP.
+    reasons.push(match cpuid {
+        Some(f) if f.rdtscp => Reason::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set"),
+        Some(_) => Reason::new(
+            false,
+            "RDTSCP",
+            "CPUID 0x80000001 EDX bit 27 clear: no ordered TSC read",
+        ),
+        None => Reason::new(false, "RDTSCP", "no CPUID on this architecture"),
+    });
+
+    // 2. Invariant TSC, CPUID and the kernel's flags.
+    reasons.push(match cpuid {
+        None => Reason::new(false, "invariant TSC", "no CPUID on this architecture"),
+        Some(f) => {
+            let cpuid_text = format!(
+                "CPUID 0x80000007 EDX bit 8 {}",
+                if f.invariant_tsc { "set" } else { "clear" }
+            );
+            match (kernel, flags) {
+                (None, _) => Reason::new(f.invariant_tsc, "invariant TSC", format!("{cpuid_text}; {no_kernel}")),
+                (Some(k), None) => Reason::new(
+                    false,
+                    "invariant TSC",
+                    format!(
+                        "{cpuid_text}; /proc/cpuinfo {}",
+                        evidence_text(&k.tsc_flags, |_| String::new())
+                    ),
+                ),
+                (Some(_), Some(fl)) => {
+                    let ok = f.invariant_tsc && fl.constant_tsc && fl.nonstop_tsc;
+                    Reason::new(
+                        ok,
+                        "invariant TSC",
+                        format!(
+                            "{cpuid_text}; kernel flags constant_tsc {}, nonstop_tsc {}",
+                            yes_no(fl.constant_tsc),
+                            yes_no(fl.nonstop_tsc)
+                        ),
+                    )
+                }
+            }
+        }
+    });
+
+    // 3. The kernel times with the TSC.
+    let current = kernel.and_then(|k| k.current_clocksource.found().cloned());
+    reasons.push(match kernel {
+        None => Reason::new(false, "kernel clocksource", no_kernel),
+        Some(k) => match (&current, flags.map(|f| f.tsc_reliable)) {
+            (Some(c), _) if c == "tsc" => Reason::new(true, "kernel clocksource", "current clocksource is tsc"),
+            (c, Some(true)) => Reason::new(
+                true,
+                "kernel clocksource",
+                format!(
+                    "current clocksource is {}, but the kernel flags the TSC tsc_reliable",
+                    c.as_deref().unwrap_or("unknown")
+                ),
+            ),
+            (Some(c), _) => Reason::new(
+                false,
+                "kernel clocksource",
+                format!(
+                    "current clocksource is {c}, not tsc, and no tsc_reliable flag (available: {})",
+                    evidence_text(&k.available_clocksources, |v| v.join(" "))
+                ),
+            ),
+            (None, _) => Reason::new(
+                false,
+                "kernel clocksource",
+                format!(
+                    "current clocksource {}",
+                    evidence_text(&k.current_clocksource, |c| c.clone())
+                ),
+            ),
+        },
+    });
+
+    // 4. Not marked unstable.
+    reasons.push(match kernel {
+        None => Reason::new(false, "not marked unstable", no_kernel),
+        Some(k) => match &k.kernel_log {
+            Evidence::Found(log) if log.marked_unstable => Reason::new(
+                false,
+                "not marked unstable",
+                format!("kernel log: {}", log.unstable_evidence.join("; ")),
+            ),
+            Evidence::Found(log) => Reason::new(
+                true,
+                "not marked unstable",
+                format!(
+                    "kernel log ({} records) never marks the TSC unstable",
+                    log.records
+                ),
+            ),
+            other => {
+                let why = other.reason().unwrap_or("").to_string();
+                let tsc_available = k.available_clocksources.found().map(|v| v.iter().any(|c| c == "tsc"));
+                if current.as_deref() == Some("tsc") {
+                    Reason::new(
+                        true,
+                        "not marked unstable",
+                        format!(
+                            "kernel log not read ({why}); the kernel still times with the TSC, which it stops doing once it marks the TSC unstable"
+                        ),
+                    )
+                } else if tsc_available == Some(false) {
+                    Reason::new(
+                        false,
+                        "not marked unstable",
+                        format!(
+                            "kernel log not read ({why}); tsc is missing from the available clocksources, as after the kernel marks it unstable"
+                        ),
+                    )
+                } else {
+                    Reason::new(
+                        false,
+                        "not marked unstable",
+                        format!("kernel log not read ({why}) and the kernel does not time with the TSC: cannot tell"),
+                    )
+                }
+            }
+        },
+    });
+
+    // 5. Frequency known and sources agree.
+    reasons.push(match freq.clockscope.khz {
+        Some(k) => Reason::new(
+            freq.agreement.agree,
+            "frequency known and sources agree",
+            format!(
+                "{k} kHz from {}; {}",
+                freq.clockscope.source_label.unwrap_or("?"),
+                freq.agreement.evidence
+            ),
+        ),
+        None => Reason::new(false, "frequency known and sources agree", freq.clockscope.why.clone()),
+    });
+
+    // 6. Boot options.
+    reasons.push(match kernel {
+        None => Reason::new(false, "no boot option against the TSC", no_kernel),
+        Some(k) => match &k.cmdline {
+            Evidence::Found(c) => {
+                let mut against = Vec::new();
+                if c.tsc_unstable {
+                    against.push("tsc=unstable".to_string());
+                }
+                if c.notsc {
+                    against.push("notsc".to_string());
+                }
+                if let Some(cs) = c.clocksource.as_deref().filter(|cs| *cs != "tsc") {
+                    against.push(format!("clocksource={cs}"));
+                }
+                if against.is_empty() {
+                    let tsc_opts = if c.tsc.is_empty() {
+                        "no tsc= option".to_string()
+                    } else {
+                        format!("tsc={}", c.tsc.join(","))
+                    };
+                    let cs = c
+                        .clocksource
+                        .as_deref()
+                        .map_or("no clocksource= option".to_string(), |cs| format!("clocksource={cs}"));
+                    Reason::new(true, "no boot option against the TSC", format!("{tsc_opts}, {cs}"))
+                } else {
+                    Reason::new(
+                        false,
+                        "no boot option against the TSC",
+                        format!("kernel command line has {}", against.join(" ")),
+                    )
+                }
+            }
+            other => Reason::new(
+                false,
+                "no boot option against the TSC",
+                format!("/proc/cmdline not read ({})", other.reason().unwrap_or("")),
+            ),
+        },
+    });
+
+    TscDecision {
+        trusted: reasons.iter().all(|r| r.ok),
+        frequency_khz: freq.clockscope.khz,
+        frequency_source: freq.clockscope.source_label.map(str::to_string),
+        reasons,
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}

@@ -1,0 +1,255 @@
+//! The TSC report: CPUID facts, kernel evidence, every frequency source and
+//! both decisions, as one serialisable value (`clockscope tsc`, and embedded
+//! in `clockscope check`).
+//!
+//! [`TscReport::detect`] gathers this machine's evidence (bounded time: our
+//! calibration takes at most the given budget, PostgreSQL's at most its own
+//! 50 ms); [`TscReport::from_dump`] analyses a recorded CPUID dump, where no
+//! kernel evidence or calibration exists.
+
+use super::calibrate::{self, Calibration};
+use super::cpuid::{CpuidFacts, DumpFormat, ParsedDump};
+use super::frequency::{
+    frequency_report, Agreement, CalibrationInput, ClockscopeChoice, FrequencyInputs, FrequencySource, PostgresChoice,
+};
+use super::policy::{clockscope_decision, postgres_auto, KernelEvidence, PostgresAuto, TscDecision};
+use serde::Serialize;
+use std::path::Path;
+
+/// Where the evidence came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReportSource {
+    /// This machine: native CPUID, the kernel under `root`, calibrations.
+    ThisMachine { root: String },
+    /// A recorded dump: CPUID only.
+    CpuidDump { format: &'static str, leaves: usize },
+}
+
+/// Everything `clockscope tsc` reports. The first fields are the stable,
+/// documented JSON keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct TscReport {
+    /// CPU vendor string (`null` without CPUID).
+    pub vendor: Option<String>,
+    /// Display family (extended rules applied).
+    pub family: Option<u32>,
+    /// Display model (extended rules applied).
+    pub model: Option<u32>,
+    pub stepping: Option<u32>,
+    pub brand: Option<String>,
+    /// CPUID 0x80000007 EDX bit 8.
+    pub invariant_tsc: Option<bool>,
+    /// CPUID 0x80000001 EDX bit 27.
+    pub rdtscp: Option<bool>,
+    /// CPUID 7.0 EBX bit 1.
+    pub tsc_adjust: Option<bool>,
+    /// The hypervisor signature when the hypervisor bit is set (`""` when the
+    /// signature is empty), `null` on bare metal.
+    pub hypervisor: Option<String>,
+    /// Best CPUID-derived TSC kHz by Linux's rules (`null` if none).
+    pub cpuid_tsc_khz: Option<u64>,
+    /// PostgreSQL 19's CPUID-derived TSC kHz (`null`: it would calibrate or has no TSC).
+    pub postgresql_tsc_khz: Option<u64>,
+    /// Every frequency source: `{source, id, khz, note, uncertainty_ppm, ppm_vs_in_use, flagged}`.
+    pub frequency_sources: Vec<FrequencySource>,
+    /// The frequency PostgreSQL 19 would use and why.
+    pub postgresql_frequency: PostgresChoice,
+    /// The frequency clockscope uses and why.
+    pub clockscope_frequency: ClockscopeChoice,
+    /// Whether the measuring sources agree with the one in use.
+    pub frequency_agreement: Agreement,
+    /// PostgreSQL 19's `timing_clock_source = auto` decision.
+    pub postgresql_auto: PostgresAuto,
+    /// clockscope's decision.
+    pub clockscope_decision: TscDecision,
+    /// Where the evidence came from.
+    pub evidence_source: ReportSource,
+    /// Decoded CPUID in full (`null` without CPUID).
+    pub cpuid: Option<CpuidFacts>,
+    /// Kernel evidence (`null` for a dump).
+    pub linux: Option<KernelEvidence>,
+    /// clockscope's calibration as run (`null` for a dump or without a TSC).
+    pub calibration: Option<Calibration>,
+    /// PostgreSQL 19's calibration as run (`null` for a dump or without a TSC).
+    pub postgresql_calibration: Option<Calibration>,
+}
+
+/// The live inputs of [`TscReport::build`] besides CPUID.
+#[derive(Clone, Debug)]
+pub struct LiveEvidence {
+    pub root: String,
+    pub kernel: KernelEvidence,
+    /// The kernel's perf mmap page TSC kHz, with how it was read, or why not.
+    pub perf_page_khz: Result<(u64, String), String>,
+    pub calibration: Result<Calibration, String>,
+    pub postgresql_calibration: Result<Calibration, String>,
+}
+
+impl TscReport {
+    /// Gathers this machine's evidence under `root` (`/` in production):
+    /// native CPUID, the kernel's files and log, the perf mmap page, our
+    /// calibration (at most `calibration_budget_ns`) and PostgreSQL's
+    /// (at most 50 ms). Without CPUID (not x86-64) nothing is calibrated: the
+    /// TSC is x86's.
+    pub fn detect(root: &Path, calibration_budget_ns: u64) -> TscReport {
+        let cpuid = CpuidFacts::native();
+        let kernel = KernelEvidence::read(root);
+        let no_tsc = || "no TSC: not an x86-64 CPU".to_string();
+        let (perf_page_khz, calibration, postgresql_calibration) = match &cpuid {
+            None => (Err(no_tsc()), Err(no_tsc()), Err(no_tsc())),
+            Some(f) if !f.tsc => {
+                let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();
+                (Err(e()), Err(e()), Err(e()))
+            }
+            Some(_) => {
+                let perf = match crate::linux::perf::read_tsc_scale() {
+                    Ok(scale) => match scale.khz() {
+                        Some(k) => Ok((
+                            k,
+                            format!(
+                                "time_mult {} >> time_shift {} ({} event)",
+                                scale.time_mult, scale.time_shift, scale.event
+                            ),
+                        )),
+                        None => Err("the perf page's time_mult is 0".to_string()),
+                    },
+                    Err(e) => Err(e.0),
+                };
+                (
+                    perf,
+                    Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
+                    Ok(calibrate::calibrate_tsc_postgresql()),
+                )
+            }
+        };
+        let live = LiveEvidence {
+            root: root.display().to_string(),
+            kernel,
+            perf_page_khz,
+            calibration,
+            postgresql_calibration,
+        };
+        TscReport::build(cpuid, Some(live), None)
+    }
+
+    /// Analyses a parsed CPUID dump: no kernel evidence, no calibration.
+    pub fn from_dump(dump: &ParsedDump) -> TscReport {
+        TscReport::build(
+            Some(CpuidFacts::from_recorded(&dump.leaves)),
+            None,
+            Some((dump.format, dump.leaves.len())),
+        )
+    }
+
+    /// Builds the report from injected evidence (tests use this directly).
+    /// `live` is `None` for a dump.
+    pub fn build(
+        cpuid: Option<CpuidFacts>,
+        live: Option<LiveEvidence>,
+        dump: Option<(DumpFormat, usize)>,
+    ) -> TscReport {
+        let dump_reason = "not read: analysing a CPUID dump".to_string();
+        let (perf_page_khz, kernel_log_khz, calibration, postgres_calibration) = match &live {
+            None => (
+                Err(dump_reason.clone()),
+                Err(dump_reason.clone()),
+                Err(dump_reason.clone()),
+                Err(dump_reason.clone()),
+            ),
+            Some(l) => {
+                let log = match &l.kernel.kernel_log {
+                    crate::linux::Evidence::Found(log) => match (log.tsc_khz, log.tsc_khz_message) {
+                        (Some(k), Some(m)) => Ok((k, m.to_string())),
+                        _ => Err(format!("no \"tsc: Detected/Refined\" line in {} records", log.records)),
+                    },
+                    other => Err(other.reason().unwrap_or("").to_string()),
+                };
+                let cal =
+                    |c: &Result<Calibration, String>| c.as_ref().map(CalibrationInput::from).map_err(Clone::clone);
+                (
+                    l.perf_page_khz.clone(),
+                    log,
+                    cal(&l.calibration),
+                    cal(&l.postgresql_calibration),
+                )
+            }
+        };
+        let freq = frequency_report(&FrequencyInputs {
+            cpuid: cpuid.as_ref(),
+            perf_page_khz,
+            kernel_log_khz,
+            calibration,
+            postgres_calibration,
+        });
+
+        let kernel = live.as_ref().map(|l| &l.kernel);
+        let current_clocksource: Result<&str, &str> = match kernel {
+            None => Err("not read: analysing a CPUID dump"),
+            Some(k) => match &k.current_clocksource {
+                crate::linux::Evidence::Found(c) => Ok(c.as_str()),
+                other => Err(other.reason().unwrap_or("")),
+            },
+        };
+        let pg_auto = postgres_auto(
+            freq.postgresql.khz,
+            freq.postgresql.source,
+            cpuid.as_ref().is_some_and(|f| f.tsc_adjust),
+            current_clocksource,
+        );
+        let decision = clockscope_decision(cpuid.as_ref(), kernel, &freq);
+
+        let evidence_source = match (&live, dump) {
+            (Some(l), _) => ReportSource::ThisMachine { root: l.root.clone() },
+            (None, Some((format, leaves))) => ReportSource::CpuidDump {
+                format: format.name(),
+                leaves,
+            },
+            (None, None) => ReportSource::CpuidDump {
+                format: "injected",
+                leaves: 0,
+            },
+        };
+
+        TscReport {
+            vendor: cpuid.as_ref().map(|f| f.vendor.clone()),
+            family: cpuid.as_ref().map(|f| f.family),
+            model: cpuid.as_ref().map(|f| f.model),
+            stepping: cpuid.as_ref().map(|f| f.stepping),
+            brand: cpuid.as_ref().and_then(|f| f.brand.clone()),
+            invariant_tsc: cpuid.as_ref().map(|f| f.invariant_tsc),
+            rdtscp: cpuid.as_ref().map(|f| f.rdtscp),
+            tsc_adjust: cpuid.as_ref().map(|f| f.tsc_adjust),
+            hypervisor: cpuid
+                .as_ref()
+                .filter(|f| f.hypervisor_bit)
+                .map(|f| f.hypervisor.as_ref().map(|h| h.signature.clone()).unwrap_or_default()),
+            cpuid_tsc_khz: freq.cpuid_tsc_khz,
+            postgresql_tsc_khz: freq.postgresql_tsc_khz,
+            frequency_sources: freq.sources.clone(),
+            postgresql_frequency: freq.postgresql.clone(),
+            clockscope_frequency: freq.clockscope.clone(),
+            frequency_agreement: freq.agreement.clone(),
+            postgresql_auto: pg_auto,
+            clockscope_decision: decision,
+            evidence_source,
+            cpuid,
+            linux: live.as_ref().map(|l| l.kernel.clone()),
+            calibration: live.as_ref().and_then(|l| l.calibration.clone().ok()),
+            postgresql_calibration: live.as_ref().and_then(|l| l.postgresql_calibration.clone().ok()),
+        }
+    }
+
+    /// Whether this report analyses a dump rather than this machine.
+    pub fn is_dump(&self) -> bool {
+        matches!(self.evidence_source, ReportSource::CpuidDump { .. })
+    }
+
+    /// The entry of one frequency source.
+    pub fn source(&self, id: super::frequency::SourceId) -> &FrequencySource {
+        self.frequency_sources
+            .iter()
+            .find(|s| s.id == id)
+            .expect("every source is listed")
+    }
+}
