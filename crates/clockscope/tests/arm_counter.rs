@@ -58,6 +58,7 @@ fn local_calibration_is_compared_or_explained() {
         Some(hz) => {
             assert!(hz.is_finite() && hz > 0.0);
             assert!(r.disagreement_ppm.unwrap().is_finite());
+            assert!(r.frequency_lines()[2].starts_with("Generic timer frequency from calibration: "));
         }
         None => assert!(
             r.notes.iter().any(|n| n.starts_with("calibration of ISB;CNTVCT_EL0")),

@@ -66,6 +66,8 @@ pub struct GenericTimerReport {
     pub calibration_uncertainty_ppm: Option<f64>,
     /// (calibrated - CNTFRQ_EL0) / CNTFRQ_EL0, in ppm.
     pub disagreement_ppm: Option<f64>,
+    /// Set when a calibration ran but gave no bounded rate: why.
+    pub calibration_failed: Option<String>,
     /// Whether CNTVCT_EL0 / CNTFRQ_EL0 can be used in place of clock_gettime.
     pub trusted: bool,
     /// Why it is not trusted, one sentence each; empty exactly when trusted.
@@ -75,6 +77,49 @@ pub struct GenericTimerReport {
 }
 
 impl GenericTimerReport {
+    /// The frequency section pg_test_timing prints after the counter blocks,
+    /// in the shape of PostgreSQL 19's TSC lines ("TSC frequency source",
+    /// "in use", "from calibration"), plus the resolution and, below 10 MHz,
+    /// the coarse warning.
+    pub fn frequency_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!("Generic timer frequency source: {}", self.frequency_source),
+            format!("Generic timer frequency in use: {} kHz", self.frequency_khz_text()),
+        ];
+        match (self.calibrated_hz, &self.calibration_failed) {
+            (Some(hz), _) => lines.push(format!(
+                "Generic timer frequency from calibration: {:.0} kHz ({:+.1} ppm, against {})",
+                hz / 1000.0,
+                self.disagreement_ppm.unwrap_or(0.0),
+                self.calibration_reference.as_deref().unwrap_or("a reference clock")
+            )),
+            (None, Some(_)) => lines.push("Generic timer calibration did not converge".to_string()),
+            (None, None) => {}
+        }
+        if let Some(res) = self.resolution_ns {
+            lines.push(format!("Generic timer resolution: {} ns", frequency::format_ns(res)));
+        }
+        if let Some(w) = &self.coarse_warning {
+            lines.push(format!("Warning: {w}"));
+        }
+        lines
+    }
+
+    /// The closing sentence, as PostgreSQL's "TSC clock source will (not) be
+    /// used by default" line; PostgreSQL 19 itself has no ARM counter
+    /// support, so this is clockscope's decision, with the first reason.
+    pub fn decision_line(&self) -> String {
+        match self.reasons.first() {
+            None => "Generic timer clock source is trustworthy here (clockscope's decision; PostgreSQL 19 uses the \
+system clock on ARM)."
+                .to_string(),
+            Some(why) => format!(
+                "Generic timer clock source is not trustworthy here (clockscope's decision; PostgreSQL 19 uses the \
+system clock on ARM): {why}."
+            ),
+        }
+    }
+
     /// The frequency in kHz as PostgreSQL prints TSC frequencies (`24000`,
     /// `121875`); fractional kHz keep three decimals (`19200`, `62.5` MHz -> `62500`).
     pub fn frequency_khz_text(&self) -> String {
@@ -214,6 +259,7 @@ what it reports, not the host's core",
         calibrated_hz: calibration.map(|c| c.calibrated_hz),
         calibration_uncertainty_ppm: calibration.map(|c| c.uncertainty_ppm),
         disagreement_ppm,
+        calibration_failed: None,
         trusted: reasons.is_empty(),
         reasons,
         notes,
@@ -230,17 +276,14 @@ pub fn gather_local(calibration: Option<&CalibrationEvidence>) -> GenericTimerRe
 /// The live machine with a calibration of ISB;CNTVCT_EL0 against
 /// CLOCK_MONOTONIC_RAW ([`crate::tsc::calibrate::calibrate_tsc`], at most
 /// `budget_ns` of reference time). A calibration without a bounded result is
-/// left out of the decision and explained in `notes`.
+/// left out of the decision; `calibration_failed` says why.
 #[cfg(target_arch = "aarch64")]
 pub fn gather_local_calibrated(budget_ns: u64) -> GenericTimerReport {
     let cal = crate::tsc::calibrate::calibrate_tsc(budget_ns);
     let evidence = CalibrationEvidence::from_calibration(&cal);
     let mut report = gather_local(evidence.as_ref());
     if evidence.is_none() {
-        report.notes.push(format!(
-            "calibration of ISB;CNTVCT_EL0 gave no bounded rate, so it was not compared: {}",
-            cal.note
-        ));
+        report.calibration_failed = Some(cal.note);
     }
     report
 }
@@ -276,6 +319,36 @@ pub fn cpu_list(cpus: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pg_test_timing_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = gather(dir.path(), 1_000_000, None);
+        assert_eq!(
+            r.frequency_lines(),
+            vec![
+                "Generic timer frequency source: arm64, CNTFRQ_EL0",
+                "Generic timer frequency in use: 1000 kHz",
+                "Generic timer resolution: 1000 ns",
+                "Warning: coarse: single reads useless for EXPLAIN: each read is only accurate to 1000 ns \
+(CNTFRQ_EL0 = 1000000 Hz, below 10 MHz)",
+            ]
+        );
+        assert!(r.decision_line().contains("not trustworthy here"));
+        assert!(r.decision_line().contains(": no CPU identification found"));
+        r.calibration_failed = Some("did not converge: budget spent".into());
+        assert_eq!(r.frequency_lines()[2], "Generic timer calibration did not converge");
+        let cal = CalibrationEvidence {
+            reference: "clock_gettime (CLOCK_MONOTONIC_RAW)".into(),
+            calibrated_hz: 1_000_012.0,
+            uncertainty_ppm: 1.0,
+        };
+        let r = gather(dir.path(), 1_000_000, Some(&cal));
+        assert_eq!(
+            r.frequency_lines()[2],
+            "Generic timer frequency from calibration: 1000 kHz (+12.0 ppm, against clock_gettime (CLOCK_MONOTONIC_RAW))"
+        );
+    }
 
     #[test]
     fn cpu_lists_are_compact() {
