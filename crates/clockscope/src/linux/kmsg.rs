@@ -242,6 +242,9 @@ pub fn parse_mhz_as_khz(text: &str) -> Option<u64> {
     whole.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac_khz)
 }
 
+/// The reason given when `/dev/kmsg` refuses us (EPERM/EACCES).
+pub const KMSG_NOT_READABLE: &str = "kernel log not readable (dmesg_restrict; run as root)";
+
 /// Upper bound on records read from `/dev/kmsg`, so a log that is being
 /// flooded while we read cannot keep us reading forever (the default 128 KiB
 /// ring holds a few thousand records).
@@ -278,10 +281,7 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
             return Evidence::Missing(format!("{}: not present", path.display()))
         }
         Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {
-            return Evidence::Unreadable(format!(
-                "{}: kernel log not readable (dmesg_restrict; run as root)",
-                path.display()
-            ))
+            return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", path.display()))
         }
         Err(e) => return Evidence::Unreadable(format!("{}: {e}", path.display())),
     };
@@ -306,10 +306,7 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
             // next read continues with the oldest remaining one.
             Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
             Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {
-                return Evidence::Unreadable(format!(
-                    "{}: kernel log not readable (dmesg_restrict; run as root)",
-                    path.display()
-                ))
+                return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", path.display()))
             }
             Err(e) => return Evidence::Unreadable(format!("{}: {e}", path.display())),
         }
