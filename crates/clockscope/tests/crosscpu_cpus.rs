@@ -95,7 +95,10 @@ fn real_context_and_a_real_pinned_run() {
     }
     let (a, b) = (ctx.allowed[0], ctx.allowed[1]);
     let never = || false;
-    let opts = RunOptions::new(20_000_000, &OsPinner, &never);
+    let opts = RunOptions {
+        grace_ns: 5_000_000_000,
+        ..RunOptions::new(20_000_000, &OsPinner, &never)
+    };
     let mono = clocks::monotonic();
     let w = warp_test(&*mono.clock, a, b, &opts).unwrap();
     assert!(w.iterations > 0 && w.handovers_a_to_b + w.handovers_b_to_a > 0, "{w:?}");

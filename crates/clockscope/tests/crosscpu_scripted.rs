@@ -68,9 +68,15 @@ fn never() -> bool {
     false
 }
 
+/// A test may run this much longer to see its handovers on a loaded machine
+/// (it ends as soon as it has them).
+const GRACE_NS: u64 = 5_000_000_000;
+
 fn opts(duration_ns: u64) -> RunOptions<'static> {
-    // Scripted runs are short; the grace (at least 50 ms) covers a loaded machine.
-    RunOptions::new(duration_ns, &NoPinning, &never)
+    RunOptions {
+        grace_ns: GRACE_NS,
+        ..RunOptions::new(duration_ns, &NoPinning, &never)
+    }
 }
 
 #[test]
@@ -155,11 +161,9 @@ fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
     let ghz2 = Scale::from_hz(2_000_000_000).unwrap();
     let clocks = vec![under_test(ScriptedCpus::offsets(vec![0, 0, 4000]), ghz2)];
     let settings = Settings {
-        budget_ns: 60_000_000,
-        pair_mode: PairMode::All,
         min_handovers: 10,
-        pinner: &NoPinning,
-        stop: &never,
+        min_grace_ns: GRACE_NS,
+        ..Settings::new(60_000_000, &NoPinning, &never)
     };
     let mut calls = Vec::new();
     let report = run_all(&[0, 1, 2], &clocks, &settings, &mut |done, total| {
@@ -212,11 +216,9 @@ fn first_pair_mode_and_a_stop_request_keep_what_was_measured() {
     let stop = || stop_now.load(Ordering::Relaxed);
     let clocks = vec![under_test(ScriptedCpus::offsets(vec![0; 4]), Scale::NANOSECONDS)];
     let settings = Settings {
-        budget_ns: 40_000_000,
         pair_mode: PairMode::First,
         min_handovers: 1,
-        pinner: &NoPinning,
-        stop: &stop,
+        ..Settings::new(40_000_000, &NoPinning, &stop)
     };
     // Ask to stop after the first test.
     let report = run_all(&[0, 1, 2, 3], &clocks, &settings, &mut |_, _| {

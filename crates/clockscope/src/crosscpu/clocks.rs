@@ -1,5 +1,6 @@
 //! The real clocks the cross-CPU tests read: the CPU counter with an ordered
-//! read (RDTSCP on x86-64, ISB;CNTVCT_EL0 on AArch64) and
+//! read (RDTSCP on x86-64, LFENCE;RDTSC where RDTSCP is hidden,
+//! ISB;CNTVCT_EL0 on AArch64) and
 //! clock_gettime(CLOCK_MONOTONIC), PostgreSQL's system clock.
 
 use super::{ClockUnderTest, CpuClock};
@@ -29,7 +30,7 @@ pub fn monotonic() -> ClockUnderTest {
     }
 }
 
-/// The CPU counter read in order (RDTSCP or ISB;CNTVCT_EL0), or `None` where
+/// The CPU counter read in order (RDTSCP, LFENCE;RDTSC or ISB;CNTVCT_EL0), or `None` where
 /// this CPU or architecture has none. `scale` converts its ticks to ns
 /// (`None`: ticks only), `scale_source` says where that frequency came from.
 pub fn counter(scale: Option<Scale>, scale_source: Option<String>) -> Option<ClockUnderTest> {
@@ -52,10 +53,16 @@ pub fn default_clocks(counter_scale: Option<Scale>, scale_source: Option<String>
 
 #[cfg(target_arch = "x86_64")]
 fn arch_counter(scale: Option<Scale>) -> Option<(ClockId, Box<dyn CpuClock>)> {
+    use crate::clock::arch::{LfenceRdtsc, Rdtscp};
     // The source's own scale is never used here (reads are raw ticks), so
     // any scale will do when the frequency is unknown.
-    let c = crate::clock::arch::Rdtscp::new(scale.unwrap_or(Scale::NANOSECONDS))?;
-    Some((ClockId::Rdtscp, Box::new(SourceClock(c))))
+    let any = scale.unwrap_or(Scale::NANOSECONDS);
+    if let Some(c) = Rdtscp::new(any) {
+        return Some((ClockId::Rdtscp, Box::new(SourceClock(c))));
+    }
+    // Without RDTSCP (some hypervisors hide it), the kernel's other ordered read.
+    let c = LfenceRdtsc::new(any)?;
+    Some((ClockId::LfenceRdtsc, Box::new(SourceClock(c))))
 }
 
 #[cfg(target_arch = "aarch64")]

@@ -225,10 +225,27 @@ pub struct Settings<'a> {
     pub pair_mode: PairMode,
     /// See [`RunOptions::min_handovers`].
     pub min_handovers: u64,
+    /// Each test's grace ([`RunOptions::grace_ns`]) is the larger of this and
+    /// its duration.
+    pub min_grace_ns: u64,
     /// How threads are pinned.
     pub pinner: &'a dyn Pinner,
     /// Asked now and then; true stops the run (Ctrl-C).
     pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl<'a> Settings<'a> {
+    /// Every pair, [`DEFAULT_MIN_HANDOVERS`], [`MIN_GRACE_NS`].
+    pub fn new(budget_ns: u64, pinner: &'a dyn Pinner, stop: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        Settings {
+            budget_ns,
+            pair_mode: PairMode::All,
+            min_handovers: DEFAULT_MIN_HANDOVERS,
+            min_grace_ns: MIN_GRACE_NS,
+            pinner,
+            stop,
+        }
+    }
 }
 
 /// Runs both tests for every clock on every pair of `cpus`, calling
@@ -246,6 +263,7 @@ pub fn run_all(
     let total_ns = test_ns.saturating_mul(TESTS_PER_CLOCK * (planned.len() * clocks.len()) as u64);
     let mut opts = RunOptions::new(test_ns, settings.pinner, settings.stop);
     opts.min_handovers = settings.min_handovers;
+    opts.grace_ns = test_ns.max(settings.min_grace_ns);
     let mut done_ns = 0u64;
     let mut interrupted = false;
     let mut reports = Vec::new();

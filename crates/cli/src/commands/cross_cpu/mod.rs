@@ -169,11 +169,8 @@ fn measure(cpus: Vec<usize>, pair_mode: PairMode, budget_ns: u64, context: CpuCo
     let total_ns = test_ns * crosscpu::TESTS_PER_CLOCK * (planned * clocks.len()) as u64;
     let bar = progress::bar("cross-cpu", total_ns);
     let settings = Settings {
-        budget_ns,
         pair_mode,
-        min_handovers: crosscpu::DEFAULT_MIN_HANDOVERS,
-        pinner: &OsPinner,
-        stop: &exit::interrupted,
+        ..Settings::new(budget_ns, &OsPinner, &exit::interrupted)
     };
     let report = crosscpu::run_all(&cpus, &clocks, &settings, &mut |done, _| bar.set_position(done));
     bar.finish_and_clear();

@@ -19,6 +19,11 @@ pub fn calibration_source(c: &Calibration) -> String {
     )
 }
 
+/// `name:` padded to the width of the header lines, with at least one space.
+fn label(name: &str) -> String {
+    format!("{:<18} ", format!("{name}:"))
+}
+
 fn ms(ns: u64) -> String {
     format!("{:.1} ms", ns as f64 / 1e6)
 }
@@ -118,8 +123,8 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         match c.hz {
             Some(hz) => writeln!(
                 out,
-                "{:<19}{:.3} MHz ({})",
-                format!("{} frequency:", c.counter),
+                "{}{:.3} MHz ({})",
+                label(&format!("{} frequency", c.counter)),
                 hz as f64 / 1e6,
                 calibration_source(c)
             )?,
