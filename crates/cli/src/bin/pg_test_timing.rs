@@ -1,1 +1,115 @@
-fn main() {}
+//! `pg_test_timing`: a drop-in for PostgreSQL 19's, on any machine.
+//! Parse argv byte for byte as PostgreSQL does, then measure the system clock
+//! and the CPU counter (RDTSCP/RDTSC on x86-64, ISB;CNTVCT_EL0/CNTVCT_EL0 on
+//! aarch64).
+
+use clockscope::clock::posix::PosixClock;
+use clockscope_cli::pg_test_timing::args::{self, Parsed};
+use clockscope_cli::pg_test_timing::{self as ptt, Counter};
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let opts = match args::parse(&argv) {
+        Parsed::Print(text) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+            return ExitCode::SUCCESS;
+        }
+        Parsed::Fail(msg) => {
+            let _ = std::io::stderr().lock().write_all(&msg);
+            return ExitCode::from(1);
+        }
+        Parsed::Run(opts) => opts,
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let (mut out, mut err) = (stdout.lock(), stderr.lock());
+    let system = PosixClock::monotonic();
+    match run_with_counter(&opts, &system, &mut out, &mut err) {
+        Ok(code) => ExitCode::from(code),
+        // A closed pipe (`pg_test_timing | head`) ends the program quietly.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(err, "pg_test_timing: could not write output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// x86-64: PostgreSQL 19's TSC section (frequency from CPUID, else calibration).
+#[cfg(target_arch = "x86_64")]
+fn run_with_counter(
+    opts: &args::Options,
+    system: &PosixClock,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<u8> {
+    use clockscope::clock::arch::{Rdtsc, Rdtscp};
+    use clockscope::Scale;
+    let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
+    let clocks = tsc
+        .frequency_khz
+        .and_then(Scale::from_khz)
+        .and_then(|s| Some((Rdtscp::new(s)?, Rdtsc::new(s)?)));
+    match (clocks, tsc.frequency_khz, tsc.frequency_source.as_deref()) {
+        (Some((precise, fast)), Some(khz), Some(source)) => {
+            let (info_lines, decision_line) = ptt::tsc_lines(source, khz, tsc.calibrated_khz, tsc.use_by_default);
+            let section = ptt::CounterSection {
+                precise: &precise,
+                fast: &fast,
+                info_lines,
+                decision_line,
+            };
+            ptt::run(opts, system, Counter::Usable(section), out, err)
+        }
+        _ => ptt::run::<_, Rdtscp, Rdtsc>(opts, system, Counter::NotUsable(ptt::report::TSC_NOT_USABLE), out, err),
+    }
+}
+
+/// aarch64: the ARM generic timer where PostgreSQL shows the TSC (PostgreSQL
+/// itself has no ARM counter support; the layout is kept).
+#[cfg(target_arch = "aarch64")]
+fn run_with_counter(
+    opts: &args::Options,
+    system: &PosixClock,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<u8> {
+    use clockscope::clock::arch::{Cntvct, IsbCntvct};
+    use clockscope::Scale;
+    let timer = clockscope::arm::gather_local_calibrated(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
+    match Scale::from_hz(timer.frequency_hz) {
+        Some(scale) => {
+            let (precise, fast) = (IsbCntvct::new(scale), Cntvct::new(scale));
+            let (info_lines, decision_line) = (timer.frequency_lines(), timer.decision_line());
+            let section = ptt::CounterSection {
+                precise: &precise,
+                fast: &fast,
+                info_lines,
+                decision_line,
+            };
+            ptt::run(opts, system, Counter::Usable(section), out, err)
+        }
+        None => ptt::run::<_, IsbCntvct, Cntvct>(
+            opts,
+            system,
+            Counter::NotUsable(ptt::report::GENERIC_TIMER_NOT_USABLE),
+            out,
+            err,
+        ),
+    }
+}
+
+/// Other architectures: the system clock only, as PostgreSQL builds without a counter clock.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn run_with_counter(
+    opts: &args::Options,
+    system: &PosixClock,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<u8> {
+    ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err)
+}

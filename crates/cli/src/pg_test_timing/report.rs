@@ -90,3 +90,7 @@ pub fn write_time_warp(err: &mut dyn Write, backward_ns: u64) -> io::Result<()> 
 /// The sentence printed when the TSC cannot be used at all.
 pub const TSC_NOT_USABLE: &str = "TSC clock source is not usable. Likely unable to determine TSC frequency. \
 Are you running in an unsupported virtualized environment?";
+
+/// The aarch64 counterpart: CNTFRQ_EL0 reads 0, so the generic timer has no frequency.
+pub const GENERIC_TIMER_NOT_USABLE: &str = "Generic timer clock source is not usable. CNTFRQ_EL0 reads 0: \
+the firmware did not program the counter frequency.";

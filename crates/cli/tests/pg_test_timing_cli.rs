@@ -1,0 +1,121 @@
+//! The real `pg_test_timing` binary: PostgreSQL 19's messages and exit codes
+//! for every error case, and a 1-second run with the sections in order.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_pg_test_timing");
+const TRY: &str = "Try \"pg_test_timing --help\" for more information.\n";
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run pg_test_timing")
+}
+
+fn assert_fails(args: &[&str], stderr: &str) {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stderr), stderr, "{args:?}");
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+}
+
+#[test]
+fn help_and_version() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n"
+    );
+    let o = run(&["-V"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        v.starts_with("pg_test_timing (clockscope) ") && !v.contains("PostgreSQL"),
+        "{v}"
+    );
+}
+
+#[test]
+fn every_error_of_the_reference() {
+    let invalid_d = format!("pg_test_timing: invalid argument for option --duration\n{TRY}");
+    let invalid_c = format!("pg_test_timing: invalid argument for option --cutoff\n{TRY}");
+    for bad in ["abc", "5s", "-5", "4294967296", "1.5", ""] {
+        assert_fails(&["-d", bad], &invalid_d);
+    }
+    assert_fails(
+        &["--duration=0"],
+        "pg_test_timing: --duration must be in range 1..4294967295\n",
+    );
+    for bad in ["x", "1e400", "50%"] {
+        assert_fails(&["-c", bad], &invalid_c);
+    }
+    for bad in ["-0.5", "100.5", "nan", "inf"] {
+        assert_fails(&["--cutoff", bad], "pg_test_timing: --cutoff must be in range 0..100\n");
+    }
+    assert_fails(
+        &["extra"],
+        &format!("pg_test_timing: too many command-line arguments (first is \"extra\")\n{TRY}"),
+    );
+    // getopt's own messages name argv[0] as invoked.
+    assert_fails(&["-q"], &format!("{BIN}: invalid option -- 'q'\n{TRY}"));
+    assert_fails(&["--bogus"], &format!("{BIN}: unrecognized option '--bogus'\n{TRY}"));
+    assert_fails(&["-d"], &format!("{BIN}: option requires an argument -- 'd'\n{TRY}"));
+}
+
+#[test]
+fn non_utf8_arguments_do_not_panic() {
+    let bad = OsString::from_vec(vec![b'-', b'd', 0xff]);
+    let o = Command::new(BIN).arg(bad).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("pg_test_timing: invalid argument for option --duration\n{TRY}")
+    );
+}
+
+#[test]
+fn one_second_run_has_the_sections_in_order() {
+    let o = run(&["-d", "1"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stderr.is_empty(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let mut expected = vec![
+        "Testing timing overhead for 1 second.\n\nSystem clock source: clock_gettime (CLOCK_MONOTONIC)\nAverage loop time including overhead: ",
+        "Histogram of timing durations:\n   <= ns   % of total  running %      count\n",
+        "\nObserved timing durations up to 99.9900%:\n      ns   % of total  running %      count\n",
+    ];
+    if cfg!(target_arch = "x86_64") {
+        if out.contains("Clock source: RDTSCP") {
+            expected.extend([
+                "\n\nClock source: RDTSCP\nAverage loop time including overhead: ",
+                "\n\nFast clock source: RDTSC\nAverage loop time including overhead: ",
+                "\n\nTSC frequency source: ",
+                "\nTSC frequency in use: ",
+                "\n\nTSC clock source will",
+            ]);
+        } else {
+            expected.push("\n\nTSC clock source is not usable. Likely unable to determine TSC frequency.");
+        }
+    }
+    let mut pos = 0;
+    for piece in expected {
+        let found = out[pos..]
+            .find(piece)
+            .unwrap_or_else(|| panic!("missing or out of order: {piece:?}\n{out}"));
+        pos += found + piece.len();
+    }
+    assert!(out.ends_with(".\n"));
+    // Every histogram row has PostgreSQL's widths.
+    for line in out
+        .lines()
+        .filter(|l| l.len() == 42 && !l.starts_with(' ') && l.contains('.'))
+    {
+        panic!("unexpected row layout: {line:?}");
+    }
+}
