@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test of clockscope, installing what a fresh machine lacks first:
+#   - PostgreSQL's server binaries (Debian package `postgresql`) for the
+#     `clockscope explain` tests, which start a real server in a temp dir;
+#   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
+# Then: formatting and clippy (-D warnings), the workspace's tests (unit,
+# integration against the real binaries and a real PostgreSQL, doc tests),
+# a compile check of the benchmarks, and the aarch64 tests under qemu.
+#
+# Environment: SKIP_AARCH64=1 skips the aarch64 part; CARGO_TARGET_DIR is honoured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf 'test: %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        say "need root to run: $*"; return 1; fi
+}
+
+# --- set-up -----------------------------------------------------------------
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    say "installing postgresql (its server binaries are missing)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+fi
+# A package install may start the distribution's cluster; the tests never use it.
+if ! command -v cargo >/dev/null; then
+    say "cargo is missing: install Rust with rustup (https://rustup.rs)"; exit 1
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# --- checks and tests -------------------------------------------------------
+say "cargo fmt --check"
+cargo fmt --all -- --check
+say "cargo clippy --workspace --all-targets -D warnings"
+cargo clippy --workspace --all-targets -q -- -D warnings
+say "cargo test --workspace"
+cargo test --workspace -q
+say "cargo bench --no-run (benchmarks compile)"
+cargo bench --workspace --no-run -q 2>/dev/null || cargo bench --workspace --no-run
+if [ "${SKIP_AARCH64:-0}" != 1 ]; then
+    say "aarch64 under qemu-user"
+    ./scripts/test-aarch64.sh
+fi
+say "all tests passed"
