@@ -344,7 +344,8 @@ mod tests {
 
     #[test]
     fn bad_settings_are_one_line_errors_naming_the_source() {
-        let cases: [(Option<&str>, &[(&str, &str)], &str); 6] = [
+        type Case<'a> = (Option<&'a str>, &'a [(&'a str, &'a str)], &'a str);
+        let cases: [Case; 6] = [
             (Some("host=/tmp port=notaport"), &[], "--dsn: "),
             (None, &[("PGPORT", "99999")], "PGPORT: '99999' is not a port number"),
             (

@@ -88,20 +88,34 @@ pub fn describe(err: &postgres::Error) -> (String, Option<String>) {
         }
         return (one_line(&s), Some(db.code().code().to_string()));
     }
-    let text = if err.is_closed() {
+    let io_kind = std::error::Error::source(err)
+        .and_then(|c| c.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    let lost = matches!(
+        io_kind,
+        Some(std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::UnexpectedEof)
+    );
+    let mut text = if err.is_closed() {
         "the server closed the connection".to_string()
+    } else if lost {
+        "the connection to the server was lost".to_string()
     } else {
-        let mut s = err.to_string();
+        err.to_string()
+    };
+    if !err.is_closed() {
         let mut source = std::error::Error::source(err);
         while let Some(cause) = source {
             let c = cause.to_string();
-            if !s.contains(&c) {
-                let _ = write!(s, ": {c}");
+            if !text.contains(&c) {
+                if lost {
+                    let _ = write!(text, " ({c})");
+                } else {
+                    let _ = write!(text, ": {c}");
+                }
             }
             source = cause.source();
         }
-        s
-    };
+    }
     (one_line(&text), None)
 }
 

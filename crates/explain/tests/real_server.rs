@@ -1,0 +1,185 @@
+//! Against a real PostgreSQL (the newest /usr/lib/postgresql/*/bin, started
+//! by `clockscope_explain::testing`): a small run, and the faults a user
+//! meets. Timing values are only checked for sanity (positive, finite).
+
+use clockscope::Control;
+use clockscope_explain::testing::{self, PASSWORD, PASSWORD_ROLE, SUPERUSER};
+use clockscope_explain::{Error, Options};
+
+/// 100,000 rows, 2 runs, clocks measured for 20 ms: a fast run.
+fn small(dsn: String) -> Options {
+    Options {
+        rows: 100_000,
+        runs: 2,
+        clock_measure_ns: 20_000_000,
+        ..Options::new(Some(dsn))
+    }
+}
+
+fn run(opts: &Options) -> Result<clockscope_explain::Report, Error> {
+    clockscope_explain::run(opts, &mut |_| Control::Continue)
+}
+
+fn positive(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+fn count(server: &testing::ServerHandle, sql: &str) -> i64 {
+    let mut c = server.superuser_client().unwrap();
+    c.query_one(sql, &[]).unwrap().get(0)
+}
+
+/// Relations outside temporary schemas: what a run must not add to.
+const PERMANENT_RELATIONS: &str = "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+     WHERE n.nspname NOT LIKE 'pg_temp%' AND n.nspname NOT LIKE 'pg_toast_temp%'";
+
+#[test]
+fn a_small_run_over_the_unix_socket() {
+    let server = testing::shared();
+    let before = count(&server, PERMANENT_RELATIONS);
+    let r = run(&small(server.socket_dsn(SUPERUSER, "postgres"))).unwrap();
+
+    assert!(r.server_version_num >= 150_000, "{}", r.server_version_num);
+    assert!(r
+        .server_version
+        .starts_with(&(r.server_version_num / 10_000).to_string()));
+    assert!(r.server_locality.is_local());
+    assert_eq!(r.clock_sources.len(), 1, "PostgreSQL before 19 has one clock");
+    let s = &r.clock_sources[0];
+    assert_eq!(s.clock_source, "system");
+    assert_eq!(s.runs_timing_off_ms.len(), 2);
+    assert_eq!(s.runs_timing_on_ms.len(), 2);
+    assert!(s
+        .runs_timing_off_ms
+        .iter()
+        .chain(&s.runs_timing_on_ms)
+        .all(|&v| positive(v)));
+    assert!(positive(s.timing_off_ms) && positive(s.timing_on_ms) && positive(s.slowdown));
+    assert!(s.overhead_per_row_ns.is_finite());
+    assert!(s.overhead_per_read_ns.is_finite());
+    assert_eq!(s.clock_reads_per_run, 2 * 100_000 + 6);
+    assert!(positive(s.predicted_per_read_ns.unwrap()));
+    assert!(positive(s.predicted_overhead_per_row_ns.unwrap()));
+    assert!(s.observed_over_predicted.unwrap().is_finite());
+    assert!(positive(r.this_machine.system.per_read_ns));
+
+    // The session turned parallel query and JIT off and said so.
+    let jit = r.settings.iter().find(|s| s.name == "jit").expect("jit is shown");
+    assert_eq!(jit.session_value.as_deref(), Some("off"));
+    let par = r
+        .settings
+        .iter()
+        .find(|s| s.name == "max_parallel_workers_per_gather")
+        .unwrap();
+    assert_eq!(par.session_value.as_deref(), Some("0"));
+    for name in ["track_io_timing", "shared_buffers", "work_mem"] {
+        assert!(r.settings.iter().any(|s| s.name == name), "{name} not shown");
+    }
+
+    // Nothing left behind.
+    assert_eq!(count(&server, PERMANENT_RELATIONS), before);
+    assert_eq!(
+        count(
+            &server,
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'clockscope_explain%'"
+        ),
+        0
+    );
+}
+
+#[test]
+fn loopback_tcp_is_local() {
+    let server = testing::shared();
+    let r = run(&small(server.tcp_dsn(SUPERUSER, "postgres"))).unwrap();
+    assert_eq!(r.server_locality, clockscope_explain::connect::Locality::Loopback);
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("not on this machine")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn the_temp_table_is_dropped_by_the_session() {
+    use clockscope_explain::connect::resolve;
+    use clockscope_explain::session::PgSession;
+    let server = testing::shared();
+    let target = resolve(Some(&server.socket_dsn(SUPERUSER, "postgres")), &|_| None).unwrap();
+    let mut session = PgSession::connect(&target).unwrap();
+    session.create_table(1_000).unwrap();
+    let name = format!("clockscope_explain_{}", std::process::id());
+    let exists = format!("SELECT count(*) FROM pg_class WHERE relname = '{name}'");
+    assert_eq!(count(&server, &exists), 1);
+    session.drop_table().unwrap();
+    assert_eq!(count(&server, &exists), 0);
+}
+
+#[test]
+fn wrong_password_is_a_one_line_error_with_sqlstate() {
+    let server = testing::shared();
+    let mut o = small(format!(
+        "{} password=wrong-password",
+        server.socket_dsn(PASSWORD_ROLE, "postgres")
+    ));
+    let err = run(&o).unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert_eq!(err.sqlstate(), Some("28P01"), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("password authentication failed"), "{text}");
+    assert!(!text.contains('\n') && !text.contains("wrong-password"), "{text}");
+
+    // The right one works (over TCP, where the same scram rule applies).
+    o.dsn = Some(format!(
+        "{} password={PASSWORD}",
+        server.tcp_dsn(PASSWORD_ROLE, "postgres")
+    ));
+    o.rows = 1_000;
+    run(&o).unwrap();
+}
+
+#[test]
+fn a_role_without_temp_rights_is_refused_at_the_temp_table() {
+    let server = testing::shared();
+    // One statement per call: CREATE DATABASE may not run in a transaction block.
+    for sql in [
+        "CREATE DATABASE notemp",
+        "REVOKE TEMP ON DATABASE notemp FROM PUBLIC",
+        "CREATE ROLE notemp_user LOGIN",
+    ] {
+        server.sql(sql).unwrap();
+    }
+    let err = run(&small(server.socket_dsn("notemp_user", "notemp"))).unwrap_err();
+    assert_eq!(err.sqlstate(), Some("42501"), "{err}");
+    let text = err.to_string();
+    assert!(text.starts_with("creating the TEMP table: permission denied"), "{text}");
+    assert!(!text.contains('\n'));
+}
+
+#[test]
+fn an_unreachable_port_is_a_connect_error() {
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = run(&small(format!("host=127.0.0.1 port={port} user=x dbname=x"))).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("cannot connect to PostgreSQL at host=127.0.0.1 port={port}")),
+        "{text}"
+    );
+    assert!(!text.contains('\n'));
+    assert_eq!(err.sqlstate(), None);
+}
+
+#[test]
+fn a_stopped_server_is_a_connect_error() {
+    let mut server = testing::TestServer::start().unwrap();
+    let dsn = server.handle().socket_dsn(SUPERUSER, "postgres");
+    server.stop().unwrap();
+    let err = run(&small(dsn)).unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("cannot connect to PostgreSQL at host="), "{text}");
+    assert!(!text.contains('\n'));
+}
