@@ -151,6 +151,16 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         r.clocks.join(", "),
         ms(r.test_ns)
     )?;
+    let planned_ns = r.test_ns as u128 * 2 * (r.pairs_planned * r.clocks.len()) as u128;
+    if planned_ns > r.budget_ns as u128 {
+        writeln!(
+            out,
+            "{}each test takes at least {}, so this run takes about {:.1} s; --pairs first or --cpus test fewer pairs",
+            label("Note"),
+            ms(clockscope::crosscpu::MIN_TEST_NS),
+            planned_ns as f64 / 1e9
+        )?;
+    }
     for p in &r.pairs {
         writeln!(out)?;
         writeln!(
