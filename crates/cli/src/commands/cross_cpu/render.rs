@@ -155,7 +155,7 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     if planned_ns > r.budget_ns as u128 {
         writeln!(
             out,
-            "{}each test takes at least {}, so this run takes about {:.1} s; --pairs first or --cpus test fewer pairs",
+            "{}each test takes at least {}, so this run takes about {:.3} s; --pairs first or --cpus test fewer pairs",
             label("Note"),
             ms(clockscope::crosscpu::MIN_TEST_NS),
             planned_ns as f64 / 1e9
