@@ -14,7 +14,9 @@
 //! A node run to completion is called once per row it returns plus once more
 //! to return the end-of-data NULL, in every loop: `rows_total + loops` calls,
 //! where EXPLAIN prints `Actual Rows` per loop (`rows_total = Actual Rows *
-//! Actual Loops`; PostgreSQL 18 prints it with two decimals). Hence
+//! Actual Loops`; PostgreSQL 18 prints it with two decimals, earlier
+//! versions round it to a whole number, so `rows_total` is approximate for
+//! nodes with several loops before 18). Hence
 //!
 //! ```text
 //! clock reads = 2 * Σ over plan nodes (Actual Rows * Actual Loops + Actual Loops)

@@ -210,14 +210,18 @@ pub fn build(inp: &Inputs) -> Report {
         }
     }
     if inp.interrupted {
-        let done = clock_sources
+        let done: Vec<String> = clock_sources
             .iter()
-            .map(|r| r.runs_timing_on_ms.len())
-            .collect::<Vec<_>>();
-        warnings.push(format!(
-            "interrupted: {done:?} of {} runs per clock source completed",
-            inp.runs
-        ));
+            .map(|r| {
+                format!(
+                    "{} of {} runs on {}",
+                    r.runs_timing_on_ms.len(),
+                    inp.runs,
+                    r.clock_source
+                )
+            })
+            .collect();
+        warnings.push(format!("interrupted: {}", done.join(", ")));
     }
     let tsc = tsc_prediction(&clock_sources, inp.machine);
     Report {

@@ -198,7 +198,7 @@ fn remote_servers_and_noise_are_warned_about() {
         rows_scanned: 1_000,
     };
     let m = machine(20.0, None);
-    let r = report::build(&Inputs {
+    let inputs = Inputs {
         server_version: "15.18",
         server_version_num: 150018,
         server: "host=db.example.com port=5432",
@@ -206,17 +206,24 @@ fn remote_servers_and_noise_are_warned_about() {
         settings: &[],
         query: "q",
         rows: 1_000,
-        runs: 1,
+        runs: 3,
         warmup_runs: 1,
-        sources: &[runs],
+        sources: std::slice::from_ref(&runs),
         skipped: &[],
         machine: &m,
         clock_measure_ns: 1,
         interrupted: false,
-    });
+    };
+    let r = report::build(&inputs);
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(r.warnings[0].contains("not on this machine"));
     assert!(r.warnings[1].contains("TIMING ON was not slower"));
+    let r2 = report::build(&Inputs {
+        interrupted: true,
+        ..inputs
+    });
+    assert!(r2.interrupted);
+    assert_eq!(r2.warnings.last().unwrap(), "interrupted: 1 of 3 runs on system");
     // No RDTSC here: no TSC prediction.
     assert!(r.tsc_prediction.is_none());
 }
