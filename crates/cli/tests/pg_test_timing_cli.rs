@@ -111,11 +111,19 @@ fn one_second_run_has_the_sections_in_order() {
         pos += found + piece.len();
     }
     assert!(out.ends_with(".\n"));
-    // Every histogram row has PostgreSQL's widths.
-    for line in out
-        .lines()
-        .filter(|l| l.len() == 42 && !l.starts_with(' ') && l.contains('.'))
-    {
-        panic!("unexpected row layout: {line:?}");
+    // Every histogram row has PostgreSQL's widths: %8s   %10.4f %10.4f %10d.
+    let mut rows = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 4 && f[0].bytes().all(|b| b.is_ascii_digit()) && f[1].contains('.') {
+            assert_eq!(
+                line,
+                format!("{:>8}   {:>10} {:>10} {:>10}", f[0], f[1], f[2], f[3]),
+                "row layout"
+            );
+            assert_eq!(f[1].split('.').nth(1).map(str::len), Some(4), "4 decimals: {line}");
+            rows += 1;
+        }
     }
+    assert!(rows >= 10, "histogram rows found: {rows}");
 }

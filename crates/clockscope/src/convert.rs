@@ -46,7 +46,7 @@ impl Scale {
         let whole_ns = NS_PER_S / hz;
         let rem = (NS_PER_S % hz) as u128;
         // ceil(rem * 2^64 / hz); rem < hz so the result is < 2^64.
-        let frac = ((rem << 64) + hz as u128 - 1) / hz as u128;
+        let frac = (rem << 64).div_ceil(hz as u128);
         Some(Scale {
             hz,
             whole_ns,

@@ -156,7 +156,7 @@ pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> 
 pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let root = Path::new("/");
     let linux = LinuxEvidence::read(root);
-    let counter = environment::counter_setup(root, &linux);
+    let counter = environment::quick_counter(root, &linux);
     let report = gather(&counter);
     match args.format {
         ReportFormat::Text => write_text(out, &report)?,

@@ -32,7 +32,11 @@ pub struct ExplainArgs {
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     let rows = options::parse_rows(&args.rows)?;
-    let opts = Options { rows, runs: args.runs, ..Options::new(args.dsn.clone()) };
+    let opts = Options {
+        rows,
+        runs: args.runs,
+        ..Options::new(args.dsn.clone())
+    };
     opts.validate()?;
     exit::install_interrupt_handler();
 
@@ -74,5 +78,9 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             writeln!(out)?;
         }
     }
-    Ok(if report.interrupted { exit::INTERRUPTED } else { exit::OK })
+    Ok(if report.interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    })
 }

@@ -255,10 +255,9 @@ pub fn strtod(s: &[u8]) -> Option<f64> {
     {
         return Some(f64::NAN);
     }
-    let value = if lower.starts_with("0x") {
-        parse_hex_float(&lower[2..])?
-    } else {
-        parse_decimal_float(body)?
+    let value = match lower.strip_prefix("0x") {
+        Some(hex) => parse_hex_float(hex)?,
+        None => parse_decimal_float(body)?,
     };
     Some(sign * value)
 }

@@ -23,18 +23,162 @@ pub struct CounterSetup {
     pub hypervisor: Option<String>,
 }
 
-/// Decides the counter setup from this machine's evidence.
-pub fn counter_setup(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
-    let mut setup = CounterSetup::default();
-    if let Some((khz, src)) = linux.kernel_tsc_khz() {
-        setup.scale = Scale::from_khz(khz);
-        setup.frequency_khz = Some(khz);
-        setup.frequency_source = Some(format!("kernel log ({src:?})"));
-    } else {
-        setup.unusable_reason = Some("no counter frequency from the kernel log".into());
+/// Budget of the calibration run before measuring when no authoritative
+/// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): 50 ms,
+/// PostgreSQL's own bound.
+pub const QUICK_CALIBRATION_NS: u64 = 50_000_000;
+/// Budget of the cross-check calibration in the full report, run after the
+/// measurements (the `clockscope tsc` default).
+pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
+
+/// The counter frequency to convert with, decided before measuring and
+/// without a calibration when an authoritative source gives it.
+#[cfg(target_arch = "x86_64")]
+pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
+    use clockscope::tsc::calibrate::calibrate_tsc;
+    use clockscope::tsc::cpuid::CpuidFacts;
+    use clockscope::tsc::policy::KernelEvidence;
+    use clockscope::tsc::report::{LiveEvidence, TscReport};
+    let later = || Err("runs after the measurements".to_string());
+    let live = LiveEvidence {
+        root: root.display().to_string(),
+        kernel: KernelEvidence::from_linux(linux),
+        perf_page_khz: Err("not read before measuring".to_string()),
+        calibration: later(),
+        postgresql_calibration: later(),
+    };
+    let report = TscReport::build(CpuidFacts::native(), Some(live), None);
+    let mut setup = CounterSetup {
+        hypervisor: report
+            .hypervisor
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .map(hypervisor_name),
+        ..Default::default()
+    };
+    match (
+        report.clockscope_frequency.khz,
+        report.clockscope_frequency.source_label,
+    ) {
+        (Some(khz), label) => {
+            setup.frequency_khz = Some(khz);
+            setup.frequency_source = label.map(str::to_string);
+        }
+        (None, _) if report.rdtscp == Some(true) => {
+            let cal = calibrate_tsc(QUICK_CALIBRATION_NS);
+            match cal.khz {
+                Some(khz) => {
+                    setup.frequency_khz = Some(khz);
+                    setup.frequency_source = Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", cal.note));
+                }
+                None => setup.unusable_reason = Some(format!("no TSC frequency: {}", cal.note)),
+            }
+        }
+        (None, _) => setup.unusable_reason = Some(report.clockscope_frequency.why.clone()),
     }
-    setup.hypervisor = linux.hypervisor_type.found().cloned();
+    setup.scale = setup.frequency_khz.and_then(Scale::from_khz);
     setup
+}
+
+/// The counter frequency to convert with: CNTFRQ_EL0, read at once.
+#[cfg(target_arch = "aarch64")]
+pub fn quick_counter(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
+    let timer = clockscope::arm::gather_local(None);
+    let mut setup = CounterSetup {
+        hypervisor: linux.hypervisor_type.found().cloned(),
+        ..Default::default()
+    };
+    setup.scale = Scale::from_hz(timer.frequency_hz);
+    setup.frequency_khz = (timer.frequency_hz >= 1000).then_some(timer.frequency_hz / 1000);
+    setup.frequency_source = Some(timer.frequency_source.to_string());
+    if setup.scale.is_none() {
+        setup.unusable_reason = Some("CNTFRQ_EL0 reads 0".into());
+    }
+    setup
+}
+
+/// Architectures without a CPU counter clockscope reads.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn quick_counter(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
+    CounterSetup {
+        hypervisor: linux.hypervisor_type.found().cloned(),
+        unusable_reason: Some(format!("no CPU counter on {}", std::env::consts::ARCH)),
+        ..Default::default()
+    }
+}
+
+/// The full counter report (with its calibrations), gathered after the
+/// measurements: it decides trust and is embedded in the JSON.
+#[cfg(target_arch = "x86_64")]
+pub fn full_counter(root: &Path, mut setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
+    let report = clockscope::tsc::TscReport::detect(root, REPORT_CALIBRATION_NS);
+    let d = &report.clockscope_decision;
+    setup.trusted = Some(d.trusted);
+    setup.evidence = d
+        .reasons
+        .iter()
+        .map(|r| format!("{}: {}: {}", if r.ok { "ok" } else { "not ok" }, r.check, r.evidence))
+        .collect();
+    setup.reason = d
+        .reasons
+        .iter()
+        .find(|r| !r.ok)
+        .map(|r| format!("{}: {}", r.check, r.evidence))
+        .or_else(|| Some("every check passed".into()));
+    setup.postgresql_auto_uses_tsc = Some(report.postgresql_auto.use_by_default);
+    if setup.hypervisor.is_none() {
+        setup.hypervisor = report
+            .hypervisor
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .map(hypervisor_name);
+    }
+    (setup, serde_json::to_value(&report).ok())
+}
+
+/// The full generic-timer report (with its calibration cross-check).
+#[cfg(target_arch = "aarch64")]
+pub fn full_counter(_root: &Path, mut setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
+    let timer = clockscope::arm::gather_local_calibrated(REPORT_CALIBRATION_NS);
+    setup.trusted = Some(timer.trusted);
+    setup.evidence = timer
+        .reasons
+        .iter()
+        .map(|r| format!("not ok: {r}"))
+        .chain(timer.notes.iter().map(|n| format!("note: {n}")))
+        .collect();
+    setup.reason = Some(
+        timer
+            .reasons
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "every check passed".into()),
+    );
+    // PostgreSQL 19 has no ARM counter support: auto always picks the system clock.
+    setup.postgresql_auto_uses_tsc = Some(false);
+    (setup, serde_json::to_value(&timer).ok())
+}
+
+/// No counter: nothing more to gather.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn full_counter(_root: &Path, setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
+    (setup, None)
+}
+
+/// A readable name for a CPUID hypervisor signature.
+pub fn hypervisor_name(signature: &str) -> String {
+    match signature.trim_end_matches('\0') {
+        "KVMKVMKVM" => "KVM".into(),
+        "VMwareVMware" => "VMware".into(),
+        "Microsoft Hv" => "Hyper-V".into(),
+        "XenVMMXenVMM" => "Xen".into(),
+        "TCGTCGTCGTCG" => "QEMU (TCG)".into(),
+        "bhyve bhyve " => "bhyve".into(),
+        " lrpepyh  vr" => "Parallels".into(),
+        "ACRNACRNACRN" => "ACRN".into(),
+        "VBoxVBoxVBox" => "VirtualBox".into(),
+        other => other.to_string(),
+    }
 }
 
 /// The environment block.
@@ -58,9 +202,4 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup) -> Environment {
         counter_frequency_khz: counter.frequency_khz,
         counter_frequency_source: counter.frequency_source.clone(),
     }
-}
-
-/// The `clockscope tsc` report as JSON, for embedding.
-pub fn tsc_report_json(_root: &Path) -> Option<serde_json::Value> {
-    None
 }

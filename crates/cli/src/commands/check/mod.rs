@@ -248,7 +248,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     crate::exit::install_interrupt_handler();
     let root = Path::new("/");
     let linux = LinuxEvidence::read(root);
-    let counter = environment::counter_setup(root, &linux);
+    let counter = environment::quick_counter(root, &linux);
     let clocks = selected_clocks(args);
     let duration_ns = seconds_to_ns(args.duration);
     let (stats, mut skipped, interrupted) = measure_clocks(&clocks, duration_ns, counter.scale);
@@ -257,10 +257,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             s.reason = format!("{}: {reason}", s.reason);
         }
     }
-    let tsc = if interrupted {
-        None
+    let (counter, tsc) = if interrupted {
+        (counter, None)
     } else {
-        environment::tsc_report_json(root)
+        environment::full_counter(root, counter)
     };
     let report = build_report(args, &linux, &counter, stats, skipped, interrupted, tsc);
     write_report(out, &report, args)?;
