@@ -658,10 +658,9 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
         hz_of(s, inputs)
     });
     if let Some(base) = in_use_hz.filter(|&h| h > 0.0) {
-        for i in 0..sources.len() {
-            if let Some(hz) = hz_of(&sources[i], inputs) {
+        for s in sources.iter_mut() {
+            if let Some(hz) = hz_of(s, inputs) {
                 let ppm = (hz - base) / base * 1e6;
-                let s = &mut sources[i];
                 s.ppm_vs_in_use = Some(ppm);
                 s.flagged = ppm.abs() > DISAGREEMENT_LIMIT_PPM + s.uncertainty_ppm.unwrap_or(0.0);
             }
