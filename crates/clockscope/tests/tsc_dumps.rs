@@ -43,6 +43,9 @@ fn assert_dump_has_no_live_sources(r: &TscReport) {
         .filter(|x| !x.ok && x.evidence.contains("analysing a CPUID dump"))
         .map(|x| x.check)
         .collect();
+    assert!(r.clockscope_decision.reasons[1]
+        .evidence
+        .contains("analysing a CPUID dump"));
     for check in [
         "kernel clocksource",
         "not marked unstable",

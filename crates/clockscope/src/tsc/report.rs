@@ -160,7 +160,7 @@ impl TscReport {
             Some(l) => {
                 let log = match &l.kernel.kernel_log {
                     crate::linux::Evidence::Found(log) => match (log.tsc_khz, log.tsc_khz_message) {
-                        (Some(k), Some(m)) => Ok((k, m.to_string())),
+                        (Some(k), Some(m)) => Ok((k, m.trim_start_matches("kernel log, ").to_string())),
                         _ => Err(format!("no \"tsc: Detected/Refined\" line in {} records", log.records)),
                     },
                     other => Err(other.reason().unwrap_or("").to_string()),
@@ -185,7 +185,7 @@ impl TscReport {
 
         let kernel = live.as_ref().map(|l| &l.kernel);
         let current_clocksource: Result<&str, &str> = match kernel {
-            None => Err("not read: analysing a CPUID dump"),
+            None => Err("analysing a CPUID dump"),
             Some(k) => match &k.current_clocksource {
                 crate::linux::Evidence::Found(c) => Ok(c.as_str()),
                 other => Err(other.reason().unwrap_or("")),

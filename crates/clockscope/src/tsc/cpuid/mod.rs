@@ -445,6 +445,26 @@ mod tests {
     }
 
     #[test]
+    fn family_model_agree_with_raw_cpuid() {
+        // raw-cpuid applies the vendors' rules; ours is Linux's vendor-free rule.
+        for (vendor, sig) in [
+            ([0x756e_6547, 0x6c65_746e, 0x4965_6e69], 0x0005_0654), // GenuineIntel, Skylake-X
+            ([0x756e_6547, 0x6c65_746e, 0x4965_6e69], 0x0000_0F43), // GenuineIntel, Pentium 4
+            ([0x6874_7541, 0x444d_4163, 0x6974_6e65], 0x0087_0F10), // AuthenticAMD, Zen 2
+            ([0x6874_7541, 0x444d_4163, 0x6974_6e65], 0x00A6_0F12), // AuthenticAMD, Zen 4
+        ] {
+            let rec = RecordedCpuid::new()
+                .with(0, 0, [1, vendor[0], vendor[2], vendor[1]])
+                .with(1, 0, [sig, 0, 0, 0]);
+            let ours = CpuidFacts::from_recorded(&rec);
+            let theirs = CpuId::with_cpuid_reader(&rec).get_feature_info().unwrap();
+            assert_eq!(ours.family, theirs.family_id() as u32, "{sig:#x}");
+            assert_eq!(ours.model, theirs.model_id() as u32, "{sig:#x}");
+            assert_eq!(ours.stepping, theirs.stepping_id() as u32, "{sig:#x}");
+        }
+    }
+
+    #[test]
     fn decodes_bits() {
         let f = CpuidFacts::from_recorded(&intel_base());
         assert_eq!(f.vendor, "GenuineIntel");
