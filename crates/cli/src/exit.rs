@@ -60,7 +60,9 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
 /// Whether an I/O error is a closed pipe (`clockscope | head`), which is not
 /// an error for a command-line tool.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|c| c.downcast_ref::<io::Error>())
-        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    err.chain().any(|c| {
+        c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind)
+                == Some(io::ErrorKind::BrokenPipe)
+    })
 }
