@@ -62,7 +62,8 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|c| {
         c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind)
+            || c.downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
                 == Some(io::ErrorKind::BrokenPipe)
     })
 }
