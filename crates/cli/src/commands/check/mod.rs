@@ -31,7 +31,7 @@ use verdict::VerdictInputs;
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
     /// Seconds to measure each clock (fractions allowed).
-    #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
+    #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub duration: f64,
 
     /// Measure this clock (repeatable); see `clockscope clocks` for the names.
@@ -52,7 +52,7 @@ pub struct CheckArgs {
 
     /// ns per row of a count(*) with TIMING OFF, to predict EXPLAIN ANALYZE's slowdown
     /// (default: 42.7 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers).
-    #[arg(long, value_name = "NS")]
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
     pub baseline_row_ns: Option<f64>,
 }
 
