@@ -20,6 +20,9 @@
 //! - [`measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
 //! - [`tsc`]: CPUID decoding, TSC frequency from every source, calibration,
 //!   PostgreSQL's `auto` policy and clockscope's own trust decision.
+//! - [`instant`]: the library as a fast clock for other programs:
+//!   [`Instant`] reads the TSC / generic timer when clockscope trusts it,
+//!   CLOCK_MONOTONIC otherwise, chosen once per process in bounded time.
 //! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg), read
 //!   under a root path so tests use a fake tree.
 //!
@@ -33,6 +36,7 @@ pub mod arm;
 pub mod clock;
 pub mod convert;
 pub mod crosscpu;
+pub mod instant;
 pub mod linux;
 pub mod measure;
 pub mod ticks;
@@ -40,5 +44,6 @@ pub mod tsc;
 
 pub use clock::{ClockError, ClockId, ClockSource, ClockVisitor};
 pub use convert::Scale;
+pub use instant::Instant;
 pub use measure::{measure, Control, Histogram, Measurement};
 pub use ticks::Ticks;
