@@ -168,11 +168,15 @@ impl PgSession {
     /// temp_buffers large enough for the table (before any TEMP table is
     /// touched, as PostgreSQL requires). Records the changes in `info`.
     pub fn prepare(&mut self, info: &mut ServerInfo, rows: u64) -> Result<(), Error> {
-        let mut changes: Vec<(&str, String, &str)> = vec![(
-            "max_parallel_workers_per_gather",
-            "0".into(),
-            "one backend does the whole scan, so the per-row cost is one process's",
-        )];
+        let mut changes: Vec<(&str, String, &str)> = Vec::new();
+        // Both exist since PostgreSQL 9.6 and 11; older servers have neither to turn off.
+        if info.setting("max_parallel_workers_per_gather").is_some() {
+            changes.push((
+                "max_parallel_workers_per_gather",
+                "0".into(),
+                "one backend does the whole scan, so the per-row cost is one process's",
+            ));
+        }
         if info.setting("jit").is_some() {
             changes.push(("jit", "off".into(), "JIT compilation time distorts small runs"));
         }
