@@ -618,6 +618,12 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     let khz_of = |id: SourceId| sources.iter().find(|s| s.id == id).and_then(|s| s.khz);
     let authoritative = order.iter().copied().find(|&id| khz_of(id).is_some());
     let clockscope = match authoritative {
+        _ if inputs.cpuid.is_none() => ClockscopeChoice {
+            khz: None,
+            source: None,
+            source_label: None,
+            why: "no CPUID on this architecture: the TSC is x86's".to_string(),
+        },
         Some(id) => ClockscopeChoice {
             khz: khz_of(id),
             source: Some(id),
@@ -722,5 +728,26 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
         postgresql,
         clockscope,
         agreement,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_cpuid_there_is_no_tsc_frequency() {
+        // A kernel log line on a non-x86 machine is not a TSC frequency.
+        let r = frequency_report(&FrequencyInputs {
+            cpuid: None,
+            perf_page_khz: Err("no TSC".to_string()),
+            kernel_log_khz: Ok((2_599_998, "log".to_string())),
+            calibration: Err("no TSC".to_string()),
+            postgres_calibration: Err("no TSC".to_string()),
+        });
+        assert_eq!(r.clockscope.khz, None);
+        assert!(!r.agreement.agree);
+        assert!(!r.postgresql.tsc_usable);
+        assert_eq!(r.source(SourceId::Cpuid15).note, "no CPUID on this architecture");
     }
 }
