@@ -7,6 +7,7 @@
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
+//! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
 pub mod cli;
 pub mod commands;
@@ -14,3 +15,4 @@ pub mod exit;
 pub mod export;
 pub mod pg_test_timing;
 pub mod progress;
+pub mod startup;

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    clockscope_cli::startup::mark();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

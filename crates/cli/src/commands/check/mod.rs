@@ -129,6 +129,7 @@ impl ClockVisitor for MeasureClock<'_> {
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
         self.bar.set_position(0);
         self.bar.set_prefix(clock.name().to_string());
+        crate::startup::first_measurement(clock.name());
         let m = measure(clock, self.duration_ns, |p| {
             self.bar.set_position(p.elapsed_ns.min(p.target_ns));
             if crate::exit::interrupted() {
