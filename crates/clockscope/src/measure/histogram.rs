@@ -163,7 +163,9 @@ impl Histogram {
         if self.count == 0 || !(q > 0.0 && q <= 1.0) {
             return None;
         }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        // A hair below q * count before rounding up, so that 0.99 * 1000 (which
+        // may come out as 990.0000000000001) gives rank 990, not 991.
+        let rank = ((q * self.count as f64 - 1e-9).ceil() as u64).clamp(1, self.count);
         let mut seen = 0u64;
         for (ns, &c) in self.exact.iter().enumerate() {
             seen += c;
