@@ -5,4 +5,5 @@ pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
 pub mod explain;
+pub mod generic_timer;
 pub mod tsc;

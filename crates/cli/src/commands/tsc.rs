@@ -46,6 +46,17 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         write!(out, "{rec}")?;
         return Ok(exit::OK);
     }
+    // On aarch64 the counter is the generic timer, not a TSC: report that
+    // (a recorded x86 CPUID dump can still be analysed).
+    #[cfg(target_arch = "aarch64")]
+    if args.cpuid_dump.is_none() {
+        let timer = clockscope::arm::gather_local_calibrated(args.calibration_ms * 1_000_000);
+        match args.format {
+            ReportFormat::Json => crate::export::json::write(out, &timer)?,
+            ReportFormat::Text => super::generic_timer::write_text(&timer, out)?,
+        }
+        return Ok(exit::OK);
+    }
     let report = match &args.cpuid_dump {
         Some(path) => {
             let text = std::fs::read_to_string(path)

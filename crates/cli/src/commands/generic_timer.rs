@@ -1,0 +1,138 @@
+//! The text form of the ARM generic timer report, which `clockscope tsc`
+//! prints on aarch64 in place of the TSC report (compiled everywhere so it is
+//! tested everywhere).
+
+use clockscope::arm::{cpu_list, GenericTimerReport};
+use std::io::{self, Write};
+
+/// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
+pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "ARM generic timer (CNTVCT_EL0)")?;
+    writeln!(out)?;
+    writeln!(out, "Frequency")?;
+    writeln!(
+        out,
+        "  in use          {} kHz ({})",
+        r.frequency_khz_text(),
+        r.frequency_source
+    )?;
+    match r.resolution_ns {
+        Some(res) => writeln!(out, "  resolution      {res:.3} ns (one tick)")?,
+        None => writeln!(out, "  resolution      - (CNTFRQ_EL0 reads 0)")?,
+    }
+    if let Some(dt) = r.dt_clock_frequency_hz {
+        writeln!(out, "  device tree     {dt} Hz (clock-frequency of the timer node)")?;
+    }
+    if let (Some(b), Some(hz)) = (&r.bogomips, r.bogomips_hz) {
+        writeln!(out, "  BogoMIPS        {b} (implies {hz} Hz)")?;
+    }
+    match (r.calibrated_hz, &r.calibration_failed) {
+        (Some(hz), _) => writeln!(
+            out,
+            "  calibration     {:.0} Hz against {} ({:+.1} ppm, ±{:.1} ppm)",
+            hz,
+            r.calibration_reference.as_deref().unwrap_or("a reference clock"),
+            r.disagreement_ppm.unwrap_or(0.0),
+            r.calibration_uncertainty_ppm.unwrap_or(0.0)
+        )?,
+        (None, Some(why)) => writeln!(out, "  calibration     did not converge: {why}")?,
+        (None, None) => writeln!(out, "  calibration     not run")?,
+    }
+    if let Some(w) = &r.coarse_warning {
+        writeln!(out, "  warning         {w}")?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Cores ({})",
+        if r.homogeneous {
+            "homogeneous"
+        } else {
+            "NOT homogeneous"
+        }
+    )?;
+    if r.core_types.is_empty() {
+        writeln!(
+            out,
+            "  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)"
+        )?;
+    }
+    for t in &r.core_types {
+        writeln!(
+            out,
+            "  {:<28} implementer 0x{:02x} part 0x{:03x}  CPUs {}",
+            t.name,
+            t.implementer,
+            t.part,
+            cpu_list(&t.cpus)
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Counter errata")?;
+    if r.errata.is_empty() {
+        writeln!(out, "  none known for these cores and firmware")?;
+    }
+    for e in &r.errata {
+        let scope = if e.affects_aarch64 {
+            "affects 64-bit reads"
+        } else {
+            "AArch32 only"
+        };
+        let cpus = if e.cpus.is_empty() {
+            "the whole SoC".to_string()
+        } else {
+            format!("CPUs {}", cpu_list(&e.cpus))
+        };
+        writeln!(
+            out,
+            "  {}: {} ({scope}; {cpus}; detected by {})",
+            e.id, e.problem, e.detected_by
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "clockscope: the generic timer is {}",
+        if r.trusted {
+            "trusted (every check passed)"
+        } else {
+            "NOT trusted"
+        }
+    )?;
+    for reason in &r.reasons {
+        writeln!(out, "  NOT OK  {reason}")?;
+    }
+    for note in &r.notes {
+        writeln!(out, "  note    {note}")?;
+    }
+    writeln!(
+        out,
+        "PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clockscope::linux::testing::FakeRoot;
+
+    #[test]
+    fn neoverse_n1_server_report() {
+        let root = FakeRoot::new();
+        for cpu in 0..4 {
+            root.write(
+                &format!("sys/devices/system/cpu/cpu{cpu}/regs/identification/midr_el1"),
+                "0x00000000413fd0c1\n",
+            );
+        }
+        let r = clockscope::arm::gather(root.path(), 25_000_000, None);
+        let mut out = Vec::new();
+        write_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("in use          25000 kHz (arm64, CNTFRQ_EL0)"), "{text}");
+        assert!(text.contains("resolution      40.000 ns (one tick)"), "{text}");
+        assert!(text.contains("Cores (homogeneous)"), "{text}");
+        assert!(text.contains("CPUs 0-3"), "{text}");
+        assert!(text.contains("calibration     not run"), "{text}");
+    }
+}
