@@ -52,12 +52,8 @@ if [ ! -d "$(rustc --print sysroot)/lib/rustlib/$TARGET" ]; then
 fi
 
 # --- 2. library tests under qemu --------------------------------------------
-# qemu-user (7.2) crashes inside its own sched_setaffinity emulation when a
-# non-main thread passes a 512 KiB CPU mask (crosscpu's MAX_MASK_BITS = 2^22):
-# qemu copies the mask onto its thread stack. Native aarch64 is unaffected.
-QEMU_SKIP=(--skip crosscpu::affinity::tests::pinning_moves_a_thread_and_an_unknown_cpu_is_refused)
 say "cargo test -p clockscope --target $TARGET (under $QEMU)"
-cargo test -q -p clockscope --target "$TARGET" -- "${QEMU_SKIP[@]}"
+cargo test -q -p clockscope --target "$TARGET"
 
 if [ "${CLIPPY:-0}" = 1 ]; then
     say "cargo clippy -p clockscope --target $TARGET --all-targets -- -D warnings"

@@ -3,10 +3,10 @@
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
 use clockscope::crosscpu::{
-    ClockPairReport, CpuContext, CpuListFile, CrossCpuReport, OffsetResult, PairMode, PairReport, Verdict, WarpResult,
+    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairMode, PairReport, Verdict, WarpResult,
 };
+use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::commands::cross_cpu::{render, Outcome};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn clockscope(args: &[&str]) -> Output {
@@ -41,6 +41,13 @@ fn real_run_reports_every_pair_as_json() {
     if cpus == 2 {
         assert_eq!(pairs.len(), 1);
         assert_eq!((&pairs[0]["cpu_a"], &pairs[0]["cpu_b"]), (&j["cpus"][0], &j["cpus"][1]));
+    }
+    for key in ["online_cpus", "cgroup_cpuset"] {
+        let f = &j[key];
+        assert!(
+            f.is_null() || (f["file"].is_string() && f["content"].is_string() && f["cpus"].is_array()),
+            "{key}: {f}"
+        );
     }
     assert_eq!(j["exit_code"].as_i64(), code.map(i64::from));
     assert_eq!(j["problem"].as_bool(), Some(code == Some(1)));
@@ -268,12 +275,11 @@ fn text_report_of_a_constructed_result() {
     let outcome = Outcome {
         context: CpuContext {
             allowed: vec![0, 1],
-            online: Some(CpuListFile {
-                file: PathBuf::from("/sys/devices/system/cpu/online"),
-                content: "0-3".into(),
-                cpus: Some(vec![0, 1, 2, 3]),
+            online: Evidence::Found(CpuSet {
+                path: "/sys/devices/system/cpu/online".into(),
+                cpus: CpuList::parse("0-3").unwrap(),
             }),
-            cgroup_cpuset: None,
+            cgroup_cpuset: Evidence::Missing("no cgroup cpuset file".into()),
         },
         calibration: None,
         report,
@@ -298,4 +304,15 @@ CPU 0 / CPU 1   (a = CPU 0, b = CPU 1; offsets are CPU 1's clock minus CPU 0's)
 Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 ";
     assert_eq!(String::from_utf8(out).unwrap(), expected);
+
+    // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
+    let mut out = Vec::new();
+    render::json(&outcome, &mut out).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        j["online_cpus"],
+        serde_json::json!({"file": "/sys/devices/system/cpu/online", "content": "0-3", "cpus": [0, 1, 2, 3]})
+    );
+    assert_eq!(j["cgroup_cpuset"], serde_json::Value::Null);
+    assert_eq!(j["allowed_cpus"], serde_json::json!([0, 1]));
 }

@@ -2,12 +2,16 @@
 //! online and cgroup cpuset files read from fake trees; plus one real,
 //! pinned run on this machine's CPUs (sanity checks only).
 
-use clockscope::crosscpu::cpulist::{cpus_to_mask, mask_to_cpus, read_cgroup_cpuset, read_online_cpus};
-use clockscope::crosscpu::{
-    clocks, cpu_context, format_cpu_list, parse_cpu_list, ping_pong, warp_test, CpuListError, OsPinner, RunOptions,
-};
+use clockscope::crosscpu::affinity::{cpus_to_mask, mask_to_cpus};
+use clockscope::crosscpu::{clocks, cpu_context, ping_pong, warp_test, OsPinner, RunOptions};
+use clockscope::linux::{read_cpus_online_file, read_cpuset, CpuList, CpuListError, CpuSet, Evidence};
 use std::fs;
 use std::path::Path;
+
+/// The CPUs of a CPU list file that was found.
+fn cpus_of(set: &Evidence<CpuSet>) -> Option<Vec<usize>> {
+    set.found().map(|s| s.cpus.cpus().collect())
+}
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -17,16 +21,19 @@ fn write(root: &Path, rel: &str, content: &str) {
 
 #[test]
 fn cpu_lists_round_trip_and_errors_name_the_item() {
-    assert_eq!(parse_cpu_list("0-2,7\n").unwrap(), vec![0, 1, 2, 7]);
-    assert_eq!(format_cpu_list(&[7, 0, 1, 2]), "0-2,7");
-    let e = parse_cpu_list("0-1,x").unwrap_err();
+    assert_eq!(
+        CpuList::parse("0-2,7\n").unwrap().cpus().collect::<Vec<_>>(),
+        vec![0, 1, 2, 7]
+    );
+    assert_eq!(CpuList::from_cpus([7, 0, 1, 2]).to_string(), "0-2,7");
+    let e = CpuList::parse("0-1,x").unwrap_err();
     assert!(matches!(e, CpuListError::BadItem { .. }));
     assert_eq!(
         e.to_string(),
         "'x' in CPU list '0-1,x' is not a CPU number or range (like 0-3)"
     );
     assert_eq!(
-        parse_cpu_list("5-2").unwrap_err().to_string(),
+        CpuList::parse("5-2").unwrap_err().to_string(),
         "range '5-2' in CPU list '5-2' ends before it starts"
     );
 }
@@ -51,34 +58,50 @@ fn online_and_cgroup_v1_cpuset_from_a_fake_tree() {
     write(r, "proc/self/cgroup", "12:memory:/a\n3:cpuset,cpu:/docker/abc\n0::/\n");
     write(r, "sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus", "2-3\n");
     write(r, "sys/fs/cgroup/cpuset/docker/abc/cpuset.cpus", "2-5\n");
-    let online = read_online_cpus(r).unwrap();
-    assert_eq!(online.cpus, Some((0..8).collect()));
-    assert_eq!(online.content, "0-7");
-    let cs = read_cgroup_cpuset(r).unwrap();
-    assert_eq!(cs.file, r.join("sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus"));
-    assert_eq!(cs.cpus, Some(vec![2, 3]));
-    assert_eq!(cs.to_string(), format!("2-3 ({})", cs.file.display()));
+    let online = read_cpus_online_file(r);
+    assert_eq!(cpus_of(&online), Some((0..8).collect()));
+    let online = online.into_found().unwrap();
+    assert_eq!(online.cpus.to_string(), "0-7");
+    assert_eq!(
+        online.path,
+        r.join("sys/devices/system/cpu/online").display().to_string()
+    );
+    let cs = read_cpuset(r);
+    assert_eq!(cpus_of(&cs), Some(vec![2, 3]));
+    let cs = cs.into_found().unwrap();
+    assert_eq!(
+        cs.path,
+        r.join("sys/fs/cgroup/cpuset/docker/abc/cpuset.effective_cpus")
+            .display()
+            .to_string()
+    );
+    assert_eq!(cs.to_string(), format!("2-3 ({})", cs.path));
 }
 
 #[test]
 fn cgroup_v2_cpuset_and_missing_files() {
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
-    assert_eq!(read_online_cpus(r), None);
-    assert_eq!(read_cgroup_cpuset(r), None);
+    assert!(matches!(read_cpus_online_file(r), Evidence::Missing(_)));
+    assert!(matches!(read_cpuset(r), Evidence::Missing(_)));
     write(r, "proc/self/cgroup", "0::/user.slice/session-1.scope\n");
     // No cpuset controller enabled: nothing to read.
-    assert_eq!(read_cgroup_cpuset(r), None);
+    assert!(matches!(read_cpuset(r), Evidence::Missing(_)));
+    // An empty v2 `cpuset.cpus` sets no limit (the cgroup inherits its
+    // parent's CPUs): it is not a cpuset to report.
     write(r, "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus", "");
-    let cs = read_cgroup_cpuset(r).unwrap();
-    assert_eq!(cs.cpus, Some(vec![]));
-    assert_eq!(cs.to_string(), format!("(empty) ({})", cs.file.display()));
+    assert!(matches!(read_cpuset(r), Evidence::Missing(_)));
+    let empty = CpuSet {
+        path: "/x/cpuset.cpus".into(),
+        cpus: CpuList::default(),
+    };
+    assert_eq!(empty.to_string(), "(empty) (/x/cpuset.cpus)");
     write(
         r,
         "sys/fs/cgroup/user.slice/session-1.scope/cpuset.cpus.effective",
         "1,3\n",
     );
-    assert_eq!(read_cgroup_cpuset(r).unwrap().cpus, Some(vec![1, 3]));
+    assert_eq!(cpus_of(&read_cpuset(r)), Some(vec![1, 3]));
 }
 
 #[cfg(target_os = "linux")]
@@ -86,9 +109,8 @@ fn cgroup_v2_cpuset_and_missing_files() {
 fn real_context_and_a_real_pinned_run() {
     let ctx = cpu_context(Path::new("/")).unwrap();
     assert!(!ctx.allowed.is_empty());
-    if let Some(online) = &ctx.online {
-        let online = online.cpus.as_ref().unwrap();
-        assert!(ctx.allowed.iter().all(|c| online.contains(c)), "{ctx:?}");
+    if let Some(online) = ctx.online.found() {
+        assert!(ctx.allowed.iter().all(|&c| online.cpus.contains(c)), "{ctx:?}");
     }
     if ctx.allowed.len() < 2 {
         return;

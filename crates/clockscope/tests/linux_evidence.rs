@@ -231,8 +231,16 @@ fn garbage_files_are_unreadable_with_a_reason() {
     unreadable("current_clocksource", ev.current_clocksource.reason(), "empty");
     unreadable("cpuinfo", ev.cpuinfo.reason(), "no processor entries");
     unreadable("kernel_release", ev.kernel_release.reason(), "one short line");
-    unreadable("cpus_online", ev.cpus_online.reason(), "bad CPU number");
-    unreadable("cpuset", ev.cpuset.reason(), "runs backwards");
+    unreadable(
+        "cpus_online",
+        ev.cpus_online.reason(),
+        "'x' in CPU list '0-3,x' is not a CPU number",
+    );
+    unreadable(
+        "cpuset",
+        ev.cpuset.reason(),
+        "range '7-2' in CPU list '7-2' ends before it starts",
+    );
     unreadable("cmdline", ev.cmdline.reason(), "not UTF-8");
     // Control characters are still names here; the list is only checked for shape.
     assert!(ev.available_clocksources.is_found());

@@ -1,19 +1,34 @@
 //! CPU affinity system calls: which CPUs this process may run on
 //! (`sched_getaffinity`) and pinning the calling thread to one
-//! (`sched_setaffinity`). All of the cross-CPU module's unsafe code is here.
+//! (`sched_setaffinity`), and the affinity bit masks they take. All of the
+//! cross-CPU module's unsafe code is here.
 //!
-//! The mask is an array of `unsigned long` words sized at run time, as glibc's
-//! `CPU_ALLOC` documentation describes: start at `CPU_SETSIZE` (1024) bits and
-//! double while the kernel answers EINVAL (its mask is wider), up to
-//! [`MAX_MASK_BITS`]. Bits are only read within the mask the kernel filled.
-//! The affinity mask already reflects the cgroup cpuset and `taskset`.
+//! The mask is an array of `unsigned long` words sized at run time. Its
+//! width is the kernel's `nr_cpu_ids` (the highest CPU in
+//! `/sys/devices/system/cpu/possible`, plus one) rounded up to whole words,
+//! so the mask is as small as the kernel accepts: 1 word on a 2-CPU machine.
+//! Only when that file is unreadable does the width start at `CPU_SETSIZE`
+//! (1024) bits; either way it doubles while the kernel answers EINVAL (its
+//! mask is wider), up to [`MAX_MASK_BITS`], as glibc's `CPU_ALLOC`
+//! documentation describes. Bits are only read within the mask the kernel
+//! filled. The affinity mask already reflects the cgroup cpuset and `taskset`.
+//!
+//! Small masks matter under qemu-user, which copies a mask onto the calling
+//! thread's stack (a fixed-size stack for the threads it creates): a 512 KiB
+//! mask passed from a spawned thread crashes qemu 7.2.
 //!
 //! Linux only; elsewhere every function returns
 //! [`AffinityError::Unsupported`].
 
+use crate::linux::{self, CpuList, Evidence};
+
 /// The widest affinity mask tried: 2^22 bits (512 KiB), far above the
-/// kernel's CONFIG_NR_CPUS limit of 8192.
-pub const MAX_MASK_BITS: usize = 1 << 22;
+/// kernel's CONFIG_NR_CPUS limit of 8192; one more than
+/// [`linux::cpulist::MAX_CPU`], so every CPU a list can name fits.
+pub const MAX_MASK_BITS: usize = linux::cpulist::MAX_CPU + 1;
+
+/// Bits in one word of an affinity mask (the kernel's `unsigned long`).
+pub const MASK_WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
 
 /// Why an affinity call failed.
 #[derive(Debug, thiserror::Error)]
@@ -32,18 +47,62 @@ pub enum AffinityError {
     NotMoved { cpu: usize, running_on: usize },
 }
 
+/// The CPUs set in an affinity mask of `unsigned long` words, as the kernel
+/// lays it out (CPU `n` is bit `n % word_bits` of word `n / word_bits`). Only
+/// the words given are read: iteration never runs past the mask.
+pub fn mask_to_cpus(words: &[libc::c_ulong]) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for (w, &word) in words.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let bit = bits.trailing_zeros() as usize;
+            cpus.push(w * MASK_WORD_BITS + bit);
+            bits &= bits - 1;
+        }
+    }
+    cpus
+}
+
+/// An affinity mask with exactly `cpus` set, at least `min_bits` wide (the
+/// kernel rejects a mask narrower than its own CPU count, so callers pass
+/// the width `sched_getaffinity` accepted).
+pub fn cpus_to_mask(cpus: &[usize], min_bits: usize) -> Vec<libc::c_ulong> {
+    let top = cpus.iter().max().map_or(0, |&c| c + 1);
+    let words = top.max(min_bits).div_ceil(MASK_WORD_BITS).max(1);
+    let mut mask = vec![0 as libc::c_ulong; words];
+    for &cpu in cpus {
+        mask[cpu / MASK_WORD_BITS] |= 1 << (cpu % MASK_WORD_BITS);
+    }
+    mask
+}
+
+/// The mask width to start with, in bits: the kernel's `nr_cpu_ids` (the
+/// highest possible CPU plus one) rounded up to whole words, from `possible`
+/// (see [`linux::read_cpus_possible`]); `None` when that list is unreadable or
+/// empty, and the caller starts at `CPU_SETSIZE` instead.
+pub fn mask_bits_for(possible: &Evidence<CpuList>) -> Option<usize> {
+    let highest = possible.found()?.highest()?;
+    Some((highest + 1).div_ceil(MASK_WORD_BITS) * MASK_WORD_BITS)
+}
+
+/// [`mask_bits_for`] this machine's `/sys/devices/system/cpu/possible`.
+#[cfg(target_os = "linux")]
+fn possible_mask_bits() -> Option<usize> {
+    mask_bits_for(&linux::read_cpus_possible(std::path::Path::new("/")))
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::{AffinityError, MAX_MASK_BITS};
-    use crate::crosscpu::cpulist::{cpus_to_mask, mask_to_cpus, MASK_WORD_BITS};
+    use super::{cpus_to_mask, mask_to_cpus, possible_mask_bits, AffinityError, MASK_WORD_BITS, MAX_MASK_BITS};
     use std::io;
     use std::mem::size_of;
 
-    /// The calling thread's affinity mask, grown until the kernel accepts its width.
-    fn get_mask() -> Result<Vec<libc::c_ulong>, AffinityError> {
-        let mut bits = libc::CPU_SETSIZE as usize;
+    /// The calling thread's affinity mask, `start_bits` wide (`None`:
+    /// `CPU_SETSIZE`), doubled while the kernel refuses the width.
+    pub fn get_mask(start_bits: Option<usize>) -> Result<Vec<libc::c_ulong>, AffinityError> {
+        let mut bits = start_bits.unwrap_or(libc::CPU_SETSIZE as usize).clamp(1, MAX_MASK_BITS);
         loop {
-            let mut words = vec![0 as libc::c_ulong; bits / MASK_WORD_BITS];
+            let mut words = vec![0 as libc::c_ulong; bits.div_ceil(MASK_WORD_BITS)];
             let bytes = words.len() * size_of::<libc::c_ulong>();
             // SAFETY: `words` is a live, writable buffer of exactly `bytes`
             // bytes, aligned for `unsigned long` like `cpu_set_t` (an array of
@@ -55,7 +114,7 @@ mod imp {
             }
             let err = io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EINVAL) && bits < MAX_MASK_BITS {
-                bits *= 2;
+                bits = (bits * 2).min(MAX_MASK_BITS);
                 continue;
             }
             return Err(AffinityError::Get(err));
@@ -63,7 +122,7 @@ mod imp {
     }
 
     pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
-        Ok(mask_to_cpus(&get_mask()?))
+        Ok(mask_to_cpus(&get_mask(possible_mask_bits())?))
     }
 
     pub fn current_cpu() -> Option<usize> {
@@ -73,8 +132,9 @@ mod imp {
     }
 
     pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
-        // As wide as the mask the kernel accepted from sched_getaffinity.
-        let width_bits = get_mask()?.len() * MASK_WORD_BITS;
+        // As wide as the mask the kernel accepted from sched_getaffinity
+        // (wider only to hold `cpu`, which the kernel then refuses).
+        let width_bits = get_mask(possible_mask_bits())?.len() * MASK_WORD_BITS;
         let mask = cpus_to_mask(&[cpu], width_bits);
         let bytes = mask.len() * size_of::<libc::c_ulong>();
         // SAFETY: `mask` is a live buffer of exactly `bytes` bytes, aligned
@@ -127,10 +187,42 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
     imp::pin_current_thread(cpu)
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
+    #[test]
+    fn masks_round_trip_across_words() {
+        let cpus = vec![0, 1, MASK_WORD_BITS - 1, MASK_WORD_BITS, 3 * MASK_WORD_BITS + 5];
+        let mask = cpus_to_mask(&cpus, 0);
+        assert_eq!(mask.len(), 4);
+        assert_eq!(mask_to_cpus(&mask), cpus);
+        assert_eq!(cpus_to_mask(&[2], 1024).len(), 1024 / MASK_WORD_BITS);
+        assert_eq!(mask_to_cpus(&[0b101]), vec![0, 2]);
+        assert_eq!(mask_to_cpus(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn mask_width_is_nr_cpu_ids_in_whole_words() {
+        let possible = |s: &str| Evidence::Found(CpuList::parse(s).unwrap());
+        assert_eq!(mask_bits_for(&possible("0-1")), Some(MASK_WORD_BITS));
+        assert_eq!(mask_bits_for(&possible("0")), Some(MASK_WORD_BITS));
+        assert_eq!(
+            mask_bits_for(&possible("0-63")),
+            Some(64usize.div_ceil(MASK_WORD_BITS) * MASK_WORD_BITS)
+        );
+        assert_eq!(
+            mask_bits_for(&possible("0-64")),
+            Some(65usize.div_ceil(MASK_WORD_BITS) * MASK_WORD_BITS)
+        );
+        // A sparse list: the width follows the highest CPU.
+        assert_eq!(mask_bits_for(&possible("0,8191")), Some(8192));
+        assert_eq!(mask_bits_for(&possible("")), None);
+        assert_eq!(mask_bits_for(&Evidence::Missing("not present".into())), None);
+        assert_eq!(mask_bits_for(&Evidence::Unreadable("bad".into())), None);
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn allowed_cpus_are_sorted_and_include_the_current_one() {
         let cpus = allowed_cpus().unwrap();
@@ -141,6 +233,26 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_sized_mask_and_the_growing_loop_agree() {
+        let Some(bits) = possible_mask_bits() else {
+            return; // no readable cpu/possible: allowed_cpus already used the loop
+        };
+        let sized = imp::get_mask(Some(bits)).unwrap();
+        assert_eq!(
+            sized.len() * MASK_WORD_BITS,
+            bits,
+            "the kernel accepted nr_cpu_ids bits"
+        );
+        let grown = imp::get_mask(None).unwrap();
+        assert_eq!(mask_to_cpus(&sized), mask_to_cpus(&grown));
+        // A start narrower than the kernel's mask grows until it is accepted
+        // (1 bit is one word, which is enough on machines of up to 64 CPUs).
+        assert_eq!(mask_to_cpus(&imp::get_mask(Some(1)).unwrap()), mask_to_cpus(&grown));
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn pinning_moves_a_thread_and_an_unknown_cpu_is_refused() {
         let cpus = allowed_cpus().unwrap();

@@ -30,20 +30,19 @@
 
 pub mod affinity;
 pub mod clocks;
-pub mod cpulist;
 pub mod pingpong;
 pub mod report;
 pub mod spin;
 pub mod warp;
 
 pub use affinity::AffinityError;
-pub use cpulist::{format_cpu_list, parse_cpu_list, CpuListError, CpuListFile};
 pub use pingpong::{ping_pong, OffsetFinding, OffsetResult};
 pub use report::{ClockPairReport, CrossCpuReport, PairReport, Verdict};
 pub use warp::{warp_test, WarpResult};
 
 use crate::clock::ClockId;
 use crate::convert::Scale;
+use crate::linux::{self, CpuSet, Evidence};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -200,10 +199,11 @@ pub fn test_duration_ns(budget_ns: u64, pairs: usize, clocks: usize) -> u64 {
 pub struct CpuContext {
     /// From `sched_getaffinity` (reflects cgroup cpusets and taskset).
     pub allowed: Vec<usize>,
-    /// `/sys/devices/system/cpu/online`, when readable.
-    pub online: Option<CpuListFile>,
-    /// The cgroup cpuset file, when readable.
-    pub cgroup_cpuset: Option<CpuListFile>,
+    /// `/sys/devices/system/cpu/online` ([`linux::read_cpus_online_file`]).
+    pub online: Evidence<CpuSet>,
+    /// The cgroup cpuset ([`linux::read_cpuset`]); context only, the
+    /// affinity mask already reflects it.
+    pub cgroup_cpuset: Evidence<CpuSet>,
 }
 
 /// Reads the affinity mask, and the online and cpuset files under `root`
@@ -211,8 +211,8 @@ pub struct CpuContext {
 pub fn cpu_context(root: &Path) -> Result<CpuContext, CrossCpuError> {
     Ok(CpuContext {
         allowed: affinity::allowed_cpus()?,
-        online: cpulist::read_online_cpus(root),
-        cgroup_cpuset: cpulist::read_cgroup_cpuset(root),
+        online: linux::read_cpus_online_file(root),
+        cgroup_cpuset: linux::read_cpuset(root),
     })
 }
 

@@ -1,49 +1,78 @@
-//! The kernel's CPU list syntax ("0-3,5,7-8"), used by `cpu/online`, cgroup
-//! cpusets and `isolcpus=`.
+//! The kernel's CPU list syntax ("0-3,5,7-8"), used by `cpu/online`,
+//! `cpu/possible`, cgroup cpusets, `isolcpus=` and `taskset -c`: numbers or
+//! inclusive ranges separated by commas. The kernel's stride form
+//! (`0-7:2/4`) is not accepted; [`CpuList::parse`] says so. This is the one
+//! parser and printer of the syntax in clockscope.
 
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::ops::RangeInclusive;
 
-/// Largest CPU number accepted (the kernel's NR_CPUS tops out at 8192; this
-/// leaves room without letting a garbage file describe billions of CPUs).
-pub const MAX_CPU: u32 = 1 << 16;
+/// The largest CPU number accepted: 2^22 - 1, the highest bit of the widest
+/// affinity mask `crosscpu::affinity` tries, and far above the kernel's own
+/// limit (CONFIG_NR_CPUS is at most 8192), so a typo like `0-99999999` is an
+/// error instead of a 100-million-CPU set.
+pub const MAX_CPU: usize = (1 << 22) - 1;
+
+/// Why a CPU list could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// An item between commas is empty (`0,,1`, a trailing comma).
+    #[error("empty item in CPU list '{0}'")]
+    EmptyItem(String),
+    /// An item is not a CPU number or range.
+    #[error("'{item}' in CPU list '{list}' is not a CPU number or range (like 0-3)")]
+    BadItem { item: String, list: String },
+    /// A range runs backwards (`3-1`).
+    #[error("range '{item}' in CPU list '{list}' ends before it starts")]
+    ReversedRange { item: String, list: String },
+    /// A CPU number above [`MAX_CPU`] (`usize::MAX` when it does not even fit).
+    #[error("CPU {cpu} in CPU list '{list}' is above the largest CPU number accepted ({MAX_CPU})")]
+    TooLarge { cpu: usize, list: String },
+}
 
 /// A set of CPU numbers, kept as sorted, merged, inclusive ranges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuList {
-    ranges: Vec<RangeInclusive<u32>>,
+    ranges: Vec<RangeInclusive<usize>>,
 }
 
 impl CpuList {
     /// Parses "0-3,5,7-8" (whitespace and a trailing newline allowed; an
     /// empty string is the empty set, as an unset cgroup v2 `cpuset.cpus`).
-    pub fn parse(text: &str) -> Result<CpuList, String> {
-        let text = text.trim();
+    /// Items may overlap and come in any order.
+    pub fn parse(text: &str) -> Result<CpuList, CpuListError> {
+        let list = text.trim();
         let mut ranges = Vec::new();
-        if text.is_empty() {
+        if list.is_empty() {
             return Ok(CpuList { ranges });
         }
-        for part in text.split(',') {
-            let part = part.trim();
-            let (lo, hi) = match part.split_once('-') {
-                Some((a, b)) => (parse_cpu(a, text)?, parse_cpu(b, text)?),
+        for raw in list.split(',') {
+            let item = raw.trim();
+            if item.is_empty() {
+                return Err(CpuListError::EmptyItem(list.to_string()));
+            }
+            let (lo, hi) = match item.split_once('-') {
+                Some((a, b)) => (parse_cpu(a, item, list)?, parse_cpu(b, item, list)?),
                 None => {
-                    let c = parse_cpu(part, text)?;
+                    let c = parse_cpu(item, item, list)?;
                     (c, c)
                 }
             };
             if lo > hi {
-                return Err(format!("CPU range {part:?} runs backwards in CPU list {text:?}"));
+                return Err(CpuListError::ReversedRange {
+                    item: item.to_string(),
+                    list: list.to_string(),
+                });
             }
             ranges.push(lo..=hi);
         }
         Ok(CpuList::from_ranges(ranges))
     }
 
-    fn from_ranges(mut ranges: Vec<RangeInclusive<u32>>) -> CpuList {
+    fn from_ranges(mut ranges: Vec<RangeInclusive<usize>>) -> CpuList {
         ranges.sort_by_key(|r| *r.start());
-        let mut merged: Vec<RangeInclusive<u32>> = Vec::with_capacity(ranges.len());
+        let mut merged: Vec<RangeInclusive<usize>> = Vec::with_capacity(ranges.len());
         for r in ranges {
             match merged.last_mut() {
                 Some(last) if *r.start() <= last.end().saturating_add(1) => {
@@ -57,14 +86,14 @@ impl CpuList {
         CpuList { ranges: merged }
     }
 
-    /// The set of the given CPU numbers.
-    pub fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> CpuList {
+    /// The set of the given CPU numbers (any order, repeats allowed).
+    pub fn from_cpus(cpus: impl IntoIterator<Item = usize>) -> CpuList {
         CpuList::from_ranges(cpus.into_iter().map(|c| c..=c).collect())
     }
 
     /// Number of CPUs in the set.
     pub fn len(&self) -> usize {
-        self.ranges.iter().map(|r| (r.end() - r.start()) as usize + 1).sum()
+        self.ranges.iter().map(|r| r.end() - r.start() + 1).sum()
     }
 
     /// Whether the set is empty.
@@ -73,33 +102,47 @@ impl CpuList {
     }
 
     /// Whether `cpu` is in the set.
-    pub fn contains(&self, cpu: u32) -> bool {
+    pub fn contains(&self, cpu: usize) -> bool {
         self.ranges.iter().any(|r| r.contains(&cpu))
     }
 
     /// The CPU numbers in increasing order.
-    pub fn cpus(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn cpus(&self) -> impl Iterator<Item = usize> + '_ {
         self.ranges.iter().flat_map(|r| r.clone())
     }
 
+    /// The highest CPU number in the set (`None` when empty).
+    pub fn highest(&self) -> Option<usize> {
+        self.ranges.last().map(|r| *r.end())
+    }
+
     /// The merged ranges in increasing order.
-    pub fn ranges(&self) -> &[RangeInclusive<u32>] {
+    pub fn ranges(&self) -> &[RangeInclusive<usize>] {
         &self.ranges
     }
 }
 
-fn parse_cpu(s: &str, whole: &str) -> Result<u32, String> {
+/// One CPU number of `item` in `list`.
+fn parse_cpu(s: &str, item: &str, list: &str) -> Result<usize, CpuListError> {
     let s = s.trim();
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("bad CPU number {s:?} in CPU list {whole:?}"));
+        return Err(CpuListError::BadItem {
+            item: item.to_string(),
+            list: list.to_string(),
+        });
     }
-    match s.parse::<u32>() {
-        Ok(c) if c <= MAX_CPU => Ok(c),
-        _ => Err(format!("CPU number {s} in CPU list {whole:?} is above {MAX_CPU}")),
+    // All digits: the only parse failure left is overflow.
+    let cpu = s.parse::<usize>().unwrap_or(usize::MAX);
+    if cpu > MAX_CPU {
+        return Err(CpuListError::TooLarge {
+            cpu,
+            list: list.to_string(),
+        });
     }
+    Ok(cpu)
 }
 
-/// The canonical kernel form: "0-3,5,7-8".
+/// The canonical kernel form: "0-3,5,7-8" (empty for the empty set).
 impl fmt::Display for CpuList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, r) in self.ranges.iter().enumerate() {
@@ -127,6 +170,14 @@ impl Serialize for CpuList {
 mod tests {
     use super::*;
 
+    fn parse_vec(s: &str) -> Result<Vec<usize>, CpuListError> {
+        CpuList::parse(s).map(|l| l.cpus().collect())
+    }
+
+    fn format(cpus: &[usize]) -> String {
+        CpuList::from_cpus(cpus.iter().copied()).to_string()
+    }
+
     #[test]
     fn parses_and_prints_canonically() {
         let l = CpuList::parse("0-3,5,7-8\n").unwrap();
@@ -134,19 +185,65 @@ mod tests {
         assert_eq!(l.cpus().collect::<Vec<_>>(), [0, 1, 2, 3, 5, 7, 8]);
         assert_eq!(l.to_string(), "0-3,5,7-8");
         assert!(l.contains(5) && !l.contains(4) && !l.contains(9));
+        assert_eq!(l.highest(), Some(8));
         // Overlapping, adjacent and unsorted parts merge.
         assert_eq!(CpuList::parse("7, 4-5,0-2,3,5-6").unwrap().to_string(), "0-7");
         assert_eq!(CpuList::parse("0").unwrap().to_string(), "0");
         assert!(CpuList::parse("").unwrap().is_empty());
         assert!(CpuList::parse(" \n").unwrap().is_empty());
+        assert_eq!(CpuList::parse("").unwrap().highest(), None);
         assert_eq!(CpuList::from_cpus([3, 1, 2, 9]).to_string(), "1-3,9");
     }
 
     #[test]
     fn rejects_garbage() {
-        for bad in ["a", "1-", "-1", "3-1", "1,,2", "0-7:2", "1.5", "99999999999", "0-70000"] {
-            let e = CpuList::parse(bad).unwrap_err();
+        for bad in [
+            "a",
+            "1-",
+            "-1",
+            "3-1",
+            "1,,2",
+            "0-7:2",
+            "1.5",
+            "99999999999",
+            "0-4194304",
+        ] {
+            let e = CpuList::parse(bad).unwrap_err().to_string();
             assert!(e.contains("CPU"), "{bad}: {e}");
+        }
+        assert_eq!(parse_vec("4194303"), Ok(vec![MAX_CPU]));
+    }
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_vec("0-3,8,10-11\n"), Ok(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(parse_vec(" 5 "), Ok(vec![5]));
+        assert_eq!(parse_vec("3,1,1-2"), Ok(vec![1, 2, 3]));
+        assert_eq!(parse_vec(""), Ok(vec![]));
+        assert!(matches!(parse_vec("0,,1"), Err(CpuListError::EmptyItem(_))));
+        assert!(matches!(parse_vec("1,"), Err(CpuListError::EmptyItem(_))));
+        assert!(matches!(parse_vec("a"), Err(CpuListError::BadItem { .. })));
+        assert!(matches!(parse_vec("-1"), Err(CpuListError::BadItem { .. })));
+        assert!(matches!(parse_vec("0-7:2/4"), Err(CpuListError::BadItem { .. })));
+        assert!(matches!(parse_vec("3-1"), Err(CpuListError::ReversedRange { .. })));
+        assert!(matches!(
+            parse_vec("0-99999999"),
+            Err(CpuListError::TooLarge { cpu: 99_999_999, .. })
+        ));
+        assert!(matches!(
+            parse_vec("99999999999999999999999"),
+            Err(CpuListError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn lists_format() {
+        assert_eq!(format(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(format(&[4, 2, 3, 3]), "2-4");
+        assert_eq!(format(&[7]), "7");
+        assert_eq!(format(&[]), "");
+        for s in ["0-3,8,10-11", "1", "0,2,4-5"] {
+            assert_eq!(format(&parse_vec(s).unwrap()), s);
         }
     }
 }

@@ -13,7 +13,7 @@
 //! | CPU model, TSC flags, ARM ids | `proc/cpuinfo` ([`cpuinfo`]) |
 //! | `tsc=`, `clocksource=` | `proc/cmdline` ([`cmdline`]) |
 //! | kernel log (TSC kHz, instability) | `/dev/kmsg` ([`kmsg`]; a text file `dev/kmsg` under a test root) |
-//! | online CPUs | `sys/devices/system/cpu/online` ([`cpulist`]) |
+//! | online / possible CPUs | `sys/devices/system/cpu/{online,possible}` ([`cpulist`]) |
 //! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
 //! | hypervisor type (Xen) | `sys/hypervisor/type` |
 //!
@@ -31,7 +31,7 @@ pub mod testing;
 
 pub use cmdline::KernelCmdline;
 pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
-pub use cpulist::CpuList;
+pub use cpulist::{CpuList, CpuListError};
 pub use kmsg::{KernelKhzSource, KernelLog};
 
 use serde::Serialize;
@@ -175,9 +175,35 @@ pub fn read_cmdline(root: &Path) -> Evidence<KernelCmdline> {
     read_parsed(root, "proc/cmdline", |t| Ok(KernelCmdline::parse(t)))
 }
 
+/// The online CPUs' file, under the root.
+pub const CPUS_ONLINE_FILE: &str = "sys/devices/system/cpu/online";
+/// The possible CPUs' file, under the root: `0-<nr_cpu_ids - 1>`, the CPUs
+/// this boot could ever bring online.
+pub const CPUS_POSSIBLE_FILE: &str = "sys/devices/system/cpu/possible";
+
+/// Reads and parses a CPU list file `rel` under `root`; the result names the file.
+fn read_cpu_list_file(root: &Path, rel: &str) -> Evidence<CpuSet> {
+    let path = root.join(rel);
+    read_parsed(root, rel, |t| CpuList::parse(t).map_err(|e| e.to_string())).map(|cpus| CpuSet {
+        path: path.display().to_string(),
+        cpus,
+    })
+}
+
 /// The online CPUs (`sys/devices/system/cpu/online`).
 pub fn read_cpus_online(root: &Path) -> Evidence<CpuList> {
-    read_parsed(root, "sys/devices/system/cpu/online", CpuList::parse)
+    read_cpus_online_file(root).map(|set| set.cpus)
+}
+
+/// The online CPUs and the file read (`<root>/sys/devices/system/cpu/online`).
+pub fn read_cpus_online_file(root: &Path) -> Evidence<CpuSet> {
+    read_cpu_list_file(root, CPUS_ONLINE_FILE)
+}
+
+/// The possible CPUs (`sys/devices/system/cpu/possible`); its highest CPU
+/// plus one is the kernel's `nr_cpu_ids`, the width of its CPU masks.
+pub fn read_cpus_possible(root: &Path) -> Evidence<CpuList> {
+    read_cpu_list_file(root, CPUS_POSSIBLE_FILE).map(|set| set.cpus)
 }
 
 /// The hypervisor type the kernel found (`xen`; absent elsewhere).
@@ -187,13 +213,26 @@ pub fn read_hypervisor_type(root: &Path) -> Evidence<String> {
 
 pub use kmsg::read_kernel_log;
 
-/// The CPUs this process's cgroup may run on, and the file that said so.
+/// A set of CPUs and the CPU list file that said so: the cgroup cpuset this
+/// process may run on ([`read_cpuset`]) or the online CPUs
+/// ([`read_cpus_online_file`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CpuSet {
     /// The file read (under the root).
     pub path: String,
     /// The CPUs.
     pub cpus: CpuList,
+}
+
+/// `0-3 (/sys/devices/system/cpu/online)`; `(empty) (path)` for no CPUs.
+impl std::fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.cpus.is_empty() {
+            write!(f, "(empty) ({})", self.path)
+        } else {
+            write!(f, "{} ({})", self.cpus, self.path)
+        }
+    }
 }
 
 /// The cgroup cpuset: cgroup v2 `cpuset.cpus.effective`, else v1

@@ -13,9 +13,8 @@ use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use clockscope::crosscpu::{
-    self, clocks, format_cpu_list, parse_cpu_list, CpuContext, CrossCpuReport, OsPinner, PairMode, Settings,
-};
+use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Settings};
+use clockscope::linux::CpuList;
 use clockscope::tsc::calibrate::{calibrate_tsc, Calibration};
 use clockscope::Scale;
 use std::path::Path;
@@ -67,11 +66,11 @@ pub struct CrossCpuArgs {
 pub struct CpuSelection(pub Vec<usize>);
 
 fn parse_cpus(s: &str) -> Result<CpuSelection, String> {
-    let cpus = parse_cpu_list(s).map_err(|e| e.to_string())?;
+    let cpus = CpuList::parse(s).map_err(|e| e.to_string())?;
     if cpus.is_empty() {
         return Err("the CPU list is empty".to_string());
     }
-    Ok(CpuSelection(cpus))
+    Ok(CpuSelection(cpus.cpus().collect()))
 }
 
 /// The CPUs to test: `--cpus` (each must be allowed) or every allowed CPU.
@@ -82,7 +81,7 @@ pub fn select_cpus(requested: Option<&[usize]>, allowed: &[usize]) -> anyhow::Re
     if let Some(cpu) = requested.iter().find(|c| !allowed.contains(c)) {
         bail!(
             "--cpus: CPU {cpu} is not among the CPUs this process may run on ({}, from sched_getaffinity)",
-            format_cpu_list(allowed)
+            render::cpu_list(allowed)
         );
     }
     Ok(requested.to_vec())
@@ -124,12 +123,12 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
         let note = if args.cpus.is_some() {
             format!(
                 "only CPU {} was selected (--cpus): there is no CPU pair to compare",
-                format_cpu_list(&cpus)
+                render::cpu_list(&cpus)
             )
         } else {
             format!(
                 "only CPU {} is available to this process (sched_getaffinity): there is no CPU pair to compare",
-                format_cpu_list(&cpus)
+                render::cpu_list(&cpus)
             )
         };
         Outcome {

@@ -3,7 +3,8 @@
 //! and the calibration, field names with units).
 
 use super::Outcome;
-use clockscope::crosscpu::{format_cpu_list, ClockPairReport, CpuListFile, CrossCpuReport};
+use clockscope::crosscpu::{ClockPairReport, CrossCpuReport};
+use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope::tsc::calibrate::Calibration;
 use serde::Serialize;
 use std::io::Write;
@@ -36,8 +37,18 @@ fn signed<T: Into<i64>>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{:+}", v.into()))
 }
 
-fn file_line(f: &Option<CpuListFile>) -> String {
-    f.as_ref().map_or_else(|| "not readable".to_string(), |f| f.to_string())
+/// CPU numbers as a kernel CPU list (`0-3,8`).
+pub fn cpu_list(cpus: &[usize]) -> String {
+    CpuList::from_cpus(cpus.iter().copied()).to_string()
+}
+
+/// `0-3 (/sys/devices/system/cpu/online)`, or why there is no list.
+fn file_line(f: &Evidence<CpuSet>) -> String {
+    match f {
+        Evidence::Found(set) => set.to_string(),
+        Evidence::Missing(_) => "not readable".to_string(),
+        Evidence::Unreadable(reason) => format!("not readable ({reason})"),
+    }
 }
 
 /// A table: left-aligned first column, right-aligned numbers, left-aligned last column.
@@ -109,8 +120,8 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(
         out,
         "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
-        format_cpu_list(&r.cpus),
-        format_cpu_list(&o.context.allowed)
+        cpu_list(&r.cpus),
+        cpu_list(&o.context.allowed)
     )?;
     writeln!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
     writeln!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))?;
@@ -187,13 +198,35 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A CPU list file in the JSON report: `{"file", "content", "cpus"}`, or
+/// `null` when it was missing or unreadable.
+#[derive(Serialize)]
+struct CpuListFileJson<'a> {
+    /// The file read.
+    file: &'a str,
+    /// The list, in the kernel's canonical form (as the kernel writes it).
+    content: String,
+    /// The CPUs it lists.
+    cpus: Vec<usize>,
+}
+
+impl<'a> CpuListFileJson<'a> {
+    fn new(f: &'a Evidence<CpuSet>) -> Option<Self> {
+        f.found().map(|set| CpuListFileJson {
+            file: &set.path,
+            content: set.cpus.to_string(),
+            cpus: set.cpus.cpus().collect(),
+        })
+    }
+}
+
 #[derive(Serialize)]
 struct Json<'a> {
     #[serde(flatten)]
     report: &'a CrossCpuReport,
     allowed_cpus: &'a [usize],
-    online_cpus: &'a Option<CpuListFile>,
-    cgroup_cpuset: &'a Option<CpuListFile>,
+    online_cpus: Option<CpuListFileJson<'a>>,
+    cgroup_cpuset: Option<CpuListFileJson<'a>>,
     calibration: &'a Option<Calibration>,
     note: &'a Option<String>,
     problem: bool,
@@ -206,8 +239,8 @@ pub fn json(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     let j = Json {
         report: &o.report,
         allowed_cpus: &o.context.allowed,
-        online_cpus: &o.context.online,
-        cgroup_cpuset: &o.context.cgroup_cpuset,
+        online_cpus: CpuListFileJson::new(&o.context.online),
+        cgroup_cpuset: CpuListFileJson::new(&o.context.cgroup_cpuset),
         calibration: &o.calibration,
         note: &o.note,
         problem: o.report.has_problem(),
