@@ -162,14 +162,15 @@ impl Instant {
     /// (the clock stepped backward, or the arguments are swapped).
     #[inline]
     pub fn checked_duration_since(self, earlier: Instant) -> Option<Duration> {
-        let delta = self.ticks.checked_sub(earlier.ticks)?;
-        Some(Duration::from_nanos(ticks_to_ns(delta)))
+        (self.ticks >= earlier.ticks).then(|| self.duration_since(earlier))
     }
 
     /// The time from `earlier` to `self`, zero when `earlier` is later.
     #[inline]
     pub fn duration_since(self, earlier: Instant) -> Duration {
-        self.checked_duration_since(earlier).unwrap_or(Duration::ZERO)
+        // One path for both cases (0 ticks are 0 ns), so the compiler can
+        // fold `Duration::from_nanos(..).as_nanos()` away.
+        Duration::from_nanos(ticks_to_ns(self.ticks.saturating_sub(earlier.ticks)))
     }
 
     /// The time since `self`, by a fast reading (zero if the clock stepped backward).
@@ -245,6 +246,8 @@ pub fn init_with(config: Config) -> Result<&'static ClockInfo, AlreadyInitialize
 }
 
 /// Decides once, publishes the mode, and says whether this call decided.
+#[cold]
+#[inline(never)]
 fn install(config: Option<Config>) -> (&'static ClockInfo, bool) {
     let mut decided = false;
     let info = INFO.get_or_init(|| {
@@ -335,7 +338,9 @@ mod tests {
     #[test]
     fn durations_saturate_and_check() {
         let a = Instant { ticks: 1000 };
-        let b = Instant { ticks: 1000 + scale().hz() }; // one second later
+        let b = Instant {
+            ticks: 1000 + scale().hz(),
+        }; // one second later
         assert_eq!(b.duration_since(a), Duration::from_secs(1));
         assert_eq!(b.checked_duration_since(a), Some(Duration::from_secs(1)));
         assert_eq!(a.checked_duration_since(b), None);

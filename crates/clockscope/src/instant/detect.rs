@@ -190,12 +190,7 @@ pub fn choose(
         init_ns,
     };
     if let Some(why) = forced {
-        return system(
-            vec![format!("{why}; the CPU counter was not examined")],
-            false,
-            true,
-            0,
-        );
+        return system(vec![format!("{why}; the CPU counter was not examined")], false, true, 0);
     }
     let v = match counter {
         Err(why) => return system(vec![format!("{why}: using {SYSTEM_CLOCK_NAME}")], false, false, 0),
@@ -205,7 +200,10 @@ pub fn choose(
     let scale = v.frequency_hz.and_then(Scale::from_hz);
     match (v.trusted, scale) {
         (true, Some(scale)) => {
-            let source = v.frequency_source.clone().unwrap_or_else(|| "unnamed source".to_string());
+            let source = v
+                .frequency_source
+                .clone()
+                .unwrap_or_else(|| "unnamed source".to_string());
             reasons.push(format!(
                 "the counter is trusted: using {} ({} for precise reads) at {} kHz from {source}",
                 counter_names.0,
@@ -284,7 +282,9 @@ fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<Coun
         return Err("the CPU reports no TSC (CPUID 1 EDX bit 4 clear)".to_string());
     }
     if !cpu_has_rdtscp() {
-        return Err("the CPU reports no RDTSCP (CPUID 0x80000001 EDX bit 27 clear), so no ordered TSC read".to_string());
+        return Err(
+            "the CPU reports no RDTSCP (CPUID 0x80000001 EDX bit 27 clear), so no ordered TSC read".to_string(),
+        );
     }
     let facts = CpuidFacts::native().ok_or_else(|| "CPUID could not be read".to_string())?;
     let root = Path::new("/");
@@ -315,8 +315,13 @@ fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<Coun
         ))
     };
     let report = TscReport::build(Some(facts), Some(live), None);
-    let d = &report.clockscope_decision;
-    Ok(CounterVerdict {
+    Ok(verdict_from_tsc_decision(&report.clockscope_decision, budget))
+}
+
+/// clockscope's TSC decision as the choice needs it (`calibration_budget_ns`:
+/// the budget the calibration behind it was given).
+pub fn verdict_from_tsc_decision(d: &crate::tsc::TscDecision, calibration_budget_ns: u64) -> CounterVerdict {
+    CounterVerdict {
         trusted: d.trusted,
         frequency_hz: d.frequency_khz.and_then(|k| k.checked_mul(1000)),
         frequency_source: d.frequency_source.clone(),
@@ -325,8 +330,8 @@ fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<Coun
             .iter()
             .map(|r| reason_line(r.ok, r.check, &r.evidence))
             .collect(),
-        calibration_budget_ns: budget,
-    })
+        calibration_budget_ns,
+    }
 }
 
 /// The kernel's perf mmap page TSC kHz, as [`TscReport::detect`](crate::tsc::TscReport::detect) reads it.
@@ -414,7 +419,11 @@ mod tests {
         assert_eq!(info.frequency_source, "kernel log (tsc: Detected/Refined)");
         assert!(info.trusted && !info.forced);
         assert_eq!(info.init_ns, 7);
-        assert!(info.reasons.last().unwrap().contains("using RDTSC (RDTSCP for precise reads) at 2599998 kHz"));
+        assert!(info
+            .reasons
+            .last()
+            .unwrap()
+            .contains("using RDTSC (RDTSCP for precise reads) at 2599998 kHz"));
     }
 
     #[test]
@@ -474,13 +483,18 @@ mod tests {
             .contains("CLOCKSCOPE_CLOCK=system"));
         let odd = forced_reason(&auto, Some(OsStr::new("tsc"))).unwrap();
         assert!(odd.contains("\"tsc\"") && odd.contains("neither"), "{odd}");
-        assert!(forced_reason(&forced, None).unwrap().contains("Config::force_system_clock"));
+        assert!(forced_reason(&forced, None)
+            .unwrap()
+            .contains("Config::force_system_clock"));
         assert!(forced_reason(&forced, Some(OsStr::new("auto"))).is_some());
     }
 
     #[test]
     fn calibration_budget_is_bounded() {
-        assert_eq!(bounded_budget_ns(CROSS_CHECK_BUDGET_NS, 1_000_000), CROSS_CHECK_BUDGET_NS);
+        assert_eq!(
+            bounded_budget_ns(CROSS_CHECK_BUDGET_NS, 1_000_000),
+            CROSS_CHECK_BUDGET_NS
+        );
         assert_eq!(bounded_budget_ns(u64::MAX, 0), CALIBRATION_BUDGET_NS);
         // 60 ms already spent: 30 ms left before the reserve.
         assert_eq!(bounded_budget_ns(CALIBRATION_BUDGET_NS, 60_000_000), 30_000_000);

@@ -1,0 +1,100 @@
+//! Times bare clock reads in a tight loop and prints nanoseconds per read:
+//! the floor pg_test_timing's loop time is compared with
+//! (`bench/pg_test_timing_vs_postgres.sh`), plus `clockscope::instant`'s reads
+//! and its initialisation time.
+//!
+//! ```text
+//! cargo run --release -p clockscope --example bare_reads [READS_PER_RUN] [RUNS]
+//! ```
+//!
+//! Each clock is read `READS_PER_RUN` times (default 20,000,000) per run, each
+//! reading passed through `black_box`, between two CLOCK_MONOTONIC reads; the
+//! median of `RUNS` runs (default 5) is printed as `bare <name>: <ns> ns per read`.
+
+use clockscope::clock::posix::PosixClock;
+use clockscope::clock::ClockSource;
+use clockscope::instant::{self, Instant};
+use std::hint::black_box;
+
+fn monotonic_ns() -> u64 {
+    PosixClock::monotonic().now().raw()
+}
+
+/// Median ns per read of `runs` runs of `reads` calls to `read`.
+fn time_reads(reads: u64, runs: usize, mut read: impl FnMut() -> u64) -> f64 {
+    let mut per_read: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t0 = monotonic_ns();
+            for _ in 0..reads {
+                black_box(read());
+            }
+            let t1 = monotonic_ns();
+            t1.saturating_sub(t0) as f64 / reads as f64
+        })
+        .collect();
+    per_read.sort_by(f64::total_cmp);
+    per_read[per_read.len() / 2]
+}
+
+fn parse_arg(i: usize, default: u64, name: &str) -> u64 {
+    match std::env::args().nth(i) {
+        None => default,
+        Some(a) => match a.parse::<u64>() {
+            Ok(v) if v > 0 => v,
+            _ => {
+                eprintln!("bare_reads: invalid {name} {a:?}: expected a positive integer");
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
+fn main() {
+    let reads = parse_arg(1, 20_000_000, "READS_PER_RUN");
+    let runs = parse_arg(2, 5, "RUNS") as usize;
+
+    let info = instant::init();
+    println!(
+        "clockscope::instant: {} / {} at {} kHz ({}); init {:.3} ms (calibration budget {} ms)",
+        info.clock_name,
+        info.precise_clock_name,
+        info.frequency_khz,
+        info.frequency_source,
+        info.init_ns as f64 / 1e6,
+        info.calibration_budget_ns / 1_000_000
+    );
+    println!("reads per run: {reads}, runs: {runs} (median shown)");
+
+    let mut rows: Vec<(&str, f64)> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        use clockscope::clock::arch::{Rdtsc, Rdtscp};
+        // Built only when CPUID reports the TSC and RDTSCP.
+        if let Some(c) = Rdtsc::new(clockscope::Scale::NANOSECONDS) {
+            rows.push(("RDTSC", time_reads(reads, runs, || c.now().raw())));
+        }
+        if let Some(c) = Rdtscp::new(clockscope::Scale::NANOSECONDS) {
+            rows.push(("RDTSCP", time_reads(reads, runs, || c.now().raw())));
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        use clockscope::clock::arch::{Cntvct, IsbCntvct};
+        let fast = Cntvct::new(clockscope::Scale::NANOSECONDS);
+        let ordered = IsbCntvct::new(clockscope::Scale::NANOSECONDS);
+        rows.push(("CNTVCT_EL0", time_reads(reads, runs, || fast.now().raw())));
+        rows.push(("ISB;CNTVCT_EL0", time_reads(reads, runs, || ordered.now().raw())));
+    }
+    rows.push(("clock_gettime (CLOCK_MONOTONIC)", time_reads(reads, runs, monotonic_ns)));
+    rows.push((
+        "clockscope::Instant::now",
+        time_reads(reads, runs, || Instant::now().ticks()),
+    ));
+    rows.push((
+        "clockscope::Instant::now_precise",
+        time_reads(reads, runs, || Instant::now_precise().ticks()),
+    ));
+    for (name, ns) in rows {
+        println!("bare {name}: {ns:.2} ns per read");
+    }
+}
