@@ -128,7 +128,7 @@ fn prometheus_run_parses() {
 
 #[test]
 fn ctrl_c_stops_prints_what_was_measured_and_exits_130() {
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args(["-d", "20", "--clock", "monotonic", "--clock", "realtime"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
