@@ -17,7 +17,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
-use std::sync::{Barrier, OnceLock};
+use std::sync::Barrier;
 use std::time::{Duration, Instant as StdInstant};
 
 #[cfg(target_arch = "x86_64")]
@@ -62,7 +62,7 @@ fn clocks(c: &mut Criterion) {
     #[cfg(target_arch = "x86_64")]
     {
         g.bench_function("now_bare_rdtsc", |b| b.iter(bare_rdtsc));
-        static DESIGN: OnceLock<bool> = OnceLock::new();
+        static DESIGN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         DESIGN.get_or_init(|| true);
         g.bench_function("now_design_oncelock_rdtsc", |b| {
             b.iter(|| match DESIGN.get() {

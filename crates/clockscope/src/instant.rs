@@ -127,6 +127,7 @@ static INFO: OnceLock<ClockInfo> = OnceLock::new();
 /// let ns = instant::ticks_to_ns(ticks);
 ///
 /// let info = instant::clock_info();
+/// assert_eq!(instant::ticks_to_ns(info.frequency_hz), 1_000_000_000);
 /// println!(
 ///     "{} at {} kHz ({}), loop {took:?}, 10 reads apart: {ns} ns",
 ///     info.clock_name, info.frequency_khz, info.frequency_source

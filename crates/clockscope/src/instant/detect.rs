@@ -3,7 +3,7 @@
 //! time bound, and the choice, made by clockscope's own decision
 //! ([`crate::tsc::policy::clockscope_decision`] through
 //! [`TscReport::build`](crate::tsc::TscReport::build) on x86-64,
-//! [`crate::arm::gather_local_calibrated`] on aarch64), never re-derived here.
+//! `crate::arm::gather_local_calibrated` on aarch64), never re-derived here.
 //!
 //! # Time bound
 //! - x86-64: CPUID, the kernel's files and log
