@@ -30,13 +30,14 @@ cargo bench -p clockscope --bench clocks -- "$@" 2>&1 | tee "$log" >&2
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 [ -n "$cpu_model" ] || cpu_model=$(uname -m)
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo "unknown")
+loadavg=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "unknown")
 versions=$(awk '/^name = "(quanta|minstant|criterion)"$/ {n=$3; getline; gsub(/"/, "", n); gsub(/"/, "", $3); printf "%s %s, ", n, $3}' Cargo.lock | sed 's/, $//')
 ours_line=$(grep -m1 '^clockscope::instant:' "$log" || echo "clockscope::instant: (line not found in the bench output)")
 
-python3 - "$crit" "$started" "$cpu_model" "$(uname -r)" "$clocksource" "$(nproc)" "$versions" "$ours_line" <<'PY'
+python3 - "$crit" "$started" "$cpu_model" "$(uname -r)" "$clocksource" "$(nproc)" "$versions" "$ours_line" "$loadavg" <<'PY'
 import json, os, sys
 
-crit, started, cpu, kernel, clocksource, ncpu, versions, ours_line = sys.argv[1:9]
+crit, started, cpu, kernel, clocksource, ncpu, versions, ours_line, loadavg = sys.argv[1:10]
 
 def est(group, bench):
     path = os.path.join(crit, group, bench, "new", "estimates.json")
@@ -51,7 +52,7 @@ def est(group, bench):
 def fmt(v, width=9):
     return f"{v:{width}.2f}" if v is not None else f"{'-':>{width}}"
 
-print(f"Run: {started}; machine: {cpu}, {ncpu} CPUs, kernel {kernel}, clocksource {clocksource}")
+print(f"Run: {started}; machine: {cpu}, {ncpu} CPUs, kernel {kernel}, clocksource {clocksource}; load average after the run {loadavg}")
 print(f"Crates: {versions}")
 print(ours_line)
 print()

@@ -57,12 +57,13 @@ done
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 [ -n "$cpu_model" ] || cpu_model=$(uname -m)
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo "unknown")
+loadavg=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "unknown")
 pg_version=$("$pg_bin" --version 2>/dev/null || echo "version unknown")
 
-python3 - "$work" "$runs" "$started" "$cpu_model" "$(uname -r)" "$clocksource" "$(nproc)" "$pg_bin" "$pg_version" <<'PY'
+python3 - "$work" "$runs" "$started" "$cpu_model" "$(uname -r)" "$clocksource" "$(nproc)" "$pg_bin" "$pg_version" "$loadavg" <<'PY'
 import os, re, statistics, sys
 
-work, runs, started, cpu, kernel, clocksource, ncpu, pg_bin, pg_version = sys.argv[1:10]
+work, runs, started, cpu, kernel, clocksource, ncpu, pg_bin, pg_version, loadavg = sys.argv[1:11]
 runs = int(runs)
 LOOP = re.compile(r"^(?:Average|Per) loop time including overhead: ([0-9.]+) ns")
 
@@ -100,7 +101,7 @@ def med(values):
 def fmt(v):
     return f"{v:7.2f}" if v is not None else "      -"
 
-print(f"Run: {started}; machine: {cpu}, {ncpu} CPUs, kernel {kernel}, clocksource {clocksource}")
+print(f"Run: {started}; machine: {cpu}, {ncpu} CPUs, kernel {kernel}, clocksource {clocksource}; load average after the run {loadavg}")
 print(f"PostgreSQL: {pg_bin} ({pg_version}); ours: target/release/pg_test_timing; {runs} rounds of -d 1, alternating")
 print()
 sys_ours = [o.get("system") for o in ours]

@@ -15,6 +15,16 @@ use clockscope::clock::posix::PosixClock;
 use clockscope::clock::ClockSource;
 use clockscope::instant::{self, Instant};
 use std::hint::black_box;
+use std::io::Write;
+
+/// Prints a line; a closed stdout (`| head`) ends the program quietly.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    };
+}
 
 fn monotonic_ns() -> u64 {
     PosixClock::monotonic().now().raw()
@@ -54,7 +64,7 @@ fn main() {
     let runs = parse_arg(2, 5, "RUNS") as usize;
 
     let info = instant::init();
-    println!(
+    out!(
         "clockscope::instant: {} / {} at {} kHz ({}); init {:.3} ms (calibration budget {} ms)",
         info.clock_name,
         info.precise_clock_name,
@@ -63,7 +73,10 @@ fn main() {
         info.init_ns as f64 / 1e6,
         info.calibration_budget_ns / 1_000_000
     );
-    println!("reads per run: {reads}, runs: {runs} (median shown)");
+    for reason in &info.reasons {
+        out!("  {reason}");
+    }
+    out!("reads per run: {reads}, runs: {runs} (median shown)");
 
     let mut rows: Vec<(&str, f64)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -95,6 +108,6 @@ fn main() {
         time_reads(reads, runs, || Instant::now_precise().ticks()),
     ));
     for (name, ns) in rows {
-        println!("bare {name}: {ns:.2} ns per read");
+        out!("bare {name}: {ns:.2} ns per read");
     }
 }

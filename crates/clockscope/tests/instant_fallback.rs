@@ -1,6 +1,6 @@
 //! `clockscope::instant` with the CPU counter not used: forced by
-//! `Config::force_system_clock` in this process, by `CLOCKSCOPE_CLOCK` in a
-//! child process, and declared untrusted by clockscope's decision over
+//! `Config::force_system_clock` in this process (`CLOCKSCOPE_CLOCK`: see
+//! `instant_env.rs`), and declared untrusted by clockscope's decision over
 //! injected evidence (this machine's recorded CPUID, a kernel that marked
 //! the TSC unstable). Every test in this file's process forces the system
 //! clock first, so whichever runs first makes the choice.
@@ -13,7 +13,6 @@ use clockscope::tsc::policy::{KernelEvidence, KernelLogTsc};
 use clockscope::tsc::report::LiveEvidence;
 use clockscope::tsc::TscReport;
 use clockscope::Scale;
-use std::process::Command;
 
 /// Forces the system clock (or finds it forced by an earlier test).
 fn forced() -> &'static ClockInfo {
@@ -84,54 +83,6 @@ fn forced_fallback_readings_are_ordered_nanoseconds() {
         u128::from(later.ticks() - prev.ticks())
     );
     assert_eq!(prev.checked_duration_since(later).is_none(), later > prev);
-}
-
-/// Runs this test binary's `child_prints_clock_info` test with
-/// `CLOCKSCOPE_CLOCK` set to `value` and returns its `clock: ...` line.
-fn child_clock_line(value: &str) -> String {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let out = Command::new(exe)
-        .args(["--exact", "child_prints_clock_info", "--nocapture", "--test-threads=1"])
-        .env("CLOCKSCOPE_CLOCK", value)
-        .env("CLOCKSCOPE_INSTANT_TEST_CHILD", "1")
-        .output()
-        .expect("run the test binary as a child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .find_map(|l| l.find("clock: mode=").map(|at| l[at..].to_string()))
-        .unwrap_or_else(|| panic!("no clock line in the child's output: {stdout}"))
-}
-
-/// Prints the lazily chosen clock; does nothing unless run by
-/// [`child_clock_line`] (it would otherwise race the forced tests).
-#[test]
-fn child_prints_clock_info() {
-    if std::env::var_os("CLOCKSCOPE_INSTANT_TEST_CHILD").is_none() {
-        return;
-    }
-    let _ = Instant::now(); // lazy initialisation, from the environment
-    let info = instant::clock_info();
-    println!(
-        "clock: mode={:?} forced={} name={} reasons={:?}",
-        info.mode, info.forced, info.clock_name, info.reasons
-    );
-}
-
-#[test]
-fn environment_variable_forces_the_system_clock() {
-    let line = child_clock_line("system");
-    assert!(line.contains("mode=System forced=true"), "{line}");
-    assert!(line.contains("CLOCKSCOPE_CLOCK=system"), "{line}");
-    // An unknown value takes the safe choice and names the value.
-    let line = child_clock_line("fastest-please");
-    assert!(line.contains("mode=System forced=true"), "{line}");
-    assert!(line.contains("fastest-please"), "{line}");
 }
 
 fn this_machines_cpuid() -> CpuidFacts {
