@@ -32,6 +32,12 @@ impl Ticks {
         self.0.wrapping_sub(earlier.0) as i64
     }
 
+    /// `self - ticks`, saturating at 0.
+    #[inline(always)]
+    pub const fn saturating_sub(self, ticks: u64) -> Ticks {
+        Ticks(self.0.saturating_sub(ticks))
+    }
+
     /// `self + ticks`, saturating at the counter's end.
     #[inline(always)]
     pub const fn saturating_add(self, ticks: u64) -> Ticks {

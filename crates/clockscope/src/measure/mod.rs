@@ -107,11 +107,15 @@ pub fn measure<C: ClockSource>(
     let mut interrupted = false;
 
     let start = clock.now_ordered();
-    let end = start.saturating_add(duration_ticks);
+    let mut end = start.saturating_add(duration_ticks);
     let mut cur = start;
     while end > cur {
         let chunk_end = cur.saturating_add(chunk_ticks).min(end);
-        cur = run_chunk(clock, &scale, cur, chunk_end, &mut histogram, &mut backward);
+        let back_ticks;
+        (cur, back_ticks) = run_chunk(clock, &scale, cur, chunk_end, &mut histogram, &mut backward);
+        // A clock that jumped back by X would otherwise be read for X more:
+        // the run lasts `duration` of forward time instead.
+        end = end.saturating_sub(back_ticks);
         if end > cur {
             let progress = Progress {
                 elapsed_ns: scale.ticks_to_ns(cur.delta_since(start).max(0) as u64),
@@ -140,6 +144,8 @@ pub fn measure<C: ClockSource>(
 }
 
 /// The hot loop: reads until `end > cur` fails, starting from `cur`.
+/// Returns the last reading, and the size in ticks of a backward step if
+/// one ended the chunk early (0 otherwise), so the caller hears of it at once.
 #[inline(always)]
 fn run_chunk<C: ClockSource>(
     clock: &C,
@@ -148,18 +154,19 @@ fn run_chunk<C: ClockSource>(
     end: Ticks,
     histogram: &mut Histogram,
     backward: &mut BackwardSteps,
-) -> Ticks {
+) -> (Ticks, u64) {
     while end > cur {
         let prev = cur;
         cur = clock.now();
         let diff = cur.delta_since(prev);
         if diff < 0 {
-            record_backward(backward, scale.ticks_to_ns(diff.unsigned_abs()));
-            continue;
+            let back = diff.unsigned_abs();
+            record_backward(backward, scale.ticks_to_ns(back));
+            return (cur, back);
         }
         histogram.record(scale.ticks_to_ns(diff as u64));
     }
-    cur
+    (cur, 0)
 }
 
 /// The smallest non-zero step of `clock`, found by reading it for up to
@@ -232,6 +239,49 @@ mod tests {
         );
         assert_eq!(m.loops(), 3); // 10, 5, 250
         assert_eq!(m.reads(), 5);
+    }
+
+    #[test]
+    fn a_big_backward_jump_neither_prolongs_the_run_nor_waits_for_a_chunk() {
+        // 1 ms per read for a 1 s run, but read 100 jumps back by 10 s.
+        let c = ScriptedClock::new("jumpy", Scale::NANOSECONDS, |n| {
+            let t = 20_000_000_000 + n * 1_000_000;
+            if n >= 100 {
+                t - 10_000_000_000
+            } else {
+                t
+            }
+        });
+        let mut calls_after_backward = Vec::new();
+        let m = measure(&c, 1_000_000_000, |p| {
+            calls_after_backward.push(p.backward_steps);
+            Control::Continue
+        });
+        assert_eq!(m.backward.count, 1);
+        assert_eq!(m.backward.first_ns, Some(10_000_000_000 - 1_000_000));
+        // 999 forward steps of 1 ms plus the backward one: 1 s of forward time.
+        assert_eq!(m.loops(), 999 + 1);
+        assert_eq!(c.reads(), 1 + 1001 + 1);
+        // The caller heard of the backward step right after read 100, not a
+        // chunk later: the 10th call (chunks end at reads 10, 20, ...) sees it.
+        assert_eq!(calls_after_backward.iter().position(|&b| b > 0), Some(9));
+        // Stopping at the first backward step (pg_test_timing) ends the run there.
+        let c2 = ScriptedClock::new("jumpy", Scale::NANOSECONDS, |n| {
+            if n >= 100 {
+                n
+            } else {
+                1_000_000_000 + n
+            }
+        });
+        let m2 = measure(&c2, 1_000_000_000, |p| {
+            if p.backward_steps > 0 {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        });
+        assert!(m2.interrupted);
+        assert_eq!(c2.reads(), 101 + 1);
     }
 
     #[test]
