@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let opts = match args::parse(&argv) {
         Parsed::Print(text) => {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+            let _ = out.write_all(&text).and_then(|_| out.flush());
             return ExitCode::SUCCESS;
         }
         Parsed::Fail(msg) => {
@@ -30,12 +30,9 @@ fn main() -> ExitCode {
     let system = PosixClock::monotonic();
     match run_with_counter(&opts, &system, &mut out, &mut err) {
         Ok(code) => ExitCode::from(code),
-        // A closed pipe (`pg_test_timing | head`) ends the program quietly.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = writeln!(err, "pg_test_timing: could not write output: {e}");
-            ExitCode::from(1)
-        }
+        // PostgreSQL never checks printf: an unwritable stdout (a closed pipe,
+        // a full disk) ends the run quietly with status 0, as its would.
+        Err(_) => ExitCode::SUCCESS,
     }
 }
 

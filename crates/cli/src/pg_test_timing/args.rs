@@ -32,7 +32,7 @@ impl Default for Options {
 pub enum Parsed {
     Run(Options),
     /// Print this to stdout and exit 0 (`--help`, `--version`).
-    Print(String),
+    Print(Vec<u8>),
     /// Print these bytes to stderr and exit 1.
     Fail(Vec<u8>),
 }
@@ -42,16 +42,11 @@ pub fn version_line() -> String {
     format!("pg_test_timing (clockscope) {}\n", env!("CARGO_PKG_VERSION"))
 }
 
-/// PostgreSQL's `get_progname`: the last path component (".exe" stripped).
+/// PostgreSQL's `get_progname` on Unix: the last path component, as bytes
+/// (it strips ".exe" only on Windows).
 pub fn progname(argv0: &OsStr) -> Vec<u8> {
     let bytes = argv0.as_bytes();
-    let base = bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes);
-    let base = base.strip_suffix(b".exe").unwrap_or(base);
-    if base.is_empty() {
-        b"pg_test_timing".to_vec()
-    } else {
-        base.to_vec()
-    }
+    bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes).to_vec()
 }
 
 fn line(parts: &[&[u8]]) -> Vec<u8> {
@@ -79,10 +74,10 @@ pub fn parse(argv: &[OsString]) -> Parsed {
     if let Some(first) = argv.get(1).map(|a| a.as_bytes()) {
         if first == b"--help" || first == b"-?" {
             let usage = line(&[b"Usage: ", &prog, b" [-d DURATION] [-c CUTOFF]"]);
-            return Parsed::Print(String::from_utf8_lossy(&usage).into_owned());
+            return Parsed::Print(usage);
         }
         if first == b"--version" || first == b"-V" {
-            return Parsed::Print(version_line());
+            return Parsed::Print(version_line().into_bytes());
         }
     }
 
@@ -102,13 +97,22 @@ pub fn parse(argv: &[OsString]) -> Parsed {
                 Some(p) => (&body[..p], Some(&body[p + 1..])),
                 None => (body, None),
             };
-            let found = LONG.iter().find(|(n, _, _)| *n == name).or_else(|| {
-                let mut m = LONG.iter().filter(|(n, _, _)| !name.is_empty() && n.starts_with(name));
-                match (m.next(), m.next()) {
-                    (Some(one), None) => Some(one),
-                    _ => None,
-                }
+            // glibc: an exact name wins; else a unique prefix; several
+            // prefixes (only possible for an empty name, "--=x") are ambiguous.
+            let prefixed: Vec<_> = LONG.iter().filter(|(n, _, _)| n.starts_with(name)).collect();
+            let found = LONG.iter().find(|(n, _, _)| *n == name).or(match prefixed.as_slice() {
+                [one] => Some(*one),
+                _ => None,
             });
+            if found.is_none() && prefixed.len() > 1 {
+                let mut err = [argv0, b": option '", arg, b"' is ambiguous; possibilities:"].concat();
+                for (n, _, _) in &prefixed {
+                    err.extend([b" '--", *n, b"'"].concat());
+                }
+                err.push(b'\n');
+                err.extend(try_help(&prog));
+                return Parsed::Fail(err);
+            }
             let Some(&(full, opt, _)) = found else {
                 let mut err = line(&[argv0, b": unrecognized option '", arg, b"'"]);
                 err.extend(try_help(&prog));
@@ -402,13 +406,16 @@ mod tests {
     fn help_and_version_only_as_first_argument() {
         assert_eq!(
             parse(&args(&["/usr/bin/pg_test_timing", "--help"])),
-            Parsed::Print("Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".into())
+            Parsed::Print(b"Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".to_vec())
         );
         assert_eq!(
             parse(&args(&["pg_test_timing", "-?"])),
-            Parsed::Print("Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".into())
+            Parsed::Print(b"Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".to_vec())
         );
-        assert_eq!(parse(&args(&["pg_test_timing", "-V"])), Parsed::Print(version_line()));
+        assert_eq!(
+            parse(&args(&["pg_test_timing", "-V"])),
+            Parsed::Print(version_line().into_bytes())
+        );
         assert!(!version_line().contains("PostgreSQL"));
         assert_eq!(
             fail(&["pg_test_timing", "-d", "1", "--help"]),
@@ -494,6 +501,20 @@ mod tests {
             fail(&["pg_test_timing", "foo", "-x"]),
             format!("pg_test_timing: invalid option -- 'x'\n{TRY}")
         );
+    }
+
+    #[test]
+    fn empty_long_name_is_ambiguous_and_progname_is_kept_verbatim() {
+        assert_eq!(
+            fail(&["pg_test_timing", "--=5"]),
+            format!("pg_test_timing: option '--=5' is ambiguous; possibilities: '--duration' '--cutoff'\n{TRY}")
+        );
+        // get_progname strips ".exe" only on Windows.
+        assert_eq!(
+            parse(&args(&["/opt/pg15.exe", "--help"])),
+            Parsed::Print(b"Usage: pg15.exe [-d DURATION] [-c CUTOFF]\n".to_vec())
+        );
+        assert_eq!(fail(&["", "-d", "0"]), ": --duration must be in range 1..4294967295\n");
     }
 
     #[test]
