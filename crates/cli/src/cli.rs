@@ -63,17 +63,26 @@ pub enum ReportFormat {
     Json,
 }
 
-/// Parses a positive, finite number of seconds (fractions allowed, at most a day).
+/// Shortest measurement accepted: 1 ms (a tenth of one measuring chunk; below
+/// it a run may not complete a single loop iteration on a slow clock).
+pub const MIN_SECONDS: f64 = 0.001;
+/// Longest: a day.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// Parses a number of seconds from 0.001 to 86400 (fractions allowed).
 pub fn parse_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !v.is_finite() || v <= 0.0 {
+    if v.is_nan() || v <= 0.0 {
         return Err(format!("'{s}' must be a positive number of seconds"));
     }
-    if v > 86_400.0 {
-        return Err(format!("'{s}' is more than a day (86400 seconds)"));
+    if !v.is_finite() || v > MAX_SECONDS {
+        return Err(format!("'{s}' is more than a day ({MAX_SECONDS} seconds)"));
+    }
+    if v < MIN_SECONDS {
+        return Err(format!("'{s}' is less than {MIN_SECONDS} seconds"));
     }
     Ok(v)
 }
@@ -108,7 +117,10 @@ mod tests {
         assert!(parse_seconds("-1").is_err());
         assert!(parse_seconds("abc").is_err());
         assert!(parse_seconds("NaN").is_err());
-        assert!(parse_seconds("inf").is_err());
+        assert!(parse_seconds("inf").unwrap_err().contains("more than a day"));
+        assert!(parse_seconds("1e400").unwrap_err().contains("more than a day"));
+        assert!(parse_seconds("1e-12").unwrap_err().contains("less than 0.001"));
+        assert_eq!(parse_seconds("0.001"), Ok(0.001));
     }
 
     #[test]

@@ -69,6 +69,7 @@ fn trusted_counter() -> CounterSetup {
         reason: Some("every piece of evidence agrees".into()),
         evidence: vec!["ok: RDTSCP present".into(), "ok: invariant TSC".into()],
         postgresql_auto_uses_tsc: Some(true),
+        postgresql_reads_counter: true,
         unusable_reason: None,
         hypervisor: Some("KVM".into()),
     }
@@ -289,6 +290,54 @@ fn recommendation_follows_trust_and_auto() {
 }
 
 #[test]
+fn arm_counter_is_not_offered_to_postgresql() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let timer = Scale::from_khz(25_000).unwrap();
+    let stats = vec![
+        scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 1_000),
+        scripted_stats(ClockId::Cntvct, timer, &[1, 1, 2], 1_000),
+    ];
+    let mut c = trusted_counter();
+    c.postgresql_reads_counter = false;
+    c.postgresql_auto_uses_tsc = Some(false);
+    let r = build_report(&args, &linux, &c, stats, vec![], false, None);
+    let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
+    assert!(rec.starts_with("nothing to set: PostgreSQL 19 "), "{rec}");
+    let p = r.verdict.explain_tsc.as_ref().unwrap();
+    assert!(!p.used_by_postgresql);
+    assert!(text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: 2 reads x"));
+    // auto_explain advice is about the clock PostgreSQL reads: the system clock.
+    assert!(r
+        .verdict
+        .auto_explain_log_timing
+        .as_ref()
+        .unwrap()
+        .why
+        .contains("CLOCK_MONOTONIC"));
+}
+
+#[test]
+fn no_system_clock_means_no_verdict_and_exit_0() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let tsc = Scale::from_khz(2_700_000).unwrap();
+    let stats = vec![scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 800)];
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    assert_eq!(r.verdict.status, Status::NoVerdict);
+    assert_eq!(r.exit_code(), 0);
+    assert!(text(&r).contains("Verdict: NO VERDICT. The system clock was not measured"));
+}
+
+#[test]
 fn interrupted_report_exits_130() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
@@ -309,9 +358,6 @@ fn interrupted_report_exits_130() {
 
 #[test]
 fn svg_plot_is_drawn() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("clocks.svg");
-    export::svg::write(&path, &good_report()).unwrap();
-    let svg = std::fs::read_to_string(&path).unwrap();
+    let svg = export::svg::render(&good_report()).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("clock_gettime (CLOCK_MONOTONIC)") && svg.contains("RDTSC"));
 }

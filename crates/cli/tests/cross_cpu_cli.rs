@@ -150,9 +150,11 @@ fn bad_values_exit_2_with_one_line() {
         ),
         (vec!["--cpus", "x"], "'x' in CPU list 'x' is not a CPU number"),
         (
-            vec!["--cpus", "4194303"],
+            vec!["--cpus", "0,4194303"],
             "CPU 4194303 is not among the CPUs this process may run on",
         ),
+        (vec!["--cpus", "0"], "'0' names one CPU: a pair needs at least two"),
+        (vec!["--cpus", "-1"], "'-1' in CPU list '-1' is not a CPU number"),
         (vec!["--pairs", "some"], "invalid value 'some' for '--pairs"),
     ] {
         let mut all = vec!["cross-cpu"];
@@ -172,8 +174,11 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
     if allowed_cpus().len() < 2 {
         return;
     }
+    // Two CPUs only, so the run is one pair on any machine.
+    let cpus = allowed_cpus();
+    let two = format!("{},{}", cpus[0], cpus[1]);
     let child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
-        .args(["cross-cpu", "-d", "60", "--format", "json"])
+        .args(["cross-cpu", "-d", "60", "--format", "json", "--cpus", &two])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

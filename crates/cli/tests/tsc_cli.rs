@@ -275,3 +275,29 @@ fn fake_kernel_tree_through_root() {
     let pg = &v["postgresql_auto"]["reasons"][1]["evidence"];
     assert!(pg.as_str().unwrap().contains("current_clocksource is 'hpet'"), "{pg}");
 }
+
+#[test]
+fn files_that_are_not_dumps_fail_fast_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = dir.path().join("binary.dump");
+    std::fs::write(&binary, [0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 1]).unwrap();
+    for (path, expected) in [
+        ("/dev/zero", "larger than 4 MiB: not a CPUID dump"),
+        (dir.path().to_str().unwrap(), "is a directory"),
+        (binary.to_str().unwrap(), "not a text file"),
+        ("/nonexistent/dump.txt", "No such file or directory"),
+    ] {
+        let o = clockscope(&["tsc", "--cpuid-dump", path]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{path}: {err}");
+        assert_eq!(err.lines().count(), 1, "{path}: {err}");
+        assert!(
+            err.contains(&format!("--cpuid-dump {path}")) && err.contains(expected),
+            "{path}: {err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+    let o = clockscope(&["tsc", "--root", "/nonexistent-root"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--root /nonexistent-root: not a directory"));
+}

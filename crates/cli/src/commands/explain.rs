@@ -21,7 +21,7 @@ pub struct ExplainArgs {
     pub rows: String,
 
     /// EXPLAIN runs per timing mode, after a warm-up.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
 
     /// Output format.

@@ -22,11 +22,17 @@ pub struct TscArgs {
     pub cpuid_dump: Option<PathBuf>,
 
     /// Print this CPU's CPUID leaves in `cpuid -r` format (readable by --cpuid-dump) and exit.
-    #[arg(long, conflicts_with = "cpuid_dump")]
+    #[arg(long, conflicts_with_all = ["cpuid_dump", "format"])]
     pub print_cpuid: bool,
 
     /// Upper bound of the calibration against CLOCK_MONOTONIC_RAW, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 200,
+        value_parser = clap::value_parser!(u64).range(1..=10_000),
+        allow_hyphen_values = true
+    )]
     pub calibration_ms: u64,
 
     /// Output format.
@@ -36,6 +42,28 @@ pub struct TscArgs {
     /// Read /sys and /proc under this directory instead of / (for tests and support bundles).
     #[arg(long, value_name = "DIR", hide = true)]
     pub root: Option<PathBuf>,
+}
+
+/// Largest dump read: 4 MiB (a full `cpuid -r` of a 256-CPU machine is about
+/// 2 MiB; InstLatX64 files are tens of kB). Bounds what `/dev/zero` can cost.
+pub const MAX_DUMP_BYTES: u64 = 4 << 20;
+
+/// Reads a dump file as text, at most [`MAX_DUMP_BYTES`].
+fn read_dump(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let what = || format!("--cpuid-dump {}", path.display());
+    let file = std::fs::File::open(path).with_context(what)?;
+    if file.metadata().with_context(what)?.is_dir() {
+        anyhow::bail!("{}: is a directory", what());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_DUMP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(what)?;
+    if bytes.len() as u64 > MAX_DUMP_BYTES {
+        anyhow::bail!("{}: larger than {} MiB: not a CPUID dump", what(), MAX_DUMP_BYTES >> 20);
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file", what()))
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
@@ -59,13 +87,15 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
     let report = match &args.cpuid_dump {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--cpuid-dump {}: cannot read", path.display()))?;
+            let text = read_dump(path)?;
             let dump = parse_dump(&text).map_err(|e| anyhow::anyhow!("--cpuid-dump {}: {e}", path.display()))?;
             TscReport::from_dump(&dump)
         }
         None => {
             let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+            if !root.is_dir() {
+                anyhow::bail!("--root {}: not a directory", root.display());
+            }
             clockscope::tsc::detect(&root, args.calibration_ms * 1_000_000)
         }
     };

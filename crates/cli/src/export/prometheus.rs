@@ -161,6 +161,7 @@ fn status_name(s: Status) -> &'static str {
         Status::Bad => "bad",
         Status::Fair => "fair",
         Status::Good => "good",
+        Status::NoVerdict => "no_verdict",
     }
 }
 

@@ -4,13 +4,18 @@
 
 use crate::commands::check::report::CheckReport;
 use plotters::prelude::*;
-use std::path::Path;
 
 /// Smallest share drawn (log axis floor), percent.
 const MIN_SHARE_PCT: f64 = 1e-6;
 
-/// Draws the chart to `path`.
-pub fn write(path: &Path, r: &CheckReport) -> anyhow::Result<()> {
+/// Draws the chart as an SVG document.
+pub fn render(r: &CheckReport) -> anyhow::Result<String> {
+    let mut svg = String::new();
+    draw(&mut svg, r)?;
+    Ok(svg)
+}
+
+fn draw(svg: &mut String, r: &CheckReport) -> anyhow::Result<()> {
     let max_ns = r
         .clocks
         .iter()
@@ -18,7 +23,7 @@ pub fn write(path: &Path, r: &CheckReport) -> anyhow::Result<()> {
         .max()
         .unwrap_or(1)
         .max(2) as f64;
-    let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (960, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut chart = ChartBuilder::on(&root)
         .caption("clockscope: time between successive clock reads", ("sans-serif", 22))
@@ -66,7 +71,6 @@ pub fn write(path: &Path, r: &CheckReport) -> anyhow::Result<()> {
         .position(SeriesLabelPosition::UpperRight)
         .draw()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    root.present()
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(())
 }

@@ -120,6 +120,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         Status::Fair => "FAIR",
         Status::Bad => "BAD",
         Status::Broken => "BROKEN",
+        Status::NoVerdict => "NO VERDICT",
     };
     writeln!(out, "Verdict: {word}. {}", v.summary)?;
     if let Some(p) = &v.postgresql_rule {
@@ -149,7 +150,11 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         writeln!(out, "    {}", prediction_line(p))?;
     }
     if let Some(p) = &v.explain_tsc {
-        writeln!(out, "    PostgreSQL 19 fast read, {}", prediction_line(p))?;
+        if p.used_by_postgresql {
+            writeln!(out, "    PostgreSQL 19 fast read, {}", prediction_line(p))?;
+        } else {
+            writeln!(out, "    not read by PostgreSQL 19 here, {}", prediction_line(p))?;
+        }
     }
     if let Some(a) = &v.track_io_timing {
         writeln!(

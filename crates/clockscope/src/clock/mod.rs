@@ -200,11 +200,11 @@ impl ClockId {
         }
     }
 
-    /// clock_getres(2) for POSIX sources, in ns.
+    /// clock_getres(2) for POSIX sources, in ns (gettimeofday has none: its
+    /// unit, 1 us, is not a resolution the kernel reports).
     pub fn reported_resolution_ns(self) -> Option<u64> {
         match self.kind() {
             ClockKind::Posix(id) => posix::clock_getres_ns(id),
-            ClockKind::GetTimeOfDay => Some(1000),
             _ => None,
         }
     }

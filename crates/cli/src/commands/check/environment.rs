@@ -18,6 +18,8 @@ pub struct CounterSetup {
     pub reason: Option<String>,
     pub evidence: Vec<String>,
     pub postgresql_auto_uses_tsc: Option<bool>,
+    /// Whether PostgreSQL 19 can read this counter (the x86-64 TSC; not the ARM generic timer).
+    pub postgresql_reads_counter: bool,
     /// Why counters cannot be measured at all (no frequency).
     pub unusable_reason: Option<String>,
     pub hypervisor: Option<String>,
@@ -54,6 +56,8 @@ pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
             .as_deref()
             .filter(|h| !h.is_empty())
             .map(hypervisor_name),
+        // PostgreSQL 19 has a TSC clock only with RDTSCP and an invariant TSC.
+        postgresql_reads_counter: report.rdtscp == Some(true) && report.invariant_tsc == Some(true),
         ..Default::default()
     };
     match (

@@ -31,7 +31,7 @@ use verdict::VerdictInputs;
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
     /// Seconds to measure each clock (fractions allowed).
-    #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
     pub duration: f64,
 
     /// Measure this clock (repeatable); see `clockscope clocks` for the names.
@@ -52,7 +52,7 @@ pub struct CheckArgs {
 
     /// ns per row of a count(*) with TIMING OFF, to predict EXPLAIN ANALYZE's slowdown
     /// (default: 42.7 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers).
-    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
     pub baseline_row_ns: Option<f64>,
 }
 
@@ -86,34 +86,63 @@ pub fn selected_clocks(args: &CheckArgs) -> Vec<ClockId> {
     }
 }
 
-/// Fails early (before measuring) when the plot cannot be written there.
-pub fn check_plot_path(path: &Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if path.is_dir() {
-        bail!("--plot {}: is a directory", path.display());
+/// Plausible ns per row of a count(*) with TIMING OFF: 0.1 ns (faster than any
+/// executor) to 1 ms (a row per millisecond is no longer a scan).
+pub const MIN_BASELINE_ROW_NS: f64 = 0.1;
+pub const MAX_BASELINE_ROW_NS: f64 = 1_000_000.0;
+
+/// Parses `--baseline-row-ns`: a number of ns in the plausible range.
+pub fn parse_baseline_row_ns(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of nanoseconds"))?;
+    if !(MIN_BASELINE_ROW_NS..=MAX_BASELINE_ROW_NS).contains(&v) {
+        return Err(format!(
+            "'{s}' must be between {MIN_BASELINE_ROW_NS} and {MAX_BASELINE_ROW_NS} ns per row"
+        ));
     }
-    if !parent.is_dir() {
-        bail!(
-            "--plot {}: directory {} does not exist",
-            path.display(),
-            parent.display()
-        );
+    Ok(v)
+}
+
+/// The `--plot` file, created before measuring so an unwritable path fails
+/// at once; removed again unless the plot is written.
+pub struct PlotFile {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl PlotFile {
+    /// Creates (truncates) the file at `path`.
+    pub fn create(path: &Path) -> anyhow::Result<PlotFile> {
+        if path.is_dir() {
+            bail!("--plot {}: is a directory", path.display());
+        }
+        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("--plot {}: {e}", path.display()))?;
+        Ok(PlotFile {
+            path: path.to_path_buf(),
+            file: Some(file),
+        })
     }
-    let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes())
-        .with_context(|| format!("--plot {}: invalid path", path.display()))?;
-    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call;
-    // access(2) only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        bail!(
-            "--plot {}: directory {} is not writable",
-            path.display(),
-            parent.display()
-        );
+
+    /// Draws the report into the file.
+    pub fn write(mut self, report: &CheckReport) -> anyhow::Result<()> {
+        let svg = export::svg::render(report).with_context(|| format!("--plot {}: drawing", self.path.display()))?;
+        let mut file = self.file.take().expect("the file is written once");
+        file.write_all(svg.as_bytes())
+            .and_then(|_| file.sync_all())
+            .map_err(|e| anyhow::anyhow!("--plot {}: {e}", self.path.display()))?;
+        self.path = PathBuf::new(); // written: keep it
+        Ok(())
     }
-    Ok(())
+}
+
+impl Drop for PlotFile {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// How long a clock whose steps exceed 10 us is read to find its exact step (50 ms: a few 4 ms ticks).
@@ -185,15 +214,12 @@ pub fn measure_clocks(
     (stats, skipped, interrupted)
 }
 
-/// Writes `report` in the requested format (and the plot, if asked).
-pub fn write_report(out: &mut dyn Write, report: &CheckReport, args: &CheckArgs) -> anyhow::Result<()> {
-    match args.format {
+/// Writes `report` in the requested format.
+pub fn write_report(out: &mut dyn Write, report: &CheckReport, format: CheckFormat) -> anyhow::Result<()> {
+    match format {
         CheckFormat::Text => export::text::write(out, report)?,
         CheckFormat::Json => export::json::write(out, report)?,
         CheckFormat::Prometheus => export::prometheus::write(out, report)?,
-    }
-    if let Some(path) = &args.plot {
-        export::svg::write(path, report).with_context(|| format!("--plot {}", path.display()))?;
     }
     Ok(())
 }
@@ -213,6 +239,7 @@ pub fn build_report(
     let inputs = VerdictInputs {
         current_clocksource: env.current_clocksource.clone(),
         postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
+        postgresql_reads_counter: counter.postgresql_reads_counter,
         tsc_trusted: counter.trusted,
         tsc_reason: counter.reason.clone(),
         baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
@@ -238,14 +265,7 @@ pub fn build_report(
 
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    if let Some(p) = &args.plot {
-        check_plot_path(p)?;
-    }
-    if let Some(b) = args.baseline_row_ns {
-        if !(b.is_finite() && b > 0.0) {
-            bail!("--baseline-row-ns {b}: must be a positive number of nanoseconds");
-        }
-    }
+    let plot = args.plot.as_deref().map(PlotFile::create).transpose()?;
     crate::exit::install_interrupt_handler();
     let root = Path::new("/");
     let linux = LinuxEvidence::read(root);
@@ -264,6 +284,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         environment::full_counter(root, counter)
     };
     let report = build_report(args, &linux, &counter, stats, skipped, interrupted, tsc);
-    write_report(out, &report, args)?;
+    // The plot first: if it cannot be written, nothing is printed.
+    if let Some(plot) = plot {
+        plot.write(&report)?;
+    }
+    write_report(out, &report, args.format)?;
     Ok(report.exit_code())
 }

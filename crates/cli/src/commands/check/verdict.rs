@@ -42,7 +42,10 @@ pub struct VerdictInputs {
     pub current_clocksource: Option<String>,
     /// What PostgreSQL 19's `timing_clock_source=auto` would pick here: Some(true) = tsc.
     pub postgresql_auto_uses_tsc: Option<bool>,
-    /// clockscope's own TSC trust decision and its one-line reason.
+    /// Whether PostgreSQL 19 can read this machine's CPU counter at all
+    /// (`timing_clock_source = tsc`: x86-64 only; not the ARM generic timer).
+    pub postgresql_reads_counter: bool,
+    /// clockscope's own trust decision for the CPU counter and its one-line reason.
     pub tsc_trusted: Option<bool>,
     pub tsc_reason: Option<String>,
     /// ns per row of count(*) with TIMING OFF, and where that number comes from.
@@ -61,6 +64,8 @@ pub enum Status {
     /// Passes PostgreSQL's rule but not the modern one.
     Fair,
     Good,
+    /// The system clock was not measured (e.g. `--clock rdtsc` only): no verdict.
+    NoVerdict,
 }
 
 /// One rule's outcome.
@@ -87,6 +92,8 @@ pub struct ExplainPrediction {
     pub count_timing_on_ms: f64,
     /// on / off.
     pub slowdown: f64,
+    /// Whether PostgreSQL (19 with timing_clock_source = tsc, or any version for the system clock) reads this clock.
+    pub used_by_postgresql: bool,
 }
 
 /// A yes/no answer with its reason.
@@ -120,7 +127,7 @@ pub struct Verdict {
     pub problems: Vec<String>,
 }
 
-fn predict(c: &ClockStats, baseline_row_ns: f64) -> ExplainPrediction {
+fn predict(c: &ClockStats, baseline_row_ns: f64, used_by_postgresql: bool) -> ExplainPrediction {
     let per_row = READS_PER_ROW_COUNT * c.avg_loop_ns;
     let off_ms = baseline_row_ns * PREDICTION_ROWS / 1e6;
     let on_ms = (baseline_row_ns + per_row) * PREDICTION_ROWS / 1e6;
@@ -131,6 +138,7 @@ fn predict(c: &ClockStats, baseline_row_ns: f64) -> ExplainPrediction {
         count_timing_off_ms: off_ms,
         count_timing_on_ms: on_ms,
         slowdown: if off_ms > 0.0 { on_ms / off_ms } else { f64::NAN },
+        used_by_postgresql,
     }
 }
 
@@ -202,8 +210,8 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
 
     let postgresql_rule = system.map(pg_rule);
     let modern_rule = system.map(modern_rule);
-    let explain_system = system.map(|s| predict(s, inputs.baseline_row_ns));
-    let explain_tsc = fast_tsc.map(|s| predict(s, inputs.baseline_row_ns));
+    let explain_system = system.map(|s| predict(s, inputs.baseline_row_ns, true));
+    let explain_tsc = fast_tsc.map(|s| predict(s, inputs.baseline_row_ns, inputs.postgresql_reads_counter));
 
     let track_io_timing = postgresql_rule.as_ref().zip(system).map(|(r, s)| Advice {
         safe: r.passed,
@@ -219,7 +227,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         ),
     });
     let best = match (&explain_system, &explain_tsc, inputs.postgresql_auto_uses_tsc) {
-        (_, Some(t), Some(true)) => Some(t),
+        (_, Some(t), Some(true)) if t.used_by_postgresql => Some(t),
         (Some(s), _, _) => Some(s),
         _ => None,
     };
@@ -240,28 +248,44 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let postgresql19_auto_picks = inputs
         .postgresql_auto_uses_tsc
         .map(|t| if t { "tsc" } else { "system" }.to_string());
-    let timing_clock_source_recommendation = match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
-        (Some(true), Some(true)) => {
-            Some("keep timing_clock_source = auto (it picks tsc, and the TSC is trustworthy here)".into())
+    let timing_clock_source_recommendation = if !inputs.postgresql_reads_counter {
+        Some(if cfg!(target_arch = "x86_64") {
+            "nothing to set: PostgreSQL 19 has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
+             the system clock"
+                .to_string()
+        } else {
+            format!(
+                "nothing to set: PostgreSQL 19 reads only the system clock on {} (timing_clock_source = tsc is \
+                 x86-64 only)",
+                std::env::consts::ARCH
+            )
+        })
+    } else {
+        match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
+            (Some(true), Some(true)) => {
+                Some("keep timing_clock_source = auto (it picks tsc, and the TSC is trustworthy here)".into())
+            }
+            (Some(true), Some(false)) => Some(format!(
+                "set timing_clock_source = system: auto would pick tsc, but clockscope does not trust the TSC here ({})",
+                inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
+            )),
+            (Some(false), Some(true)) => Some(
+                "set timing_clock_source = tsc: auto picks system, but every piece of evidence says the TSC is trustworthy"
+                    .into(),
+            ),
+            (Some(false), Some(false)) => Some(format!(
+                "keep timing_clock_source = auto (system): the TSC is not trustworthy here ({})",
+                inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
+            )),
+            (None, _) | (_, None) => None,
         }
-        (Some(true), Some(false)) => Some(format!(
-            "set timing_clock_source = system: auto would pick tsc, but clockscope does not trust the TSC here ({})",
-            inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
-        )),
-        (Some(false), Some(true)) => Some(
-            "set timing_clock_source = tsc: auto picks system, but every piece of evidence says the TSC is trustworthy"
-                .into(),
-        ),
-        (Some(false), Some(false)) => Some(format!(
-            "keep timing_clock_source = auto (system): the TSC is not trustworthy here ({})",
-            inputs.tsc_reason.as_deref().unwrap_or("see the tsc report")
-        )),
-        (None, _) | (_, None) => None,
     };
 
     let broken = clocks.iter().any(|c| c.backward_steps > 0 && c.must_be_monotonic());
     let status = if broken {
         Status::Broken
+    } else if system.is_none() {
+        Status::NoVerdict
     } else {
         match (&postgresql_rule, &modern_rule) {
             (Some(p), _) if !p.passed => Status::Bad,
@@ -275,7 +299,9 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     }
     let summary = match (status, &explain_system) {
         (Status::Broken, _) => "Time went backwards: timings on this machine cannot be trusted.".to_string(),
-        (_, None) => "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string(),
+        (_, None) | (Status::NoVerdict, _) => {
+            "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string()
+        }
         (Status::Bad, Some(p)) => format!(
             "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE inflates times about {:.1}x and track_io_timing is costly.",
             p.per_read_ns, p.slowdown
@@ -313,7 +339,7 @@ impl Verdict {
     pub fn exit_code(&self) -> u8 {
         match self.status {
             Status::Broken | Status::Bad => crate::exit::PROBLEM,
-            Status::Fair | Status::Good => crate::exit::OK,
+            Status::Fair | Status::Good | Status::NoVerdict => crate::exit::OK,
         }
     }
 }

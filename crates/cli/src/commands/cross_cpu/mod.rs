@@ -53,7 +53,7 @@ pub struct CrossCpuArgs {
 
     /// CPUs to test, as a CPU list (`0-3,8`); all must be allowed by the
     /// affinity mask. Default: every allowed CPU.
-    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus, allow_hyphen_values = true)]
     pub cpus: Option<CpuSelection>,
 
     /// Which CPU pairs to test.
@@ -69,6 +69,9 @@ fn parse_cpus(s: &str) -> Result<CpuSelection, String> {
     let cpus = CpuList::parse(s).map_err(|e| e.to_string())?;
     if cpus.is_empty() {
         return Err("the CPU list is empty".to_string());
+    }
+    if cpus.len() < 2 {
+        return Err(format!("'{s}' names one CPU: a pair needs at least two"));
     }
     Ok(CpuSelection(cpus.cpus().collect()))
 }
