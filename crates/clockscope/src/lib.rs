@@ -17,7 +17,7 @@
 //! - [`clock`]: every clock source (POSIX clocks, RDTSC/RDTSCP, CNTVCT_EL0),
 //!   fenced per platform; a scripted clock for tests.
 //! - [`convert`]: ticks-to-ns fixed point, exact to 1 ns over all `u64`.
-//! - [`measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
+//! - [`mod@measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
 //! - [`tsc`]: CPUID decoding, TSC frequency from every source, calibration,
 //!   PostgreSQL's `auto` policy and clockscope's own trust decision.
 //! - [`instant`]: the library as a fast clock for other programs:

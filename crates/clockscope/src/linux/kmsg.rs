@@ -37,13 +37,13 @@ pub struct KernelLog {
     /// "tsc: Refined TSC clocksource calibration: 2599.996 MHz": tsc_khz
     /// after the delayed recalibration (skipped with tsc_known_freq).
     pub refined_khz: Option<u64>,
-    /// Reasons from "tsc: Marking TSC unstable due to <reason>", in order.
+    /// Reasons from `tsc: Marking TSC unstable due to <reason>`, in order.
     pub tsc_unstable_reasons: Vec<String>,
-    /// Clocksources named in "Marking clocksource '<name>' as unstable", in order.
+    /// Clocksources named in `Marking clocksource '<name>' as unstable`, in order.
     pub clocksources_marked_unstable: Vec<String>,
-    /// Clocksources from "clocksource: Switched to clocksource <name>", in order.
+    /// Clocksources from `clocksource: Switched to clocksource <name>`, in order.
     pub clocksource_switches: Vec<String>,
-    /// Cycles from "Measured <n> cycles TSC warp between CPUs" (tsc_sync).
+    /// Cycles from `Measured <n> cycles TSC warp between CPUs` (tsc_sync).
     pub tsc_warp_cycles: Vec<i64>,
     /// "kvm-clock: using sched offset ...": sched_clock is kvm-clock's
     /// paravirtual one, so perf pages carry no TSC scale.

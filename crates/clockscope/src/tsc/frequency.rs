@@ -22,7 +22,7 @@
 //! Skylake Xeon"), and is reported here as its own source for comparison.
 //!
 //! # Which frequency is in use
-//! clockscope's choice ([`choose`]): authoritative sources first, in order
+//! clockscope's choice ([`frequency_report`]): authoritative sources first, in order
 //! (bare metal) CPUID by Linux's rules, the hypervisor leaf 0x40000010, the
 //! kernel's perf mmap page (the scale the kernel itself uses for the TSC),
 //! the kernel log's "tsc: Detected/Refined"; under a hypervisor the

@@ -86,7 +86,7 @@ pub struct KernelLogTsc {
 }
 
 /// The kernel evidence the decisions use. Built from
-/// [`LinuxEvidence`](crate::linux::LinuxEvidence) or injected by tests.
+/// [`LinuxEvidence`] or injected by tests.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelEvidence {
     pub kernel_release: Evidence<String>,
