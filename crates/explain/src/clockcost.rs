@@ -1,5 +1,5 @@
 //! What one clock read costs on this machine: PostgreSQL's pg_test_timing
-//! loop ([`clockscope::measure`]) on the clocks EXPLAIN ANALYZE can use.
+//! loop ([`clockscope::measure()`]) on the clocks EXPLAIN ANALYZE can use.
 //!
 //! The number is pg_test_timing's "Average loop time including overhead":
 //! one read plus the loop's bookkeeping (a subtraction, a histogram

@@ -67,7 +67,7 @@ enum Opt {
 
 const LONG: [(&[u8], Opt, u8); 2] = [(b"duration", Opt::Duration, b'd'), (b"cutoff", Opt::Cutoff, b'c')];
 
-/// Parses `argv` (including argv[0]) the way PostgreSQL 19's pg_test_timing does.
+/// Parses `argv` (including `argv[0]`) the way PostgreSQL 19's pg_test_timing does.
 pub fn parse(argv: &[OsString]) -> Parsed {
     let argv0 = argv.first().map(|a| a.as_bytes()).unwrap_or(b"pg_test_timing");
     let prog = progname(OsStr::from_bytes(argv0));
