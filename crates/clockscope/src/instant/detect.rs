@@ -253,6 +253,7 @@ pub fn detect(config: &Config) -> ClockInfo {
     choose(forced, counter, COUNTER_NAMES, init_ns)
 }
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn elapsed_ns(started: &std::time::Instant) -> u64 {
     u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
