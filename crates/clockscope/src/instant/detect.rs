@@ -249,11 +249,9 @@ pub fn detect(config: &Config) -> ClockInfo {
     } else {
         counter_verdict(config, &started)
     };
-    let init_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    choose(forced, counter, COUNTER_NAMES, init_ns)
+    choose(forced, counter, COUNTER_NAMES, elapsed_ns(&started))
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn elapsed_ns(started: &std::time::Instant) -> u64 {
     u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
