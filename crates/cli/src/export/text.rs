@@ -73,7 +73,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let name_w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(5).max(5);
     writeln!(
         out,
-        "  {:<name_w$} {:>8} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>6} {:>6} {:>9} {:>6}",
+        "  {:<name_w$} {:>8} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>8} {:>6} {:>9} {:>8}",
         "clock", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
     )?;
     for c in &r.clocks {
@@ -85,7 +85,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {:<name_w$} {:>8.2} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>6} {:>6.2} {:>9} {:>6}{}",
+            "  {:<name_w$} {:>8.2} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>8} {:>6.2} {:>9} {:>8}{}",
             c.display_name,
             c.avg_loop_ns,
             p.p50,
