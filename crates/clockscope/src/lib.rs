@@ -23,8 +23,12 @@
 //! - [`instant`]: the library as a fast clock for other programs:
 //!   [`Instant`] reads the TSC / generic timer when clockscope trusts it,
 //!   CLOCK_MONOTONIC otherwise, chosen once per process in bounded time.
-//! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg), read
-//!   under a root path so tests use a fake tree.
+//! - [`arm`]: the ARM generic timer: MIDR decoding, core homogeneity, known
+//!   counter errata, frequency cross-checks and the trust decision.
+//! - [`crosscpu`]: whether a clock agrees across CPUs: the kernel's warp test
+//!   and a ping-pong offset estimate per CPU pair.
+//! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg, the perf
+//!   page), read under a root path so tests use a fake tree.
 //!
 //! # Trade-offs
 //! The TSC (or ARM generic timer) is 1.5-3x cheaper to read than a vDSO
