@@ -290,7 +290,7 @@ fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<Coun
     let mut live = LiveEvidence {
         root: root.display().to_string(),
         kernel: KernelEvidence::read(root),
-        perf_page_khz: perf_page_khz(),
+        perf_page_khz: crate::tsc::report::perf_page_khz(),
         calibration: Err("not run yet".to_string()),
         postgresql_calibration: Err(
             "not run: clockscope::instant runs only clockscope's calibration (PostgreSQL's never decides)".to_string(),
@@ -330,24 +330,6 @@ pub fn verdict_from_tsc_decision(d: &crate::tsc::TscDecision, calibration_budget
             .map(|r| reason_line(r.ok, r.check, &r.evidence))
             .collect(),
         calibration_budget_ns,
-    }
-}
-
-/// The kernel's perf mmap page TSC kHz, as [`TscReport::detect`](crate::tsc::TscReport::detect) reads it.
-#[cfg(target_arch = "x86_64")]
-fn perf_page_khz() -> Result<(u64, String), String> {
-    match crate::linux::perf::read_tsc_scale() {
-        Ok(scale) => match scale.khz() {
-            Some(k) => Ok((
-                k,
-                format!(
-                    "time_mult {} >> time_shift {} ({} event)",
-                    scale.time_mult, scale.time_shift, scale.event
-                ),
-            )),
-            None => Err("the perf page's time_mult is 0".to_string()),
-        },
-        Err(e) => Err(e.0),
     }
 }
 

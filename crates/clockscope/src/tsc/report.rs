@@ -75,6 +75,24 @@ pub struct TscReport {
     pub postgresql_calibration: Option<Calibration>,
 }
 
+/// The kernel's own TSC kHz from the perf mmap page (time_mult/time_shift),
+/// with how it was read, or why it is not published here.
+pub fn perf_page_khz() -> Result<(u64, String), String> {
+    match crate::linux::perf::read_tsc_scale() {
+        Ok(scale) => match scale.khz() {
+            Some(k) => Ok((
+                k,
+                format!(
+                    "time_mult {} >> time_shift {} ({} event)",
+                    scale.time_mult, scale.time_shift, scale.event
+                ),
+            )),
+            None => Err("the perf page's time_mult is 0".to_string()),
+        },
+        Err(e) => Err(e.0),
+    }
+}
+
 /// The live inputs of [`TscReport::build`] besides CPUID.
 #[derive(Clone, Debug)]
 pub struct LiveEvidence {
@@ -102,26 +120,11 @@ impl TscReport {
                 let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();
                 (Err(e()), Err(e()), Err(e()))
             }
-            Some(_) => {
-                let perf = match crate::linux::perf::read_tsc_scale() {
-                    Ok(scale) => match scale.khz() {
-                        Some(k) => Ok((
-                            k,
-                            format!(
-                                "time_mult {} >> time_shift {} ({} event)",
-                                scale.time_mult, scale.time_shift, scale.event
-                            ),
-                        )),
-                        None => Err("the perf page's time_mult is 0".to_string()),
-                    },
-                    Err(e) => Err(e.0),
-                };
-                (
-                    perf,
-                    Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
-                    Ok(calibrate::calibrate_tsc_postgresql()),
-                )
-            }
+            Some(_) => (
+                perf_page_khz(),
+                Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
+                Ok(calibrate::calibrate_tsc_postgresql()),
+            ),
         };
         let live = LiveEvidence {
             root: root.display().to_string(),
