@@ -1,5 +1,5 @@
 //! Every `clockscope` JSON output against its documented JSON Schema in
-//! `docs/schema/`: the real outputs of `tsc` (this machine, every recorded
+//! `docs/schema/`: the real outputs of `clocks`, `tsc` (this machine, every recorded
 //! CPUID dump, a fake kernel tree), `cross-cpu` (all CPUs, two CPUs, one
 //! CPU), `explain` (a real PostgreSQL) and the `tsc` object embedded in
 //! `check`, plus the aarch64 generic-timer report built from fake sysfs
@@ -13,8 +13,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const SCHEMAS: [&str; 5] = [
+const SCHEMAS: [&str; 6] = [
     "check.schema.json",
+    "clocks.schema.json",
     "tsc.schema.json",
     "generic-timer.schema.json",
     "cross-cpu.schema.json",
@@ -161,6 +162,40 @@ fn every_schema_is_valid_strict_and_describes_every_field() {
         tsc.contains("tsc.schema.json") && tsc.contains("generic-timer.schema.json"),
         "{tsc}"
     );
+}
+
+#[test]
+fn clocks_matches_its_schema() {
+    let doc = json_out(
+        &clockscope(&["clocks", "--format", "json"]),
+        &[0],
+        "clocks --format json",
+    );
+    let v = validator("clocks.schema.json");
+    assert_valid(&v, &doc, "clocks --format json");
+    let clocks = doc["clocks"].as_array().unwrap();
+    let working = clocks.iter().position(|c| c["works"] == true).expect("monotonic works");
+    let broken = clocks.iter().position(|c| c["works"] == false);
+    let mut bad = vec![
+        (
+            "avg_loop_ns as text",
+            with(&doc, &format!("/clocks/{working}/avg_loop_ns"), json!("18 ns")),
+        ),
+        ("an unknown clock name", with(&doc, "/clocks/0/name", json!("sundial"))),
+        ("an extra top-level key", with_extra_key(&doc, "")),
+        ("an extra key in a clock", with_extra_key(&doc, "/clocks/0")),
+        (
+            "a reason on a working clock",
+            with(&doc, &format!("/clocks/{working}/reason"), json!("no")),
+        ),
+    ];
+    if let Some(b) = broken {
+        bad.push((
+            "a broken clock without a reason",
+            with(&doc, &format!("/clocks/{b}/reason"), Value::Null),
+        ));
+    }
+    assert_rejects(&v, &bad);
 }
 
 /// The schema `clockscope tsc` (no dump) follows on this architecture.
