@@ -72,8 +72,7 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
     let clocks = ClockId::ALL
         .into_iter()
         .map(|id| {
-            let tick_ns = id
-                .is_counter()
+            let tick_ns = (id.is_counter() && id.is_supported().is_ok())
                 .then(|| counter.scale.map(|s| 1e9 / s.hz() as f64))
                 .flatten();
             let (works, reason, res, avg) = match clock::visit(id, counter.scale, Probe) {

@@ -123,17 +123,11 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
         PairsArg::First => PairMode::First,
     };
     let outcome = if cpus.len() < 2 {
-        let note = if args.cpus.is_some() {
-            format!(
-                "only CPU {} was selected (--cpus): there is no CPU pair to compare",
-                render::cpu_list(&cpus)
-            )
-        } else {
-            format!(
-                "only CPU {} is available to this process (sched_getaffinity): there is no CPU pair to compare",
-                render::cpu_list(&cpus)
-            )
-        };
+        // `--cpus` needs two CPUs (its parser says so), so one CPU here is the affinity mask's doing.
+        let note = format!(
+            "only CPU {} is available to this process (sched_getaffinity): there is no CPU pair to compare",
+            render::cpu_list(&cpus)
+        );
         Outcome {
             report: CrossCpuReport {
                 cpus,
