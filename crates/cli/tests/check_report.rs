@@ -177,6 +177,18 @@ fn prometheus_output_parses_back() {
         .samples
         .iter()
         .any(|s| s.metric == "clockscope_info" && s.labels.get("clocksource") == Some("tsc")));
+    let slowdown = get("clockscope_explain_predicted_slowdown", "rdtsc").unwrap();
+    assert!((slowdown - r.verdict.explain_tsc.as_ref().unwrap().slowdown).abs() < 1e-9);
+    let ok = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "clockscope_verdict_ok")
+        .unwrap();
+    assert!(ok.labels.is_empty() && matches!(ok.value, prometheus_parse::Value::Gauge(v) if v == 1.0));
+    assert!(scrape
+        .samples
+        .iter()
+        .any(|s| s.metric == "clockscope_verdict_info" && s.labels.get("status") == Some("good")));
     assert!(text.lines().all(|l| l.starts_with('#') || l.starts_with("clockscope_")));
 }
 
@@ -275,7 +287,7 @@ fn recommendation_follows_trust_and_auto() {
     let r = build_report(&args, &linux, &c, mono(), vec![], false, None);
     let rec = r.verdict.timing_clock_source_recommendation.unwrap();
     assert!(
-        rec.starts_with("set timing_clock_source = system") && rec.contains("marked the TSC unstable"),
+        rec.starts_with("PostgreSQL 19: set timing_clock_source = system") && rec.contains("marked the TSC unstable"),
         "{rec}"
     );
     c.postgresql_auto_uses_tsc = Some(false);
@@ -285,7 +297,7 @@ fn recommendation_follows_trust_and_auto() {
         .verdict
         .timing_clock_source_recommendation
         .unwrap()
-        .starts_with("set timing_clock_source = tsc"));
+        .starts_with("PostgreSQL 19: set timing_clock_source = tsc"));
     assert_eq!(r.verdict.postgresql19_auto_picks.as_deref(), Some("system"));
 }
 
@@ -307,7 +319,7 @@ fn arm_counter_is_not_offered_to_postgresql() {
     c.postgresql_auto_uses_tsc = Some(false);
     let r = build_report(&args, &linux, &c, stats, vec![], false, None);
     let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
-    assert!(rec.starts_with("nothing to set: PostgreSQL 19 "), "{rec}");
+    assert!(rec.starts_with("PostgreSQL 19: nothing to set: "), "{rec}");
     let p = r.verdict.explain_tsc.as_ref().unwrap();
     assert!(!p.used_by_postgresql);
     assert!(text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: 2 reads x"));

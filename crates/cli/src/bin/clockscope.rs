@@ -16,14 +16,18 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // One line: clap's first line, without its usage block.
+            // One line: clap's first line, plus its list of valid values when it has one.
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            let _ = writeln!(std::io::stderr(), "clockscope: error: {first}");
+            let extra: Vec<&str> = lines.filter(|l| l.starts_with("[possible values")).collect();
+            let line = if extra.is_empty() {
+                first.to_string()
+            } else {
+                format!("{first} {}", extra.join(" "))
+            };
+            let _ = writeln!(std::io::stderr(), "clockscope: error: {line}");
             return ExitCode::from(exit::ERROR);
         }
     };

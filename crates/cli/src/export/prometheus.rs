@@ -113,13 +113,14 @@ pub fn render(r: &CheckReport) -> String {
     let v = &r.verdict;
     f.head(
         "verdict_ok",
-        "1 when the verdict is good or fair, 0 when bad or time went backwards.",
+        "1 when the verdict is good, fair or no verdict; 0 when bad or time went backwards.",
     );
-    f.sample(
-        "verdict_ok",
-        &[("status", status_name(v.status))],
-        if v.exit_code() == 0 { 1.0 } else { 0.0 },
+    f.sample("verdict_ok", &[], if v.exit_code() == 0 { 1.0 } else { 0.0 });
+    f.head(
+        "verdict_info",
+        "The verdict's status as a label; the value is always 1.",
     );
+    f.sample("verdict_info", &[("status", status_name(v.status))], 1.0);
     if let Some(t) = r.environment.counter_trusted {
         f.head(
             "counter_trusted",
@@ -137,7 +138,13 @@ pub fn render(r: &CheckReport) -> String {
         "Predicted EXPLAIN ANALYZE slowdown of a 1M-row count(*), ratio.",
     );
     for p in [&v.explain_system, &v.explain_tsc].into_iter().flatten() {
-        f.sample("explain_predicted_slowdown", &[("clock", &p.clock)], p.slowdown);
+        // The same short clock label as every other metric.
+        let name = r
+            .clocks
+            .iter()
+            .find(|c| c.display_name == p.clock)
+            .map_or(p.clock.as_str(), |c| c.name.as_str());
+        f.sample("explain_predicted_slowdown", &[("clock", name)], p.slowdown);
     }
     f.head("info", "Environment labels; the value is always 1.");
     let e = &r.environment;

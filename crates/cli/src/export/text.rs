@@ -110,7 +110,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  backward = count/largest ns; values above 10000 ns are log2-bucket upper bounds."
+        "  backward = count/largest ns; percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
     )?;
 
     let v = &r.verdict;
@@ -123,66 +123,58 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         Status::NoVerdict => "NO VERDICT",
     };
     writeln!(out, "Verdict: {word}. {}", v.summary)?;
+    // Every verdict line: a label in one column, then the finding.
+    let mut item = |label: &str, text: String| writeln!(out, "  {label:<24} {text}");
+    let pass = |b: bool| if b { "pass" } else { "FAIL" };
     if let Some(p) = &v.postgresql_rule {
-        writeln!(
-            out,
-            "  PostgreSQL's rule  {}: {}",
-            if p.passed { "pass" } else { "FAIL" },
-            p.detail
-        )?;
+        item("PostgreSQL's rule", format!("{}: {}", pass(p.passed), p.detail))?;
     }
     if let Some(m) = &v.modern_rule {
-        writeln!(
-            out,
-            "  modern rule        {}: {}",
-            if m.passed { "pass" } else { "FAIL" },
-            m.detail
-        )?;
+        item("clockscope's rule", format!("{}: {}", pass(m.passed), m.detail))?;
     }
     if v.explain_system.is_some() || v.explain_tsc.is_some() {
-        writeln!(
-            out,
-            "  EXPLAIN ANALYZE    baseline {:.2} ns per row with TIMING OFF ({})",
-            v.baseline_row_ns, v.baseline_source
+        item(
+            "EXPLAIN ANALYZE",
+            format!(
+                "reference baseline {:.2} ns per row with TIMING OFF ({})",
+                v.baseline_row_ns, v.baseline_source
+            ),
         )?;
     }
     if let Some(p) = &v.explain_system {
-        writeln!(out, "    {}", prediction_line(p))?;
+        item("", prediction_line(p))?;
     }
     if let Some(p) = &v.explain_tsc {
-        if p.used_by_postgresql {
-            writeln!(out, "    PostgreSQL 19 fast read, {}", prediction_line(p))?;
+        let who = if p.used_by_postgresql {
+            "PostgreSQL 19 fast read"
         } else {
-            writeln!(out, "    not read by PostgreSQL 19 here, {}", prediction_line(p))?;
-        }
+            "not read by PostgreSQL 19 here"
+        };
+        item("", format!("{who}, {}", prediction_line(p)))?;
     }
     if let Some(a) = &v.track_io_timing {
-        writeln!(
-            out,
-            "  track_io_timing    {}: {}",
-            if a.safe { "safe" } else { "NOT safe" },
-            a.why
+        item(
+            "track_io_timing",
+            format!("{}: {}", if a.safe { "safe" } else { "NOT safe" }, a.why),
         )?;
     }
     if let Some(a) = &v.auto_explain_log_timing {
-        writeln!(
-            out,
-            "  auto_explain.log_timing {}: {}",
-            if a.safe { "safe" } else { "costly" },
-            a.why
+        item(
+            "auto_explain.log_timing",
+            format!("{}: {}", if a.safe { "safe" } else { "costly" }, a.why),
         )?;
     }
     if let Some(p) = &v.postgresql19_auto_picks {
-        writeln!(out, "  PostgreSQL 19      timing_clock_source=auto picks '{p}' here")?;
+        item("PostgreSQL 19", format!("timing_clock_source=auto picks '{p}' here"))?;
     }
     if let Some(rec) = &v.timing_clock_source_recommendation {
-        writeln!(out, "  recommendation     {rec}")?;
+        item("recommendation", rec.clone())?;
     }
     if v.problems.is_empty() {
-        writeln!(out, "  problems           none")?;
+        item("problems", "none".into())?;
     } else {
         for p in &v.problems {
-            writeln!(out, "  problem            {p}")?;
+            item("problem", p.clone())?;
         }
     }
     if r.interrupted {

@@ -269,6 +269,12 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     crate::exit::install_interrupt_handler();
     let root = Path::new("/");
     let linux = LinuxEvidence::read(root);
+    // A clock asked for by name that cannot work here is a usage error, not a skipped row.
+    for id in &args.clocks {
+        if let Err(e) = id.is_supported() {
+            bail!("--clock {id}: {e}");
+        }
+    }
     let counter = environment::quick_counter(root, &linux);
     let clocks = selected_clocks(args);
     let duration_ns = seconds_to_ns(args.duration);
@@ -277,6 +283,10 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         for s in skipped.iter_mut().filter(|s| s.reason.contains("no known frequency")) {
             s.reason = format!("{}: {reason}", s.reason);
         }
+    }
+    if stats.is_empty() && !interrupted {
+        let why: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.reason)).collect();
+        bail!("no clock could be measured ({})", why.join("; "));
     }
     let (counter, tsc) = if interrupted {
         (counter, None)
