@@ -344,6 +344,11 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
         out,
         "  ! = differs from the frequency in use by more than {DISAGREEMENT_LIMIT_PPM} ppm (plus a calibration's own uncertainty)"
     )?;
+    writeln!(
+        out,
+        "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
+         in the agreement check below"
+    )?;
     writeln!(out)?;
 
     // Choices.

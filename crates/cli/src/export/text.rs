@@ -56,7 +56,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if let Some(k) = e.counter_frequency_khz {
         writeln!(
             out,
-            "  frequency     {k} kHz ({})",
+            "  frequency     {k} kHz, from {}",
             e.counter_frequency_source.as_deref().unwrap_or("source unknown")
         )?;
     }

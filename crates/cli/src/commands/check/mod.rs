@@ -51,7 +51,7 @@ pub struct CheckArgs {
     pub plot: Option<PathBuf>,
 
     /// ns per row of a count(*) with TIMING OFF, to predict EXPLAIN ANALYZE's slowdown
-    /// (default: 42.7 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers).
+    /// (default: 42.66 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers; `clockscope explain` measures yours).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
     pub baseline_row_ns: Option<f64>,
 }

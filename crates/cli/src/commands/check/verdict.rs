@@ -61,7 +61,7 @@ pub enum Status {
     Broken,
     /// The system clock fails PostgreSQL's rule.
     Bad,
-    /// Passes PostgreSQL's rule but not the modern one.
+    /// Passes PostgreSQL's rule but not clockscope's (`modern_rule`).
     Fair,
     Good,
     /// The system clock was not measured (e.g. `--clock rdtsc` only): no verdict.
