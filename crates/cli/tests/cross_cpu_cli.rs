@@ -299,6 +299,13 @@ Online CPUs:       0-3 (/sys/devices/system/cpu/online)
 Cgroup cpuset:     not readable
 Budget:            1.000 s over 1 pair x 2 clocks (rdtscp, monotonic) x 2 tests (warp, ping-pong) of 250.0 ms each
 
+Columns:
+  iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);
+  handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons that matter);
+  warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the largest such step;
+  rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the tightest round;
+  min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded.
+
 CPU 0 / CPU 1   (a = CPU 0, b = CPU 1; offsets are CPU 1's clock minus CPU 0's)
   clock      iterations  handovers a>b/b>a  warps  max warp ticks  max warp ns  rounds  offset low ns  offset high ns  min rtt ns  verdict
   rdtscp           5000          2400/2400   2400            2468         1234    1000          +1234           +1300         200  WARP

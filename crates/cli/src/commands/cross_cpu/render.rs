@@ -172,6 +172,13 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
             planned_ns as f64 / 1e9
         )?;
     }
+    if !r.pairs.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Columns:")?;
+        for line in LEGEND {
+            writeln!(out, "  {line}")?;
+        }
+    }
     for p in &r.pairs {
         writeln!(out)?;
         writeln!(
@@ -197,6 +204,15 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "Summary: {}", r.summary())?;
     Ok(())
 }
+
+/// What the table's columns mean.
+const LEGEND: [&str; 5] = [
+    "iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);",
+    "handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons that matter);",
+    "warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the largest such step;",
+    "rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the tightest round;",
+    "min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded.",
+];
 
 /// A CPU list file in the JSON report: `{"file", "content", "cpus"}`, or
 /// `null` when it was missing or unreadable.
