@@ -78,7 +78,11 @@ impl fmt::Display for DumpError {
         } else {
             self.content.clone()
         };
-        write!(f, "line {}: {}: '{}'", self.line, self.reason, shown)
+        if shown.is_empty() {
+            write!(f, "line {}: {}", self.line, self.reason)
+        } else {
+            write!(f, "line {}: {}: '{}'", self.line, self.reason, shown)
+        }
     }
 }
 
@@ -335,7 +339,11 @@ pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
             None => DumpError {
                 line: text.lines().count().max(1),
                 content: String::new(),
-                reason: "no CPUID leaves in the file".to_string(),
+                reason: if text.trim().is_empty() {
+                    "the file is empty: not a CPUID dump".to_string()
+                } else {
+                    "no CPUID leaves in the file".to_string()
+                },
             },
         });
     };
