@@ -60,10 +60,7 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
 /// Whether an I/O error is a closed pipe (`clockscope | head`), which is not
 /// an error for a command-line tool.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|c| {
-        c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<serde_json::Error>()
-                .and_then(serde_json::Error::io_error_kind)
-                == Some(io::ErrorKind::BrokenPipe)
-    })
+    // JSON goes through `export::json::write`, which keeps the io error kind.
+    err.chain()
+        .any(|c| c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe))
 }

@@ -72,6 +72,7 @@ fn trusted_counter() -> CounterSetup {
         postgresql_reads_counter: true,
         unusable_reason: None,
         hypervisor: Some("KVM".into()),
+        cpuid: None,
     }
 }
 

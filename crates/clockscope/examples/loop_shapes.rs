@@ -116,7 +116,7 @@ fn shapes<C: ClockSource>(c: &C, scale: Scale, iterations: u64, runs: usize) {
         }),
     ));
     rows.push((
-        "+ ticks->ns per iteration (measure's shape)",
+        "+ ticks->ns per iteration (PostgreSQL's shape; measure's before it counted ticks)",
         median_ns_per_iteration(iterations, runs, |n| {
             let mut prev = read();
             for _ in 0..n {

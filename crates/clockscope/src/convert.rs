@@ -102,17 +102,17 @@ impl Scale {
     }
 }
 
-/// PostgreSQL 19's conversion (`instr_time.h`), kept to show its error:
-/// `scale = (10^6 << 14) / khz`, `ns = ticks * scale >> 14` (computed here in
-/// `u128` so it never overflows).
-pub fn postgresql_ticks_to_ns(ticks: u64, khz: u64) -> u128 {
-    let scale = ((NS_PER_S as u128 / 1000) << 14) / khz as u128;
-    (ticks as u128 * scale) >> 14
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PostgreSQL 19's conversion (`instr_time.h`), kept to show its error:
+    /// `scale = (10^6 << 14) / khz`, `ns = ticks * scale >> 14` (computed here in
+    /// `u128` so it never overflows).
+    fn postgresql_ticks_to_ns(ticks: u64, khz: u64) -> u128 {
+        let scale = ((NS_PER_S as u128 / 1000) << 14) / khz as u128;
+        (ticks as u128 * scale) >> 14
+    }
 
     /// Exact `floor(ticks * 10^9 / hz)` and whether there is a remainder.
     fn exact(ticks: u64, hz: u64) -> (u128, bool) {

@@ -63,8 +63,6 @@ pub struct SourceRuns {
     pub timing_on_ms: Vec<f64>,
     /// Clock reads per TIMING ON run, from its plan's counts.
     pub clock_reads_per_run: u64,
-    /// The most rows a plan node returned (the table's rows).
-    pub rows_scanned: u64,
 }
 
 /// A clock source that was wanted but could not be measured.
@@ -158,7 +156,8 @@ pub fn run_sources(
 }
 
 /// Whether a SHOW value ("auto (tsc)", "system") means the clock `want`.
-fn current_is(current: &str, want: &str) -> bool {
+/// Whether `SHOW timing_clock_source` (`tsc`, `auto (tsc)`, ...) means `want`.
+pub(crate) fn current_is(current: &str, want: &str) -> bool {
     current == want || current.contains(&format!("({want})"))
 }
 
@@ -212,7 +211,6 @@ fn run_one(
         timing_off_ms: Vec::new(),
         timing_on_ms: Vec::new(),
         clock_reads_per_run: 0,
-        rows_scanned: 0,
     };
     let mut ask = |run: u32, timing: bool| {
         observer(&Step::Explain {
@@ -242,7 +240,6 @@ fn run_one(
             pair[timing as usize] = plan.execution_time_ms;
             if timing {
                 src.clock_reads_per_run = plan.clock_reads();
-                src.rows_scanned = plan.max_node_rows();
             }
         }
         // Only whole pairs count, so both modes have the same runs.

@@ -120,7 +120,7 @@ pub struct Inputs<'a> {
 }
 
 fn uses_tsc(clock_source: &str) -> bool {
-    clock_source == "tsc" || clock_source.contains("(tsc)")
+    crate::measure::current_is(clock_source, "tsc")
 }
 
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {

@@ -95,7 +95,6 @@ fn arithmetic_from_recorded_runs() {
         timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
         timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
         clock_reads_per_run: on.clock_reads(),
-        rows_scanned: on.max_node_rows(),
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
@@ -195,7 +194,6 @@ fn remote_servers_and_noise_are_warned_about() {
         timing_off_ms: vec![5.0],
         timing_on_ms: vec![4.0],
         clock_reads_per_run: 2_006,
-        rows_scanned: 1_000,
     };
     let m = machine(20.0, None);
     let inputs = Inputs {

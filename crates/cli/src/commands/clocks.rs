@@ -8,7 +8,7 @@ use crate::export;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, smallest_step_ns, Control};
+use clockscope::measure::{measure, observed_step_ns, Control};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -22,9 +22,6 @@ pub struct ClocksArgs {
 
 /// How long each working clock is read to find its observed resolution (20 ms).
 pub const PROBE_NS: u64 = 20_000_000;
-
-/// How long a clock whose steps exceed 10 us is read to find its exact step (50 ms: a few 4 ms ticks).
-pub const COARSE_PROBE_NS: u64 = 50_000_000;
 
 /// One clock's line.
 #[derive(Clone, Debug, Serialize)]
@@ -59,11 +56,7 @@ impl ClockVisitor for Probe {
     type Output = (Option<u64>, Option<f64>);
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
         let m = measure(clock, PROBE_NS, |_| Control::Continue);
-        let step = match m.histogram.min_nonzero() {
-            Some(p) if p.exact => Some(p.ns),
-            _ => smallest_step_ns(clock, COARSE_PROBE_NS),
-        };
-        (step, m.avg_loop_ns())
+        (observed_step_ns(clock, &m), m.avg_loop_ns())
     }
 }
 
@@ -78,10 +71,7 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
             let (works, reason, res, avg) = match clock::visit(id, counter.scale, Probe) {
                 Ok((res, avg)) => (true, None, res, avg),
                 Err(e) => {
-                    let mut reason = e.to_string();
-                    if let (clock::ClockError::NoFrequency(_), Some(why)) = (&e, &counter.unusable_reason) {
-                        reason = format!("{reason}: {why}");
-                    }
+                    let reason = counter.skip_reason(&e);
                     (false, Some(reason), None, None)
                 }
             };

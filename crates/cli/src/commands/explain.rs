@@ -73,10 +73,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
     };
     match args.format {
         ReportFormat::Text => clockscope_explain::report::write_text(&report, out)?,
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)?;
-        }
+        ReportFormat::Json => crate::export::json::write(out, &report)?,
     }
     Ok(if report.interrupted {
         exit::INTERRUPTED

@@ -6,7 +6,6 @@ use crate::cli::ReportFormat;
 use crate::exit;
 use anyhow::Context;
 use clap::Args;
-use clockscope::linux::Evidence;
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope::tsc::policy::Reason;
@@ -29,7 +28,7 @@ pub struct TscArgs {
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = 200,
+        default_value_t = crate::commands::check::environment::REPORT_CALIBRATION_NS / 1_000_000,
         value_parser = clap::value_parser!(u64).range(1..=10_000),
         allow_hyphen_values = true
     )]
@@ -100,10 +99,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         }
     };
     match args.format {
-        ReportFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)?;
-        }
+        ReportFormat::Json => crate::export::json::write(out, &report)?,
         ReportFormat::Text => write_text(&report, args.cpuid_dump.as_deref(), out)?,
     }
     Ok(exit::OK)
@@ -111,13 +107,6 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
 
 fn khz_text(khz: Option<u64>) -> String {
     khz.map_or("-".to_string(), |k| k.to_string())
-}
-
-fn evidence<T>(e: &Evidence<T>, show: impl Fn(&T) -> String) -> String {
-    match e {
-        Evidence::Found(v) => show(v),
-        Evidence::Missing(r) | Evidence::Unreadable(r) => format!("not read ({r})"),
-    }
 }
 
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
@@ -229,18 +218,18 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
             writeln!(
                 out,
                 "  kernel                  {}",
-                evidence(&k.kernel_release, |s| s.clone())
+                k.kernel_release.describe(|s| s.clone())
             )?;
             writeln!(
                 out,
                 "  clocksource             {} (available: {})",
-                evidence(&k.current_clocksource, |s| s.clone()),
-                evidence(&k.available_clocksources, |v| v.join(" "))
+                k.current_clocksource.describe(|s| s.clone()),
+                k.available_clocksources.describe(|v| v.join(" "))
             )?;
             writeln!(
                 out,
                 "  cpuinfo TSC flags       {}",
-                evidence(&k.tsc_flags, |f| {
+                k.tsc_flags.describe(|f| {
                     let all = [
                         ("constant_tsc", f.constant_tsc),
                         ("nonstop_tsc", f.nonstop_tsc),
@@ -273,7 +262,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
             writeln!(
                 out,
                 "  boot options            {}",
-                evidence(&k.cmdline, |c| {
+                k.cmdline.describe(|c| {
                     let mut parts: Vec<String> = c.tsc.iter().map(|t| format!("tsc={t}")).collect();
                     if let Some(cs) = &c.clocksource {
                         parts.push(format!("clocksource={cs}"));
@@ -291,7 +280,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
             writeln!(
                 out,
                 "  kernel log              {}",
-                evidence(&k.kernel_log, |l| {
+                k.kernel_log.describe(|l| {
                     let khz = match (l.tsc_khz, l.tsc_khz_message) {
                         (Some(k), Some(m)) => format!("{k} kHz ({m})"),
                         _ => "no \"tsc: Detected/Refined\" line".to_string(),

@@ -92,6 +92,14 @@ impl<T> Evidence<T> {
         }
     }
 
+    /// The value shown by `show`, or "not read (reason)" when there is none.
+    pub fn describe(&self, show: impl Fn(&T) -> String) -> String {
+        match self {
+            Evidence::Found(v) => show(v),
+            Evidence::Missing(r) | Evidence::Unreadable(r) => format!("not read ({r})"),
+        }
+    }
+
     /// Parses the found value; a parse error becomes `Unreadable`.
     pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, String>) -> Evidence<U> {
         match self {

@@ -223,25 +223,6 @@ impl Histogram {
             exact: true,
         })
     }
-
-    /// Adds another histogram's counts (e.g. several runs of one clock).
-    pub fn merge(&mut self, other: &Histogram) {
-        for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
-            *a += b;
-        }
-        for (a, b) in self.exact.iter_mut().zip(other.exact.iter()) {
-            *a += b;
-        }
-        match other.largest_ns.cmp(&self.largest_ns) {
-            std::cmp::Ordering::Greater => {
-                self.largest_ns = other.largest_ns;
-                self.largest_count = other.largest_count;
-            }
-            std::cmp::Ordering::Equal => self.largest_count += other.largest_count,
-            std::cmp::Ordering::Less => {}
-        }
-        self.count += other.count;
-    }
 }
 
 #[cfg(test)]
@@ -355,13 +336,5 @@ mod tests {
         let mut z = Histogram::new();
         z.record_n(0, 2);
         assert_eq!((z.largest_ns(), z.largest_count()), (0, 2));
-    }
-
-    #[test]
-    fn merge_adds() {
-        let mut a = hist(&[1, 2, 3]);
-        a.merge(&hist(&[3, 0]));
-        assert_eq!(a.count(), 5);
-        assert_eq!((a.largest_ns(), a.largest_count()), (3, 2));
     }
 }

@@ -214,6 +214,23 @@ fn long_or_backward(scale: &Scale, diff: u64, histogram: &mut Histogram, backwar
     None
 }
 
+/// How long a clock whose steps exceed the exact range is read to find its
+/// exact step: 50 ms, a dozen ticks of a 4 ms coarse clock.
+pub const COARSE_PROBE_NS: u64 = 50_000_000;
+
+/// The observed resolution of `clock` after run `m`: the histogram's smallest
+/// non-zero step when it is exact; for a coarse clock (steps beyond 10 us,
+/// known only by log2 bucket) the step found by [`smallest_step_ns`] in
+/// [`COARSE_PROBE_NS`]; `None` when the clock never advanced or the run was
+/// interrupted before that could be told.
+pub fn observed_step_ns<C: ClockSource>(clock: &C, m: &Measurement) -> Option<u64> {
+    match m.histogram.min_nonzero() {
+        Some(p) if p.exact => Some(p.ns),
+        Some(_) if !m.interrupted => smallest_step_ns(clock, COARSE_PROBE_NS),
+        _ => None,
+    }
+}
+
 /// The smallest non-zero step of `clock`, found by reading it for up to
 /// `max_ns` (on the clock itself) and keeping the smallest forward
 /// difference. For coarse clocks whose steps exceed the histogram's exact

@@ -202,7 +202,7 @@ pub fn calibrate_postgresql<R: ClockSource, C: ClockSource>(reference: &R, count
 
 /// Default budget for [`calibrate_tsc`] callers: PostgreSQL's 50 ms limit,
 /// so the two are compared at the same cost.
-pub const DEFAULT_BUDGET_NS: u64 = 50_000_000;
+pub const DEFAULT_BUDGET_NS: u64 = PG_MAX_NS;
 /// Stop once the error bound is this small: 1 ppm is 1 µs per second, below
 /// what a kHz-rounded frequency (0.4 ppm at 2.6 GHz) can express anyway.
 pub const DEFAULT_TARGET_PPM: f64 = 1.0;

@@ -145,13 +145,6 @@ impl KernelEvidence {
     }
 }
 
-fn evidence_text<T>(e: &Evidence<T>, show: impl Fn(&T) -> String) -> String {
-    match e {
-        Evidence::Found(v) => show(v),
-        Evidence::Missing(r) | Evidence::Unreadable(r) => format!("not read ({r})"),
-    }
-}
-
 /// PostgreSQL 19's `auto` policy. `current_clocksource` is `None` when it
 /// could not be read (PostgreSQL then sees no `tsc`).
 pub fn postgres_auto(
@@ -228,7 +221,7 @@ pub fn clockscope_decision(
                     "invariant TSC",
                     format!(
                         "{cpuid_text}; /proc/cpuinfo {}",
-                        evidence_text(&k.tsc_flags, |_| String::new())
+                        k.tsc_flags.describe(|_| String::new())
                     ),
                 ),
                 (Some(_), Some(fl)) => {
@@ -266,16 +259,13 @@ pub fn clockscope_decision(
                 "kernel clocksource",
                 format!(
                     "current clocksource is {c}, not tsc, and no tsc_reliable flag (available: {})",
-                    evidence_text(&k.available_clocksources, |v| v.join(" "))
+                    k.available_clocksources.describe(|v| v.join(" "))
                 ),
             ),
             (None, _) => Reason::new(
                 false,
                 "kernel clocksource",
-                format!(
-                    "current clocksource {}",
-                    evidence_text(&k.current_clocksource, |c| c.clone())
-                ),
+                format!("current clocksource {}", k.current_clocksource.describe(|c| c.clone())),
             ),
         },
     });

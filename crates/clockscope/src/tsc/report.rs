@@ -111,20 +111,65 @@ impl TscReport {
     /// (at most 50 ms). Without CPUID (not x86-64) nothing is calibrated: the
     /// TSC is x86's.
     pub fn detect(root: &Path, calibration_budget_ns: u64) -> TscReport {
-        let cpuid = CpuidFacts::native();
-        let kernel = KernelEvidence::read(root);
+        TscReport::detect_with(
+            root,
+            CpuidFacts::native(),
+            KernelEvidence::read(root),
+            calibration_budget_ns,
+        )
+    }
+
+    /// [`detect`](Self::detect) from CPUID facts and kernel evidence the
+    /// caller has already read (so a command reads them once).
+    pub fn detect_with(
+        root: &Path,
+        cpuid: Option<CpuidFacts>,
+        kernel: KernelEvidence,
+        calibration_budget_ns: u64,
+    ) -> TscReport {
+        let calibrations = |f: &CpuidFacts| {
+            if f.tsc {
+                (
+                    Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
+                    Ok(calibrate::calibrate_tsc_postgresql()),
+                )
+            } else {
+                let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();
+                (Err(e()), Err(e()))
+            }
+        };
+        TscReport::gather(root, cpuid, kernel, calibrations)
+    }
+
+    /// Everything but the calibrations: CPUID, the kernel's evidence and the
+    /// perf page. Cheap (well under a millisecond once the perf page was
+    /// read), so a command can tell before measuring whether an authoritative
+    /// source gives the frequency (`clockscope_frequency.khz`).
+    pub fn without_calibration(root: &Path, cpuid: Option<CpuidFacts>, kernel: KernelEvidence) -> TscReport {
+        let skipped = || Err("not run: the report without calibration".to_string());
+        TscReport::gather(root, cpuid, kernel, |_| (skipped(), skipped()))
+    }
+
+    /// Reads the perf page (when there is a TSC) and builds the report with
+    /// the calibrations `calibrations` runs.
+    fn gather(
+        root: &Path,
+        cpuid: Option<CpuidFacts>,
+        kernel: KernelEvidence,
+        calibrations: impl FnOnce(&CpuidFacts) -> (Result<Calibration, String>, Result<Calibration, String>),
+    ) -> TscReport {
         let no_tsc = || "no TSC: not an x86-64 CPU".to_string();
         let (perf_page_khz, calibration, postgresql_calibration) = match &cpuid {
             None => (Err(no_tsc()), Err(no_tsc()), Err(no_tsc())),
-            Some(f) if !f.tsc => {
-                let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();
-                (Err(e()), Err(e()), Err(e()))
+            Some(f) => {
+                let (ours, postgresql) = calibrations(f);
+                let perf = if f.tsc {
+                    perf_page_khz()
+                } else {
+                    Err("the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string())
+                };
+                (perf, ours, postgresql)
             }
-            Some(_) => (
-                perf_page_khz(),
-                Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
-                Ok(calibrate::calibrate_tsc_postgresql()),
-            ),
         };
         let live = LiveEvidence {
             root: root.display().to_string(),

@@ -23,12 +23,25 @@ pub struct CounterSetup {
     /// Why counters cannot be measured at all (no frequency).
     pub unusable_reason: Option<String>,
     pub hypervisor: Option<String>,
+    /// CPUID as read before measuring, reused by the full report (x86-64).
+    pub cpuid: Option<clockscope::tsc::cpuid::CpuidFacts>,
+}
+
+impl CounterSetup {
+    /// Why clock `e` could not be read, with the counter's missing frequency
+    /// explained when that is the cause.
+    pub fn skip_reason(&self, e: &clockscope::ClockError) -> String {
+        match (e, &self.unusable_reason) {
+            (clockscope::ClockError::NoFrequency(_), Some(why)) => format!("{e}: {why}"),
+            _ => e.to_string(),
+        }
+    }
 }
 
 /// Budget of the calibration run before measuring when no authoritative
-/// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): 50 ms,
-/// PostgreSQL's own bound.
-pub const QUICK_CALIBRATION_NS: u64 = 50_000_000;
+/// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): the
+/// library's default, PostgreSQL's own 50 ms bound.
+pub const QUICK_CALIBRATION_NS: u64 = clockscope::tsc::calibrate::DEFAULT_BUDGET_NS;
 /// Budget of the cross-check calibration in the full report, run after the
 /// measurements (the `clockscope tsc` default).
 pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
@@ -40,16 +53,9 @@ pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
     use clockscope::tsc::calibrate::calibrate_tsc;
     use clockscope::tsc::cpuid::CpuidFacts;
     use clockscope::tsc::policy::KernelEvidence;
-    use clockscope::tsc::report::{LiveEvidence, TscReport};
-    let later = || Err("runs after the measurements".to_string());
-    let live = LiveEvidence {
-        root: root.display().to_string(),
-        kernel: KernelEvidence::from_linux(linux),
-        perf_page_khz: Err("not read before measuring".to_string()),
-        calibration: later(),
-        postgresql_calibration: later(),
-    };
-    let report = TscReport::build(CpuidFacts::native(), Some(live), None);
+    use clockscope::tsc::report::TscReport;
+    let cpuid = CpuidFacts::native();
+    let report = TscReport::without_calibration(root, cpuid.clone(), KernelEvidence::from_linux(linux));
     let mut setup = CounterSetup {
         hypervisor: report
             .hypervisor
@@ -58,6 +64,7 @@ pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
             .map(hypervisor_name),
         // PostgreSQL 19 has a TSC clock only with RDTSCP and an invariant TSC.
         postgresql_reads_counter: report.rdtscp == Some(true) && report.invariant_tsc == Some(true),
+        cpuid,
         ..Default::default()
     };
     match (
@@ -114,8 +121,14 @@ pub fn quick_counter(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
 /// The full counter report (with its calibrations), gathered after the
 /// measurements: it decides trust and is embedded in the JSON.
 #[cfg(target_arch = "x86_64")]
-pub fn full_counter(root: &Path, mut setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
-    let report = clockscope::tsc::TscReport::detect(root, REPORT_CALIBRATION_NS);
+pub fn full_counter(
+    root: &Path,
+    linux: &LinuxEvidence,
+    mut setup: CounterSetup,
+) -> (CounterSetup, Option<serde_json::Value>) {
+    use clockscope::tsc::policy::KernelEvidence;
+    let kernel = KernelEvidence::from_linux(linux);
+    let report = clockscope::tsc::TscReport::detect_with(root, setup.cpuid.clone(), kernel, REPORT_CALIBRATION_NS);
     let d = &report.clockscope_decision;
     setup.trusted = Some(d.trusted);
     setup.evidence = d
@@ -130,19 +143,16 @@ pub fn full_counter(root: &Path, mut setup: CounterSetup) -> (CounterSetup, Opti
         .map(|r| format!("{}: {}", r.check, r.evidence))
         .or_else(|| Some("every check passed".into()));
     setup.postgresql_auto_uses_tsc = Some(report.postgresql_auto.use_by_default);
-    if setup.hypervisor.is_none() {
-        setup.hypervisor = report
-            .hypervisor
-            .as_deref()
-            .filter(|h| !h.is_empty())
-            .map(hypervisor_name);
-    }
     (setup, serde_json::to_value(&report).ok())
 }
 
 /// The full generic-timer report (with its calibration cross-check).
 #[cfg(target_arch = "aarch64")]
-pub fn full_counter(_root: &Path, mut setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
+pub fn full_counter(
+    _root: &Path,
+    _linux: &LinuxEvidence,
+    mut setup: CounterSetup,
+) -> (CounterSetup, Option<serde_json::Value>) {
     let timer = clockscope::arm::gather_local_calibrated(REPORT_CALIBRATION_NS);
     setup.trusted = Some(timer.trusted);
     setup.evidence = timer
@@ -165,7 +175,11 @@ pub fn full_counter(_root: &Path, mut setup: CounterSetup) -> (CounterSetup, Opt
 
 /// No counter: nothing more to gather.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn full_counter(_root: &Path, setup: CounterSetup) -> (CounterSetup, Option<serde_json::Value>) {
+pub fn full_counter(
+    _root: &Path,
+    _linux: &LinuxEvidence,
+    setup: CounterSetup,
+) -> (CounterSetup, Option<serde_json::Value>) {
     (setup, None)
 }
 

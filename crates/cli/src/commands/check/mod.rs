@@ -20,8 +20,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, smallest_step_ns, Control, Measurement};
-use clockscope::Scale;
+use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
 use report::{CheckReport, Skipped};
 use stats::ClockStats;
 use std::io::Write;
@@ -145,9 +144,6 @@ impl Drop for PlotFile {
     }
 }
 
-/// How long a clock whose steps exceed 10 us is read to find its exact step (50 ms: a few 4 ms ticks).
-pub const COARSE_PROBE_NS: u64 = 50_000_000;
-
 struct MeasureClock<'a> {
     duration_ns: u64,
     bar: &'a indicatif::ProgressBar,
@@ -167,12 +163,8 @@ impl ClockVisitor for MeasureClock<'_> {
                 Control::Continue
             }
         });
-        // The histogram only knows a coarse step's log2 bucket: find it exactly.
-        let coarse_step = match m.histogram.min_nonzero() {
-            Some(p) if !p.exact && !m.interrupted => smallest_step_ns(clock, COARSE_PROBE_NS),
-            _ => None,
-        };
-        (m, coarse_step)
+        let step = observed_step_ns(clock, &m);
+        (m, step)
     }
 }
 
@@ -180,8 +172,9 @@ impl ClockVisitor for MeasureClock<'_> {
 pub fn measure_clocks(
     clocks: &[ClockId],
     duration_ns: u64,
-    counter_scale: Option<Scale>,
+    counter: &environment::CounterSetup,
 ) -> (Vec<ClockStats>, Vec<Skipped>, bool) {
+    let counter_scale = counter.scale;
     let bar = progress::bar("measuring", duration_ns);
     let mut stats = Vec::new();
     let mut skipped = Vec::new();
@@ -195,18 +188,16 @@ pub fn measure_clocks(
             continue;
         }
         match clock::visit(id, counter_scale, MeasureClock { duration_ns, bar: &bar }) {
-            Ok((m, coarse_step)) => {
+            Ok((m, step)) => {
                 interrupted |= m.interrupted;
                 let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
                 let mut s = ClockStats::from_measurement(id, &m, khz);
-                if coarse_step.is_some() {
-                    s.resolution_ns = coarse_step;
-                }
+                s.resolution_ns = step;
                 stats.push(s);
             }
             Err(e) => skipped.push(Skipped {
                 name: id.cli_name().into(),
-                reason: e.to_string(),
+                reason: counter.skip_reason(&e),
             }),
         }
     }
@@ -278,12 +269,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let counter = environment::quick_counter(root, &linux);
     let clocks = selected_clocks(args);
     let duration_ns = seconds_to_ns(args.duration);
-    let (stats, mut skipped, interrupted) = measure_clocks(&clocks, duration_ns, counter.scale);
-    if let Some(reason) = &counter.unusable_reason {
-        for s in skipped.iter_mut().filter(|s| s.reason.contains("no known frequency")) {
-            s.reason = format!("{}: {reason}", s.reason);
-        }
-    }
+    let (stats, skipped, interrupted) = measure_clocks(&clocks, duration_ns, &counter);
     if stats.is_empty() && !interrupted {
         let why: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.reason)).collect();
         bail!("no clock could be measured ({})", why.join("; "));
@@ -291,7 +277,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (counter, tsc) = if interrupted {
         (counter, None)
     } else {
-        environment::full_counter(root, counter)
+        environment::full_counter(root, &linux, counter)
     };
     let report = build_report(args, &linux, &counter, stats, skipped, interrupted, tsc);
     // The plot first: if it cannot be written, nothing is printed.

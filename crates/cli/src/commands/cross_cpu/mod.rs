@@ -160,15 +160,16 @@ fn measure(cpus: Vec<usize>, pair_mode: PairMode, budget_ns: u64, context: CpuCo
     let scale = calibration.hz.and_then(Scale::from_hz);
     let source = scale.map(|_| render::calibration_source(&calibration));
     let clocks = clocks::default_clocks(scale, source);
-    let planned = crosscpu::pairs(&cpus, pair_mode).len();
-    let test_ns = crosscpu::test_duration_ns(budget_ns, planned, clocks.len());
-    let total_ns = test_ns * crosscpu::TESTS_PER_CLOCK * (planned * clocks.len()) as u64;
-    let bar = progress::bar("cross-cpu", total_ns);
+    // run_all reports the planned total with every step.
+    let bar = progress::bar("cross-cpu", budget_ns);
     let settings = Settings {
         pair_mode,
         ..Settings::new(budget_ns, &OsPinner, &exit::interrupted)
     };
-    let report = crosscpu::run_all(&cpus, &clocks, &settings, &mut |done, _| bar.set_position(done));
+    let report = crosscpu::run_all(&cpus, &clocks, &settings, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
     bar.finish_and_clear();
     Ok(Outcome {
         context,

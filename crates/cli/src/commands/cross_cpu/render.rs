@@ -263,7 +263,6 @@ pub fn json(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
         exit_code: o.exit_code(),
     };
-    serde_json::to_writer_pretty(&mut *out, &j)?;
-    writeln!(out)?;
+    crate::export::json::write(out, &j)?;
     Ok(())
 }
