@@ -49,6 +49,6 @@ else
 fi
 if [ "${SKIP_AARCH64:-0}" != 1 ]; then
     say "aarch64 under qemu-user"
-    ./scripts/test-aarch64.sh
+    CLIPPY=1 ./scripts/test-aarch64.sh
 fi
 say "all tests passed"
