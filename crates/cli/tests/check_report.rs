@@ -335,6 +335,51 @@ fn arm_counter_is_not_offered_to_postgresql() {
 }
 
 #[test]
+fn older_installed_postgresql_is_named_in_the_recommendation() {
+    let root = kvm_root();
+    root.write("usr/lib/postgresql/15/bin/postgres", "")
+        .write("usr/lib/postgresql/13/bin/postgres", "")
+        .write("usr/lib/postgresql/notaversion/bin/postgres", "")
+        .write("usr/lib/postgresql/16/share/README", "");
+    let linux = LinuxEvidence::read(root.path());
+    let args = CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    };
+    let stats = vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        MONO_STEPS,
+        1_000,
+    )];
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    assert_eq!(r.environment.postgresql_installed_majors, vec![13, 15]);
+    let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
+    assert!(
+        rec.ends_with(
+            "installed here: PostgreSQL 13, 15, which has no timing_clock_source and always reads the system clock"
+        ),
+        "{rec}"
+    );
+    assert!(text(&r).contains("  PostgreSQL    13, 15 installed (/usr/lib/postgresql)"));
+    // With PostgreSQL 19 installed the advice stands alone.
+    root.write("usr/lib/postgresql/19/bin/postgres", "");
+    let linux = LinuxEvidence::read(root.path());
+    let stats = vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        MONO_STEPS,
+        1_000,
+    )];
+    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    assert!(!r
+        .verdict
+        .timing_clock_source_recommendation
+        .unwrap()
+        .contains("installed here"));
+}
+
+#[test]
 fn no_system_clock_means_no_verdict_and_exit_0() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());

@@ -49,6 +49,13 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         "  hypervisor    {}",
         e.hypervisor.as_deref().unwrap_or("none detected")
     )?;
+    let installed = if e.postgresql_installed_majors.is_empty() {
+        "none found in /usr/lib/postgresql".to_string()
+    } else {
+        let list: Vec<String> = e.postgresql_installed_majors.iter().map(u32::to_string).collect();
+        format!("{} installed (/usr/lib/postgresql)", list.join(", "))
+    };
+    writeln!(out, "  PostgreSQL    {installed}")?;
     match e.counter_trusted {
         Some(t) => writeln!(out, "  CPU counter   {}", if t { "trusted" } else { "NOT trusted" })?,
         None => writeln!(out, "  CPU counter   not assessed")?,

@@ -199,6 +199,21 @@ pub fn hypervisor_name(signature: &str) -> String {
     }
 }
 
+/// Major versions of PostgreSQL installed the Debian/Ubuntu way
+/// (`usr/lib/postgresql/<major>/bin/postgres` under `root`), ascending.
+pub fn installed_postgresql_majors(root: &Path) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir(root.join("usr/lib/postgresql")) else {
+        return Vec::new();
+    };
+    let mut majors: Vec<u32> = dir
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("bin/postgres").is_file())
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    majors.sort_unstable();
+    majors
+}
+
 /// The environment block.
 pub fn build(linux: &LinuxEvidence, counter: &CounterSetup) -> Environment {
     let cpuinfo = linux.cpuinfo.found();
@@ -219,5 +234,6 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup) -> Environment {
         counter_evidence: counter.evidence.clone(),
         counter_frequency_khz: counter.frequency_khz,
         counter_frequency_source: counter.frequency_source.clone(),
+        postgresql_installed_majors: installed_postgresql_majors(Path::new(&linux.root)),
     }
 }

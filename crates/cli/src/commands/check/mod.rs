@@ -231,6 +231,7 @@ pub fn build_report(
         current_clocksource: env.current_clocksource.clone(),
         postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
         postgresql_reads_counter: counter.postgresql_reads_counter,
+        installed_postgresql_majors: env.postgresql_installed_majors.clone(),
         tsc_trusted: counter.trusted,
         tsc_reason: counter.reason.clone(),
         baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),

@@ -31,6 +31,8 @@ pub struct Environment {
     /// The counter frequency clockscope converts with, kHz, and where it came from.
     pub counter_frequency_khz: Option<u64>,
     pub counter_frequency_source: Option<String>,
+    /// PostgreSQL major versions installed here (`/usr/lib/postgresql/<major>`), ascending.
+    pub postgresql_installed_majors: Vec<u32>,
 }
 
 /// A clock that was asked for but could not be measured.

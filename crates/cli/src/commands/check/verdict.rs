@@ -42,6 +42,8 @@ pub struct VerdictInputs {
     pub current_clocksource: Option<String>,
     /// What PostgreSQL 19's `timing_clock_source=auto` would pick here: Some(true) = tsc.
     pub postgresql_auto_uses_tsc: Option<bool>,
+    /// PostgreSQL major versions installed here, ascending (empty: none found).
+    pub installed_postgresql_majors: Vec<u32>,
     /// Whether PostgreSQL 19 can read this machine's CPU counter at all
     /// (`timing_clock_source = tsc`: x86-64 only; not the ARM generic timer).
     pub postgresql_reads_counter: bool,
@@ -293,6 +295,20 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             (None, _) | (_, None) => None,
         }
     };
+
+    // timing_clock_source exists from PostgreSQL 19 on: say so when only older ones are installed.
+    let timing_clock_source_recommendation =
+        timing_clock_source_recommendation.map(|rec| match inputs.installed_postgresql_majors.last() {
+            Some(&newest) if newest < 19 => {
+                let list: Vec<String> = inputs.installed_postgresql_majors.iter().map(u32::to_string).collect();
+                format!(
+                    "{rec}; installed here: PostgreSQL {}, which has no timing_clock_source and always reads the \
+                     system clock",
+                    list.join(", ")
+                )
+            }
+            _ => rec,
+        });
 
     let broken = clocks.iter().any(|c| c.backward_steps > 0 && c.must_be_monotonic());
     let status = if broken {
