@@ -42,8 +42,35 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff): `clockscope.1`, or a subcommand's (`clockscope man tsc`).
+    Man {
+        /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, explain).
+        subcommand: Option<String>,
+    },
+}
+
+/// The man page of `clockscope`, or of one of its subcommands (named
+/// `clockscope-<sub>`, as man pages of subcommands are).
+pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, String> {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let cmd = match subcommand {
+        None => top,
+        Some(name) => {
+            let names: Vec<String> = top.get_subcommands().map(|c| c.get_name().to_string()).collect();
+            let sub = top
+                .find_subcommand(name)
+                .cloned()
+                .ok_or_else(|| format!("man: unknown subcommand '{name}' (valid: {})", names.join(", ")))?;
+            let synopsis = format!("clockscope {}", sub.get_name());
+            sub.clone()
+                .name(format!("clockscope-{}", sub.get_name()))
+                .bin_name(synopsis)
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut out).map_err(|e| e.to_string())?;
+    Ok(out)
 }
 
 /// Output format of `check`.
@@ -108,6 +135,24 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn man_pages_for_every_subcommand() {
+        let top = String::from_utf8(man_page(None).unwrap()).unwrap();
+        assert!(top.contains(".TH clockscope"), "{}", &top[..200.min(top.len())]);
+        for sub in ["check", "clocks", "tsc", "cross-cpu", "explain"] {
+            let page = String::from_utf8(man_page(Some(sub)).unwrap()).unwrap();
+            assert!(
+                page.contains(&format!(".TH clockscope\\-{sub}")) || page.contains(&format!(".TH clockscope-{sub}")),
+                "{sub}"
+            );
+        }
+        assert!(man_page(Some("nope"))
+            .unwrap_err()
+            .contains("unknown subcommand 'nope'"));
+        let tsc = String::from_utf8(man_page(Some("tsc")).unwrap()).unwrap();
+        assert!(tsc.contains("cpuid\\-dump") || tsc.contains("cpuid-dump"));
     }
 
     #[test]

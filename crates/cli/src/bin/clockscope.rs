@@ -44,10 +44,9 @@ fn main() -> ExitCode {
             clap_complete::generate(*shell, &mut Cli::command(), "clockscope", &mut out);
             Ok(exit::OK)
         }
-        Some(Command::Man) => clap_mangen::Man::new(Cli::command())
-            .render(&mut out)
-            .map(|_| exit::OK)
-            .map_err(Into::into),
+        Some(Command::Man { subcommand }) => clockscope_cli::cli::man_page(subcommand.as_deref())
+            .map_err(anyhow::Error::msg)
+            .and_then(|page| out.write_all(&page).map(|_| exit::OK).map_err(Into::into)),
     };
     let result = result.and_then(|code| out.flush().map(|_| code).map_err(Into::into));
     match result {
