@@ -60,6 +60,24 @@ fn kvm_root() -> FakeRoot {
     root
 }
 
+/// The arguments of a default 1-second `check`.
+fn one_second() -> CheckArgs {
+    CheckArgs {
+        duration: 1.0,
+        ..Default::default()
+    }
+}
+
+/// The system clock alone: 1000 scripted differences of about 20 ns.
+fn monotonic_only() -> Vec<ClockStats> {
+    vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        MONO_STEPS,
+        1_000,
+    )]
+}
+
 fn trusted_counter() -> CounterSetup {
     CounterSetup {
         scale: Scale::from_khz(2_700_000),
@@ -92,10 +110,7 @@ fn good_report() -> CheckReport {
         name: "cntvct".into(),
         reason: "CNTVCT_EL0 is not available on this architecture (x86_64)".into(),
     }];
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     build_report(&args, &linux, &trusted_counter(), stats, skipped, false, None)
 }
 
@@ -208,10 +223,7 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
         &[700, 710, 690],
         3_000,
     )];
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     let r = build_report(&args, &linux, &CounterSetup::default(), stats, vec![], false, None);
     assert_eq!(r.verdict.status, Status::Bad);
     assert_eq!(r.exit_code(), 1);
@@ -233,10 +245,7 @@ fn backward_step_is_broken_and_exit_1() {
     );
     let m = measure(&clock, 100, |_| Control::Continue);
     let stats = vec![ClockStats::from_measurement(ClockId::Monotonic, &m, None)];
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
     assert_eq!(r.verdict.status, Status::Broken);
     assert_eq!(r.exit_code(), 1);
@@ -257,10 +266,7 @@ fn wall_clock_steps_are_reported_but_not_fatal() {
     let m = measure(&clock, 100, |_| Control::Continue);
     let mono = scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 1_000);
     let stats = vec![mono, ClockStats::from_measurement(ClockId::Realtime, &m, None)];
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
     assert_eq!(r.verdict.status, Status::Good);
     assert!(r.verdict.problems[0].contains("wall clock may be stepped by NTP"));
@@ -270,22 +276,11 @@ fn wall_clock_steps_are_reported_but_not_fatal() {
 fn recommendation_follows_trust_and_auto() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
-    let mono = || {
-        vec![scripted_stats(
-            ClockId::Monotonic,
-            Scale::NANOSECONDS,
-            MONO_STEPS,
-            1_000,
-        )]
-    };
+    let args = one_second();
     let mut c = trusted_counter();
     c.trusted = Some(false);
     c.reason = Some("the kernel marked the TSC unstable".into());
-    let r = build_report(&args, &linux, &c, mono(), vec![], false, None);
+    let r = build_report(&args, &linux, &c, monotonic_only(), vec![], false, None);
     let rec = r.verdict.timing_clock_source_recommendation.unwrap();
     assert!(
         rec.starts_with("PostgreSQL 19: set timing_clock_source = system") && rec.contains("marked the TSC unstable"),
@@ -293,7 +288,7 @@ fn recommendation_follows_trust_and_auto() {
     );
     c.postgresql_auto_uses_tsc = Some(false);
     c.trusted = Some(true);
-    let r = build_report(&args, &linux, &c, mono(), vec![], false, None);
+    let r = build_report(&args, &linux, &c, monotonic_only(), vec![], false, None);
     assert!(r
         .verdict
         .timing_clock_source_recommendation
@@ -306,10 +301,7 @@ fn recommendation_follows_trust_and_auto() {
 fn arm_counter_is_not_offered_to_postgresql() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     let timer = Scale::from_khz(25_000).unwrap();
     let stats = vec![
         scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 1_000),
@@ -342,16 +334,8 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
         .write("usr/lib/postgresql/notaversion/bin/postgres", "")
         .write("usr/lib/postgresql/16/share/README", "");
     let linux = LinuxEvidence::read(root.path());
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
-    let stats = vec![scripted_stats(
-        ClockId::Monotonic,
-        Scale::NANOSECONDS,
-        MONO_STEPS,
-        1_000,
-    )];
+    let args = one_second();
+    let stats = monotonic_only();
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
     assert_eq!(r.environment.postgresql_installed_majors, vec![13, 15]);
     let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
@@ -365,12 +349,7 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
     // With PostgreSQL 19 installed the advice stands alone.
     root.write("usr/lib/postgresql/19/bin/postgres", "");
     let linux = LinuxEvidence::read(root.path());
-    let stats = vec![scripted_stats(
-        ClockId::Monotonic,
-        Scale::NANOSECONDS,
-        MONO_STEPS,
-        1_000,
-    )];
+    let stats = monotonic_only();
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
     assert!(!r
         .verdict
@@ -383,10 +362,7 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
 fn no_system_clock_means_no_verdict_and_exit_0() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
+    let args = one_second();
     let tsc = Scale::from_khz(2_700_000).unwrap();
     let stats = vec![scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 800)];
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
@@ -399,16 +375,8 @@ fn no_system_clock_means_no_verdict_and_exit_0() {
 fn interrupted_report_exits_130() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
-    let args = CheckArgs {
-        duration: 1.0,
-        ..Default::default()
-    };
-    let stats = vec![scripted_stats(
-        ClockId::Monotonic,
-        Scale::NANOSECONDS,
-        MONO_STEPS,
-        1_000,
-    )];
+    let args = one_second();
+    let stats = monotonic_only();
     let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], true, None);
     assert_eq!(r.exit_code(), 130);
     assert!(text(&r).contains("Interrupted: the numbers above cover only what was measured before Ctrl-C."));
