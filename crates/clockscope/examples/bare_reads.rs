@@ -11,57 +11,28 @@
 //! reading passed through `black_box`, between two CLOCK_MONOTONIC reads; the
 //! median of `RUNS` runs (default 5) is printed as `bare <name>: <ns> ns per read`.
 
-use clockscope::clock::posix::PosixClock;
 use clockscope::clock::ClockSource;
 use clockscope::instant::{self, Instant};
 use std::hint::black_box;
-use std::io::Write;
 
-/// Prints a line; a closed stdout (`| head`) ends the program quietly.
-macro_rules! out {
-    ($($arg:tt)*) => {
-        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
-            std::process::exit(0);
-        }
-    };
-}
+#[macro_use]
+#[path = "common/mod.rs"]
+mod common;
 
-fn monotonic_ns() -> u64 {
-    PosixClock::monotonic().now().raw()
-}
+use common::{median_ns_per_iteration, monotonic_ns, parse_arg};
 
 /// Median ns per read of `runs` runs of `reads` calls to `read`.
 fn time_reads(reads: u64, runs: usize, mut read: impl FnMut() -> u64) -> f64 {
-    let mut per_read: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t0 = monotonic_ns();
-            for _ in 0..reads {
-                black_box(read());
-            }
-            let t1 = monotonic_ns();
-            t1.saturating_sub(t0) as f64 / reads as f64
-        })
-        .collect();
-    per_read.sort_by(f64::total_cmp);
-    per_read[per_read.len() / 2]
-}
-
-fn parse_arg(i: usize, default: u64, name: &str) -> u64 {
-    match std::env::args().nth(i) {
-        None => default,
-        Some(a) => match a.parse::<u64>() {
-            Ok(v) if v > 0 => v,
-            _ => {
-                eprintln!("bare_reads: invalid {name} {a:?}: expected a positive integer");
-                std::process::exit(2);
-            }
-        },
-    }
+    median_ns_per_iteration(reads, runs, |n| {
+        for _ in 0..n {
+            black_box(read());
+        }
+    })
 }
 
 fn main() {
-    let reads = parse_arg(1, 20_000_000, "READS_PER_RUN");
-    let runs = parse_arg(2, 5, "RUNS") as usize;
+    let reads = parse_arg("bare_reads", 1, 20_000_000, "READS_PER_RUN");
+    let runs = parse_arg("bare_reads", 2, 5, "RUNS") as usize;
 
     let info = instant::init();
     out!(

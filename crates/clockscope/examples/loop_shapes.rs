@@ -15,52 +15,18 @@
 //! chose (its shapes need the counter, so they are skipped when it chose the
 //! system clock).
 
-use clockscope::clock::posix::PosixClock;
 use clockscope::clock::ClockSource;
 use clockscope::{instant, measure, Control, Scale};
 use std::hint::black_box;
-use std::io::Write;
 
-/// Prints a line; a closed stdout ends the program quietly.
-macro_rules! out {
-    ($($arg:tt)*) => {
-        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
-            std::process::exit(0);
-        }
-    };
-}
+#[macro_use]
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{median_ns_per_iteration, parse_arg};
 
 /// Exact counts kept for differences below this many ticks (about 10 µs at 2.6 GHz).
 const EXACT_TICKS: usize = 26_000;
-
-fn monotonic_ns() -> u64 {
-    PosixClock::monotonic().now().raw()
-}
-
-fn median_ns_per_iteration(iterations: u64, runs: usize, mut run: impl FnMut(u64)) -> f64 {
-    let mut v: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t0 = monotonic_ns();
-            run(iterations);
-            (monotonic_ns() - t0) as f64 / iterations as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn parse_arg(i: usize, default: u64, name: &str) -> u64 {
-    match std::env::args().nth(i) {
-        None => default,
-        Some(a) => match a.parse::<u64>() {
-            Ok(v) if v > 0 => v,
-            _ => {
-                eprintln!("loop_shapes: invalid {name} {a:?}: expected a positive integer");
-                std::process::exit(2);
-            }
-        },
-    }
-}
 
 fn shapes<C: ClockSource>(c: &C, scale: Scale, iterations: u64, runs: usize) {
     let mut buckets = [0u64; 65];
@@ -167,8 +133,8 @@ fn shapes<C: ClockSource>(c: &C, scale: Scale, iterations: u64, runs: usize) {
 }
 
 fn main() {
-    let iterations = parse_arg(1, 50_000_000, "ITERATIONS");
-    let runs = parse_arg(2, 5, "RUNS") as usize;
+    let iterations = parse_arg("loop_shapes", 1, 50_000_000, "ITERATIONS");
+    let runs = parse_arg("loop_shapes", 2, 5, "RUNS") as usize;
     let info = instant::init();
     if info.mode != instant::ClockMode::Counter {
         out!("clockscope::instant chose {}: no counter to measure", info.clock_name);
