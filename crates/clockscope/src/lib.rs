@@ -27,6 +27,8 @@
 //!   counter errata, frequency cross-checks and the trust decision.
 //! - [`crosscpu`]: whether a clock agrees across CPUs: the kernel's warp test
 //!   and a ping-pong offset estimate per CPU pair.
+//! - [`escape`]: untrusted text (dumps, kernel log, server messages) made
+//!   safe to print in every output format.
 //! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg, the perf
 //!   page), read under a root path so tests use a fake tree.
 //!
@@ -40,6 +42,7 @@ pub mod arm;
 pub mod clock;
 pub mod convert;
 pub mod crosscpu;
+pub mod escape;
 pub mod instant;
 pub mod linux;
 pub mod measure;
