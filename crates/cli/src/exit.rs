@@ -9,8 +9,8 @@
 
 use std::io::{self, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Nothing wrong found.
 pub const OK: u8 = 0;
@@ -24,17 +24,59 @@ pub const INTERRUPTED: u8 = 130;
 static INTERRUPT: AtomicBool = AtomicBool::new(false);
 static HANDLER: OnceLock<bool> = OnceLock::new();
 
-/// Installs the Ctrl-C handler once: the first Ctrl-C asks measuring loops to
-/// stop between chunks; a second one exits at once.
+/// A cleanup run before the process exits at once (second Ctrl-C): removing a
+/// temp file we created, sending a server a cancel request.
+type ForcedExitHook = Box<dyn Fn() + Send + Sync>;
+static FORCED_EXIT_HOOKS: Mutex<Vec<(u64, ForcedExitHook)>> = Mutex::new(Vec::new());
+static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Installs the Ctrl-C / SIGTERM handler once: the first signal asks measuring
+/// loops (and network waits) to stop; a second one runs the registered
+/// [`on_forced_exit`] hooks and exits at once.
 pub fn install_interrupt_handler() {
     HANDLER.get_or_init(|| {
         ctrlc::set_handler(|| {
             if INTERRUPT.swap(true, Ordering::SeqCst) {
+                run_forced_exit_hooks();
                 std::process::exit(INTERRUPTED as i32);
             }
         })
         .is_ok()
     });
+}
+
+/// Registers `hook` to run if the process is made to exit at once (a second
+/// Ctrl-C or SIGTERM) while the returned guard lives. Hooks run on the signal
+/// thread, in registration order; each must be quick and must not panic.
+#[must_use = "the hook is removed when the guard is dropped"]
+pub fn on_forced_exit(hook: impl Fn() + Send + Sync + 'static) -> ForcedExitGuard {
+    let id = NEXT_HOOK_ID.fetch_add(1, Ordering::Relaxed);
+    lock_hooks().push((id, Box::new(hook)));
+    ForcedExitGuard { id }
+}
+
+/// Removes its hook when dropped (the normal path has cleaned up itself).
+pub struct ForcedExitGuard {
+    id: u64,
+}
+
+impl Drop for ForcedExitGuard {
+    fn drop(&mut self) {
+        lock_hooks().retain(|(id, _)| *id != self.id);
+    }
+}
+
+fn lock_hooks() -> std::sync::MutexGuard<'static, Vec<(u64, ForcedExitHook)>> {
+    // A hook that panicked cannot leave the list half-edited: keep going.
+    FORCED_EXIT_HOOKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn run_forced_exit_hooks() {
+    for (_, hook) in lock_hooks().iter() {
+        hook();
+    }
 }
 
 /// Whether Ctrl-C was pressed.
@@ -63,4 +105,25 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     // JSON goes through `export::json::write`, which keeps the io error kind.
     err.chain()
         .any(|c| c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    #[test]
+    fn forced_exit_hooks_run_while_their_guard_lives() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&runs);
+        let guard = on_forced_exit(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        run_forced_exit_hooks();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        drop(guard);
+        run_forced_exit_hooks();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
 }
