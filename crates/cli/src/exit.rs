@@ -7,6 +7,7 @@
 //! | 2    | usage or runtime error (bad argument, unreadable file, no server) |
 //! | 130  | interrupted by Ctrl-C (what was measured is still printed) |
 
+use clockscope::escape::escape_untrusted;
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -85,6 +86,8 @@ pub fn interrupted() -> bool {
 }
 
 /// Prints `error: <message chain on one line>` to stderr and returns exit 2.
+/// The message may embed input (a file name, a line of a dump, a server's
+/// words): it is escaped, so it is one line without control characters.
 pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
     let mut msg = err.to_string();
     for cause in err.chain().skip(1) {
@@ -95,8 +98,25 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
         }
     }
     let msg = msg.replace('\n', " ");
-    let _ = writeln!(io::stderr(), "{program}: error: {msg}");
+    let _ = writeln!(io::stderr(), "{program}: error: {}", escape_untrusted(&msg));
     ExitCode::from(ERROR)
+}
+
+/// A clap error on one line, escaped: its first paragraph (the message and
+/// what it lists on the next lines: the missing arguments, the possible
+/// values), without clap's `error: ` prefix.
+pub fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.split("\n\n").next().unwrap_or_default();
+    let line = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    let line = if line.is_empty() { "invalid arguments" } else { line };
+    escape_untrusted(line).into_owned()
 }
 
 /// Whether an I/O error is a closed pipe (`clockscope | head`), which is not
@@ -110,6 +130,29 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::{CommandFactory, Parser};
+
+    fn clap_line(args: &[&str]) -> String {
+        let e = crate::cli::Cli::try_parse_from(args).unwrap_err();
+        clap_error_line(&e)
+    }
+
+    #[test]
+    fn clap_errors_are_one_line_naming_what_is_wrong() {
+        crate::cli::Cli::command().debug_assert();
+        assert_eq!(
+            clap_line(&["clockscope", "completions"]),
+            "the following required arguments were not provided: <SHELL>"
+        );
+        let bad = clap_line(&["clockscope", "--format", "xml"]);
+        assert!(bad.starts_with("invalid value 'xml' for '--format <FORMAT>'"), "{bad}");
+        assert!(bad.contains("[possible values: text, json, prometheus]"), "{bad}");
+        let hostile = clap_line(&["clockscope", "--format", "\x1b]0;x\x07"]);
+        assert!(
+            hostile.contains("\\x1b]0;x\\x07") && !hostile.contains('\x1b'),
+            "{hostile}"
+        );
+    }
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
 

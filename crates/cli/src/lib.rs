@@ -6,6 +6,8 @@
 //! - [`export`]: the check report's formats (text, JSON, Prometheus, SVG plot).
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
+//! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
+//! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
@@ -13,6 +15,8 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod export;
+pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;
 pub mod startup;
+pub mod stdout;

@@ -164,7 +164,7 @@ fn ctrl_c_stops_prints_what_was_measured_and_exits_130() {
         out.contains("realtime") && out.contains("skipped: interrupted before it was measured"),
         "{out}"
     );
-    assert!(out.contains("Interrupted: the numbers above cover only what was measured before Ctrl-C."));
+    assert!(out.contains("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use clockscope_cli::commands::check::environment::CounterSetup;
 use clockscope_cli::commands::check::report::{CheckReport, Skipped};
 use clockscope_cli::commands::check::stats::ClockStats;
 use clockscope_cli::commands::check::verdict::Status;
-use clockscope_cli::commands::check::{build_report, CheckArgs};
+use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
 use clockscope_cli::export;
 
 fn snapshot_eq(name: &str, actual: &str) {
@@ -111,7 +111,17 @@ fn good_report() -> CheckReport {
         reason: "CNTVCT_EL0 is not available on this architecture (x86_64)".into(),
     }];
     let args = one_second();
-    build_report(&args, &linux, &trusted_counter(), stats, skipped, false, None)
+    build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            skipped,
+            ..Default::default()
+        },
+        None,
+    )
 }
 
 fn text(r: &CheckReport) -> String {
@@ -224,7 +234,16 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
         3_000,
     )];
     let args = one_second();
-    let r = build_report(&args, &linux, &CounterSetup::default(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &CounterSetup::default(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.verdict.status, Status::Bad);
     assert_eq!(r.exit_code(), 1);
     let f = r.verdict.syscall_fallback.as_deref().unwrap();
@@ -246,7 +265,16 @@ fn backward_step_is_broken_and_exit_1() {
     let m = measure(&clock, 100, |_| Control::Continue);
     let stats = vec![ClockStats::from_measurement(ClockId::Monotonic, &m, None)];
     let args = one_second();
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.verdict.status, Status::Broken);
     assert_eq!(r.exit_code(), 1);
     assert_eq!(r.clocks[0].backward_steps, 1);
@@ -267,7 +295,16 @@ fn wall_clock_steps_are_reported_but_not_fatal() {
     let mono = scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 1_000);
     let stats = vec![mono, ClockStats::from_measurement(ClockId::Realtime, &m, None)];
     let args = one_second();
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.verdict.status, Status::Good);
     assert!(r.verdict.problems[0].contains("wall clock may be stepped by NTP"));
 }
@@ -280,7 +317,16 @@ fn recommendation_follows_trust_and_auto() {
     let mut c = trusted_counter();
     c.trusted = Some(false);
     c.reason = Some("the kernel marked the TSC unstable".into());
-    let r = build_report(&args, &linux, &c, monotonic_only(), vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &c,
+        Measured {
+            stats: monotonic_only(),
+            ..Default::default()
+        },
+        None,
+    );
     let rec = r.verdict.timing_clock_source_recommendation.unwrap();
     assert!(
         rec.starts_with("PostgreSQL 19: set timing_clock_source = system") && rec.contains("marked the TSC unstable"),
@@ -288,7 +334,16 @@ fn recommendation_follows_trust_and_auto() {
     );
     c.postgresql_auto_uses_tsc = Some(false);
     c.trusted = Some(true);
-    let r = build_report(&args, &linux, &c, monotonic_only(), vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &c,
+        Measured {
+            stats: monotonic_only(),
+            ..Default::default()
+        },
+        None,
+    );
     assert!(r
         .verdict
         .timing_clock_source_recommendation
@@ -310,7 +365,16 @@ fn arm_counter_is_not_offered_to_postgresql() {
     let mut c = trusted_counter();
     c.postgresql_reads_counter = false;
     c.postgresql_auto_uses_tsc = Some(false);
-    let r = build_report(&args, &linux, &c, stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &c,
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
     assert!(rec.starts_with("PostgreSQL 19: nothing to set: "), "{rec}");
     let p = r.verdict.explain_tsc.as_ref().unwrap();
@@ -336,7 +400,16 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
     let linux = LinuxEvidence::read(root.path());
     let args = one_second();
     let stats = monotonic_only();
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.environment.postgresql_installed_majors, vec![13, 15]);
     let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
     assert!(
@@ -350,7 +423,16 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
     root.write("usr/lib/postgresql/19/bin/postgres", "");
     let linux = LinuxEvidence::read(root.path());
     let stats = monotonic_only();
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert!(!r
         .verdict
         .timing_clock_source_recommendation
@@ -365,7 +447,16 @@ fn no_system_clock_means_no_verdict_and_exit_0() {
     let args = one_second();
     let tsc = Scale::from_khz(2_700_000).unwrap();
     let stats = vec![scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 800)];
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], false, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.verdict.status, Status::NoVerdict);
     assert_eq!(r.exit_code(), 0);
     assert!(text(&r).contains("Verdict: NO VERDICT. The system clock was not measured"));
@@ -377,9 +468,21 @@ fn interrupted_report_exits_130() {
     let linux = LinuxEvidence::read(root.path());
     let args = one_second();
     let stats = monotonic_only();
-    let r = build_report(&args, &linux, &trusted_counter(), stats, vec![], true, None);
+    let r = build_report(
+        &args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            interrupted: true,
+            ..Default::default()
+        },
+        None,
+    );
     assert_eq!(r.exit_code(), 130);
-    assert!(text(&r).contains("Interrupted: the numbers above cover only what was measured before Ctrl-C."));
+    assert!(
+        text(&r).contains("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM).")
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use clap::{CommandFactory, Parser};
 use clockscope_cli::cli::{Cli, Command};
+use clockscope_cli::stdout::{self, ReportWriter};
 use clockscope_cli::{commands, exit};
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,45 +14,53 @@ fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                // Help and version: our own text; a closed pipe or a full disk is not worth a message.
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // One line: clap's first line, plus its list of valid values when it has one.
-            let text = e.render().to_string();
-            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines.next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let extra: Vec<&str> = lines.filter(|l| l.starts_with("[possible values")).collect();
-            let line = if extra.is_empty() {
-                first.to_string()
-            } else {
-                format!("{first} {}", extra.join(" "))
-            };
-            let _ = writeln!(std::io::stderr(), "clockscope: error: {line}");
+            let _ = writeln!(std::io::stderr(), "clockscope: error: {}", exit::clap_error_line(&e));
             return ExitCode::from(exit::ERROR);
         }
     };
+    if stdout::stdout_is_closed() {
+        return exit::report_error(
+            "clockscope",
+            &anyhow::anyhow!("stdout is closed: nowhere to write the report"),
+        );
+    }
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let result = match &cli.command {
-        None => commands::check::run(&cli.check, &mut out),
-        Some(Command::Check(a)) => commands::check::run(a, &mut out),
-        Some(Command::Clocks(a)) => commands::clocks::run(a, &mut out),
-        Some(Command::Tsc(a)) => commands::tsc::run(a, &mut out),
-        Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, &mut out),
-        Some(Command::Explain(a)) => commands::explain::run(a, &mut out),
-        Some(Command::Completions { shell }) => {
-            clap_complete::generate(*shell, &mut Cli::command(), "clockscope", &mut out);
-            Ok(exit::OK)
-        }
-        Some(Command::Man { subcommand }) => clockscope_cli::cli::man_page(subcommand.as_deref())
-            .map_err(anyhow::Error::msg)
-            .and_then(|page| out.write_all(&page).map(|_| exit::OK).map_err(Into::into)),
+    let mut out = match &cli.command {
+        // Generated from our own definition: written as is.
+        Some(Command::Completions { .. } | Command::Man { .. }) => ReportWriter::plain(stdout.lock()),
+        _ => ReportWriter::terminal_safe(stdout.lock()),
     };
-    let result = result.and_then(|code| out.flush().map(|_| code).map_err(Into::into));
+    let result = run(&cli, &mut out).and_then(|code| out.flush().map(|_| code).map_err(Into::into));
+    // A closed pipe was swallowed by `out`: the code is the one the run earned.
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(e) if exit::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => exit::report_error("clockscope", &e),
+    }
+}
+
+fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
+    match &cli.command {
+        None => commands::check::run(&cli.check, out),
+        Some(Command::Check(a)) => commands::check::run(a, out),
+        Some(Command::Clocks(a)) => commands::clocks::run(a, out),
+        Some(Command::Tsc(a)) => commands::tsc::run(a, out),
+        Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
+        Some(Command::Explain(a)) => commands::explain::run(a, out),
+        Some(Command::Completions { shell }) => {
+            // clap_complete panics when its writer fails: generate in memory, write here.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "clockscope", &mut script);
+            out.write_all(&script)?;
+            Ok(exit::OK)
+        }
+        Some(Command::Man { subcommand }) => {
+            let page = clockscope_cli::cli::man_page(subcommand.as_deref()).map_err(anyhow::Error::msg)?;
+            out.write_all(&page)?;
+            Ok(exit::OK)
+        }
     }
 }

@@ -4,12 +4,19 @@
 
 use crate::commands::check::report::CheckReport;
 use crate::commands::check::verdict::Status;
+use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-/// Escapes a label value: backslash, double quote and newline.
+/// A label value: untrusted text (a kernel's clocksource name, a hypervisor
+/// signature) has its control characters written as `\xHH` first, then the
+/// exposition format's escapes apply (backslash, double quote, newline), so
+/// the scraped value reads exactly as the text report shows it.
 fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    escape_untrusted(v)
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 struct Family<'a> {
@@ -110,6 +117,11 @@ pub fn render(r: &CheckReport) -> String {
             f.sample("duration_ns", &[("clock", &c.name), ("quantile", q)], v as f64);
         }
     }
+    f.head(
+        "interrupted",
+        "1 when Ctrl-C or SIGTERM stopped the run early: the numbers cover only what was measured.",
+    );
+    f.sample("interrupted", &[], if r.interrupted { 1.0 } else { 0.0 });
     let v = &r.verdict;
     f.head(
         "verdict_ok",
@@ -175,4 +187,17 @@ fn status_name(s: Status) -> &'static str {
 /// Writes the Prometheus text.
 pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     out.write_all(render(r).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_for_the_terminal_and_the_format() {
+        assert_eq!(label("tsc"), "tsc");
+        assert_eq!(label("a\"b\\c"), "a\\\"b\\\\c");
+        // Control characters become `\xHH` text, whose backslash the format escapes.
+        assert_eq!(label("kvm\x1b]0;x\x07\n"), "kvm\\\\x1b]0;x\\\\x07\\\\x0a");
+    }
 }

@@ -3,6 +3,7 @@
 
 use crate::commands::check::report::CheckReport;
 use crate::commands::check::verdict::{ExplainPrediction, Status};
+use clockscope::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
 fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
@@ -12,8 +13,41 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 fn prediction_line(p: &ExplainPrediction) -> String {
     format!(
         "{}: 2 reads x {:.1} ns = {:.1} ns per row per node; count(*) of 1M rows {:.1} ms -> {:.1} ms ({:.2}x)",
-        p.clock, p.per_read_ns, p.per_row_per_node_ns, p.count_timing_off_ms, p.count_timing_on_ms, p.slowdown
+        esc(&p.clock),
+        p.per_read_ns,
+        p.per_row_per_node_ns,
+        p.count_timing_off_ms,
+        p.count_timing_on_ms,
+        p.slowdown
     )
+}
+
+/// How long each clock was measured, from the measurements: "1.00 s each",
+/// or, when that is not what was asked for (interrupted, or shorter than one
+/// measuring chunk), "measured 0.70 s each of 20 s asked for".
+pub fn measured_time(r: &CheckReport) -> String {
+    let secs: Vec<f64> = r.clocks.iter().map(|c| c.elapsed_ns as f64 / 1e9).collect();
+    let lo = secs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = secs.iter().copied().fold(0.0, f64::max);
+    let asked = r.duration_per_clock_s;
+    if secs.is_empty() {
+        return format!("none measured of {asked} s asked for");
+    }
+    // Two decimals, more below 0.1 s (a 1 ms run is not "0.00 s").
+    let fmt = |s: f64| if s >= 0.1 { format!("{s:.2}") } else { format!("{s:.4}") };
+    let span = if fmt(lo) == fmt(hi) {
+        format!("{} s", fmt(hi))
+    } else {
+        format!("{}-{} s", fmt(lo), fmt(hi))
+    };
+    // Within 1% (and 1 ms) of the request: the usual case, said simply.
+    let close = |s: f64| (s - asked).abs() <= (asked * 0.01).max(0.001);
+    if !r.interrupted && secs.iter().all(|&s| close(s)) {
+        format!("{span} each")
+    } else {
+        let cut = if r.interrupted { ", interrupted" } else { "" };
+        format!("measured {span} each of {asked} s asked for{cut}")
+    }
 }
 
 /// Writes the text report.
@@ -23,31 +57,35 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(
         out,
         "  kernel        {}",
-        e.kernel_release.as_deref().unwrap_or("unknown")
+        esc(e.kernel_release.as_deref().unwrap_or("unknown"))
     )?;
     let avail = if e.available_clocksources.is_empty() {
         String::new()
     } else {
-        format!(" (available: {})", e.available_clocksources.join(" "))
+        format!(" (available: {})", esc(&e.available_clocksources.join(" ")))
     };
     writeln!(
         out,
         "  clocksource   {}{avail}",
-        e.current_clocksource.as_deref().unwrap_or("unknown")
+        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
     )?;
     let cpus = e.cpus.map_or(String::new(), |n| {
-        format!(", {n} CPU{} usable", if n == 1 { "" } else { "s" })
+        let cpuset = match e.cgroup_cpuset_cpus {
+            Some(c) if c != n => format!(" (cgroup cpuset: {c})"),
+            _ => String::new(),
+        };
+        format!(", {n} CPU{} usable{cpuset}", if n == 1 { "" } else { "s" })
     });
     writeln!(
         out,
         "  CPU           {} ({}){cpus}",
-        e.cpu_model.as_deref().unwrap_or("unknown"),
+        esc(e.cpu_model.as_deref().unwrap_or("unknown")),
         e.arch
     )?;
     writeln!(
         out,
         "  hypervisor    {}",
-        e.hypervisor.as_deref().unwrap_or("none detected")
+        esc(e.hypervisor.as_deref().unwrap_or("none detected"))
     )?;
     let installed = if e.postgresql_installed_majors.is_empty() {
         "none found in /usr/lib/postgresql".to_string()
@@ -64,18 +102,18 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         writeln!(
             out,
             "  frequency     {k} kHz, from {}",
-            e.counter_frequency_source.as_deref().unwrap_or("source unknown")
+            esc(e.counter_frequency_source.as_deref().unwrap_or("source unknown"))
         )?;
     }
     for ev in &e.counter_evidence {
-        writeln!(out, "                {ev}")?;
+        writeln!(out, "                {}", esc(ev))?;
     }
 
     writeln!(out)?;
     writeln!(
         out,
-        "Clocks ({:.2} s each; differences between successive reads, ns)",
-        r.duration_per_clock_s
+        "Clocks ({}; differences between successive reads, ns)",
+        measured_time(r)
     )?;
     let name_w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(5).max(5);
     writeln!(
@@ -109,7 +147,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         )?;
     }
     for s in &r.skipped {
-        writeln!(out, "  {:<name_w$} skipped: {}", s.name, s.reason)?;
+        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
     }
     writeln!(
         out,
@@ -129,9 +167,10 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         Status::Broken => "BROKEN",
         Status::NoVerdict => "NO VERDICT",
     };
-    writeln!(out, "Verdict: {word}. {}", v.summary)?;
-    // Every verdict line: a label in one column, then the finding.
-    let mut item = |label: &str, text: String| writeln!(out, "  {label:<24} {text}");
+    writeln!(out, "Verdict: {word}. {}", esc(&v.summary))?;
+    // Every verdict line: a label in one column, then the finding (which may
+    // quote the kernel: a clocksource name).
+    let mut item = |label: &str, text: String| writeln!(out, "  {label:<24} {}", esc(&text));
     let pass = |b: bool| if b { "pass" } else { "FAIL" };
     if let Some(p) = &v.postgresql_rule {
         item("PostgreSQL's rule", format!("{}: {}", pass(p.passed), p.detail))?;
@@ -187,7 +226,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if r.interrupted {
         writeln!(
             out,
-            "Interrupted: the numbers above cover only what was measured before Ctrl-C."
+            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
         )?;
     }
     Ok(())

@@ -214,21 +214,24 @@ pub fn installed_postgresql_majors(root: &Path) -> Vec<u32> {
     majors
 }
 
-/// The environment block.
-pub fn build(linux: &LinuxEvidence, counter: &CounterSetup) -> Environment {
+/// The environment block. `allowed_cpus` is the affinity mask
+/// (`sched_getaffinity`, which taskset and the cgroup cpuset narrow); without
+/// it the cgroup cpuset, then the online CPUs, stand in.
+pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option<&[usize]>) -> Environment {
     let cpuinfo = linux.cpuinfo.found();
+    let cpuset = linux.cpuset.found().map(|c| c.cpus.len()).filter(|&n| n > 0);
     Environment {
         kernel_release: linux.kernel_release.found().cloned(),
         arch: std::env::consts::ARCH.to_string(),
         current_clocksource: linux.current_clocksource.found().cloned(),
         available_clocksources: linux.available_clocksources.found().cloned().unwrap_or_default(),
         cpu_model: cpuinfo.and_then(|c| c.model_name.clone()),
-        cpus: linux
-            .cpuset
-            .found()
-            .map(|c| c.cpus.len())
-            .or_else(|| linux.cpus_online.found().map(|c| c.len()))
-            .filter(|&n| n > 0),
+        cpus: allowed_cpus
+            .map(<[usize]>::len)
+            .filter(|&n| n > 0)
+            .or(cpuset)
+            .or_else(|| linux.cpus_online.found().map(|c| c.len()).filter(|&n| n > 0)),
+        cgroup_cpuset_cpus: cpuset,
         hypervisor: counter.hypervisor.clone(),
         counter_trusted: counter.trusted,
         counter_evidence: counter.evidence.clone(),

@@ -15,10 +15,12 @@ pub mod verdict;
 pub mod environment;
 
 use crate::cli::{parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::output_file::OutputFile;
 use crate::{export, progress};
 use anyhow::{bail, Context};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
 use report::{CheckReport, Skipped};
@@ -104,46 +106,6 @@ pub fn parse_baseline_row_ns(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// The `--plot` file, created before measuring so an unwritable path fails
-/// at once; removed again unless the plot is written.
-pub struct PlotFile {
-    path: PathBuf,
-    file: Option<std::fs::File>,
-}
-
-impl PlotFile {
-    /// Creates (truncates) the file at `path`.
-    pub fn create(path: &Path) -> anyhow::Result<PlotFile> {
-        if path.is_dir() {
-            bail!("--plot {}: is a directory", path.display());
-        }
-        let file = std::fs::File::create(path).map_err(|e| anyhow::anyhow!("--plot {}: {e}", path.display()))?;
-        Ok(PlotFile {
-            path: path.to_path_buf(),
-            file: Some(file),
-        })
-    }
-
-    /// Draws the report into the file.
-    pub fn write(mut self, report: &CheckReport) -> anyhow::Result<()> {
-        let svg = export::svg::render(report).with_context(|| format!("--plot {}: drawing", self.path.display()))?;
-        let mut file = self.file.take().expect("the file is written once");
-        file.write_all(svg.as_bytes())
-            .and_then(|_| file.sync_all())
-            .map_err(|e| anyhow::anyhow!("--plot {}: {e}", self.path.display()))?;
-        self.path = PathBuf::new(); // written: keep it
-        Ok(())
-    }
-}
-
-impl Drop for PlotFile {
-    fn drop(&mut self) {
-        if !self.path.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 struct MeasureClock<'a> {
     duration_ns: u64,
     bar: &'a indicatif::ProgressBar,
@@ -215,18 +177,33 @@ pub fn write_report(out: &mut dyn Write, report: &CheckReport, format: CheckForm
     Ok(())
 }
 
+/// What a run measured, and the CPUs it was allowed to run on.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    pub stats: Vec<ClockStats>,
+    pub skipped: Vec<Skipped>,
+    /// Whether Ctrl-C or SIGTERM stopped the measurements.
+    pub interrupted: bool,
+    /// The affinity mask (`sched_getaffinity`), when it could be read.
+    pub allowed_cpus: Option<Vec<usize>>,
+}
+
 /// Assembles the report from what was measured and the environment (pure:
 /// tests feed scripted measurements and a fake sysfs root).
 pub fn build_report(
     args: &CheckArgs,
     linux: &LinuxEvidence,
     counter: &environment::CounterSetup,
-    stats: Vec<ClockStats>,
-    skipped: Vec<Skipped>,
-    interrupted: bool,
+    measured: Measured,
     tsc: Option<serde_json::Value>,
 ) -> CheckReport {
-    let env = environment::build(linux, counter);
+    let Measured {
+        stats,
+        skipped,
+        interrupted,
+        allowed_cpus,
+    } = measured;
+    let env = environment::build(linux, counter, allowed_cpus.as_deref());
     let inputs = VerdictInputs {
         current_clocksource: env.current_clocksource.clone(),
         postgresql_auto_uses_tsc: counter.postgresql_auto_uses_tsc,
@@ -257,16 +234,21 @@ pub fn build_report(
 
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let plot = args.plot.as_deref().map(PlotFile::create).transpose()?;
-    crate::exit::install_interrupt_handler();
-    let root = Path::new("/");
-    let linux = LinuxEvidence::read(root);
-    // A clock asked for by name that cannot work here is a usage error, not a skipped row.
+    // Every argument is checked before the output file is touched: a clock
+    // asked for by name that cannot work here is a usage error, not a skipped row.
     for id in &args.clocks {
         if let Err(e) = id.is_supported() {
             bail!("--clock {id}: {e}");
         }
     }
+    crate::exit::install_interrupt_handler();
+    let plot = args
+        .plot
+        .as_deref()
+        .map(|p| OutputFile::prepare("--plot", p))
+        .transpose()?;
+    let root = Path::new("/");
+    let linux = LinuxEvidence::read(root);
     let counter = environment::quick_counter(root, &linux);
     let clocks = selected_clocks(args);
     let duration_ns = seconds_to_ns(args.duration);
@@ -280,11 +262,41 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         environment::full_counter(root, &linux, counter)
     };
-    let report = build_report(args, &linux, &counter, stats, skipped, interrupted, tsc);
-    // The plot first: if it cannot be written, nothing is printed.
+    let measured = Measured {
+        stats,
+        skipped,
+        interrupted,
+        allowed_cpus: clockscope::crosscpu::affinity::allowed_cpus().ok(),
+    };
+    let report = build_report(args, &linux, &counter, measured, tsc);
+    finish(args, &report, plot, out)
+}
+
+/// Writes a finished report: the plot first (if it cannot be written,
+/// nothing is printed), then the report on `out`. Returns the exit code the
+/// run earned. An interrupted run leaves an existing plot file as it was.
+pub fn finish(
+    args: &CheckArgs,
+    report: &CheckReport,
+    plot: Option<OutputFile>,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     if let Some(plot) = plot {
-        plot.write(&report)?;
+        if report.interrupted {
+            // Dropping it removes the temporary file; a stream had nothing written.
+            drop(plot);
+            eprintln!("clockscope: interrupted: --plot not written");
+        } else {
+            let what = || {
+                format!(
+                    "--plot {}: drawing",
+                    escape_untrusted(&args.plot.as_deref().unwrap_or(Path::new("")).to_string_lossy())
+                )
+            };
+            let svg = export::svg::render(report).with_context(what)?;
+            plot.commit(svg.as_bytes())?;
+        }
     }
-    write_report(out, &report, args.format)?;
+    write_report(out, report, args.format)?;
     Ok(report.exit_code())
 }

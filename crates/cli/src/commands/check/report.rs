@@ -20,8 +20,11 @@ pub struct Environment {
     pub available_clocksources: Vec<String>,
     /// `/proc/cpuinfo` model name.
     pub cpu_model: Option<String>,
-    /// CPUs this process may run on.
+    /// CPUs this process may run on: its affinity mask (`sched_getaffinity`,
+    /// narrowed by taskset and cgroup cpusets).
     pub cpus: Option<usize>,
+    /// CPUs in this process's cgroup cpuset, when the kernel says (null otherwise).
+    pub cgroup_cpuset_cpus: Option<usize>,
     /// Hypervisor named by CPUID (e.g. "KVM"), or null on bare metal / unknown.
     pub hypervisor: Option<String>,
     /// clockscope's decision whether the CPU counter (TSC / generic timer) can be trusted.

@@ -198,7 +198,7 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     if r.interrupted {
         writeln!(
             out,
-            "Interrupted: the results above are what was measured before Ctrl-C."
+            "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
         )?;
     }
     writeln!(out, "Summary: {}", r.summary())?;
