@@ -11,6 +11,16 @@
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
+/// `writeln!` whose whole line goes through
+/// [`clockscope::escape::escape_untrusted`]: for report lines that quote
+/// untrusted text (CPUID brand strings, kernel log lines, sysfs values, file
+/// names) among our own words, which hold no control character to escape.
+macro_rules! writeln_escaped {
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, "{}", clockscope::escape::escape_untrusted(&format!($($arg)*)))
+    };
+}
+
 pub mod cli;
 pub mod commands;
 pub mod exit;

@@ -97,15 +97,21 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
 /// Writes the text table.
 pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> {
     let w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(10);
-    writeln!(
+    writeln_escaped!(
         out,
         "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
-        "name", "clock", "works", "getres ns", "tick ns", "step ns", "avg ns"
+        "name",
+        "clock",
+        "works",
+        "getres ns",
+        "tick ns",
+        "step ns",
+        "avg ns"
     )?;
     for c in &r.clocks {
         let opt_u = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         if c.works {
-            writeln!(
+            writeln_escaped!(
                 out,
                 "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
                 c.name,
@@ -117,7 +123,7 @@ pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> 
                 c.avg_loop_ns.map_or("-".to_string(), |a| format!("{a:.2}")),
             )?;
         } else {
-            writeln!(
+            writeln_escaped!(
                 out,
                 "{:<16} {:<w$} {:>5}  {}",
                 c.name,
@@ -128,13 +134,13 @@ pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> 
         }
     }
     if let Some(k) = r.counter_frequency_khz {
-        writeln!(
+        writeln_escaped!(
             out,
             "counter frequency: {k} kHz ({})",
             r.counter_frequency_source.as_deref().unwrap_or("unknown source")
         )?;
     }
-    writeln!(
+    writeln_escaped!(
         out,
         "step = smallest non-zero difference seen in a {} ms run; tick = one counter period.",
         PROBE_NS / 1_000_000

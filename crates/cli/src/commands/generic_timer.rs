@@ -7,27 +7,27 @@ use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
 pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "ARM generic timer (CNTVCT_EL0)")?;
+    writeln_escaped!(out, "ARM generic timer (CNTVCT_EL0)")?;
     writeln!(out)?;
-    writeln!(out, "Frequency")?;
-    writeln!(
+    writeln_escaped!(out, "Frequency")?;
+    writeln_escaped!(
         out,
         "  in use          {} kHz ({})",
         r.frequency_khz_text(),
         r.frequency_source
     )?;
     match r.resolution_ns {
-        Some(res) => writeln!(out, "  resolution      {res:.3} ns (one tick)")?,
-        None => writeln!(out, "  resolution      - (CNTFRQ_EL0 reads 0)")?,
+        Some(res) => writeln_escaped!(out, "  resolution      {res:.3} ns (one tick)")?,
+        None => writeln_escaped!(out, "  resolution      - (CNTFRQ_EL0 reads 0)")?,
     }
     if let Some(dt) = r.dt_clock_frequency_hz {
-        writeln!(out, "  device tree     {dt} Hz (clock-frequency of the timer node)")?;
+        writeln_escaped!(out, "  device tree     {dt} Hz (clock-frequency of the timer node)")?;
     }
     if let (Some(b), Some(hz)) = (&r.bogomips, r.bogomips_hz) {
-        writeln!(out, "  BogoMIPS        {b} (implies {hz} Hz)")?;
+        writeln_escaped!(out, "  BogoMIPS        {b} (implies {hz} Hz)")?;
     }
     match (r.calibrated_hz, &r.calibration_failed) {
-        (Some(hz), _) => writeln!(
+        (Some(hz), _) => writeln_escaped!(
             out,
             "  calibration     {:.0} Hz against {} ({:+.1} ppm, ±{:.1} ppm)",
             hz,
@@ -35,14 +35,14 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
             r.disagreement_ppm.unwrap_or(0.0),
             r.calibration_uncertainty_ppm.unwrap_or(0.0)
         )?,
-        (None, Some(why)) => writeln!(out, "  calibration     did not converge: {why}")?,
-        (None, None) => writeln!(out, "  calibration     not run")?,
+        (None, Some(why)) => writeln_escaped!(out, "  calibration     did not converge: {why}")?,
+        (None, None) => writeln_escaped!(out, "  calibration     not run")?,
     }
     if let Some(w) = &r.coarse_warning {
-        writeln!(out, "  warning         {w}")?;
+        writeln_escaped!(out, "  warning         {w}")?;
     }
     writeln!(out)?;
-    writeln!(
+    writeln_escaped!(
         out,
         "Cores ({})",
         if r.homogeneous {
@@ -52,13 +52,13 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         }
     )?;
     if r.core_types.is_empty() {
-        writeln!(
+        writeln_escaped!(
             out,
             "  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)"
         )?;
     }
     for t in &r.core_types {
-        writeln!(
+        writeln_escaped!(
             out,
             "  {:<28} implementer 0x{:02x} part 0x{:03x}  CPUs {}",
             t.name,
@@ -68,9 +68,9 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         )?;
     }
     writeln!(out)?;
-    writeln!(out, "Counter errata")?;
+    writeln_escaped!(out, "Counter errata")?;
     if r.errata.is_empty() {
-        writeln!(out, "  none known for these cores and firmware")?;
+        writeln_escaped!(out, "  none known for these cores and firmware")?;
     }
     for e in &r.errata {
         let scope = if e.affects_aarch64 {
@@ -83,14 +83,16 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         } else {
             format!("CPUs {}", cpu_list(&e.cpus))
         };
-        writeln!(
+        writeln_escaped!(
             out,
             "  {}: {} ({scope}; {cpus}; detected by {})",
-            e.id, e.problem, e.detected_by
+            e.id,
+            e.problem,
+            e.detected_by
         )?;
     }
     writeln!(out)?;
-    writeln!(
+    writeln_escaped!(
         out,
         "clockscope: the generic timer is {}",
         if r.trusted {
@@ -100,12 +102,12 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         }
     )?;
     for reason in &r.reasons {
-        writeln!(out, "  NOT OK  {reason}")?;
+        writeln_escaped!(out, "  NOT OK  {reason}")?;
     }
     for note in &r.notes {
-        writeln!(out, "  note    {note}")?;
+        writeln_escaped!(out, "  note    {note}")?;
     }
-    writeln!(
+    writeln_escaped!(
         out,
         "PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM."
     )

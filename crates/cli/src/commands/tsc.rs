@@ -113,7 +113,7 @@ fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> 
     let width = reasons.iter().map(|r| r.check.len()).max().unwrap_or(0);
     for r in reasons {
         let mark = if r.ok { "ok    " } else { "NOT OK" };
-        writeln!(out, "  {mark}  {:<width$}  {}", r.check, r.evidence)?;
+        writeln_escaped!(out, "  {mark}  {:<width$}  {}", r.check, r.evidence)?;
     }
     Ok(())
 }
@@ -123,50 +123,56 @@ fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> 
 pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> std::io::Result<()> {
     match (&r.evidence_source, dump) {
         (ReportSource::CpuidDump { format, leaves }, Some(p)) => {
-            writeln!(
+            writeln_escaped!(
                 out,
                 "CPUID dump {} ({format} format, {leaves} leaves, first CPU)",
                 p.display()
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  analysing a dump: no kernel evidence, no perf page, no calibration; both decisions lack the kernel's part"
             )?;
         }
         (ReportSource::CpuidDump { format, leaves }, None) => {
-            writeln!(out, "CPUID dump ({format} format, {leaves} leaves)")?;
+            writeln_escaped!(out, "CPUID dump ({format} format, {leaves} leaves)")?;
         }
         (ReportSource::ThisMachine { root }, _) if root != "/" => {
-            writeln!(out, "This machine (kernel files under {root})")?;
+            writeln_escaped!(out, "This machine (kernel files under {root})")?;
         }
-        (ReportSource::ThisMachine { .. }, _) => writeln!(out, "This machine")?,
+        (ReportSource::ThisMachine { .. }, _) => writeln_escaped!(out, "This machine")?,
     }
     writeln!(out)?;
 
     // CPU identity.
-    writeln!(out, "CPU")?;
+    writeln_escaped!(out, "CPU")?;
     match &r.cpuid {
-        None => writeln!(
+        None => writeln_escaped!(
             out,
             "  no CPUID on this architecture ({}): the TSC is x86's",
             std::env::consts::ARCH
         )?,
         Some(f) => {
-            writeln!(out, "  vendor                  {}", f.vendor)?;
-            writeln!(
+            writeln_escaped!(out, "  vendor                  {}", f.vendor)?;
+            writeln_escaped!(
                 out,
                 "  family/model/stepping   {:#x}/{:#x}/{}  (signature {:#010x}, family {}, model {})",
-                f.family, f.model, f.stepping, f.signature_eax, f.family, f.model
+                f.family,
+                f.model,
+                f.stepping,
+                f.signature_eax,
+                f.family,
+                f.model
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  brand                   {}",
                 f.brand.as_deref().unwrap_or("(none)")
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  highest leaves          basic {:#x}, extended {:#x}",
-                f.max_basic_leaf, f.max_extended_leaf
+                f.max_basic_leaf,
+                f.max_extended_leaf
             )?;
         }
     }
@@ -174,16 +180,16 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
 
     // CPUID flags.
     if let Some(f) = &r.cpuid {
-        writeln!(out, "CPUID flags")?;
+        writeln_escaped!(out, "CPUID flags")?;
         let flag = |b: bool| if b { "yes" } else { "no" };
-        writeln!(out, "  TSC             (1 EDX bit 4)            {}", flag(f.tsc))?;
-        writeln!(out, "  RDTSCP          (0x80000001 EDX bit 27)  {}", flag(f.rdtscp))?;
-        writeln!(
+        writeln_escaped!(out, "  TSC             (1 EDX bit 4)            {}", flag(f.tsc))?;
+        writeln_escaped!(out, "  RDTSCP          (0x80000001 EDX bit 27)  {}", flag(f.rdtscp))?;
+        writeln_escaped!(
             out,
             "  invariant TSC   (0x80000007 EDX bit 8)   {}",
             flag(f.invariant_tsc)
         )?;
-        writeln!(out, "  TSC_ADJUST      (7.0 EBX bit 1)          {}", flag(f.tsc_adjust))?;
+        writeln_escaped!(out, "  TSC_ADJUST      (7.0 EBX bit 1)          {}", flag(f.tsc_adjust))?;
         let hv = match (&f.hypervisor, f.hypervisor_bit) {
             (_, false) => "no".to_string(),
             (None, true) => "yes (leaf 0x40000000 not read)".to_string(),
@@ -195,38 +201,38 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
                     .map_or(String::new(), |k| format!(", 0x40000010 EAX {k} kHz"))
             ),
         };
-        writeln!(out, "  hypervisor      (1 ECX bit 31)           {hv}")?;
+        writeln_escaped!(out, "  hypervisor      (1 ECX bit 31)           {hv}")?;
         let l15 = f.leaf_15.map_or("not reported".to_string(), |l| {
             format!(
                 "EAX {} (denominator), EBX {} (numerator), ECX {} Hz (crystal)",
                 l.eax_denominator, l.ebx_numerator, l.ecx_crystal_hz
             )
         });
-        writeln!(out, "  leaf 0x15                                {l15}")?;
+        writeln_escaped!(out, "  leaf 0x15                                {l15}")?;
         let l16 = f.leaf_16.map_or("not reported".to_string(), |l| {
             format!("base {} MHz, max {} MHz, bus {} MHz", l.base_mhz, l.max_mhz, l.bus_mhz)
         });
-        writeln!(out, "  leaf 0x16                                {l16}")?;
+        writeln_escaped!(out, "  leaf 0x16                                {l16}")?;
         writeln!(out)?;
     }
 
     // Linux evidence.
-    writeln!(out, "Linux")?;
+    writeln_escaped!(out, "Linux")?;
     match &r.linux {
-        None => writeln!(out, "  not read: analysing a CPUID dump")?,
+        None => writeln_escaped!(out, "  not read: analysing a CPUID dump")?,
         Some(k) => {
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  kernel                  {}",
                 k.kernel_release.describe(|s| s.clone())
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  clocksource             {} (available: {})",
                 k.current_clocksource.describe(|s| s.clone()),
                 k.available_clocksources.describe(|v| v.join(" "))
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  cpuinfo TSC flags       {}",
                 k.tsc_flags.describe(|f| {
@@ -257,9 +263,9 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
                 })
             )?;
             if let Some(m) = &k.cpu_model_name {
-                writeln!(out, "  cpuinfo model name      {m}")?;
+                writeln_escaped!(out, "  cpuinfo model name      {m}")?;
             }
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  boot options            {}",
                 k.cmdline.describe(|c| {
@@ -277,7 +283,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
                     }
                 })
             )?;
-            writeln!(
+            writeln_escaped!(
                 out,
                 "  kernel log              {}",
                 k.kernel_log.describe(|l| {
@@ -300,11 +306,11 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
     // Frequency table.
     let in_use = r.clockscope_frequency.khz;
     match (in_use, r.clockscope_frequency.source_label) {
-        (Some(k), Some(s)) => writeln!(
+        (Some(k), Some(s)) => writeln_escaped!(
             out,
             "TSC frequency sources (ppm vs the frequency in use: {k} kHz from {s})"
         )?,
-        _ => writeln!(out, "TSC frequency sources (no frequency in use)")?,
+        _ => writeln_escaped!(out, "TSC frequency sources (no frequency in use)")?,
     }
     let label_w = r
         .frequency_sources
@@ -313,7 +319,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
         .max()
         .unwrap_or(6)
         .max(6);
-    writeln!(out, "    {:<label_w$}  {:>10}  {:>9}  note", "source", "kHz", "ppm")?;
+    writeln_escaped!(out, "    {:<label_w$}  {:>10}  {:>9}  note", "source", "kHz", "ppm")?;
     for s in &r.frequency_sources {
         let flag = if s.flagged { "!" } else { " " };
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| format!("{p:+.1}"));
@@ -321,7 +327,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
         if let Some(u) = s.uncertainty_ppm {
             note = format!("±{u:.2} ppm; {note}");
         }
-        writeln!(
+        writeln_escaped!(
             out,
             "  {flag} {:<label_w$}  {:>10}  {:>9}  {note}",
             s.source,
@@ -329,11 +335,11 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
             ppm
         )?;
     }
-    writeln!(
+    writeln_escaped!(
         out,
         "  ! = differs from the frequency in use by more than {DISAGREEMENT_LIMIT_PPM} ppm (plus a calibration's own uncertainty)"
     )?;
-    writeln!(
+    writeln_escaped!(
         out,
         "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
          in the agreement check below"
@@ -347,21 +353,21 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
         (true, Some(k), Some(s)) => format!("{k} kHz ({s})"),
         (true, _, _) => format!("no frequency ({PG_SOURCE_CALIBRATION} not available)"),
     };
-    writeln!(out, "PostgreSQL 19 would use   {pg_line}")?;
-    writeln!(out, "  why: {}", pg.why)?;
+    writeln_escaped!(out, "PostgreSQL 19 would use   {pg_line}")?;
+    writeln_escaped!(out, "  why: {}", pg.why)?;
     let cs = &r.clockscope_frequency;
     let cs_line = match (cs.khz, cs.source_label) {
         (Some(k), Some(s)) => format!("{k} kHz ({s})"),
         _ => "no frequency".to_string(),
     };
-    writeln!(out, "clockscope uses           {cs_line}")?;
-    writeln!(out, "  why: {}", cs.why)?;
-    writeln!(out, "  cross-check: {}", r.frequency_agreement.evidence)?;
+    writeln_escaped!(out, "clockscope uses           {cs_line}")?;
+    writeln_escaped!(out, "  why: {}", cs.why)?;
+    writeln_escaped!(out, "  cross-check: {}", r.frequency_agreement.evidence)?;
     writeln!(out)?;
 
     // Decisions.
     let a = &r.postgresql_auto;
-    writeln!(
+    writeln_escaped!(
         out,
         "PostgreSQL 19 timing_clock_source=auto: {}",
         if a.use_by_default {
@@ -373,7 +379,7 @@ pub fn write_text(r: &TscReport, dump: Option<&Path>, out: &mut dyn Write) -> st
     reason_lines(out, &a.reasons)?;
     writeln!(out)?;
     let d = &r.clockscope_decision;
-    writeln!(
+    writeln_escaped!(
         out,
         "clockscope: the TSC is {}",
         if d.trusted {

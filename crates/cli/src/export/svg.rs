@@ -10,6 +10,7 @@
 
 use crate::commands::check::report::CheckReport;
 use crate::commands::check::stats::ClockStats;
+use clockscope::escape::escape_untrusted;
 use plotters::prelude::*;
 
 /// Smallest share drawn (log axis floor), percent.
@@ -130,9 +131,13 @@ fn draw(svg: &mut String, r: &CheckReport) -> anyhow::Result<()> {
         } else {
             String::new()
         };
+        // plotters escapes XML's `<`, `&` and quotes in text; control
+        // characters are ours to escape (no name today comes from outside).
         let label = format!(
             "{} (avg {:.1} ns, p50 {} ns{zero})",
-            c.display_name, c.avg_loop_ns, c.percentiles_ns.p50
+            escape_untrusted(&c.display_name),
+            c.avg_loop_ns,
+            c.percentiles_ns.p50
         );
         let runs = runs(c);
         for run in &runs {

@@ -258,10 +258,16 @@ pub fn judge(
         OffsetFinding::Unmeasured | OffsetFinding::InSync => {}
     }
     if !warp.has_handovers(min_handovers.max(1)) || offset.rounds == 0 {
+        // A stop request cut the tests short: say so, not that the CPUs gave too few.
+        let why = if warp.stopped || offset.stopped {
+            "interrupted before enough cross-CPU comparisons"
+        } else {
+            "too few cross-CPU comparisons"
+        };
         return (
             Verdict::Inconclusive,
             format!(
-                "too few cross-CPU comparisons: {} + {} handovers (at least {} each way wanted), {} round trips",
+                "{why}: {} + {} handovers (at least {} each way wanted), {} round trips",
                 warp.handovers_a_to_b,
                 warp.handovers_b_to_a,
                 min_handovers.max(1),
@@ -374,8 +380,22 @@ mod tests {
         assert_eq!(v, Verdict::Inconsistent);
         let (v, t) = judge(0, 1, &warp(0, 0, 0), &offset(-40, 35), NS, 1000);
         assert_eq!(v, Verdict::Inconclusive, "{t}");
-        let (v, _) = judge(0, 1, &warp(0, 0, 0), &OffsetResult::default(), NS, 10);
+        let (v, t) = judge(0, 1, &warp(0, 0, 0), &OffsetResult::default(), NS, 10);
         assert_eq!(v, Verdict::Inconclusive);
+        assert!(
+            t.starts_with("too few cross-CPU comparisons: 100 + 100 handovers"),
+            "{t}"
+        );
+        let stopped = WarpResult {
+            stopped: true,
+            ..warp(0, 0, 0)
+        };
+        let (v, t) = judge(0, 1, &stopped, &OffsetResult::default(), NS, 10);
+        assert_eq!(v, Verdict::Inconclusive);
+        assert!(
+            t.starts_with("interrupted before enough cross-CPU comparisons: 100 + 100 handovers"),
+            "{t}"
+        );
         assert!(!Verdict::Inconclusive.is_problem() && !Verdict::InSync.is_problem());
         assert!(Verdict::Warp.is_problem() && Verdict::Offset.is_problem() && Verdict::Inconsistent.is_problem());
     }

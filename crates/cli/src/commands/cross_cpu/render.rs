@@ -77,9 +77,9 @@ fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std::io:
         }
         s.trim_end().to_string()
     };
-    writeln!(out, "  {}", line(header.to_vec()))?;
+    writeln_escaped!(out, "  {}", line(header.to_vec()))?;
     for r in rows {
-        writeln!(out, "  {}", line(r.iter().map(String::as_str).collect()))?;
+        writeln_escaped!(out, "  {}", line(r.iter().map(String::as_str).collect()))?;
     }
     Ok(())
 }
@@ -117,29 +117,29 @@ const HEADER: [&str; 11] = [
 /// The text report.
 pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     let r = &o.report;
-    writeln!(
+    writeln_escaped!(
         out,
         "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
         cpu_list(&r.cpus),
         cpu_list(&o.context.allowed)
     )?;
-    writeln!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
-    writeln!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))?;
+    writeln_escaped!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
+    writeln_escaped!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))?;
     if let Some(note) = &o.note {
         writeln!(out)?;
-        writeln!(out, "Nothing to measure: {note}.")?;
+        writeln_escaped!(out, "Nothing to measure: {note}.")?;
         return Ok(());
     }
     if let Some(c) = &o.calibration {
         match c.hz {
-            Some(hz) => writeln!(
+            Some(hz) => writeln_escaped!(
                 out,
                 "{}{:.3} MHz ({})",
                 label(&format!("{} frequency", c.counter)),
                 hz as f64 / 1e6,
                 calibration_source(c)
             )?,
-            None => writeln!(
+            None => writeln_escaped!(
                 out,
                 "{:<19}unknown ({}); its results are in ticks only",
                 format!(
@@ -151,7 +151,7 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     }
     let plural = |n: usize| if n == 1 { "" } else { "s" };
-    writeln!(
+    writeln_escaped!(
         out,
         "Budget:            {:.3} s over {} pair{} x {} clock{} ({}) x 2 tests (warp, ping-pong) of {} each",
         r.budget_ns as f64 / 1e9,
@@ -164,7 +164,7 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     )?;
     let planned_ns = r.test_ns as u128 * 2 * (r.pairs_planned * r.clocks.len()) as u128;
     if planned_ns > r.budget_ns as u128 {
-        writeln!(
+        writeln_escaped!(
             out,
             "{}each test takes at least {}, so this run takes about {:.3} s; --pairs first or --cpus test fewer pairs",
             label("Note"),
@@ -174,14 +174,14 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     if !r.pairs.is_empty() {
         writeln!(out)?;
-        writeln!(out, "Columns:")?;
+        writeln_escaped!(out, "Columns:")?;
         for line in LEGEND {
-            writeln!(out, "  {line}")?;
+            writeln_escaped!(out, "  {line}")?;
         }
     }
     for p in &r.pairs {
         writeln!(out)?;
-        writeln!(
+        writeln_escaped!(
             out,
             "CPU {a} / CPU {b}   (a = CPU {a}, b = CPU {b}; offsets are CPU {b}'s clock minus CPU {a}'s)",
             a = p.cpu_a,
@@ -191,17 +191,17 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         table(out, &HEADER, &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
-            writeln!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
+            writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
         }
     }
     writeln!(out)?;
     if r.interrupted {
-        writeln!(
+        writeln_escaped!(
             out,
             "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
         )?;
     }
-    writeln!(out, "Summary: {}", r.summary())?;
+    writeln_escaped!(out, "Summary: {}", r.summary())?;
     Ok(())
 }
 
