@@ -7,12 +7,16 @@ use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
+use clockscope_cli::cli::CheckFormat;
 use clockscope_cli::commands::check::environment::CounterSetup;
 use clockscope_cli::commands::check::report::{CheckReport, Skipped};
 use clockscope_cli::commands::check::stats::ClockStats;
 use clockscope_cli::commands::check::verdict::Status;
-use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
+use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
 use clockscope_cli::export;
+use clockscope_cli::output_file::OutputFile;
+use clockscope_cli::stdout::ReportWriter;
+use std::io::Write;
 
 fn snapshot_eq(name: &str, actual: &str) {
     let path = format!("{}/tests/snapshots/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -280,6 +284,28 @@ fn backward_step_is_broken_and_exit_1() {
     assert_eq!(r.clocks[0].backward_steps, 1);
     assert_eq!(r.clocks[0].largest_backward_ns, 30);
     assert!(r.verdict.problems[0].contains("went backwards 1 times (largest step 30 ns)"));
+
+    // `clockscope --clock monotonic | true`: the reader is gone before the
+    // report is written; the output ends quietly and the status stays 1.
+    for format in [CheckFormat::Text, CheckFormat::Json, CheckFormat::Prometheus] {
+        let args = CheckArgs { format, ..one_second() };
+        let mut out = ReportWriter::terminal_safe(ClosedPipe);
+        let code = finish(&args, &r, None, &mut out).unwrap();
+        out.flush().unwrap();
+        assert_eq!(code, 1, "{format:?}");
+        assert!(out.reader_gone(), "{format:?}");
+    }
+}
+
+/// A pipe whose reader has gone.
+struct ClosedPipe;
+impl Write for ClosedPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
 }
 
 #[test]
@@ -480,9 +506,97 @@ fn interrupted_report_exits_130() {
         None,
     );
     assert_eq!(r.exit_code(), 130);
+    let t = text(&r);
+    assert!(t.contains("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."));
+    // The header says what was measured, not the 1 s asked for.
+    let secs = r.clocks[0].elapsed_ns as f64 / 1e9;
     assert!(
-        text(&r).contains("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM).")
+        t.contains(&format!(
+            "Clocks (measured {secs:.4} s each of 1 s asked for, interrupted;"
+        )),
+        "{t}"
     );
+    let prom = export::prometheus::render(&r);
+    assert!(prom.contains("\nclockscope_interrupted 1\n"), "{prom}");
+    assert!(export::prometheus::render(&good_report()).contains("\nclockscope_interrupted 0\n"));
+
+    // An interrupted run leaves an existing plot as it was, and no temporary file.
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("p.svg");
+    std::fs::write(&plot, "keep").unwrap();
+    let prepared = OutputFile::prepare("--plot", &plot).unwrap();
+    let args = CheckArgs {
+        plot: Some(plot.clone()),
+        ..one_second()
+    };
+    let mut out = Vec::new();
+    assert_eq!(finish(&args, &r, Some(prepared), &mut out).unwrap(), 130);
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "keep");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // A finished one replaces it.
+    let prepared = OutputFile::prepare("--plot", &plot).unwrap();
+    finish(&args, &good_report(), Some(prepared), &mut Vec::new()).unwrap();
+    assert!(std::fs::read_to_string(&plot).unwrap().starts_with("<svg"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn cpu_count_is_the_affinity_mask_with_the_cpuset_beside_it() {
+    let root = kvm_root();
+    root.write("proc/self/cgroup", "0::/box\n")
+        .write("sys/fs/cgroup/box/cpuset.cpus.effective", "0-3\n");
+    let linux = LinuxEvidence::read(root.path());
+    let measured = |allowed: Option<Vec<usize>>| Measured {
+        stats: monotonic_only(),
+        allowed_cpus: allowed,
+        ..Default::default()
+    };
+    let r = build_report(&one_second(), &linux, &trusted_counter(), measured(Some(vec![0])), None);
+    assert_eq!(
+        (r.environment.cpus, r.environment.cgroup_cpuset_cpus),
+        (Some(1), Some(4))
+    );
+    assert!(text(&r).contains(", 1 CPU usable (cgroup cpuset: 4)"), "{}", text(&r));
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &trusted_counter(),
+        measured(Some(vec![0, 1, 2, 3])),
+        None,
+    );
+    assert!(text(&r).contains(", 4 CPUs usable\n"), "{}", text(&r));
+    // Without the mask, the cpuset stands in.
+    let r = build_report(&one_second(), &linux, &trusted_counter(), measured(None), None);
+    assert_eq!(r.environment.cpus, Some(4));
+}
+
+#[test]
+fn untrusted_environment_text_is_escaped_in_text_and_prometheus() {
+    let root = kvm_root();
+    root.write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "ts\x1b]0;x\x07c\n",
+    );
+    let linux = LinuxEvidence::read(root.path());
+    let mut counter = trusted_counter();
+    counter.hypervisor = Some("KVM\u{9b}2J".into());
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &counter,
+        Measured {
+            stats: monotonic_only(),
+            ..Default::default()
+        },
+        None,
+    );
+    let t = text(&r);
+    assert!(t.contains("clocksource   ts\\x1b]0;x\\x07c"), "{t}");
+    assert!(t.contains("hypervisor    KVM\\x9b2J"), "{t}");
+    assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+    let prom = export::prometheus::render(&r);
+    assert!(!prom.chars().any(|c| c.is_control() && c != '\n'), "{prom:?}");
+    assert!(prom.contains("clocksource=\"ts\\\\x1b]0;x\\\\x07c\""), "{prom}");
 }
 
 #[test]
