@@ -119,14 +119,6 @@ pub fn clap_error_line(e: &clap::Error) -> String {
     escape_untrusted(line).into_owned()
 }
 
-/// Whether an I/O error is a closed pipe (`clockscope | head`), which is not
-/// an error for a command-line tool.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    // JSON goes through `export::json::write`, which keeps the io error kind.
-    err.chain()
-        .any(|c| c.downcast_ref::<io::Error>().map(io::Error::kind) == Some(io::ErrorKind::BrokenPipe))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,7 @@ impl Formatter for TerminalSafe<'_> {
     fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
         let mut rest = fragment;
         while let Some(i) = rest.find(needs_unicode_escape) {
-            w.write_all(rest[..i].as_bytes())?;
+            w.write_all(&rest.as_bytes()[..i])?;
             let c = rest[i..].chars().next().expect("found at i");
             write!(w, "\\u{:04x}", c as u32)?;
             rest = &rest[i + c.len_utf8()..];
