@@ -7,9 +7,9 @@
 //! Differences on purpose: `--version` does not claim to be PostgreSQL; a NaN
 //! cutoff (`nan`, `-nan`, `nan(...)`) is rejected with PostgreSQL's range
 //! message. PostgreSQL's check `v < 0 || v > 100` is false for NaN, so it
-//! accepts it, prints `Observed timing durations up to nan%:` and, as no
-//! running percentage is `>= nan`, lists every exact duration: a cutoff that
-//! cannot be met, which we refuse as bad input.
+//! accepts it, prints `Observed timing durations up to NaN%:` (its own
+//! printf) and, as no running percentage is `>= NaN`, lists every exact
+//! duration: a cutoff that cannot be met, which we refuse as bad input.
 
 use super::c_numbers::{strtod, strtoul_u32};
 use super::getopt::{GetoptLong, Item, LongOption, Ordering};
