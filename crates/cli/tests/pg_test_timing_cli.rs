@@ -87,18 +87,30 @@ fn one_second_run_has_the_sections_in_order() {
     let out = String::from_utf8(o.stdout).unwrap();
     let mut expected = vec![
         "Testing timing overhead for 1 second.\n\nSystem clock source: clock_gettime (CLOCK_MONOTONIC)\nAverage loop time including overhead: ",
-        "Histogram of timing durations:\n   <= ns   % of total  running %      count\n",
-        "\nObserved timing durations up to 99.9900%:\n      ns   % of total  running %      count\n",
+        "Histogram of timing durations:\n              <= ns   % of total  running %      count\n",
+        "\nObserved timing durations up to 99.9900%:\n                 ns   % of total  running %      count\n",
     ];
     if cfg!(target_arch = "x86_64") {
         if out.contains("Clock source: RDTSCP") {
             expected.extend([
                 "\n\nClock source: RDTSCP\nAverage loop time including overhead: ",
                 "\n\nFast clock source: RDTSC\nAverage loop time including overhead: ",
-                "\n\nTSC frequency source: ",
-                "\nTSC frequency in use: ",
-                "\n\nTSC clock source will",
+                "\n\nTSC frequency in use: ",
+                " kHz\nTSC ",
+                "\nTSC clock source will",
             ]);
+            // The line after "in use": PostgreSQL's calibration, converged or not.
+            let calibration = out
+                .lines()
+                .skip_while(|l| !l.starts_with("TSC frequency in use: "))
+                .nth(1)
+                .unwrap_or_default();
+            assert!(
+                calibration == "TSC calibration did not converge"
+                    || (calibration.starts_with("TSC frequency from calibration: ") && calibration.ends_with(" kHz")),
+                "calibration line: {calibration:?}"
+            );
+            assert!(!out.contains("TSC frequency source"), "upstream has no source line");
         } else {
             expected.push("\n\nTSC clock source is not usable. Likely unable to determine TSC frequency.");
         }
@@ -111,14 +123,14 @@ fn one_second_run_has_the_sections_in_order() {
         pos += found + piece.len();
     }
     assert!(out.ends_with(".\n"));
-    // Every histogram row has PostgreSQL's widths: %8s   %10.4f %10.4f %10d.
+    // Every histogram row has upstream's widths: %19s   %10.4f %10.4f %10d.
     let mut rows = 0;
     for line in out.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() == 4 && f[0].bytes().all(|b| b.is_ascii_digit()) && f[1].contains('.') {
             assert_eq!(
                 line,
-                format!("{:>8}   {:>10} {:>10} {:>10}", f[0], f[1], f[2], f[3]),
+                format!("{:>19}   {:>10} {:>10} {:>10}", f[0], f[1], f[2], f[3]),
                 "row layout"
             );
             assert_eq!(f[1].split('.').nth(1).map(str::len), Some(4), "4 decimals: {line}");

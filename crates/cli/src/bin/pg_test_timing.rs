@@ -5,6 +5,7 @@
 
 use clockscope::clock::posix::PosixClock;
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
+use clockscope_cli::pg_test_timing::getopt::Ordering;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
 use std::ffi::OsString;
 use std::io::Write;
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let opts = match args::parse(&argv) {
+    let opts = match args::parse_with(&argv, Ordering::from_env()) {
         Parsed::Print(text) => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&text).and_then(|_| out.flush());
@@ -36,7 +37,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// x86-64: PostgreSQL 19's TSC section (frequency from CPUID, else calibration).
+/// x86-64: PostgreSQL 19's TSC section. The frequency in use (the one the
+/// RDTSCP and RDTSC blocks are converted with, exactly) is PostgreSQL's CPUID
+/// frequency, else clockscope's calibration (PostgreSQL would use its own
+/// calibration there); `TSC frequency from calibration` is a fresh run of
+/// PostgreSQL's calibration algorithm after the blocks, as upstream prints it.
 #[cfg(target_arch = "x86_64")]
 fn run_with_counter(
     opts: &args::Options,
@@ -45,20 +50,22 @@ fn run_with_counter(
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
     use clockscope::clock::arch::{Rdtsc, Rdtscp};
+    use clockscope::tsc::calibrate::calibrate_tsc_postgresql;
     use clockscope::Scale;
     let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
     let clocks = tsc
         .frequency_khz
         .and_then(Scale::from_khz)
         .and_then(|s| Some((Rdtscp::new(s)?, Rdtsc::new(s)?)));
-    match (clocks, tsc.frequency_khz, tsc.frequency_source.as_deref()) {
-        (Some((precise, fast)), Some(khz), Some(source)) => {
-            let (info_lines, decision_line) = ptt::tsc_lines(source, khz, tsc.calibrated_khz, tsc.use_by_default);
+    match (clocks, tsc.frequency_khz) {
+        (Some((precise, fast)), Some(in_use_khz)) => {
+            let use_by_default = tsc.use_by_default;
             let section = ptt::CounterSection {
                 precise: &precise,
                 fast: &fast,
-                info_lines,
-                decision_line,
+                closing_lines: Box::new(move || {
+                    ptt::tsc_lines(in_use_khz, calibrate_tsc_postgresql().khz, use_by_default)
+                }),
             };
             ptt::run(opts, system, Counter::Usable(section), out, err)
         }
@@ -66,8 +73,10 @@ fn run_with_counter(
     }
 }
 
-/// aarch64: the ARM generic timer where PostgreSQL shows the TSC (PostgreSQL
-/// itself has no ARM counter support; the layout is kept).
+/// aarch64: clockscope's addition. Upstream PostgreSQL builds without a
+/// counter clock here and prints the system block only; we print the ARM
+/// generic timer in the TSC section's layout (its lines are clockscope's,
+/// named "Generic timer ...", never "TSC ...").
 #[cfg(target_arch = "aarch64")]
 fn run_with_counter(
     opts: &args::Options,
@@ -81,12 +90,12 @@ fn run_with_counter(
     match Scale::from_hz(timer.frequency_hz) {
         Some(scale) => {
             let (precise, fast) = (IsbCntvct::new(scale), Cntvct::new(scale));
-            let (info_lines, decision_line) = (timer.frequency_lines(), timer.decision_line());
+            let mut lines = timer.frequency_lines();
+            lines.push(timer.decision_line());
             let section = ptt::CounterSection {
                 precise: &precise,
                 fast: &fast,
-                info_lines,
-                decision_line,
+                closing_lines: Box::new(move || lines),
             };
             ptt::run(opts, system, Counter::Usable(section), out, err)
         }

@@ -1,11 +1,18 @@
-//! PostgreSQL 19's pg_test_timing command line, byte for byte.
+//! PostgreSQL 19's pg_test_timing command line (`handle_args`), byte for
+//! byte: `--help`/`-?` and `--version`/`-V` as the first argument only, then
+//! glibc's `getopt_long` ([`getopt`](super::getopt)) with `-d`/`--duration`
+//! converted by `strtoul` and `-c`/`--cutoff` by `strtod`
+//! ([`c_numbers`](super::c_numbers)), PostgreSQL's messages and exit code 1.
 //!
-//! PostgreSQL parses with glibc's `getopt_long` (options may come after
-//! operands; `--dur=5` abbreviations; `-d5`; `--` ends options) and converts
-//! with `strtoul`/`strtod`. clap cannot reproduce those messages and corner
-//! cases, so this small parser is written by hand. Differences on purpose:
-//! `--version` does not claim to be PostgreSQL, and NaN cutoffs are rejected.
+//! Differences on purpose: `--version` does not claim to be PostgreSQL; a NaN
+//! cutoff (`nan`, `-nan`, `nan(...)`) is rejected with PostgreSQL's range
+//! message. PostgreSQL's check `v < 0 || v > 100` is false for NaN, so it
+//! accepts it, prints `Observed timing durations up to NaN%:` (its own
+//! printf) and, as no running percentage is `>= NaN`, lists every exact
+//! duration: a cutoff that cannot be met, which we refuse as bad input.
 
+use super::c_numbers::{strtod, strtoul_u32};
+use super::getopt::{GetoptLong, Item, LongOption, Ordering};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
@@ -59,22 +66,33 @@ fn try_help(prog: &[u8]) -> Vec<u8> {
     line(&[b"Try \"", prog, b" --help\" for more information."])
 }
 
-#[derive(Clone, Copy)]
-enum Opt {
-    Duration,
-    Cutoff,
+/// pg_test_timing's option table: `"d:c:"` and its long names.
+const SHORTS: &[u8] = b"dc";
+const LONGS: [LongOption; 2] = [
+    LongOption {
+        name: b"duration",
+        short: b'd',
+    },
+    LongOption {
+        name: b"cutoff",
+        short: b'c',
+    },
+];
+
+/// Parses `argv` (including `argv[0]`) the way PostgreSQL 19's pg_test_timing
+/// does with glibc's default ordering (`POSIXLY_CORRECT` unset).
+pub fn parse(argv: &[OsString]) -> Parsed {
+    parse_with(argv, Ordering::Permute)
 }
 
-const LONG: [(&[u8], Opt, u8); 2] = [(b"duration", Opt::Duration, b'd'), (b"cutoff", Opt::Cutoff, b'c')];
-
-/// Parses `argv` (including `argv[0]`) the way PostgreSQL 19's pg_test_timing does.
-pub fn parse(argv: &[OsString]) -> Parsed {
-    let argv0 = argv.first().map(|a| a.as_bytes()).unwrap_or(b"pg_test_timing");
-    let prog = progname(OsStr::from_bytes(argv0));
-    if let Some(first) = argv.get(1).map(|a| a.as_bytes()) {
+/// [`parse`] with the operand ordering given (the binary passes
+/// [`Ordering::from_env`]).
+pub fn parse_with(argv: &[OsString], ordering: Ordering) -> Parsed {
+    let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
+    let prog = progname(OsStr::from_bytes(args.first().copied().unwrap_or(b"pg_test_timing")));
+    if let Some(&first) = args.get(1) {
         if first == b"--help" || first == b"-?" {
-            let usage = line(&[b"Usage: ", &prog, b" [-d DURATION] [-c CUTOFF]"]);
-            return Parsed::Print(usage);
+            return Parsed::Print(line(&[b"Usage: ", &prog, b" [-d DURATION] [-c CUTOFF]"]));
         }
         if first == b"--version" || first == b"-V" {
             return Parsed::Print(version_line().into_bytes());
@@ -82,89 +100,21 @@ pub fn parse(argv: &[OsString]) -> Parsed {
     }
 
     let mut opts = Options::default();
-    let mut operands: Vec<&[u8]> = Vec::new();
-    let mut i = 1;
-    while i < argv.len() {
-        let arg = argv[i].as_bytes();
-        i += 1;
-        if arg == b"--" {
-            operands.extend(argv[i..].iter().map(|a| a.as_bytes()));
-            break;
-        }
-        if let Some(body) = arg.strip_prefix(b"--") {
-            // Long option, possibly abbreviated, possibly with =value.
-            let (name, inline) = match body.iter().position(|&b| b == b'=') {
-                Some(p) => (&body[..p], Some(&body[p + 1..])),
-                None => (body, None),
-            };
-            // glibc: an exact name wins; else a unique prefix; several
-            // prefixes (only possible for an empty name, "--=x") are ambiguous.
-            let prefixed: Vec<_> = LONG.iter().filter(|(n, _, _)| n.starts_with(name)).collect();
-            let found = LONG.iter().find(|(n, _, _)| *n == name).or(match prefixed.as_slice() {
-                [one] => Some(*one),
-                _ => None,
-            });
-            if found.is_none() && prefixed.len() > 1 {
-                let mut err = [argv0, b": option '", arg, b"' is ambiguous; possibilities:"].concat();
-                for (n, _, _) in &prefixed {
-                    err.extend([b" '--", *n, b"'"].concat());
-                }
-                err.push(b'\n');
-                err.extend(try_help(&prog));
-                return Parsed::Fail(err);
+    let mut getopt = GetoptLong::new(&args, SHORTS, &LONGS, ordering);
+    for item in getopt.by_ref() {
+        let result = match item {
+            Item::Option(b'd', value) => duration(value, &prog).map(|d| opts.duration_s = d),
+            Item::Option(_, value) => cutoff(value, &prog).map(|c| opts.cutoff_pct = c),
+            Item::Error(mut message) => {
+                message.extend(try_help(&prog));
+                Err(message)
             }
-            let Some(&(full, opt, _)) = found else {
-                let mut err = line(&[argv0, b": unrecognized option '", arg, b"'"]);
-                err.extend(try_help(&prog));
-                return Parsed::Fail(err);
-            };
-            let value = match inline {
-                Some(v) => v,
-                None if i < argv.len() => {
-                    i += 1;
-                    argv[i - 1].as_bytes()
-                }
-                None => {
-                    let mut err = line(&[argv0, b": option '--", full, b"' requires an argument"]);
-                    err.extend(try_help(&prog));
-                    return Parsed::Fail(err);
-                }
-            };
-            if let Err(e) = apply(opt, value, &prog, &mut opts) {
-                return Parsed::Fail(e);
-            }
-        } else if arg.len() > 1 && arg[0] == b'-' {
-            // Short option: the first char after '-'; both take an argument.
-            let c = arg[1];
-            let opt = match c {
-                b'd' => Opt::Duration,
-                b'c' => Opt::Cutoff,
-                _ => {
-                    // glibc prints the offending byte as a char.
-                    let mut err = line(&[argv0, b": invalid option -- '", &[c], b"'"]);
-                    err.extend(try_help(&prog));
-                    return Parsed::Fail(err);
-                }
-            };
-            let value = if arg.len() > 2 {
-                &arg[2..]
-            } else if i < argv.len() {
-                i += 1;
-                argv[i - 1].as_bytes()
-            } else {
-                let mut err = line(&[argv0, b": option requires an argument -- '", &[c], b"'"]);
-                err.extend(try_help(&prog));
-                return Parsed::Fail(err);
-            };
-            if let Err(e) = apply(opt, value, &prog, &mut opts) {
-                return Parsed::Fail(e);
-            }
-        } else {
-            // glibc permutes operands to the end and keeps going.
-            operands.push(arg);
+        };
+        if let Err(message) = result {
+            return Parsed::Fail(message);
         }
     }
-    if let Some(first) = operands.first() {
+    if let Some(first) = getopt.operands().first() {
         let mut err = line(&[&prog, b": too many command-line arguments (first is \"", first, b"\")"]);
         err.extend(try_help(&prog));
         return Parsed::Fail(err);
@@ -172,187 +122,32 @@ pub fn parse(argv: &[OsString]) -> Parsed {
     Parsed::Run(opts)
 }
 
-fn apply(opt: Opt, value: &[u8], prog: &[u8], opts: &mut Options) -> Result<(), Vec<u8>> {
-    match opt {
-        Opt::Duration => {
-            let Some(v) = strtoul_u32(value) else {
-                let mut err = line(&[prog, b": invalid argument for option --duration"]);
-                err.extend(try_help(prog));
-                return Err(err);
-            };
-            if v == 0 {
-                return Err(line(&[prog, b": --duration must be in range 1..4294967295"]));
-            }
-            opts.duration_s = v;
-        }
-        Opt::Cutoff => {
-            let Some(v) = strtod(value) else {
-                let mut err = line(&[prog, b": invalid argument for option --cutoff"]);
-                err.extend(try_help(prog));
-                return Err(err);
-            };
-            // PostgreSQL's `v < 0 || v > 100` lets NaN through; we do not.
-            if v.is_nan() || !(0.0..=100.0).contains(&v) {
-                return Err(line(&[prog, b": --cutoff must be in range 0..100"]));
-            }
-            opts.cutoff_pct = v;
-        }
-    }
-    Ok(())
-}
-
-/// C `isspace` in the C locale.
-fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-/// `strtoul(s, &end, 10)` accepted only when the whole string was consumed,
-/// errno stayed 0 and the value fits an unsigned int (PostgreSQL's checks).
-/// strtoul accepts leading spaces and a sign; "-5" wraps to a huge value,
-/// which then fails the unsigned-int check, as in C.
-pub fn strtoul_u32(s: &[u8]) -> Option<u32> {
-    let mut i = 0;
-    while i < s.len() && is_c_space(s[i]) {
-        i += 1;
-    }
-    let mut negative = false;
-    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
-        negative = s[i] == b'-';
-        i += 1;
-    }
-    let digits = &s[i..];
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None; // no digits, or trailing characters
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add((d - b'0') as u64)?; // ERANGE
-    }
-    let v = if negative { v.wrapping_neg() } else { v };
-    u32::try_from(v).ok()
-}
-
-/// `strtod(s, &end)` accepted only when the whole string was consumed and
-/// errno stayed 0: leading C spaces, a sign, decimal or hexadecimal floats,
-/// `inf`/`infinity`/`nan`/`nan(...)`. Overflow and underflow (ERANGE) fail.
-pub fn strtod(s: &[u8]) -> Option<f64> {
-    let mut i = 0;
-    while i < s.len() && is_c_space(s[i]) {
-        i += 1;
-    }
-    let rest = std::str::from_utf8(&s[i..]).ok()?;
-    let (sign, body) = match rest.as_bytes().first() {
-        Some(b'-') => (-1.0, &rest[1..]),
-        Some(b'+') => (1.0, &rest[1..]),
-        _ => (1.0, rest),
+/// `-d`: PostgreSQL's two messages, "invalid argument" (with the Try line)
+/// and the range message for 0 (without).
+fn duration(value: &[u8], prog: &[u8]) -> Result<u32, Vec<u8>> {
+    let Some(v) = strtoul_u32(value) else {
+        let mut err = line(&[prog, b": invalid argument for option --duration"]);
+        err.extend(try_help(prog));
+        return Err(err);
     };
-    let lower = body.to_ascii_lowercase();
-    if lower == "inf" || lower == "infinity" {
-        return Some(sign * f64::INFINITY);
+    if v == 0 {
+        return Err(line(&[prog, b": --duration must be in range 1..4294967295"]));
     }
-    if lower == "nan"
-        || (lower.starts_with("nan(")
-            && lower.ends_with(')')
-            && lower[4..lower.len() - 1]
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-    {
-        return Some(f64::NAN);
-    }
-    let value = match lower.strip_prefix("0x") {
-        Some(hex) => parse_hex_float(hex)?,
-        None => parse_decimal_float(body)?,
+    Ok(v)
+}
+
+/// `-c`: "invalid argument" (with the Try line), and the range message for
+/// values outside 0..100 and, unlike PostgreSQL, NaN (see the module doc).
+fn cutoff(value: &[u8], prog: &[u8]) -> Result<f64, Vec<u8>> {
+    let Some(v) = strtod(value) else {
+        let mut err = line(&[prog, b": invalid argument for option --cutoff"]);
+        err.extend(try_help(prog));
+        return Err(err);
     };
-    Some(sign * value)
-}
-
-fn parse_decimal_float(body: &str) -> Option<f64> {
-    let b = body.as_bytes();
-    let mut i = 0;
-    let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    i += int_digits;
-    let mut frac_digits = 0;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        frac_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-        i += frac_digits;
+    if v.is_nan() || !(0.0..=100.0).contains(&v) {
+        return Err(line(&[prog, b": --cutoff must be in range 0..100"]));
     }
-    if int_digits + frac_digits == 0 {
-        return None;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        let exp_digits = b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if exp_digits == 0 {
-            return None; // strtod would stop before 'e': trailing characters
-        }
-        i = j + exp_digits;
-    }
-    if i != b.len() {
-        return None;
-    }
-    let v: f64 = body.parse().ok()?;
-    let nonzero_mantissa = b
-        .iter()
-        .take_while(|c| **c != b'e' && **c != b'E')
-        .any(|c| (b'1'..=b'9').contains(c));
-    if v.is_infinite() || (nonzero_mantissa && (v == 0.0 || v.is_subnormal())) {
-        return None; // ERANGE
-    }
-    Some(v)
-}
-
-fn parse_hex_float(hex: &str) -> Option<f64> {
-    let b = hex.as_bytes();
-    let mut mantissa: f64 = 0.0;
-    let mut exp: i64 = 0;
-    let mut i = 0;
-    let mut digits = 0;
-    while i < b.len() && b[i].is_ascii_hexdigit() {
-        mantissa = mantissa * 16.0 + (b[i] as char).to_digit(16)? as f64;
-        i += 1;
-        digits += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_hexdigit() {
-            mantissa = mantissa * 16.0 + (b[i] as char).to_digit(16)? as f64;
-            exp -= 4;
-            i += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return None;
-    }
-    if i < b.len() && b[i] == b'p' {
-        let mut j = i + 1;
-        let neg = j < b.len() && b[j] == b'-';
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        let start = j;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        if j == start {
-            return None;
-        }
-        let e: i64 = hex[start..j].parse().ok()?;
-        exp += if neg { -e } else { e };
-        i = j;
-    }
-    if i != b.len() {
-        return None;
-    }
-    let v = mantissa * 2f64.powi(exp.clamp(-2000, 2000) as i32);
-    if v.is_infinite() || (mantissa != 0.0 && (v == 0.0 || v.is_subnormal())) {
-        return None;
-    }
-    Some(v)
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -398,6 +193,14 @@ mod tests {
         assert_eq!(run(&["p", "-c", "100"]).cutoff_pct, 100.0);
         assert_eq!(run(&["p", "-c", " 1e1"]).cutoff_pct, 10.0);
         assert_eq!(run(&["p", "-c", "0x1p3"]).cutoff_pct, 8.0);
+        // glibc's strtod: exact subnormals set no ERANGE; -0 is not below 0.
+        assert_eq!(run(&["p", "-c", "0x1p-1074"]).cutoff_pct, f64::from_bits(1));
+        let negative_zero = run(&["p", "-c", "-0"]).cutoff_pct;
+        assert!(negative_zero == 0.0 && negative_zero.is_sign_negative());
+        assert_eq!(run(&["p", "-c", "\t+0x1.8p1"]).cutoff_pct, 3.0);
+        assert_eq!(run(&["p", "-c", "1e-300"]).cutoff_pct, 1e-300);
+        // strtoul wraps a negative value: -(2^64 - 1) is 1.
+        assert_eq!(run(&["p", "-d", "-18446744073709551615"]).duration_s, 1);
         assert_eq!(run(&["p", "-d", " +4294967295"]).duration_s, u32::MAX);
         assert_eq!(run(&["p", "-d", "2", "-d", "3"]).duration_s, 3);
     }
@@ -453,11 +256,28 @@ mod tests {
     #[test]
     fn cutoff_errors() {
         let invalid = format!("pg_test_timing: invalid argument for option --cutoff\n{TRY}");
-        for bad in ["", "abc", "5%", "1e", "1e400", "1e-400", "0x", "."] {
+        // Not all consumed, nothing consumed, or ERANGE (overflow, inexact underflow).
+        for bad in [
+            "",
+            " ",
+            "abc",
+            "5%",
+            "1e",
+            "1e400",
+            "1e-400",
+            "1e-320",
+            "4.9e-324",
+            "0x1p-1075",
+            "0x",
+            ".",
+            "1,5",
+        ] {
             assert_eq!(fail(&["pg_test_timing", "-c", bad]), invalid, "{bad:?}");
         }
         let range = "pg_test_timing: --cutoff must be in range 0..100\n";
-        for bad in ["-1", "100.0001", "inf", "-inf", "nan", "NaN", "nan(123)"] {
+        for bad in [
+            "-1", "100.0001", "inf", "-inf", "INFINITY", "nan", "-nan", "NaN", "nan(123)", "1e308",
+        ] {
             assert_eq!(fail(&["pg_test_timing", "-c", bad]), range, "{bad:?}");
         }
     }
@@ -500,6 +320,22 @@ mod tests {
         assert_eq!(
             fail(&["pg_test_timing", "foo", "-x"]),
             format!("pg_test_timing: invalid option -- 'x'\n{TRY}")
+        );
+    }
+
+    #[test]
+    fn posixly_correct_stops_at_the_first_operand() {
+        let argv = args(&["pg_test_timing", "foo", "-x"]);
+        assert_eq!(
+            parse_with(&argv, Ordering::RequireOrder),
+            Parsed::Fail(
+                format!("pg_test_timing: too many command-line arguments (first is \"foo\")\n{TRY}").into_bytes()
+            )
+        );
+        let argv = args(&["pg_test_timing", "-d", "0", "foo"]);
+        assert_eq!(
+            parse_with(&argv, Ordering::RequireOrder),
+            Parsed::Fail(b"pg_test_timing: --duration must be in range 1..4294967295\n".to_vec())
         );
     }
 

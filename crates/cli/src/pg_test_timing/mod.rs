@@ -1,31 +1,45 @@
 //! The drop-in for PostgreSQL 19's `pg_test_timing`: the same command line,
 //! messages, exit codes and output, on any machine, with clockscope's clocks.
 //!
-//! Sections, in PostgreSQL's order: the system clock (`clock_gettime
-//! (CLOCK_MONOTONIC)`), then on machines with a usable CPU counter the precise
-//! read (RDTSCP) and the fast read (RDTSC) blocks, the counter's frequency
-//! lines and whether PostgreSQL 19 would use it by default. A backward step
-//! ends the run with PostgreSQL's two-line message and exit 1.
+//! The layout is upstream PostgreSQL's committed `pg_test_timing.c` (master
+//! at catversion 202604061, after the TSC clock source was committed):
+//! `Testing timing overhead ...`, the system clock block (`clock_gettime
+//! (CLOCK_MONOTONIC)`), then on x86-64 an empty line and either PostgreSQL's
+//! "not usable" sentence or the precise read (RDTSCP) block, an empty line,
+//! the fast read (RDTSC) block, an empty line, `TSC frequency in use`, the
+//! calibration line (a fresh run of PostgreSQL's calibration, after the
+//! blocks, as upstream runs it) and whether PostgreSQL 19 would use the TSC
+//! by default. A backward step ends the run with PostgreSQL's two-line
+//! message and exit 1.
+//!
+//! - [`args`]: PostgreSQL's `handle_args`, over [`getopt`] (glibc's
+//!   `getopt_long`) and [`c_numbers`] (the C library's `strtoul`/`strtod`).
+//! - [`report`]: the average line and the two tables of each block.
 
 pub mod args;
+pub mod c_numbers;
+pub mod getopt;
 pub mod report;
 
 use clockscope::measure::{measure, Control, Measurement};
 use clockscope::ClockSource;
 use std::io::{self, Write};
 
+/// The lines printed after the fast block, computed at that point (the
+/// calibration runs there, as upstream's does).
+pub type ClosingLines<'a> = Box<dyn FnOnce() -> Vec<String> + 'a>;
+
 /// The CPU-counter part of the run: its precise and fast reads and the lines
-/// that describe its frequency.
+/// that close it.
 pub struct CounterSection<'a, P: ClockSource, F: ClockSource> {
     /// Read for the `Clock source:` block (RDTSCP).
     pub precise: &'a P,
     /// Read inside the `Fast clock source:` loop (RDTSC); its ordered read
     /// takes the start and end.
     pub fast: &'a F,
-    /// Printed after the fast block (`TSC frequency source: ...`, ...).
-    pub info_lines: Vec<String>,
-    /// Printed last, after an empty line (`TSC clock source will ...`).
-    pub decision_line: String,
+    /// Printed after the fast block and an empty line (on x86-64
+    /// [`tsc_lines`]: frequency in use, from calibration, the policy).
+    pub closing_lines: ClosingLines<'a>,
 }
 
 /// Whether the counter can be measured, and if not, what to print instead.
@@ -37,27 +51,29 @@ pub enum Counter<'a, P: ClockSource, F: ClockSource> {
     Absent,
 }
 
-/// The lines PostgreSQL 19 prints about the TSC frequency and policy.
-pub fn tsc_lines(
-    frequency_source: &str,
-    frequency_khz: u64,
-    calibrated_khz: Option<u64>,
-    use_by_default: bool,
-) -> (Vec<String>, String) {
-    let mut lines = vec![
-        format!("TSC frequency source: {frequency_source}"),
-        format!("TSC frequency in use: {frequency_khz} kHz"),
-    ];
-    lines.push(match calibrated_khz {
+/// The lines upstream PostgreSQL prints after the fast block:
+/// `TSC frequency in use: N kHz`, then `TSC frequency from calibration: N kHz`
+/// or `TSC calibration did not converge`, then the `auto` policy's sentence
+/// (no empty line before it).
+///
+/// `in_use_khz` is the frequency the TSC blocks were converted with;
+/// `calibrated_khz` is PostgreSQL's calibration's result (`None` or 0: did
+/// not converge).
+pub fn tsc_lines(in_use_khz: u64, calibrated_khz: Option<u64>, use_by_default: bool) -> Vec<String> {
+    let calibration = match calibrated_khz.filter(|&k| k > 0) {
         Some(k) => format!("TSC frequency from calibration: {k} kHz"),
         None => "TSC calibration did not converge".to_string(),
-    });
+    };
     let decision = if use_by_default {
         "TSC clock source will be used by default, unless timing_clock_source is set to 'system'."
     } else {
         "TSC clock source will not be used by default, unless timing_clock_source is set to 'tsc'."
     };
-    (lines, decision.to_string())
+    vec![
+        format!("TSC frequency in use: {in_use_khz} kHz"),
+        calibration,
+        decision.to_string(),
+    ]
 }
 
 /// One timed block; `Err(backward_ns)` when time went backwards.
@@ -118,11 +134,10 @@ pub fn run<S: ClockSource, P: ClockSource, F: ClockSource>(
                 return warp(err, ns);
             }
             writeln!(out)?;
-            for line in &section.info_lines {
+            out.flush()?;
+            for line in (section.closing_lines)() {
                 writeln!(out, "{line}")?;
             }
-            writeln!(out)?;
-            writeln!(out, "{}", section.decision_line)?;
         }
     }
     out.flush()?;

@@ -18,16 +18,36 @@ pub fn write_average(out: &mut dyn Write, m: &Measurement) -> io::Result<()> {
     writeln!(out, "Average loop time including overhead: {avg:0.2} ns")
 }
 
+/// Column headers of both tables, as PostgreSQL's `output()` names them.
+const HEADER_LE_NS: &str = "<= ns";
+const HEADER_NS: &str = "ns";
+const HEADER_PERCENT: &str = "% of total";
+const HEADER_RUNNING: &str = "running %";
+const HEADER_COUNT: &str = "count";
+
+/// The four column widths of both tables, computed as upstream's `output()`
+/// does: each header's length raised to a minimum, 19 for the label column
+/// (`Max(19, len1)` with `len1` the length of `<= ns`, used for the `ns`
+/// table too), 10 for the others. Numbers wider than their column are
+/// printed whole, as `%*` does.
+pub fn column_widths() -> (usize, usize, usize, usize) {
+    (
+        HEADER_LE_NS.len().max(19),
+        HEADER_PERCENT.len().max(10),
+        HEADER_RUNNING.len().max(10),
+        HEADER_COUNT.len().max(10),
+    )
+}
+
 /// PostgreSQL's `output()`: histogram, then exact durations up to `cutoff_pct`.
 pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -> io::Result<()> {
     let h = &m.histogram;
     let loops = h.count() as f64;
-    let (len1, len2, len3, len4) = (8, 10, 10, 10);
+    let (len1, len2, len3, len4) = column_widths();
     writeln!(out, "Histogram of timing durations:")?;
     writeln!(
         out,
-        "{:>len1$}   {:>len2$} {:>len3$} {:>len4$}",
-        "<= ns", "% of total", "running %", "count"
+        "{HEADER_LE_NS:>len1$}   {HEADER_PERCENT:>len2$} {HEADER_RUNNING:>len3$} {HEADER_COUNT:>len4$}"
     )?;
     let mut rprct = 0.0f64;
     for (i, &count) in h.buckets().iter().enumerate().take(h.max_bucket() + 1) {
@@ -40,8 +60,7 @@ pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -
     writeln!(out, "\nObserved timing durations up to {cutoff_pct:.4}%:")?;
     writeln!(
         out,
-        "{:>len1$}   {:>len2$} {:>len3$} {:>len4$}",
-        "ns", "% of total", "running %", "count"
+        "{HEADER_NS:>len1$}   {HEADER_PERCENT:>len2$} {HEADER_RUNNING:>len3$} {HEADER_COUNT:>len4$}"
     )?;
     let largest = h.largest_ns();
     let mut rprct = 0.0f64;
@@ -91,6 +110,7 @@ pub fn write_time_warp(err: &mut dyn Write, backward_ns: u64) -> io::Result<()> 
 pub const TSC_NOT_USABLE: &str = "TSC clock source is not usable. Likely unable to determine TSC frequency. \
 Are you running in an unsupported virtualized environment?";
 
-/// The aarch64 counterpart: CNTFRQ_EL0 reads 0, so the generic timer has no frequency.
+/// The aarch64 counterpart (clockscope's; PostgreSQL has no ARM counter
+/// support): CNTFRQ_EL0 reads 0, so the generic timer has no frequency.
 pub const GENERIC_TIMER_NOT_USABLE: &str = "Generic timer clock source is not usable. CNTFRQ_EL0 reads 0: \
 the firmware did not program the counter frequency.";

@@ -40,8 +40,10 @@ pub struct PostgresTsc {
     /// `TSC frequency source` (`x86, cpuid 0x15`, `x86, cpuid 0x16`,
     /// `x86, hypervisor, cpuid 0x40000010`, `x86, calibration`).
     pub frequency_source: Option<String>,
-    /// `TSC frequency from calibration` as pg_test_timing prints it; `None`
-    /// when the calibration did not converge or the TSC is not usable.
+    /// clockscope's calibration ([`calibrate::calibrate_tsc`]), kHz; `None`
+    /// when it did not converge or the TSC is not usable. (pg_test_timing's
+    /// `TSC frequency from calibration` line is PostgreSQL's algorithm, run
+    /// afresh: [`calibrate::calibrate_tsc_postgresql`].)
     pub calibrated_khz: Option<u64>,
     /// PostgreSQL's `auto` policy: frequency known and (TSC_ADJUST or the
     /// kernel's current clocksource is exactly `tsc`).
