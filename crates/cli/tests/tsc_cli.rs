@@ -1,6 +1,7 @@
 //! `clockscope tsc` end to end: recorded dumps as text and JSON, a malformed
 //! dump (exit 2, one line on stderr), this machine as JSON, and a fake
-//! kernel tree through the hidden `--root`.
+//! kernel tree through the hidden `--root`, and inputs that must be refused
+//! at once (a FIFO dump, a device node as /proc/cpuinfo, oversized files).
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -282,7 +283,7 @@ fn files_that_are_not_dumps_fail_fast_with_one_line() {
     let binary = dir.path().join("binary.dump");
     std::fs::write(&binary, [0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 1]).unwrap();
     for (path, expected) in [
-        ("/dev/zero", "larger than 4 MiB: not a CPUID dump"),
+        ("/dev/zero", "is a character device, not a regular file: refused"),
         (dir.path().to_str().unwrap(), "is a directory"),
         (binary.to_str().unwrap(), "not a text file"),
         ("/nonexistent/dump.txt", "No such file or directory"),
@@ -300,4 +301,116 @@ fn files_that_are_not_dumps_fail_fast_with_one_line() {
     let o = clockscope(&["tsc", "--root", "/nonexistent-root"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--root /nonexistent-root: not a directory"));
+}
+
+/// Runs clockscope with `args`; fails the test (and kills the child) if it
+/// has not exited within `limit`.
+fn clockscope_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run clockscope");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("clockscope {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn fifo_dump_is_refused_within_one_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("dump.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // No writer: opening it for reading would block for ever.
+    let o = clockscope_within(
+        &["tsc", "--cpuid-dump", fifo.to_str().unwrap()],
+        std::time::Duration::from_secs(1),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("--cpuid-dump {}: is a FIFO, not a regular file", fifo.display())),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn oversized_dump_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.txt");
+    // A regular file one byte over the 4 MiB cap, of valid comment lines.
+    let mut text = "# padding\n".repeat((4 << 20) / 10 + 1);
+    text.truncate((4 << 20) + 1);
+    std::fs::write(&big, &text).unwrap();
+    let o = clockscope(&["tsc", "--cpuid-dump", big.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than 4 MiB: not a CPUID dump"), "{err}");
+}
+
+/// `--root` whose proc/cpuinfo is a copy of /dev/zero (made with mknod, so
+/// the real device is never touched): refused at once, in bounded memory
+/// (the run is limited to 1 GiB of address space; reading /dev/zero to the
+/// end once took 8.6 GB).
+#[test]
+fn device_node_as_cpuinfo_under_root_is_refused_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::create_dir_all(root.join("sys/devices/system/clocksource/clocksource0")).unwrap();
+    std::fs::write(
+        root.join("sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "tsc\n",
+    )
+    .unwrap();
+    let zero = root.join("proc/cpuinfo");
+    let made = Command::new("mknod").arg(&zero).args(["c", "1", "5"]).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mknod is not allowed here");
+        return;
+    }
+    let fifo = root.join("proc/cmdline");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let script = format!(
+        "ulimit -v 1048576 && exec {} tsc --root {} --format json --calibration-ms 5",
+        env!("CARGO_BIN_EXE_clockscope"),
+        root.display()
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().ok();
+            panic!("clockscope tsc --root with a device as /proc/cpuinfo still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let v = json(&child.wait_with_output().unwrap());
+    if cfg!(target_arch = "x86_64") {
+        let flags = &v["linux"]["tsc_flags"]["unreadable"];
+        assert!(
+            flags.as_str().unwrap().ends_with("proc/cpuinfo: is a character device, not a regular file: refused"),
+            "{flags}"
+        );
+        let cmdline = &v["linux"]["cmdline"]["unreadable"];
+        assert!(cmdline.as_str().unwrap().contains("is a FIFO"), "{cmdline}");
+        let reasons = v["clockscope_decision"]["reasons"].as_array().unwrap();
+        assert!(reasons.iter().any(|r| r["check"] == "invariant TSC" && r["ok"] == false));
+    }
 }
