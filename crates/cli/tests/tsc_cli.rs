@@ -414,3 +414,98 @@ fn device_node_as_cpuinfo_under_root_is_refused_promptly() {
         assert!(reasons.iter().any(|r| r["check"] == "invariant TSC" && r["ok"] == false));
     }
 }
+
+/// A `cpuid -r` dump of a bare-metal Intel CPU with RDTSCP and invariant TSC,
+/// leaf 0x15 = `leaf15` (EAX, EBX, ECX) and the brand string `brand`.
+fn hand_built_dump(leaf15: [u32; 3], brand: &[u8]) -> String {
+    let mut b = [0u8; 48];
+    b[..brand.len()].copy_from_slice(brand);
+    let word = |i: usize| u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap());
+    let mut text = String::from("CPU 0:\n");
+    let mut leaf = |l: u32, r: [u32; 4]| {
+        text.push_str(&format!(
+            "   0x{l:08x} 0x00: eax=0x{:08x} ebx=0x{:08x} ecx=0x{:08x} edx=0x{:08x}\n",
+            r[0], r[1], r[2], r[3]
+        ))
+    };
+    leaf(0, [0x16, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]);
+    leaf(1, [0x0005_0654, 0, 0, 1 << 4]);
+    leaf(0x15, [leaf15[0], leaf15[1], leaf15[2], 0]);
+    leaf(0x8000_0000, [0x8000_0008, 0, 0, 0]);
+    leaf(0x8000_0001, [0, 0, 0, 1 << 27]);
+    for (n, l) in (0x8000_0002u32..=0x8000_0004).enumerate() {
+        leaf(l, [word(n * 4), word(n * 4 + 1), word(n * 4 + 2), word(n * 4 + 3)]);
+    }
+    leaf(0x8000_0007, [0, 0, 0, 1 << 8]);
+    text
+}
+
+/// No control character but newline reaches stdout.
+fn assert_no_raw_controls(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let bad: Vec<char> = text.chars().filter(|c| c.is_control() && *c != '\n').collect();
+    assert!(bad.is_empty(), "raw control characters {bad:?} in:\n{text}");
+}
+
+#[test]
+fn absurd_leaves_and_hostile_brand_in_a_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absurd.txt");
+    // eax=1, ebx=ecx=0xffffffff; the brand retitles the terminal and rings the bell.
+    std::fs::write(
+        &path,
+        hand_built_dump([1, u32::MAX, u32::MAX], b"Evil\x1b]0;owned\x07 CPU\x1b[2J"),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let text = clockscope(&["tsc", "--cpuid-dump", p]);
+    assert_eq!(text.status.code(), Some(0), "{}", String::from_utf8_lossy(&text.stderr));
+    assert_no_raw_controls(&text.stdout);
+    let shown = stdout(&text);
+    assert!(shown.contains("Evil\\x1b]0;owned\\x07 CPU\\x1b[2J"), "{shown}");
+    assert!(shown.contains("implausible, not used"), "{shown}");
+    assert!(!shown.contains("ok      frequency known"), "{shown}");
+
+    let json_out = clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]);
+    assert_no_raw_controls(&json_out.stdout);
+    let v = json(&json_out);
+    let s = source(&v, "cpuid15");
+    assert_eq!(s["khz"], Value::Null);
+    assert_eq!(s["implausible_khz"], 18_446_742_798_104_265u64);
+    assert_eq!(v["cpuid_tsc_khz"], Value::Null);
+    let check = v["clockscope_decision"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "frequency known and sources agree")
+        .unwrap()
+        .clone();
+    assert_eq!(check["ok"], false);
+    // PostgreSQL's uint32 product wraps to a negative int32: it would calibrate.
+    assert_eq!(v["postgresql_tsc_khz"], Value::Null);
+
+    // A 1 Hz crystal: 0 kHz, no longer "ok".
+    std::fs::write(&path, hand_built_dump([1, 84, 1], b"CPU")).unwrap();
+    let v = json(&clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]));
+    assert_eq!(source(&v, "cpuid15")["implausible_khz"], 0);
+    assert_eq!(v["clockscope_decision"]["reasons"][4]["ok"], false);
+}
+
+#[test]
+fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.txt");
+    let good = hand_built_dump([2, 200, 24_000_000], b"Intel CPU");
+    std::fs::write(&path, format!("\u{feff}{good}")).unwrap();
+    let v = json(&clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap(), "--format", "json"]));
+    assert_eq!(source(&v, "cpuid15")["khz"], 2_400_000);
+
+    // Leaf 0x15 again with other registers, on line 10.
+    let twice = format!("{good}   0x00000015 0x00: eax=0x00000001 ebx=0x00000001 ecx=0x00000001 edx=0x00000000\n");
+    std::fs::write(&path, twice).unwrap();
+    let o = clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("line 10:") && err.contains("on line 4 and line 10"), "{err}");
+}
