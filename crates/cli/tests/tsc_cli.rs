@@ -500,12 +500,12 @@ fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
     let v = json(&clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap(), "--format", "json"]));
     assert_eq!(source(&v, "cpuid15")["khz"], 2_400_000);
 
-    // Leaf 0x15 again with other registers, on line 10.
+    // Leaf 0x15 again with other registers, on line 11 (after "CPU 0:" and ten leaves).
     let twice = format!("{good}   0x00000015 0x00: eax=0x00000001 ebx=0x00000001 ecx=0x00000001 edx=0x00000000\n");
     std::fs::write(&path, twice).unwrap();
     let o = clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("line 10:") && err.contains("on line 4 and line 10"), "{err}");
+    assert!(err.contains("line 11:") && err.contains("on line 4 and line 11"), "{err}");
 }
