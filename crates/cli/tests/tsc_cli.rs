@@ -339,7 +339,10 @@ fn fifo_dump_is_refused_within_one_second() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains(&format!("--cpuid-dump {}: is a FIFO, not a regular file", fifo.display())),
+        err.contains(&format!(
+            "--cpuid-dump {}: is a FIFO, not a regular file",
+            fifo.display()
+        )),
         "{err}"
     );
     assert!(o.stdout.is_empty());
@@ -405,13 +408,18 @@ fn device_node_as_cpuinfo_under_root_is_refused_promptly() {
     if cfg!(target_arch = "x86_64") {
         let flags = &v["linux"]["tsc_flags"]["unreadable"];
         assert!(
-            flags.as_str().unwrap().ends_with("proc/cpuinfo: is a character device, not a regular file: refused"),
+            flags
+                .as_str()
+                .unwrap()
+                .ends_with("proc/cpuinfo: is a character device, not a regular file: refused"),
             "{flags}"
         );
         let cmdline = &v["linux"]["cmdline"]["unreadable"];
         assert!(cmdline.as_str().unwrap().contains("is a FIFO"), "{cmdline}");
         let reasons = v["clockscope_decision"]["reasons"].as_array().unwrap();
-        assert!(reasons.iter().any(|r| r["check"] == "invariant TSC" && r["ok"] == false));
+        assert!(reasons
+            .iter()
+            .any(|r| r["check"] == "invariant TSC" && r["ok"] == false));
     }
 }
 
@@ -497,7 +505,13 @@ fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
     let path = dir.path().join("bom.txt");
     let good = hand_built_dump([2, 200, 24_000_000], b"Intel CPU");
     std::fs::write(&path, format!("\u{feff}{good}")).unwrap();
-    let v = json(&clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap(), "--format", "json"]));
+    let v = json(&clockscope(&[
+        "tsc",
+        "--cpuid-dump",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
     assert_eq!(source(&v, "cpuid15")["khz"], 2_400_000);
 
     // Leaf 0x15 again with other registers, on line 11 (after "CPU 0:" and ten leaves).
@@ -507,5 +521,8 @@ fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("line 11:") && err.contains("on line 4 and line 11"), "{err}");
+    assert!(
+        err.contains("line 11:") && err.contains("on line 4 and line 11"),
+        "{err}"
+    );
 }

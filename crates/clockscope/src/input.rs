@@ -249,14 +249,20 @@ mod tests {
         std::fs::write(&p, "0123456789abcdefX").unwrap();
         let e = read_text(&p, &SMALL).unwrap_err();
         assert!(matches!(e, InputError::TooLarge { .. }));
-        assert_eq!(e.to_string(), format!("{}: larger than 16 bytes: not a test file", p.display()));
+        assert_eq!(
+            e.to_string(),
+            format!("{}: larger than 16 bytes: not a test file", p.display())
+        );
     }
 
     #[test]
     fn refuses_what_is_not_a_regular_file() {
         let dir = tempfile::tempdir().unwrap();
         let e = read_bytes(dir.path(), &SMALL).unwrap_err();
-        assert!(e.to_string().ends_with("is a directory, not a regular file: refused"), "{e}");
+        assert!(
+            e.to_string().ends_with("is a directory, not a regular file: refused"),
+            "{e}"
+        );
         let fifo = dir.path().join("fifo");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(made.success());

@@ -201,7 +201,8 @@ const MIDR_TOKENS: &[&str] = &["0x", "0X", "413fd0c1", "ffffffffffffffff", "1", 
 /// An error message quoting untrusted text: no raw control character, short.
 fn assert_safe_message(msg: &str) {
     assert!(
-        !msg.chars().any(|c| (c.is_control() && c != '\t') || ('\u{202a}'..='\u{202e}').contains(&c)),
+        !msg.chars()
+            .any(|c| (c.is_control() && c != '\t') || ('\u{202a}'..='\u{202e}').contains(&c)),
         "raw control character in {msg:?}"
     );
     assert!(msg.chars().count() < 600, "{} characters: {msg:?}", msg.chars().count());

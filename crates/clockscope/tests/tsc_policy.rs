@@ -446,7 +446,11 @@ fn assert_implausible(f: &CpuidFacts, id: SourceId, value: u64, range: &str) -> 
     let s = fr.source(id);
     assert_eq!(s.khz, None, "{s:?}");
     assert_eq!(s.implausible_khz, Some(value), "{s:?}");
-    assert!(s.note.starts_with("implausible, not used: ") && s.note.contains(range), "{}", s.note);
+    assert!(
+        s.note.starts_with("implausible, not used: ") && s.note.contains(range),
+        "{}",
+        s.note
+    );
     assert_ne!(fr.clockscope.source, Some(id));
     assert!(!fr.agreement.agree);
     assert!(fr.agreement.evidence.contains(range), "{}", fr.agreement.evidence);
@@ -489,10 +493,19 @@ fn fifty_mhz_and_twenty_ghz_tsc_are_implausible() {
     // PostgreSQL uses it (no plausibility check); clockscope says so.
     assert_eq!(fr.postgresql.khz, Some(50_000));
     assert!(fr.postgresql.implausible);
-    assert!(fr.postgresql.why.contains("PostgreSQL 19 has no plausibility check"), "{}", fr.postgresql.why);
+    assert!(
+        fr.postgresql.why.contains("PostgreSQL 19 has no plausibility check"),
+        "{}",
+        fr.postgresql.why
+    );
     // 25 MHz crystal * 800 = 20 GHz.
     let f = bare_metal([1, 800, 25_000_000]);
-    let fr = assert_implausible(&f, SourceId::Cpuid15, 20_000_000, "20000000 kHz is outside 100 MHz-10 GHz");
+    let fr = assert_implausible(
+        &f,
+        SourceId::Cpuid15,
+        20_000_000,
+        "20000000 kHz is outside 100 MHz-10 GHz",
+    );
     assert_eq!(fr.postgresql.khz, Some(20_000_000));
     assert!(fr.postgresql.implausible);
     // The bounds themselves are plausible.
@@ -545,7 +558,11 @@ fn crystal_derived_from_leaf16_cannot_overflow() {
     let fr = freq(&f, &good_kernel(), None, None);
     let s = fr.source(SourceId::Cpuid15CrystalFrom16);
     assert_eq!(s.khz, None);
-    assert!(s.implausible_khz.is_some() && s.note.contains("outside 1-100 MHz"), "{}", s.note);
+    assert!(
+        s.implausible_khz.is_some() && s.note.contains("outside 1-100 MHz"),
+        "{}",
+        s.note
+    );
     // 0x16 alone: 4294967295 MHz; PostgreSQL's uint32 * 1000 wraps.
     assert_eq!(fr.source(SourceId::Cpuid16).khz, None);
     let p = clockscope::tsc::frequency::postgres_cpuid_khz(&f);

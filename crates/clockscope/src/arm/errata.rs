@@ -287,9 +287,9 @@ fn find_dt_timer(dt_root: &Path) -> Option<DtTimer> {
         read_bytes(&p.join("compatible"), &input::KERNEL_VALUE)
             .into_found()
             .is_some_and(|c| {
-            c.split(|&b| b == 0)
-                .any(|s| DT_TIMER_COMPATIBLE.iter().any(|want| s == want.as_bytes()))
-        })
+                c.split(|&b| b == 0)
+                    .any(|s| DT_TIMER_COMPATIBLE.iter().any(|want| s == want.as_bytes()))
+            })
     })?;
     let clock_frequency_hz = read_bytes(&node.join("clock-frequency"), &input::KERNEL_VALUE)
         .into_found()

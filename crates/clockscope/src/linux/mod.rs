@@ -121,7 +121,9 @@ impl<T> Evidence<T> {
 pub fn read_text(path: &Path, limit: &InputLimit) -> Evidence<String> {
     match input::read_text(path, limit) {
         Ok(s) => Evidence::Found(s),
-        Err(e) if e.is_not_found() => Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy()))),
+        Err(e) if e.is_not_found() => {
+            Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
+        }
         Err(e) => Evidence::Unreadable(e.to_string()),
     }
 }
@@ -130,7 +132,9 @@ pub fn read_text(path: &Path, limit: &InputLimit) -> Evidence<String> {
 pub fn read_bytes(path: &Path, limit: &InputLimit) -> Evidence<Vec<u8>> {
     match input::read_bytes(path, limit) {
         Ok(b) => Evidence::Found(b),
-        Err(e) if e.is_not_found() => Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy()))),
+        Err(e) if e.is_not_found() => {
+            Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
+        }
         Err(e) => Evidence::Unreadable(e.to_string()),
     }
 }
@@ -149,9 +153,8 @@ fn read_parsed_limited<T>(
     parse: impl FnOnce(&str) -> Result<T, String>,
 ) -> Evidence<T> {
     let path = root.join(rel);
-    read_text(&path, limit).and_then(|text| {
-        parse(&text).map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy())))
-    })
+    read_text(&path, limit)
+        .and_then(|text| parse(&text).map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy()))))
 }
 
 /// A one-word sysfs/procfs value (trimmed; empty is an error).

@@ -151,9 +151,12 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
     };
     let mut regs = [None; 4];
     for word in rest.split_whitespace() {
-        let (name, value) = word
-            .split_once('=')
-            .ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{}' is not REG=0xVALUE)", quoted(word, 40)))?;
+        let (name, value) = word.split_once('=').ok_or_else(|| {
+            format!(
+                "malformed `cpuid -r` leaf line ('{}' is not REG=0xVALUE)",
+                quoted(word, 40)
+            )
+        })?;
         let idx = match name {
             "eax" => 0,
             "ebx" => 1,
@@ -172,10 +175,12 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
                 quoted(value, 40)
             ));
         }
-        regs[idx] = Some(
-            parse_hex(value)
-                .ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{}' is not 32-bit hex)", quoted(value, 40)))?,
-        );
+        regs[idx] = Some(parse_hex(value).ok_or_else(|| {
+            format!(
+                "malformed `cpuid -r` leaf line ('{}' is not 32-bit hex)",
+                quoted(value, 40)
+            )
+        })?);
     }
     match regs {
         [Some(a), Some(b), Some(c), Some(d)] => Ok(Line::RawLeaf {

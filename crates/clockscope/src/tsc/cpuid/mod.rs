@@ -491,7 +491,11 @@ mod tests {
         let word = |i: usize| u32::from_le_bytes(brand[i * 4..i * 4 + 4].try_into().unwrap());
         let mut rec = intel_base().with(0x8000_0000, 0, [0x8000_0008, 0, 0, 0]);
         for (n, leaf) in (0x8000_0002u32..=0x8000_0004).enumerate() {
-            rec.insert(leaf, 0, [word(n * 4), word(n * 4 + 1), word(n * 4 + 2), word(n * 4 + 3)]);
+            rec.insert(
+                leaf,
+                0,
+                [word(n * 4), word(n * 4 + 1), word(n * 4 + 2), word(n * 4 + 3)],
+            );
         }
         let f = CpuidFacts::from_recorded(&rec);
         assert_eq!(f.brand.as_deref(), Some("Evil \\x1b]0;x\\x07 CPU"));
