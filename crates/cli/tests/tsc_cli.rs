@@ -477,6 +477,7 @@ fn absurd_leaves_and_hostile_brand_in_a_dump() {
     let json_out = clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]);
     assert_no_raw_controls(&json_out.stdout);
     let v = json(&json_out);
+    assert_matches_tsc_schema(&v);
     let s = source(&v, "cpuid15");
     assert_eq!(s["khz"], Value::Null);
     assert_eq!(s["implausible_khz"], 18_446_742_798_104_265u64);
@@ -496,6 +497,7 @@ fn absurd_leaves_and_hostile_brand_in_a_dump() {
     std::fs::write(&path, hand_built_dump([1, 84, 1], b"CPU")).unwrap();
     let v = json(&clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]));
     assert_eq!(source(&v, "cpuid15")["implausible_khz"], 0);
+    assert_matches_tsc_schema(&v);
     assert_eq!(v["clockscope_decision"]["reasons"][4]["ok"], false);
 }
 
@@ -525,4 +527,16 @@ fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
         err.contains("line 11:") && err.contains("on line 4 and line 11"),
         "{err}"
     );
+}
+
+/// `v` follows docs/schema/tsc.schema.json (implausible values included).
+fn assert_matches_tsc_schema(v: &Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema/tsc.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

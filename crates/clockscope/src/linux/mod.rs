@@ -4,7 +4,11 @@
 //! Every reader takes `root: &Path` (`/` in production, a temporary directory
 //! in tests) and never panics: a file that is absent gives
 //! [`Evidence::Missing`], one that cannot be read or parsed gives
-//! [`Evidence::Unreadable`], both with the reason as text.
+//! [`Evidence::Unreadable`], both with the reason as text. Every file is read
+//! through [`crate::input`]: a regular file only (a FIFO or device node put
+//! in a `--root` tree is refused, not read for ever), at most 64 KiB for a
+//! one-value file and 8 MiB for `/proc/cpuinfo` and a kernel log saved as
+//! text; the live `/dev/kmsg` is bounded in records, bytes and time.
 //!
 //! | evidence | file under root |
 //! |---|---|
