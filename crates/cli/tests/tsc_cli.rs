@@ -1,6 +1,7 @@
 //! `clockscope tsc` end to end: recorded dumps as text and JSON, a malformed
 //! dump (exit 2, one line on stderr), this machine as JSON, and a fake
-//! kernel tree through the hidden `--root`.
+//! kernel tree through the hidden `--root`, and inputs that must be refused
+//! at once (a FIFO dump, a device node as /proc/cpuinfo, oversized files).
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -282,7 +283,7 @@ fn files_that_are_not_dumps_fail_fast_with_one_line() {
     let binary = dir.path().join("binary.dump");
     std::fs::write(&binary, [0x7f, b'E', b'L', b'F', 0xff, 0xfe, 0, 1]).unwrap();
     for (path, expected) in [
-        ("/dev/zero", "larger than 4 MiB: not a CPUID dump"),
+        ("/dev/zero", "is a character device, not a regular file: refused"),
         (dir.path().to_str().unwrap(), "is a directory"),
         (binary.to_str().unwrap(), "not a text file"),
         ("/nonexistent/dump.txt", "No such file or directory"),
@@ -300,4 +301,242 @@ fn files_that_are_not_dumps_fail_fast_with_one_line() {
     let o = clockscope(&["tsc", "--root", "/nonexistent-root"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--root /nonexistent-root: not a directory"));
+}
+
+/// Runs clockscope with `args`; fails the test (and kills the child) if it
+/// has not exited within `limit`.
+fn clockscope_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run clockscope");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("clockscope {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn fifo_dump_is_refused_within_one_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("dump.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // No writer: opening it for reading would block for ever.
+    let o = clockscope_within(
+        &["tsc", "--cpuid-dump", fifo.to_str().unwrap()],
+        std::time::Duration::from_secs(1),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "--cpuid-dump {}: is a FIFO, not a regular file",
+            fifo.display()
+        )),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn oversized_dump_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.txt");
+    // A regular file one byte over the 4 MiB cap, of valid comment lines.
+    let mut text = "# padding\n".repeat((4 << 20) / 10 + 1);
+    text.truncate((4 << 20) + 1);
+    std::fs::write(&big, &text).unwrap();
+    let o = clockscope(&["tsc", "--cpuid-dump", big.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("larger than 4 MiB: not a CPUID dump"), "{err}");
+}
+
+/// `--root` whose proc/cpuinfo is a copy of /dev/zero (made with mknod, so
+/// the real device is never touched): refused at once, in bounded memory
+/// (the run is limited to 1 GiB of address space; reading /dev/zero to the
+/// end once took 8.6 GB).
+#[test]
+fn device_node_as_cpuinfo_under_root_is_refused_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::create_dir_all(root.join("sys/devices/system/clocksource/clocksource0")).unwrap();
+    std::fs::write(
+        root.join("sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "tsc\n",
+    )
+    .unwrap();
+    let zero = root.join("proc/cpuinfo");
+    let made = Command::new("mknod").arg(&zero).args(["c", "1", "5"]).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mknod is not allowed here");
+        return;
+    }
+    let fifo = root.join("proc/cmdline");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let script = format!(
+        "ulimit -v 1048576 && exec {} tsc --root {} --format json --calibration-ms 5",
+        env!("CARGO_BIN_EXE_clockscope"),
+        root.display()
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().ok();
+            panic!("clockscope tsc --root with a device as /proc/cpuinfo still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let v = json(&child.wait_with_output().unwrap());
+    if cfg!(target_arch = "x86_64") {
+        let flags = &v["linux"]["tsc_flags"]["unreadable"];
+        assert!(
+            flags
+                .as_str()
+                .unwrap()
+                .ends_with("proc/cpuinfo: is a character device, not a regular file: refused"),
+            "{flags}"
+        );
+        let cmdline = &v["linux"]["cmdline"]["unreadable"];
+        assert!(cmdline.as_str().unwrap().contains("is a FIFO"), "{cmdline}");
+        let reasons = v["clockscope_decision"]["reasons"].as_array().unwrap();
+        assert!(reasons
+            .iter()
+            .any(|r| r["check"] == "invariant TSC" && r["ok"] == false));
+    }
+}
+
+/// A `cpuid -r` dump of a bare-metal Intel CPU with RDTSCP and invariant TSC,
+/// leaf 0x15 = `leaf15` (EAX, EBX, ECX) and the brand string `brand`.
+fn hand_built_dump(leaf15: [u32; 3], brand: &[u8]) -> String {
+    let mut b = [0u8; 48];
+    b[..brand.len()].copy_from_slice(brand);
+    let word = |i: usize| u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap());
+    let mut text = String::from("CPU 0:\n");
+    let mut leaf = |l: u32, r: [u32; 4]| {
+        text.push_str(&format!(
+            "   0x{l:08x} 0x00: eax=0x{:08x} ebx=0x{:08x} ecx=0x{:08x} edx=0x{:08x}\n",
+            r[0], r[1], r[2], r[3]
+        ))
+    };
+    leaf(0, [0x16, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]);
+    leaf(1, [0x0005_0654, 0, 0, 1 << 4]);
+    leaf(0x15, [leaf15[0], leaf15[1], leaf15[2], 0]);
+    leaf(0x8000_0000, [0x8000_0008, 0, 0, 0]);
+    leaf(0x8000_0001, [0, 0, 0, 1 << 27]);
+    for (n, l) in (0x8000_0002u32..=0x8000_0004).enumerate() {
+        leaf(l, [word(n * 4), word(n * 4 + 1), word(n * 4 + 2), word(n * 4 + 3)]);
+    }
+    leaf(0x8000_0007, [0, 0, 0, 1 << 8]);
+    text
+}
+
+/// No control character but newline reaches stdout.
+fn assert_no_raw_controls(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let bad: Vec<char> = text.chars().filter(|c| c.is_control() && *c != '\n').collect();
+    assert!(bad.is_empty(), "raw control characters {bad:?} in:\n{text}");
+}
+
+#[test]
+fn absurd_leaves_and_hostile_brand_in_a_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absurd.txt");
+    // eax=1, ebx=ecx=0xffffffff; the brand retitles the terminal and rings the bell.
+    std::fs::write(
+        &path,
+        hand_built_dump([1, u32::MAX, u32::MAX], b"Evil\x1b]0;owned\x07 CPU\x1b[2J"),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let text = clockscope(&["tsc", "--cpuid-dump", p]);
+    assert_eq!(text.status.code(), Some(0), "{}", String::from_utf8_lossy(&text.stderr));
+    assert_no_raw_controls(&text.stdout);
+    let shown = stdout(&text);
+    assert!(shown.contains("Evil\\x1b]0;owned\\x07 CPU\\x1b[2J"), "{shown}");
+    assert!(shown.contains("implausible, not used"), "{shown}");
+    assert!(!shown.contains("ok      frequency known"), "{shown}");
+
+    let json_out = clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]);
+    assert_no_raw_controls(&json_out.stdout);
+    let v = json(&json_out);
+    assert_matches_tsc_schema(&v);
+    let s = source(&v, "cpuid15");
+    assert_eq!(s["khz"], Value::Null);
+    assert_eq!(s["implausible_khz"], 18_446_742_798_104_265u64);
+    assert_eq!(v["cpuid_tsc_khz"], Value::Null);
+    let check = v["clockscope_decision"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "frequency known and sources agree")
+        .unwrap()
+        .clone();
+    assert_eq!(check["ok"], false);
+    // PostgreSQL's uint32 product wraps to a negative int32: it would calibrate.
+    assert_eq!(v["postgresql_tsc_khz"], Value::Null);
+
+    // A 1 Hz crystal: 0 kHz, no longer "ok".
+    std::fs::write(&path, hand_built_dump([1, 84, 1], b"CPU")).unwrap();
+    let v = json(&clockscope(&["tsc", "--cpuid-dump", p, "--format", "json"]));
+    assert_eq!(source(&v, "cpuid15")["implausible_khz"], 0);
+    assert_matches_tsc_schema(&v);
+    assert_eq!(v["clockscope_decision"]["reasons"][4]["ok"], false);
+}
+
+#[test]
+fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.txt");
+    let good = hand_built_dump([2, 200, 24_000_000], b"Intel CPU");
+    std::fs::write(&path, format!("\u{feff}{good}")).unwrap();
+    let v = json(&clockscope(&[
+        "tsc",
+        "--cpuid-dump",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(source(&v, "cpuid15")["khz"], 2_400_000);
+
+    // Leaf 0x15 again with other registers, on line 11 (after "CPU 0:" and ten leaves).
+    let twice = format!("{good}   0x00000015 0x00: eax=0x00000001 ebx=0x00000001 ecx=0x00000001 edx=0x00000000\n");
+    std::fs::write(&path, twice).unwrap();
+    let o = clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("line 11:") && err.contains("on line 4 and line 11"),
+        "{err}"
+    );
+}
+
+/// `v` follows docs/schema/tsc.schema.json (implausible values included).
+fn assert_matches_tsc_schema(v: &Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema/tsc.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

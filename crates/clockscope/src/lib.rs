@@ -29,6 +29,8 @@
 //!   and a ping-pong offset estimate per CPU pair.
 //! - [`escape`]: untrusted text (dumps, kernel log, server messages) made
 //!   safe to print in every output format.
+//! - [`input`]: every input file read bounded: regular files only (no FIFO,
+//!   socket or device), through a size cap per kind of input.
 //! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg, the perf
 //!   page), read under a root path so tests use a fake tree.
 //!
@@ -43,6 +45,7 @@ pub mod clock;
 pub mod convert;
 pub mod crosscpu;
 pub mod escape;
+pub mod input;
 pub mod instant;
 pub mod linux;
 pub mod measure;

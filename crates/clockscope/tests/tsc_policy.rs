@@ -427,3 +427,146 @@ fn postgres_zero_ratio_with_crystal_has_no_fallback() {
     assert_eq!(p.khz, None);
     assert!(p.why.contains("no fallback"), "{}", p.why);
 }
+
+/// A bare-metal Intel CPU with leaf 0x15 = `leaf15` (EAX, EBX, ECX).
+fn bare_metal(leaf15: [u32; 3]) -> CpuidFacts {
+    cpu(Cpu {
+        hypervisor: None,
+        leaf15,
+        ..KVM_GUEST
+    })
+}
+
+/// Asserts that `id` is reported implausible with `value` kHz, that clockscope
+/// neither uses it nor passes "frequency known and sources agree", and that
+/// the message names `range`.
+fn assert_implausible(f: &CpuidFacts, id: SourceId, value: u64, range: &str) -> FrequencyReport {
+    let k = good_kernel();
+    let fr = freq(&f.clone(), &k, None, Some(KERNEL_KHZ));
+    let s = fr.source(id);
+    assert_eq!(s.khz, None, "{s:?}");
+    assert_eq!(s.implausible_khz, Some(value), "{s:?}");
+    assert!(
+        s.note.starts_with("implausible, not used: ") && s.note.contains(range),
+        "{}",
+        s.note
+    );
+    assert_ne!(fr.clockscope.source, Some(id));
+    assert!(!fr.agreement.agree);
+    assert!(fr.agreement.evidence.contains(range), "{}", fr.agreement.evidence);
+    let d = decide(f, &k, &fr);
+    assert!(!d.trusted);
+    assert_eq!(failed(&d), vec!["frequency known and sources agree"]);
+    fr
+}
+
+#[test]
+fn leaf15_with_absurd_registers_is_implausible_and_does_not_overflow() {
+    // eax=1, ebx=ecx=0xffffffff once gave 18446742798104265 kHz, marked "ok".
+    let f = bare_metal([1, u32::MAX, u32::MAX]);
+    let fr = assert_implausible(&f, SourceId::Cpuid15, 4_294_967 * 4_294_967_295, "outside 1-100 MHz");
+    assert_eq!(fr.cpuid_tsc_khz, None);
+    assert_eq!(fr.clockscope.source, Some(SourceId::KernelLog));
+    // PostgreSQL: 4294967 * 0xffffffff wraps in uint32 to 4290672329, an
+    // int32 of -4294967: not > 0, so it calibrates.
+    let p = clockscope::tsc::frequency::postgres_cpuid_khz(&f);
+    assert_eq!(p.khz, None);
+    assert!(p.why.contains("int32 as -4294967"), "{}", p.why);
+    assert_eq!(fr.postgresql.source, Some("x86, calibration"));
+    assert!(!fr.postgresql.implausible);
+}
+
+#[test]
+fn one_hz_crystal_is_implausible_not_zero_khz_ok() {
+    let f = bare_metal([1, 84, 1]);
+    let fr = assert_implausible(&f, SourceId::Cpuid15, 0, "crystal 1 Hz is outside 1-100 MHz");
+    // PostgreSQL: 1 / 1000 * 84 / 1 = 0, not > 0: calibration.
+    assert_eq!(fr.postgresql_tsc_khz, None);
+    assert_eq!(fr.postgresql.source, Some("x86, calibration"));
+}
+
+#[test]
+fn fifty_mhz_and_twenty_ghz_tsc_are_implausible() {
+    // 25 MHz crystal * 2 = 50 MHz.
+    let f = bare_metal([1, 2, 25_000_000]);
+    let fr = assert_implausible(&f, SourceId::Cpuid15, 50_000, "50000 kHz is outside 100 MHz-10 GHz");
+    // PostgreSQL uses it (no plausibility check); clockscope says so.
+    assert_eq!(fr.postgresql.khz, Some(50_000));
+    assert!(fr.postgresql.implausible);
+    assert!(
+        fr.postgresql.why.contains("PostgreSQL 19 has no plausibility check"),
+        "{}",
+        fr.postgresql.why
+    );
+    // 25 MHz crystal * 800 = 20 GHz.
+    let f = bare_metal([1, 800, 25_000_000]);
+    let fr = assert_implausible(
+        &f,
+        SourceId::Cpuid15,
+        20_000_000,
+        "20000000 kHz is outside 100 MHz-10 GHz",
+    );
+    assert_eq!(fr.postgresql.khz, Some(20_000_000));
+    assert!(fr.postgresql.implausible);
+    // The bounds themselves are plausible.
+    for (ratio, khz) in [(4, 100_000), (400, 10_000_000)] {
+        let fr = freq(&bare_metal([1, ratio, 25_000_000]), &good_kernel(), None, None);
+        assert_eq!(fr.source(SourceId::Cpuid15).khz, Some(khz));
+        assert!(!fr.postgresql.implausible);
+    }
+}
+
+#[test]
+fn hypervisor_leaf_with_absurd_khz_is_implausible() {
+    let guest = |khz: u32| {
+        cpu(Cpu {
+            hypervisor: Some((SIGNATURE_KVM, 0x4000_0010, khz)),
+            ..KVM_GUEST
+        })
+    };
+    let f = guest(u32::MAX);
+    let fr = assert_implausible(
+        &f,
+        SourceId::Hypervisor40000010,
+        u32::MAX as u64,
+        "4294967295 kHz is outside 100 MHz-10 GHz",
+    );
+    // The kernel's value is used instead, and flagged as not agreeing.
+    assert_eq!(fr.clockscope.source, Some(SourceId::KernelLog));
+    // PostgreSQL stores 0xffffffff in an int32 (-1): calibration.
+    assert_eq!(fr.postgresql.source, Some("x86, calibration"));
+    // 50 kHz: PostgreSQL uses it.
+    let fr = assert_implausible(&guest(50), SourceId::Hypervisor40000010, 50, "50 kHz is outside");
+    assert_eq!(fr.postgresql.khz, Some(50));
+    assert_eq!(fr.postgresql.source, Some("x86, hypervisor, cpuid 0x40000010"));
+    assert!(fr.postgresql.implausible);
+}
+
+#[test]
+fn crystal_derived_from_leaf16_cannot_overflow() {
+    // ECX 0, so Linux derives the crystal from 0x16: base * 1000 * EAX / EBX
+    // with every register at its maximum once overflowed 64 bits.
+    let mut rec = RecordedCpuid::new()
+        .with(0, 0, [0x16, 0x756e_6547, 0x6c65_746e, 0x4965_6e69])
+        .with(1, 0, [0x000a_0671, 0, 0, 1 << 4])
+        .with(0x15, 0, [u32::MAX, 1, 0, 0])
+        .with(0x16, 0, [u32::MAX, u32::MAX, u32::MAX, 0])
+        .with(0x8000_0000, 0, [0x8000_0008, 0, 0, 0])
+        .with(0x8000_0001, 0, [0, 0, 0, 1 << 27]);
+    rec.insert(0x8000_0007, 0, [0, 0, 0, 1 << 8]);
+    let f = CpuidFacts::from_recorded(&rec);
+    let fr = freq(&f, &good_kernel(), None, None);
+    let s = fr.source(SourceId::Cpuid15CrystalFrom16);
+    assert_eq!(s.khz, None);
+    assert!(
+        s.implausible_khz.is_some() && s.note.contains("outside 1-100 MHz"),
+        "{}",
+        s.note
+    );
+    // 0x16 alone: 4294967295 MHz; PostgreSQL's uint32 * 1000 wraps.
+    assert_eq!(fr.source(SourceId::Cpuid16).khz, None);
+    let p = clockscope::tsc::frequency::postgres_cpuid_khz(&f);
+    // 0xffffffff * 1000 wraps to 4294966296, an int32 of -1000: calibration.
+    assert_eq!(p.khz, None);
+    assert!(p.why.contains("int32 as -1000"), "{}", p.why);
+}

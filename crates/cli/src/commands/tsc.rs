@@ -4,7 +4,6 @@
 
 use crate::cli::ReportFormat;
 use crate::exit;
-use anyhow::Context;
 use clap::Args;
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
@@ -43,26 +42,11 @@ pub struct TscArgs {
     pub root: Option<PathBuf>,
 }
 
-/// Largest dump read: 4 MiB (a full `cpuid -r` of a 256-CPU machine is about
-/// 2 MiB; InstLatX64 files are tens of kB). Bounds what `/dev/zero` can cost.
-pub const MAX_DUMP_BYTES: u64 = 4 << 20;
-
-/// Reads a dump file as text, at most [`MAX_DUMP_BYTES`].
+/// Reads a dump file as text through [`clockscope::input`]: a regular file
+/// only (a FIFO or device is refused at once), at most
+/// [`clockscope::input::CPUID_DUMP`] bytes (4 MiB).
 fn read_dump(path: &Path) -> anyhow::Result<String> {
-    use std::io::Read;
-    let what = || format!("--cpuid-dump {}", path.display());
-    let file = std::fs::File::open(path).with_context(what)?;
-    if file.metadata().with_context(what)?.is_dir() {
-        anyhow::bail!("{}: is a directory", what());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_DUMP_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(what)?;
-    if bytes.len() as u64 > MAX_DUMP_BYTES {
-        anyhow::bail!("{}: larger than {} MiB: not a CPUID dump", what(), MAX_DUMP_BYTES >> 20);
-    }
-    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file", what()))
+    clockscope::input::read_text(path, &clockscope::input::CPUID_DUMP).map_err(|e| anyhow::anyhow!("--cpuid-dump {e}"))
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
@@ -87,7 +71,12 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let report = match &args.cpuid_dump {
         Some(path) => {
             let text = read_dump(path)?;
-            let dump = parse_dump(&text).map_err(|e| anyhow::anyhow!("--cpuid-dump {}: {e}", path.display()))?;
+            let dump = parse_dump(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "--cpuid-dump {}: {e}",
+                    clockscope::escape::escape_untrusted(&path.to_string_lossy())
+                )
+            })?;
             TscReport::from_dump(&dump)
         }
         None => {

@@ -13,6 +13,7 @@
 //! does not list (older kernels have no `regs/identification`).
 
 use super::midr::{CoreModel, Midr};
+use crate::linux::Evidence;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -101,8 +102,13 @@ impl CpuScan {
                     continue;
                 };
                 let path = entry.path().join("regs/identification/midr_el1");
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
+                let text = match crate::linux::read_text(&path, &crate::input::KERNEL_VALUE) {
+                    Evidence::Found(text) => text,
+                    Evidence::Missing(_) => continue,
+                    Evidence::Unreadable(why) => {
+                        scan.problems.push(format!("cpu{cpu}: {why}"));
+                        continue;
+                    }
                 };
                 match Midr::parse_sysfs(&text) {
                     Ok(midr) => {
@@ -112,12 +118,16 @@ impl CpuScan {
                 }
             }
         }
-        if let Ok(text) = std::fs::read_to_string(root.join("proc/cpuinfo")) {
-            let parsed = parse_cpuinfo(&text);
-            scan.problems.extend(parsed.problems);
-            for core in parsed.cores {
-                by_cpu.entry(core.cpu).or_insert(core);
+        match crate::linux::read_cpuinfo_text(root) {
+            Evidence::Found(text) => {
+                let parsed = parse_cpuinfo(&text);
+                scan.problems.extend(parsed.problems);
+                for core in parsed.cores {
+                    by_cpu.entry(core.cpu).or_insert(core);
+                }
             }
+            Evidence::Missing(_) => {}
+            Evidence::Unreadable(why) => scan.problems.push(why),
         }
         scan.cores = by_cpu.into_values().collect();
         scan

@@ -20,6 +20,8 @@
 
 use super::cores::Core;
 use super::midr::CoreModel;
+use crate::input;
+use crate::linux::{read_bytes, Evidence};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -238,8 +240,8 @@ impl FirmwareEvidence {
         let tables = root.join("sys/firmware/acpi/tables");
         ev.acpi = tables.is_dir();
         if ev.acpi {
-            match std::fs::read(tables.join("GTDT")) {
-                Ok(bytes) => match parse_gtdt_header(&bytes) {
+            match read_bytes(&tables.join("GTDT"), &input::FIRMWARE_TABLE) {
+                Evidence::Found(bytes) => match parse_gtdt_header(&bytes) {
                     Some(oem) => ev.gtdt = Some(oem),
                     None => ev.unchecked.push(format!(
                         "sys/firmware/acpi/tables/GTDT is not a GTDT table ({} bytes): ACPI-matched counter errata \
@@ -247,10 +249,9 @@ impl FirmwareEvidence {
                         bytes.len()
                     )),
                 },
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => ev.unchecked.push(format!(
-                    "sys/firmware/acpi/tables/GTDT: {e} (readable by root only): ACPI-matched counter errata \
-(HiSilicon 161010101) not checked"
+                Evidence::Missing(_) => {}
+                Evidence::Unreadable(why) => ev.unchecked.push(format!(
+                    "{why} (readable by root only): ACPI-matched counter errata (HiSilicon 161010101) not checked"
                 )),
             }
         }
@@ -283,13 +284,15 @@ fn find_dt_timer(dt_root: &Path) -> Option<DtTimer> {
     }
     candidates.sort();
     let node = candidates.into_iter().find(|p| {
-        std::fs::read(p.join("compatible")).is_ok_and(|c| {
-            c.split(|&b| b == 0)
-                .any(|s| DT_TIMER_COMPATIBLE.iter().any(|want| s == want.as_bytes()))
-        })
+        read_bytes(&p.join("compatible"), &input::KERNEL_VALUE)
+            .into_found()
+            .is_some_and(|c| {
+                c.split(|&b| b == 0)
+                    .any(|s| DT_TIMER_COMPATIBLE.iter().any(|want| s == want.as_bytes()))
+            })
     })?;
-    let clock_frequency_hz = std::fs::read(node.join("clock-frequency"))
-        .ok()
+    let clock_frequency_hz = read_bytes(&node.join("clock-frequency"), &input::KERNEL_VALUE)
+        .into_found()
         .and_then(|b| <[u8; 4]>::try_from(b.as_slice()).ok())
         .map(|b| u64::from(u32::from_be_bytes(b)));
     let mut erratum_properties: Vec<String> = KNOWN_ERRATA

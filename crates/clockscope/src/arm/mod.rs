@@ -137,7 +137,9 @@ system clock on ARM): {why}."
 pub fn gather(root: &Path, cntfrq_hz: u64, calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
     let scan = CpuScan::read(root);
     let firmware = FirmwareEvidence::read(root);
-    let cpuinfo = std::fs::read_to_string(root.join("proc/cpuinfo")).unwrap_or_default();
+    // Bounded, regular files only; when /proc/cpuinfo exists but cannot be
+    // read, the scan above says so in its problems (reported as notes).
+    let cpuinfo = crate::linux::read_cpuinfo_text(root).into_found().unwrap_or_default();
     let bogomips = frequency::bogomips_hz(&cpuinfo);
     let types = core_types(&scan.cores);
     let homogeneous = types.len() == 1;

@@ -14,20 +14,32 @@ use std::ops::RangeInclusive;
 /// error instead of a 100-million-CPU set.
 pub const MAX_CPU: usize = (1 << 22) - 1;
 
+/// Untrusted list text as a message quotes it: control characters escaped,
+/// cut to 100 characters.
+fn shown(text: &str) -> String {
+    const MAX: usize = 100;
+    if text.chars().count() > MAX {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{}...", crate::escape::escape_untrusted(&cut))
+    } else {
+        crate::escape::escape_untrusted(text).into_owned()
+    }
+}
+
 /// Why a CPU list could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CpuListError {
     /// An item between commas is empty (`0,,1`, a trailing comma).
-    #[error("empty item in CPU list '{0}'")]
+    #[error("empty item in CPU list '{}'", shown(.0))]
     EmptyItem(String),
     /// An item is not a CPU number or range.
-    #[error("'{item}' in CPU list '{list}' is not a CPU number or range (like 0-3)")]
+    #[error("'{}' in CPU list '{}' is not a CPU number or range (like 0-3)", shown(.item), shown(.list))]
     BadItem { item: String, list: String },
     /// A range runs backwards (`3-1`).
-    #[error("range '{item}' in CPU list '{list}' ends before it starts")]
+    #[error("range '{}' in CPU list '{}' ends before it starts", shown(.item), shown(.list))]
     ReversedRange { item: String, list: String },
     /// A CPU number above [`MAX_CPU`] (`usize::MAX` when it does not even fit).
-    #[error("CPU {cpu} in CPU list '{list}' is above the largest CPU number accepted ({MAX_CPU})")]
+    #[error("CPU {cpu} in CPU list '{}' is above the largest CPU number accepted ({MAX_CPU})", shown(.list))]
     TooLarge { cpu: usize, list: String },
 }
 

@@ -17,6 +17,7 @@ use std::io::{ErrorKind, Read};
 use std::path::Path;
 
 use super::Evidence;
+use crate::escape::escape_untrusted;
 
 /// What the kernel log says about the TSC and clocksources.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -53,6 +54,9 @@ pub struct KernelLog {
     pub performance_events: Option<String>,
     /// Every TSC- or clocksource-related message, in order, without prefixes.
     pub lines: Vec<String>,
+    /// Why reading `/dev/kmsg` stopped before the end of the log (a record,
+    /// byte or time bound); `None` when the whole log was read.
+    pub stopped_early: Option<String>,
 }
 
 /// Which kernel-log line a TSC frequency came from.
@@ -250,18 +254,27 @@ pub const KMSG_NOT_READABLE: &str = "kernel log not readable (dmesg_restrict; ru
 /// ring holds a few thousand records).
 const MAX_KMSG_RECORDS: u64 = 1_000_000;
 
+/// Upper bound on bytes read from `/dev/kmsg`: the largest ring
+/// `CONFIG_LOG_BUF_SHIFT` allows (2^25).
+const MAX_KMSG_BYTES: u64 = 32 << 20;
+
+/// Upper bound on the time spent reading `/dev/kmsg`. Reading a full ring
+/// takes a few milliseconds; a log flooded faster than we read ends here.
+const KMSG_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A kmsg record is at most 1 KiB of text plus its dictionary; the kernel
 /// returns EINVAL for a smaller buffer, so 8 KiB leaves ample room.
 const KMSG_BUFFER_BYTES: usize = 8192;
 
 /// Reads the kernel log under `root` (see the module documentation for the
-/// test convention).
+/// test convention). A test root's `dev/kmsg` must be a regular file of at
+/// most [`crate::input::KERNEL_LOG_TEXT`] bytes.
 pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
     if root == Path::new("/") {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {
         let path = root.join("dev/kmsg");
-        super::read_text(&path).map(|text| {
+        super::read_text(&path, &crate::input::KERNEL_LOG_TEXT).map(|text| {
             let mut log = KernelLog::parse(&text);
             log.source = path.display().to_string();
             log
@@ -269,31 +282,58 @@ pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
     }
 }
 
+/// Reads the live kernel log: a character device, opened non-blocking, read
+/// one record per `read` until `EAGAIN`, and at most [`MAX_KMSG_RECORDS`]
+/// records, [`MAX_KMSG_BYTES`] bytes and [`KMSG_DEADLINE`].
 fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = || escape_untrusted(&path.to_string_lossy()).into_owned();
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path);
     let mut file = match file {
         Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Evidence::Missing(format!("{}: not present", path.display()))
-        }
+        Err(e) if e.kind() == ErrorKind::NotFound => return Evidence::Missing(format!("{}: not present", shown())),
         Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {
-            return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", path.display()))
+            return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", shown()))
         }
-        Err(e) => return Evidence::Unreadable(format!("{}: {e}", path.display())),
+        Err(e) => return Evidence::Unreadable(format!("{}: {e}", shown())),
     };
+    match file.metadata() {
+        Ok(m) if m.file_type().is_char_device() => {}
+        Ok(_) => {
+            return Evidence::Unreadable(format!(
+                "{}: not a character device: refused (the kernel log is one)",
+                shown()
+            ))
+        }
+        Err(e) => return Evidence::Unreadable(format!("{}: {e}", shown())),
+    }
     let mut log = KernelLog {
         source: path.display().to_string(),
         ..KernelLog::default()
     };
+    let started = std::time::Instant::now();
+    let mut bytes_read: u64 = 0;
     let mut buf = vec![0u8; KMSG_BUFFER_BYTES];
-    while log.records < MAX_KMSG_RECORDS {
+    loop {
+        if log.records >= MAX_KMSG_RECORDS {
+            log.stopped_early = Some(format!("stopped after {MAX_KMSG_RECORDS} records"));
+            break;
+        }
+        if bytes_read >= MAX_KMSG_BYTES {
+            log.stopped_early = Some(format!("stopped after {} MiB", MAX_KMSG_BYTES >> 20));
+            break;
+        }
+        if started.elapsed() >= KMSG_DEADLINE {
+            log.stopped_early = Some(format!("stopped after {} s", KMSG_DEADLINE.as_secs()));
+            break;
+        }
         match file.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
+                bytes_read += n as u64;
                 let text = String::from_utf8_lossy(&buf[..n]);
                 // One record per read: the first line; the rest is its dictionary.
                 if let Some(first) = text.lines().next() {
@@ -306,9 +346,9 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
             // next read continues with the oldest remaining one.
             Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
             Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {
-                return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", path.display()))
+                return Evidence::Unreadable(format!("{}: {KMSG_NOT_READABLE}", shown()))
             }
-            Err(e) => return Evidence::Unreadable(format!("{}: {e}", path.display())),
+            Err(e) => return Evidence::Unreadable(format!("{}: {e}", shown())),
         }
     }
     Evidence::Found(log)

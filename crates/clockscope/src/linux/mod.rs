@@ -4,7 +4,11 @@
 //! Every reader takes `root: &Path` (`/` in production, a temporary directory
 //! in tests) and never panics: a file that is absent gives
 //! [`Evidence::Missing`], one that cannot be read or parsed gives
-//! [`Evidence::Unreadable`], both with the reason as text.
+//! [`Evidence::Unreadable`], both with the reason as text. Every file is read
+//! through [`crate::input`]: a regular file only (a FIFO or device node put
+//! in a `--root` tree is refused, not read for ever), at most 64 KiB for a
+//! one-value file and 8 MiB for `/proc/cpuinfo` and a kernel log saved as
+//! text; the live `/dev/kmsg` is bounded in records, bytes and time.
 //!
 //! | evidence | file under root |
 //! |---|---|
@@ -34,8 +38,9 @@ pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
 pub use cpulist::{CpuList, CpuListError};
 pub use kmsg::{KernelKhzSource, KernelLog};
 
+use crate::escape::escape_untrusted;
+use crate::input::{self, InputLimit};
 use serde::Serialize;
-use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 /// One piece of evidence: the value, or why there is none.
@@ -113,22 +118,47 @@ impl<T> Evidence<T> {
     }
 }
 
-/// Reads a whole text file, classifying failures.
-pub(crate) fn read_text(path: &Path) -> Evidence<String> {
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(s) => Evidence::Found(s),
-            Err(_) => Evidence::Unreadable(format!("{}: not UTF-8 text", path.display())),
-        },
-        Err(e) if e.kind() == ErrorKind::NotFound => Evidence::Missing(format!("{}: not present", path.display())),
-        Err(e) => Evidence::Unreadable(format!("{}: {e}", path.display())),
+/// Reads a whole text file of at most `limit` bytes through
+/// [`crate::input`] (regular files only), classifying failures: absent is
+/// [`Evidence::Missing`], anything else (a FIFO or device, too large, not
+/// UTF-8, permissions) [`Evidence::Unreadable`].
+pub fn read_text(path: &Path, limit: &InputLimit) -> Evidence<String> {
+    match input::read_text(path, limit) {
+        Ok(s) => Evidence::Found(s),
+        Err(e) if e.is_not_found() => {
+            Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
+        }
+        Err(e) => Evidence::Unreadable(e.to_string()),
     }
 }
 
-/// Reads `rel` under `root` and parses it, naming the file in parse errors.
+/// [`read_text`] for binary files (ACPI tables, device-tree properties).
+pub fn read_bytes(path: &Path, limit: &InputLimit) -> Evidence<Vec<u8>> {
+    match input::read_bytes(path, limit) {
+        Ok(b) => Evidence::Found(b),
+        Err(e) if e.is_not_found() => {
+            Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
+        }
+        Err(e) => Evidence::Unreadable(e.to_string()),
+    }
+}
+
+/// Reads `rel` under `root` (a one-value file, [`input::KERNEL_VALUE`]) and
+/// parses it, naming the file in parse errors.
 fn read_parsed<T>(root: &Path, rel: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Evidence<T> {
+    read_parsed_limited(root, rel, &input::KERNEL_VALUE, parse)
+}
+
+/// [`read_parsed`] with another size cap.
+fn read_parsed_limited<T>(
+    root: &Path,
+    rel: &str,
+    limit: &InputLimit,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Evidence<T> {
     let path = root.join(rel);
-    read_text(&path).and_then(|text| parse(&text).map_err(|e| format!("{}: {e}", path.display())))
+    read_text(&path, limit)
+        .and_then(|text| parse(&text).map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy()))))
 }
 
 /// A one-word sysfs/procfs value (trimmed; empty is an error).
@@ -175,7 +205,15 @@ pub fn read_available_clocksources(root: &Path) -> Evidence<Vec<String>> {
 
 /// `/proc/cpuinfo`.
 pub fn read_cpuinfo(root: &Path) -> Evidence<CpuInfo> {
-    read_parsed(root, "proc/cpuinfo", CpuInfo::parse)
+    read_parsed_limited(root, CPUINFO_FILE, &input::CPUINFO, CpuInfo::parse)
+}
+
+/// `/proc/cpuinfo` under the root.
+pub const CPUINFO_FILE: &str = "proc/cpuinfo";
+
+/// `/proc/cpuinfo` as text (the ARM readers parse it their own way).
+pub fn read_cpuinfo_text(root: &Path) -> Evidence<String> {
+    read_text(&root.join(CPUINFO_FILE), &input::CPUINFO)
 }
 
 /// `/proc/cmdline`.
@@ -248,7 +286,7 @@ impl std::fmt::Display for CpuSet {
 /// (from `proc/self/cgroup`), then at the hierarchy's root. An empty list
 /// counts as absent (an unset v2 `cpuset.cpus`).
 pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
-    let (v2_path, v1_path) = match read_text(&root.join("proc/self/cgroup")) {
+    let (v2_path, v1_path) = match read_text(&root.join("proc/self/cgroup"), &input::KERNEL_VALUE) {
         Evidence::Found(t) => own_cgroups(&t),
         _ => (None, None),
     };
@@ -269,7 +307,7 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
     let mut first_problem: Option<String> = None;
     for rel in &candidates {
         let path = root.join(rel);
-        match read_text(&path) {
+        match read_text(&path, &input::KERNEL_VALUE) {
             Evidence::Found(t) => match CpuList::parse(&t) {
                 Ok(cpus) if !cpus.is_empty() => {
                     return Evidence::Found(CpuSet {
@@ -279,7 +317,7 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    first_problem.get_or_insert(format!("{}: {e}", path.display()));
+                    first_problem.get_or_insert(format!("{}: {e}", escape_untrusted(&path.to_string_lossy())));
                 }
             },
             Evidence::Unreadable(r) => {
@@ -292,7 +330,7 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
         Some(p) => Evidence::Unreadable(p),
         None => Evidence::Missing(format!(
             "{}: no cgroup cpuset file (cpuset.cpus.effective, cpuset.effective_cpus, cpuset.cpus)",
-            root.join("sys/fs/cgroup").display()
+            escape_untrusted(&root.join("sys/fs/cgroup").to_string_lossy())
         )),
     }
 }

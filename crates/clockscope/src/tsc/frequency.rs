@@ -9,7 +9,10 @@
 //! 0x40000010 EAX is the kHz (0 = none). Otherwise leaf 0x15 when its ECX
 //! (crystal Hz) is non-zero: EAX or EBX zero gives 0 with no fallback, else
 //! kHz = (ECX / 1000) * EBX / EAX in integers. Otherwise leaf 0x16 EAX (base
-//! MHz) * 1000. Otherwise PostgreSQL calibrates.
+//! MHz) * 1000. Otherwise PostgreSQL calibrates. The arithmetic is
+//! PostgreSQL's: `uint32` (wrapping), and the result is stored in an `int32`
+//! that must be > 0, else PostgreSQL calibrates (so a 1 Hz crystal, giving
+//! 0, and a product that wraps to a negative `int32` both calibrate).
 //!
 //! **Linux** ([`linux_cpuid_khz`], `native_calibrate_tsc`): Intel only, leaf
 //! 0x15 needs EAX and EBX; crystal = ECX / 1000 kHz; when ECX is 0, Goldmont-D
@@ -20,6 +23,18 @@
 //! MHz Goldmont 0x5C, 25 MHz Goldmont-D 0x5F); the table was dropped because
 //! 0x55's 25 MHz was wrong (commit b51120309348, "Fix erroneous TSC rate on
 //! Skylake Xeon"), and is reported here as its own source for comparison.
+//!
+//! # Plausibility
+//! A TSC frequency from CPUID, a hypervisor leaf or the kernel outside
+//! [`PLAUSIBLE_TSC_KHZ`] (100 MHz to 10 GHz), or a crystal (leaf 0x15 ECX,
+//! or the one derived from leaf 0x16) outside [`PLAUSIBLE_CRYSTAL_HZ`] (1 to
+//! 100 MHz), is evidence of a problem (a broken or hostile hypervisor, a
+//! corrupt dump), not a frequency: the source reports it as
+//! `implausible_khz` with `khz` null, clockscope never uses it, and the
+//! agreement check (so "frequency known and sources agree") fails. Every
+//! derivation is computed in 128-bit integers, so no register values
+//! overflow. PostgreSQL 19 has no such check; its own 32-bit arithmetic is
+//! modelled separately ([`postgres_cpuid_khz`]).
 //!
 //! # Which frequency is in use
 //! clockscope's choice ([`frequency_report`]): authoritative sources first, in order
@@ -38,6 +53,43 @@ use serde::Serialize;
 /// frequency error the kernel's timekeeping corrects (`MAXFREQ`, 500000 ns/s,
 /// in include/linux/timex.h).
 pub const DISAGREEMENT_LIMIT_PPM: f64 = 500.0;
+
+/// TSC frequencies clockscope accepts from CPUID, a hypervisor leaf or the
+/// kernel: 100 MHz to 10 GHz, in kHz. The slowest x86-64 TSCs run at a few
+/// hundred MHz, the fastest CPUs at about 6 GHz.
+pub const PLAUSIBLE_TSC_KHZ: std::ops::RangeInclusive<u64> = 100_000..=10_000_000;
+
+/// Crystal (core crystal clock, leaf 0x15 ECX) frequencies clockscope
+/// accepts: 1 to 100 MHz, in Hz. Real crystals are 19.2, 24, 25 or 38.4 MHz.
+pub const PLAUSIBLE_CRYSTAL_HZ: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000;
+
+/// `100 MHz-10 GHz` for messages.
+fn tsc_range_text() -> String {
+    format!(
+        "{} MHz-{} GHz",
+        PLAUSIBLE_TSC_KHZ.start() / 1000,
+        PLAUSIBLE_TSC_KHZ.end() / 1_000_000
+    )
+}
+
+/// `1-100 MHz` for messages.
+fn crystal_range_text() -> String {
+    format!(
+        "{}-{} MHz",
+        PLAUSIBLE_CRYSTAL_HZ.start() / 1_000_000,
+        PLAUSIBLE_CRYSTAL_HZ.end() / 1_000_000
+    )
+}
+
+/// Why a TSC frequency is implausible, or `None` when it is plausible.
+pub fn implausible_tsc_khz(khz: u64) -> Option<String> {
+    (!PLAUSIBLE_TSC_KHZ.contains(&khz)).then(|| format!("{khz} kHz is outside {}", tsc_range_text()))
+}
+
+/// Why a crystal frequency is implausible, or `None` when it is plausible.
+pub fn implausible_crystal_hz(hz: u64) -> Option<String> {
+    (!PLAUSIBLE_CRYSTAL_HZ.contains(&hz)).then(|| format!("crystal {hz} Hz is outside {}", crystal_range_text()))
+}
 
 /// PostgreSQL's `frequency_source` strings.
 pub const PG_SOURCE_CPUID_15: &str = "x86, cpuid 0x15";
@@ -118,8 +170,13 @@ pub struct FrequencySource {
     pub source: &'static str,
     /// Machine-readable id.
     pub id: SourceId,
-    /// The frequency in kHz, `None` when this source gives none.
+    /// The frequency in kHz, `None` when this source gives none or gives an
+    /// implausible one.
     pub khz: Option<u64>,
+    /// The value this source gives when it is implausible (outside
+    /// [`PLAUSIBLE_TSC_KHZ`], or derived from a crystal outside
+    /// [`PLAUSIBLE_CRYSTAL_HZ`]): reported, never used.
+    pub implausible_khz: Option<u64>,
     /// How the value was derived, or why there is none.
     pub note: String,
     /// Error bound of a calibration, in ppm.
@@ -181,6 +238,48 @@ pub struct PostgresCpuid {
     pub source: Option<&'static str>,
     /// Which rule applied.
     pub why: String,
+    /// The kHz PostgreSQL uses is outside [`PLAUSIBLE_TSC_KHZ`] (PostgreSQL
+    /// itself does not check).
+    pub implausible: bool,
+}
+
+/// PostgreSQL's use of a 32-bit CPUID result: stored in an `int32`
+/// (`timing_tsc_frequency_khz`) that must be > 0.
+fn postgres_int32_khz(value: u32) -> Option<u64> {
+    let stored = value as i32;
+    (stored > 0).then_some(stored as u64)
+}
+
+/// A CPUID kHz PostgreSQL uses, or the calibration fallback when its int32
+/// is not > 0.
+fn postgres_uses(value: u32, source: &'static str, rule: String) -> PostgresCpuid {
+    match postgres_int32_khz(value) {
+        Some(khz) => {
+            let implausible = implausible_tsc_khz(khz);
+            PostgresCpuid {
+                tsc_usable: true,
+                khz: Some(khz),
+                source: Some(source),
+                why: match &implausible {
+                    Some(why) => format!(
+                        "{rule} kHz; implausible ({why}), but PostgreSQL 19 has no plausibility check and uses it"
+                    ),
+                    None => format!("{rule} kHz"),
+                },
+                implausible: implausible.is_some(),
+            }
+        }
+        None => PostgresCpuid {
+            tsc_usable: true,
+            khz: None,
+            source: None,
+            why: format!(
+                "{rule}, which PostgreSQL stores in an int32 as {}: not > 0, so calibration",
+                value as i32
+            ),
+            implausible: false,
+        },
+    }
 }
 
 /// PostgreSQL 19's CPUID frequency (see the module documentation).
@@ -190,6 +289,7 @@ pub fn postgres_cpuid_khz(f: &CpuidFacts) -> PostgresCpuid {
         khz: None,
         source: None,
         why,
+        implausible: false,
     };
     if !(f.rdtscp && f.invariant_tsc) {
         let missing: Vec<&str> = [
@@ -204,6 +304,7 @@ pub fn postgres_cpuid_khz(f: &CpuidFacts) -> PostgresCpuid {
             khz: None,
             source: None,
             why: format!("no {}: PostgreSQL does not use the TSC", missing.join(" and no ")),
+            implausible: false,
         };
     }
     if f.hypervisor_bit {
@@ -225,12 +326,11 @@ pub fn postgres_cpuid_khz(f: &CpuidFacts) -> PostgresCpuid {
                 "hypervisor {} leaf 0x40000010 EAX is 0: calibration",
                 h.signature
             )),
-            Some(k) => PostgresCpuid {
-                tsc_usable: true,
-                khz: Some(k as u64),
-                source: Some(PG_SOURCE_HYPERVISOR),
-                why: format!("{} leaf 0x40000010 EAX = {k} kHz", h.signature),
-            },
+            Some(k) => postgres_uses(
+                k,
+                PG_SOURCE_HYPERVISOR,
+                format!("{} leaf 0x40000010 EAX = {k}", h.signature),
+            ),
         };
     }
     if let Some(l) = f.leaf_15.filter(|l| l.ecx_crystal_hz > 0) {
@@ -240,28 +340,28 @@ pub fn postgres_cpuid_khz(f: &CpuidFacts) -> PostgresCpuid {
                 l.ecx_crystal_hz, l.eax_denominator, l.ebx_numerator
             ));
         }
-        let khz = (l.ecx_crystal_hz as u64 / 1000) * l.ebx_numerator as u64 / l.eax_denominator as u64;
-        return PostgresCpuid {
-            tsc_usable: true,
-            khz: Some(khz),
-            source: Some(PG_SOURCE_CPUID_15),
-            why: format!(
-                "leaf 0x15: ({} Hz / 1000) * {} / {} = {khz} kHz",
+        // PostgreSQL: `reg[ECX] / 1000 * reg[EBX] / reg[EAX]` in uint32.
+        let khz = (l.ecx_crystal_hz / 1000).wrapping_mul(l.ebx_numerator) / l.eax_denominator;
+        return postgres_uses(
+            khz,
+            PG_SOURCE_CPUID_15,
+            format!(
+                "leaf 0x15: ({} Hz / 1000) * {} / {} = {khz} in 32-bit arithmetic",
                 l.ecx_crystal_hz, l.ebx_numerator, l.eax_denominator
             ),
-        };
+        );
     }
     if let Some(l) = f.leaf_16.filter(|l| l.base_mhz > 0) {
-        let khz = l.base_mhz as u64 * 1000;
-        return PostgresCpuid {
-            tsc_usable: true,
-            khz: Some(khz),
-            source: Some(PG_SOURCE_CPUID_16),
-            why: format!(
-                "leaf 0x15 has no crystal; leaf 0x16 base {} MHz * 1000 = {khz} kHz",
+        // PostgreSQL: `reg[EAX] * 1000` in uint32.
+        let khz = l.base_mhz.wrapping_mul(1000);
+        return postgres_uses(
+            khz,
+            PG_SOURCE_CPUID_16,
+            format!(
+                "leaf 0x15 has no crystal; leaf 0x16 base {} MHz * 1000 = {khz} in 32-bit arithmetic",
                 l.base_mhz
             ),
-        };
+        );
     }
     none(format!(
         "no crystal in leaf 0x15 and no base frequency in leaf 0x16 (highest basic leaf {:#x}): calibration",
@@ -297,8 +397,35 @@ fn leaf15_ratio(f: &CpuidFacts) -> Result<super::cpuid::Leaf15, String> {
     Ok(l)
 }
 
+/// crystal * EBX / EAX in 128 bits (cannot overflow: at most 2^64 * 2^32),
+/// saturated to `u64` (only reachable with a crystal beyond any plausible one).
 fn ratio_khz(crystal_khz: u64, l: &super::cpuid::Leaf15) -> u64 {
-    crystal_khz * l.ebx_numerator as u64 / l.eax_denominator as u64
+    let khz = crystal_khz as u128 * l.ebx_numerator as u128 / l.eax_denominator as u128;
+    u64::try_from(khz).unwrap_or(u64::MAX)
+}
+
+/// The crystal Linux derives from leaf 0x16 when 0x15 ECX is 0, in kHz:
+/// base_MHz * 1000 * EAX / EBX, in 128 bits.
+fn crystal_from16_khz(base_mhz: u64, l: &super::cpuid::Leaf15) -> u64 {
+    let khz = base_mhz as u128 * 1000 * l.eax_denominator as u128 / l.ebx_numerator as u128;
+    u64::try_from(khz).unwrap_or(u64::MAX)
+}
+
+/// The crystal a leaf-0x15 source multiplies, in Hz, for the plausibility
+/// check: ECX, Linux 4.x's table value, or the one derived from leaf 0x16.
+fn crystal_hz_of(id: SourceId, f: &CpuidFacts) -> Option<u64> {
+    let l = leaf15_ratio(f).ok()?;
+    match id {
+        SourceId::Cpuid15 => (l.ecx_crystal_hz != 0).then_some(l.ecx_crystal_hz as u64),
+        SourceId::Cpuid15ImpliedCrystal if l.ecx_crystal_hz == 0 => {
+            linux_implied_crystal_khz(f).map(|k| k as u64 * 1000)
+        }
+        SourceId::Cpuid15CrystalFrom16 if l.ecx_crystal_hz == 0 => {
+            let base = f.leaf_16.filter(|l16| l16.base_mhz > 0)?.base_mhz as u64;
+            Some(crystal_from16_khz(base, &l).saturating_mul(1000))
+        }
+        _ => None,
+    }
 }
 
 /// Leaf 0x15 with the crystal it enumerates: (ECX / 1000) * EBX / EAX kHz.
@@ -358,7 +485,7 @@ pub fn cpuid15_from16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
             ))
         }
     };
-    let crystal_khz = base_mhz * 1000 * l.eax_denominator as u64 / l.ebx_numerator as u64;
+    let crystal_khz = crystal_from16_khz(base_mhz, &l);
     if crystal_khz == 0 {
         return Err("derived crystal is 0 kHz".to_string());
     }
@@ -451,6 +578,9 @@ pub struct PostgresChoice {
     pub source: Option<&'static str>,
     /// Why.
     pub why: String,
+    /// The frequency PostgreSQL uses is implausible (outside
+    /// [`PLAUSIBLE_TSC_KHZ`]): PostgreSQL does not check, clockscope does.
+    pub implausible: bool,
 }
 
 /// Which frequency clockscope uses.
@@ -522,11 +652,34 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
         source: id.label(),
         id,
         khz,
+        implausible_khz: None,
         note,
         uncertainty_ppm: None,
         ppm_vs_in_use: None,
         flagged: false,
     }
+}
+
+/// How the note of an implausible source starts.
+const IMPLAUSIBLE_PREFIX: &str = "implausible, not used: ";
+
+/// [`make`] for a CPUID, hypervisor or kernel source: a value outside
+/// [`PLAUSIBLE_TSC_KHZ`], or one derived from a crystal (`crystal_hz`)
+/// outside [`PLAUSIBLE_CRYSTAL_HZ`], is moved to `implausible_khz`.
+fn make_checked(id: SourceId, result: Result<(u64, String), String>, crystal_hz: Option<u64>) -> FrequencySource {
+    let mut s = make(id, result);
+    if let Some(k) = s.khz {
+        let why = match crystal_hz.and_then(implausible_crystal_hz) {
+            Some(crystal) => Some(format!("{crystal} ({}; gives {k} kHz)", s.note)),
+            None => implausible_tsc_khz(k).map(|why| format!("{why} ({})", s.note)),
+        };
+        if let Some(why) = why {
+            s.note = format!("{IMPLAUSIBLE_PREFIX}{why}");
+            s.khz = None;
+            s.implausible_khz = Some(k);
+        }
+    }
+    s
 }
 
 fn hz_of(source: &FrequencySource, inputs: &FrequencyInputs) -> Option<f64> {
@@ -539,28 +692,42 @@ fn hz_of(source: &FrequencySource, inputs: &FrequencyInputs) -> Option<f64> {
     hz.map(|h| h as f64).or(source.khz.map(|k| k as f64 * 1000.0))
 }
 
+/// The implausible sources, `cpuid 0x15 gives 18446742798104265 kHz (...)`,
+/// joined; `None` when there is none.
+fn implausible_text(sources: &[FrequencySource]) -> Option<String> {
+    let parts: Vec<String> = sources
+        .iter()
+        .filter(|s| s.implausible_khz.is_some())
+        .map(|s| format!("{}: {}", s.source, s.note.trim_start_matches(IMPLAUSIBLE_PREFIX)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Builds the frequency table and both choices from the inputs.
 pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     let no_cpuid = || "no CPUID on this architecture".to_string();
     let from_cpuid =
         |g: fn(&CpuidFacts) -> Result<(u64, String), String>| inputs.cpuid.map_or_else(|| Err(no_cpuid()), g);
+    let crystal = |id: SourceId| inputs.cpuid.and_then(|f| crystal_hz_of(id, f));
     let mut sources: Vec<FrequencySource> = SourceId::ALL
         .iter()
         .map(|&id| match id {
-            SourceId::Cpuid15 => make(id, from_cpuid(cpuid15_khz)),
-            SourceId::Cpuid15ImpliedCrystal => make(id, from_cpuid(cpuid15_implied_khz)),
-            SourceId::Cpuid15CrystalFrom16 => make(id, from_cpuid(cpuid15_from16_khz)),
-            SourceId::Cpuid16 => make(id, from_cpuid(cpuid16_khz)),
-            SourceId::Hypervisor40000010 => make(id, from_cpuid(hypervisor_khz)),
-            SourceId::KernelPerfPage => make(id, inputs.perf_page_khz.clone()),
-            SourceId::KernelLog => make(id, inputs.kernel_log_khz.clone()),
+            SourceId::Cpuid15 => make_checked(id, from_cpuid(cpuid15_khz), crystal(id)),
+            SourceId::Cpuid15ImpliedCrystal => make_checked(id, from_cpuid(cpuid15_implied_khz), crystal(id)),
+            SourceId::Cpuid15CrystalFrom16 => make_checked(id, from_cpuid(cpuid15_from16_khz), crystal(id)),
+            SourceId::Cpuid16 => make_checked(id, from_cpuid(cpuid16_khz), None),
+            SourceId::Hypervisor40000010 => make_checked(id, from_cpuid(hypervisor_khz), None),
+            SourceId::KernelPerfPage => make_checked(id, inputs.perf_page_khz.clone(), None),
+            SourceId::KernelLog => make_checked(id, inputs.kernel_log_khz.clone(), None),
             SourceId::CalibrationClockscope => calibration_source(id, &inputs.calibration),
             SourceId::CalibrationPostgres => calibration_source(id, &inputs.postgres_calibration),
         })
         .collect();
 
     let linux = inputs.cpuid.map(linux_cpuid_khz);
-    let cpuid_tsc_khz = linux.as_ref().and_then(|r| r.as_ref().ok()).map(|&(k, _, _)| k);
+    let linux_id = linux.as_ref().and_then(|r| r.as_ref().ok()).map(|&(_, id, _)| id);
+    // Linux's CPUID value as its source reports it: `None` when implausible.
+    let cpuid_tsc_khz = linux_id.and_then(|id| sources.iter().find(|s| s.id == id).and_then(|s| s.khz));
     let pg_cpuid = inputs.cpuid.map(postgres_cpuid_khz);
     let postgresql_tsc_khz = pg_cpuid.as_ref().and_then(|p| p.khz);
 
@@ -571,18 +738,21 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
             khz: None,
             source: None,
             why: "PostgreSQL 19 has TSC support on x86-64 only".to_string(),
+            implausible: false,
         },
         Some(p) if !p.tsc_usable => PostgresChoice {
             tsc_usable: false,
             khz: None,
             source: None,
             why: p.why.clone(),
+            implausible: false,
         },
         Some(p) if p.khz.is_some() => PostgresChoice {
             tsc_usable: true,
             khz: p.khz,
             source: p.source,
             why: p.why.clone(),
+            implausible: p.implausible,
         },
         Some(p) => {
             let cal = &sources
@@ -597,13 +767,13 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
                     Some(k) => format!("{}; its calibration gives {k} kHz", p.why),
                     None => format!("{}; its calibration: {}", p.why, cal.note),
                 },
+                implausible: false,
             }
         }
     };
 
     // clockscope's choice.
     let hypervisor = inputs.cpuid.is_some_and(|f| f.hypervisor_bit);
-    let linux_id = linux.as_ref().and_then(|r| r.as_ref().ok()).map(|&(_, id, _)| id);
     let mut order: Vec<SourceId> = Vec::new();
     if hypervisor {
         order.push(SourceId::Hypervisor40000010);
@@ -650,7 +820,8 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
                     source: None,
                     source_label: None,
                     why: format!(
-                        "no authoritative source (CPUID, hypervisor leaf, kernel) and no converged calibration ({})",
+                        "no authoritative source (CPUID, hypervisor leaf, kernel){} and no converged calibration ({})",
+                        implausible_text(&sources).map_or(String::new(), |t| format!("; implausible: {t}")),
                         cal.note
                     ),
                 },
@@ -674,6 +845,14 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     }
 
     let agreement = match clockscope.source {
+        // An implausible value is evidence of a problem whatever is in use.
+        _ if implausible_text(&sources).is_some() => Agreement {
+            agree: false,
+            evidence: format!(
+                "implausible, not used: {}",
+                implausible_text(&sources).unwrap_or_default()
+            ),
+        },
         None => Agreement {
             agree: false,
             evidence: "no frequency in use".to_string(),

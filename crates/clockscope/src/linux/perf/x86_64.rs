@@ -87,9 +87,13 @@ pub(super) fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {
 }
 
 fn paranoid() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".to_string())
+    crate::linux::read_text(
+        std::path::Path::new("/proc/sys/kernel/perf_event_paranoid"),
+        &crate::input::KERNEL_VALUE,
+    )
+    .into_found()
+    .map(|s| crate::escape::escape_untrusted(s.trim()).into_owned())
+    .unwrap_or_else(|| "unknown".to_string())
 }
 
 fn read_event(name: &'static str, type_: u32, config: u64) -> Result<PerfTimeScale, PerfUnavailable> {

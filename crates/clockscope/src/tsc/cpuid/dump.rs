@@ -30,8 +30,19 @@
 //! notes of the recorded dumps in `tests/data/cpuid`). A line that looks like
 //! a leaf line but does not parse, or a file with no leaf lines at all, is an
 //! error naming the line number and its content.
+//!
+//! A UTF-8 byte order mark at the start of the file is skipped (editors on
+//! Windows add one). A leaf and subleaf given twice for the first processor
+//! with different registers is an error naming both lines: which one is the
+//! CPU's cannot be known. Given twice with the same registers it is accepted
+//! (a dump pasted twice, or concatenated, loses nothing and means one thing).
+//!
+//! Error messages quote the file's text through
+//! [`crate::escape::escape_untrusted`] (a line holding `ESC ] 0 ;` cannot
+//! retitle the terminal that shows the error), cut to 100 characters.
 
 use super::RecordedCpuid;
+use crate::escape::escape_untrusted;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -69,19 +80,26 @@ pub struct DumpError {
     pub reason: String,
 }
 
+/// Untrusted text as an error may quote it: cut to `max` characters (with
+/// `...`), control characters escaped.
+fn quoted(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let cut: String = text.chars().take(max).collect();
+        format!("{}...", escape_untrusted(&cut))
+    } else {
+        escape_untrusted(text).into_owned()
+    }
+}
+
+/// `line N: reason: 'content'`, the content cut to 100 characters; the
+/// reason and content escaped (both may quote the file).
 impl fmt::Display for DumpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX: usize = 100;
-        let shown: String = if self.content.chars().count() > MAX {
-            let cut: String = self.content.chars().take(MAX).collect();
-            format!("{cut}...")
+        let reason = escape_untrusted(&self.reason);
+        if self.content.is_empty() {
+            write!(f, "line {}: {reason}", self.line)
         } else {
-            self.content.clone()
-        };
-        if shown.is_empty() {
-            write!(f, "line {}: {}", self.line, self.reason)
-        } else {
-            write!(f, "line {}: {}: '{}'", self.line, self.reason, shown)
+            write!(f, "line {}: {reason}: '{}'", self.line, quoted(&self.content, 100))
         }
     }
 }
@@ -133,24 +151,36 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
     };
     let mut regs = [None; 4];
     for word in rest.split_whitespace() {
-        let (name, value) = word
-            .split_once('=')
-            .ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{word}' is not REG=0xVALUE)"))?;
+        let (name, value) = word.split_once('=').ok_or_else(|| {
+            format!(
+                "malformed `cpuid -r` leaf line ('{}' is not REG=0xVALUE)",
+                quoted(word, 40)
+            )
+        })?;
         let idx = match name {
             "eax" => 0,
             "ebx" => 1,
             "ecx" => 2,
             "edx" => 3,
-            _ => return Err(format!("malformed `cpuid -r` leaf line (unknown register '{name}')")),
+            _ => {
+                return Err(format!(
+                    "malformed `cpuid -r` leaf line (unknown register '{}')",
+                    quoted(name, 40)
+                ))
+            }
         };
         if !value.starts_with("0x") {
             return Err(format!(
-                "malformed `cpuid -r` leaf line ('{value}' is not a 0x hex value)"
+                "malformed `cpuid -r` leaf line ('{}' is not a 0x hex value)",
+                quoted(value, 40)
             ));
         }
-        regs[idx] = Some(
-            parse_hex(value).ok_or_else(|| format!("malformed `cpuid -r` leaf line ('{value}' is not 32-bit hex)"))?,
-        );
+        regs[idx] = Some(parse_hex(value).ok_or_else(|| {
+            format!(
+                "malformed `cpuid -r` leaf line ('{}' is not 32-bit hex)",
+                quoted(value, 40)
+            )
+        })?);
     }
     match regs {
         [Some(a), Some(b), Some(c), Some(d)] => Ok(Line::RawLeaf {
@@ -232,11 +262,38 @@ fn classify(raw_line: &str) -> Result<Line, String> {
     Ok(Line::Other)
 }
 
+/// Records `regs` for `key` given on line `n`; the same registers given again
+/// are accepted, different ones are an error naming the first line.
+fn insert_once(
+    leaves: &mut RecordedCpuid,
+    given_on: &mut BTreeMap<(u32, u32), usize>,
+    key: (u32, u32),
+    regs: [u32; 4],
+    n: usize,
+) -> Result<(), String> {
+    let (leaf, subleaf) = key;
+    match (leaves.get(leaf, subleaf), given_on.get(&key)) {
+        (Some(old), Some(&first)) if old != regs => Err(format!(
+            "leaf {leaf:#010x} subleaf {subleaf:#x} is given twice with different registers, on line {first} and \
+             line {n}: which one is the CPU's cannot be known"
+        )),
+        (Some(_), Some(_)) => Ok(()),
+        _ => {
+            leaves.insert(leaf, subleaf, regs);
+            given_on.insert(key, n);
+            Ok(())
+        }
+    }
+}
+
 /// Parses a `cpuid -r` or InstLatX64/AIDA64 dump; the first processor's
 /// leaves are returned. See the module documentation for the rules.
 pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut format: Option<DumpFormat> = None;
     let mut leaves = RecordedCpuid::new();
+    // The first processor's leaves: the line each was first given on.
+    let mut given_on: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     let mut first_other: Option<(usize, String)> = None;
     let mut first_leaf_line: Option<(usize, String)> = None;
     // Whether we are still inside the first processor's block.
@@ -299,7 +356,8 @@ pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
                 }
                 first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
                 if collecting {
-                    leaves.insert(leaf, subleaf, regs);
+                    insert_once(&mut leaves, &mut given_on, (leaf, subleaf), regs, n)
+                        .map_err(|reason| err(n, line, reason))?;
                 }
             }
             Line::AidaLeaf { leaf, subleaf, regs } => {
@@ -321,7 +379,8 @@ pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
                             s
                         }
                     };
-                    leaves.insert(leaf, sub, regs);
+                    insert_once(&mut leaves, &mut given_on, (leaf, sub), regs, n)
+                        .map_err(|reason| err(n, line, reason))?;
                 }
             }
         }
@@ -448,6 +507,53 @@ mod tests {
         assert_eq!(e.line, 1);
         let e = parse_dump("CPU:\n   0x00000001 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\n").unwrap_err();
         assert!(e.reason.contains("no leaf 0x00000000"), "{e}");
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let with_bom = format!("\u{feff}{RAW}");
+        assert_eq!(parse_dump(&with_bom).unwrap(), parse_dump(RAW).unwrap());
+        let aida = "\u{feff}CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n";
+        assert_eq!(parse_dump(aida).unwrap().format, DumpFormat::Aida64);
+    }
+
+    #[test]
+    fn duplicated_leaf_with_other_values_names_both_lines() {
+        let text = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
+                    0x00000015 0x00: eax=0x00000002 ebx=0x0000009e ecx=0x00000000 edx=0x00000000\n   \
+                    0x00000015 0x00: eax=0x00000001 ebx=0xffffffff ecx=0xffffffff edx=0x00000000\n";
+        let e = parse_dump(text).unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(
+            e.reason
+                .contains("leaf 0x00000015 subleaf 0x0 is given twice with different registers, on line 3 and line 4"),
+            "{e}"
+        );
+        // The same registers twice: accepted, one leaf.
+        let twice = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
+                     0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
+        assert_eq!(parse_dump(twice).unwrap().leaves.len(), 1);
+        // InstLatX64 with [SL nn].
+        let aida = "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
+                    CPUID 0000000D: 00000207-00000340-00000380-00000000 [SL 01]\n\
+                    CPUID 0000000D: 00000208-00000340-00000380-00000000 [SL 01]\n";
+        let e = parse_dump(aida).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.reason.contains("on line 2 and line 3"), "{e}");
+        // A second processor's leaves are not duplicates.
+        assert!(parse_dump(RAW).is_ok());
+    }
+
+    #[test]
+    fn control_characters_in_errors_are_escaped() {
+        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 \x1b]0;x\x07=0x1\n").unwrap_err();
+        let shown = e.to_string();
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert!(shown.contains("\\x1b]0;x\\x07"), "{shown}");
+        let e = parse_dump("\x1b[2J\x00hello\n").unwrap_err();
+        let shown = e.to_string();
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert!(shown.ends_with("'\\x1b[2J\\x00hello'"), "{shown}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub use dump::{parse_dump, DumpError, DumpFormat, ParsedDump};
 pub use native::NativeCpuid;
 pub use raw_cpuid::{CpuIdReader, CpuIdResult};
 
+use crate::escape::escape_untrusted;
 use raw_cpuid::CpuId;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -219,7 +220,8 @@ impl HypervisorLeaves {
 /// Everything about the TSC that CPUID says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CpuidFacts {
-    /// Vendor string of leaf 0 ("GenuineIntel", "AuthenticAMD", ...).
+    /// Vendor string of leaf 0 ("GenuineIntel", "AuthenticAMD", ...), control
+    /// characters escaped.
     pub vendor: String,
     /// Highest basic leaf (leaf 0 EAX).
     pub max_basic_leaf: u32,
@@ -232,7 +234,9 @@ pub struct CpuidFacts {
     /// Display model: base model, plus extended model << 4 when family >= 6.
     pub model: u32,
     pub stepping: u32,
-    /// Brand string of leaves 0x80000002..4, trimmed; `None` when absent or empty.
+    /// Brand string of leaves 0x80000002..4, trimmed; `None` when absent or
+    /// empty. Control characters (a hostile dump's) are escaped with
+    /// [`escape_untrusted`], as in the vendor string.
     pub brand: Option<String>,
     /// Leaf 1 EDX bit 4.
     pub tsc: bool,
@@ -304,7 +308,7 @@ impl CpuidFacts {
         // raw-cpuid decodes the vendor and brand strings and the feature bits.
         let vendor = cpuid
             .get_vendor_info()
-            .map(|v| v.as_str().to_string())
+            .map(|v| escape_untrusted(v.as_str()).into_owned())
             .unwrap_or_else(|| signature_text([leaf0[1], leaf0[3], leaf0[2]]));
         let features = cpuid.get_feature_info();
         let tsc = features.as_ref().is_some_and(|f| f.has_tsc());
@@ -320,11 +324,7 @@ impl CpuidFacts {
             .is_some_and(|e| e.has_tsc_adjust_msr());
         let brand = cpuid
             .get_processor_brand_string()
-            .map(|b| {
-                b.as_str()
-                    .trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                    .to_string()
-            })
+            .map(|b| escape_untrusted(b.as_str().trim_matches(|c: char| c == '\0' || c.is_whitespace())).into_owned())
             .filter(|b| !b.is_empty());
 
         let signature_eax = if max_basic_leaf >= LEAF_FEATURES {
@@ -480,6 +480,25 @@ mod tests {
             })
         );
         assert_eq!(f.brand, None);
+    }
+
+    #[test]
+    fn hostile_brand_string_is_escaped() {
+        // "Evil \x1b]0;x\x07 CPU" as leaves 0x80000002..4, NUL padded.
+        let mut brand = [0u8; 48];
+        let text = b"Evil \x1b]0;x\x07 CPU";
+        brand[..text.len()].copy_from_slice(text);
+        let word = |i: usize| u32::from_le_bytes(brand[i * 4..i * 4 + 4].try_into().unwrap());
+        let mut rec = intel_base().with(0x8000_0000, 0, [0x8000_0008, 0, 0, 0]);
+        for (n, leaf) in (0x8000_0002u32..=0x8000_0004).enumerate() {
+            rec.insert(
+                leaf,
+                0,
+                [word(n * 4), word(n * 4 + 1), word(n * 4 + 2), word(n * 4 + 3)],
+            );
+        }
+        let f = CpuidFacts::from_recorded(&rec);
+        assert_eq!(f.brand.as_deref(), Some("Evil \\x1b]0;x\\x07 CPU"));
     }
 
     #[test]
