@@ -39,8 +39,9 @@ enum Target {
     /// Written to `temp`, renamed over `path` on commit.
     Replace {
         path: PathBuf,
-        /// Shared with the forced-exit hook; `None` once renamed.
-        temp: Arc<Mutex<Option<NamedTempFile>>>,
+        temp: NamedTempFile,
+        /// The temporary file's path for the forced-exit hook; `None` once renamed.
+        to_remove: Arc<Mutex<Option<PathBuf>>>,
         _hook: exit::ForcedExitGuard,
     },
     /// An existing non-regular file, written through.
@@ -186,17 +187,19 @@ impl OutputFile {
                     }
                     _ => path.to_path_buf(),
                 };
-                let temp = Arc::new(Mutex::new(Some(temp_beside(&path).map_err(fail)?)));
-                let for_hook = Arc::clone(&temp);
+                let temp = temp_beside(&path).map_err(fail)?;
+                let to_remove = Arc::new(Mutex::new(Some(temp.path().to_path_buf())));
+                let for_hook = Arc::clone(&to_remove);
                 let hook = exit::on_forced_exit(move || {
-                    let guard = for_hook.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(t) = guard.as_ref() {
-                        let _ = std::fs::remove_file(t.path());
+                    let slot = for_hook.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(p) = slot.as_ref() {
+                        let _ = std::fs::remove_file(p);
                     }
                 });
                 Target::Replace {
                     path,
                     temp,
+                    to_remove,
                     _hook: hook,
                 }
             }
@@ -217,16 +220,20 @@ impl OutputFile {
         let fail = |e: io::Error| anyhow!("{what}: {e}");
         match self.target {
             Target::Stream(mut f) => f.write_all(bytes).and_then(|_| f.flush()).map_err(fail),
-            Target::Replace { path, temp, _hook } => {
-                let mut slot = temp.lock().unwrap_or_else(PoisonError::into_inner);
-                let file = slot.as_mut().expect("committed once");
-                file.write_all(bytes)
-                    .and_then(|_| file.as_file().sync_all())
+            Target::Replace {
+                path,
+                mut temp,
+                to_remove,
+                _hook,
+            } => {
+                temp.write_all(bytes)
+                    .and_then(|_| temp.as_file().sync_all())
                     .map_err(fail)?;
-                // Still under the lock: a forced exit now waits for the
+                // Renamed under the lock: a forced exit now waits for the
                 // rename, then finds nothing to remove.
-                let t = slot.take().expect("committed once");
-                t.persist(&path).map_err(|e| fail(e.error))?;
+                let mut slot = to_remove.lock().unwrap_or_else(PoisonError::into_inner);
+                temp.persist(&path).map_err(|e| fail(e.error))?;
+                *slot = None;
                 drop(slot);
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     // The rename is durable once the directory is synced; best effort.

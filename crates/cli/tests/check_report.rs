@@ -604,3 +604,31 @@ fn svg_plot_is_drawn() {
     let svg = export::svg::render(&good_report()).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("clock_gettime (CLOCK_MONOTONIC)") && svg.contains("RDTSC"));
 }
+
+#[test]
+fn the_clocks_header_shows_the_measured_time() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let stats = monotonic_only();
+    let secs = stats[0].elapsed_ns as f64 / 1e9;
+    let report = |duration: f64, interrupted: bool| {
+        let args = CheckArgs {
+            duration,
+            ..Default::default()
+        };
+        let measured = Measured {
+            stats: stats.clone(),
+            interrupted,
+            ..Default::default()
+        };
+        text(&build_report(&args, &linux, &trusted_counter(), measured, None))
+    };
+    // Measured what was asked (or a little more): the measured time alone.
+    assert!(report(secs, false).contains(&format!("Clocks ({secs:.4} s each;")));
+    assert!(report(secs * 0.995, false).contains(&format!("Clocks ({secs:.4} s each;")));
+    // Less than asked: both numbers.
+    assert!(report(1.0, false).contains(&format!("Clocks (measured {secs:.4} s each of 1 s asked for;")));
+    assert!(report(1.0, true).contains(&format!(
+        "Clocks (measured {secs:.4} s each of 1 s asked for, interrupted;"
+    )));
+}

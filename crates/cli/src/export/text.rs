@@ -22,9 +22,9 @@ fn prediction_line(p: &ExplainPrediction) -> String {
     )
 }
 
-/// How long each clock was measured, from the measurements: "1.00 s each",
-/// or, when that is not what was asked for (interrupted, or shorter than one
-/// measuring chunk), "measured 0.70 s each of 20 s asked for".
+/// How long each clock was measured, from the measurements: "1.00 s each"
+/// ("1.00-1.02 s each"), or, when a clock measured less than was asked for
+/// (an interrupted run), "measured 0.70 s each of 20 s asked for, interrupted".
 pub fn measured_time(r: &CheckReport) -> String {
     let secs: Vec<f64> = r.clocks.iter().map(|c| c.elapsed_ns as f64 / 1e9).collect();
     let lo = secs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -40,9 +40,9 @@ pub fn measured_time(r: &CheckReport) -> String {
     } else {
         format!("{}-{} s", fmt(lo), fmt(hi))
     };
-    // Within 1% (and 1 ms) of the request: the usual case, said simply.
-    let close = |s: f64| (s - asked).abs() <= (asked * 0.01).max(0.001);
-    if !r.interrupted && secs.iter().all(|&s| close(s)) {
+    // The loop measures at least what was asked (a chunk may overrun it on
+    // a busy machine): the usual case, said simply, with the measured times.
+    if !r.interrupted && secs.iter().all(|&s| s >= asked * 0.99) {
         format!("{span} each")
     } else {
         let cut = if r.interrupted { ", interrupted" } else { "" };
