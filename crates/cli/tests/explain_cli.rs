@@ -463,11 +463,15 @@ fn a_server_that_stops_mid_run_is_one_line() {
         child.try_wait().map(|s| s.is_some()).unwrap_or(true)
     });
     if !exited {
+        if std::env::var_os("CLOCKSCOPE_DEBUG_HANG").is_some() {
+            let bt = Command::new("gdb").args(["-p", &child.id().to_string(), "-batch", "-ex", "thread apply all bt"]).output().unwrap();
+            eprintln!("{}", text(&bt.stdout));
+        }
         let _ = child.kill();
     }
     let out = child.wait_with_output().unwrap();
     assert!(explaining, "the runs never started: {}", text(&out.stderr));
-    assert!(exited, "clockscope did not exit after the server stopped");
+    assert!(exited, "clockscope did not exit after the server stopped: {}", text(&out.stderr));
     let err = assert_one_line_error(&out, "EXPLAIN ANALYZE with TIMING O");
     assert!(
         err.contains("SQLSTATE 57P01") || err.contains("closed the connection"),

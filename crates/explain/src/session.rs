@@ -594,14 +594,18 @@ impl PgSession {
 /// Drives the connection (the client's requests go through it) and keeps the
 /// last thing the server said before it went away.
 async fn drive(mut connection: Connection<Socket, NoTlsStream>, last_word: LastWord) {
+    let keep = |said: &str| {
+        *last_word.lock().unwrap_or_else(|p| p.into_inner()) = Some(escape_untrusted(said).into_owned());
+    };
     loop {
-        let said = match poll_fn(|cx| connection.poll_message(cx)).await {
-            Some(Ok(AsyncMessage::Notice(n))) if n.code().code().starts_with("57") => n.message().to_string(),
-            Some(Ok(_)) => continue,
-            Some(Err(e)) => crate::error::describe(&e).0,
+        match poll_fn(|cx| connection.poll_message(cx)).await {
+            Some(Ok(AsyncMessage::Notice(n))) if n.code().code().starts_with("57") => keep(n.message()),
+            Some(Ok(_)) => {}
+            // The connection is over after an error (polling again would
+            // return it again, for ever).
+            Some(Err(e)) => return keep(&crate::error::describe(&e).0),
             None => return,
-        };
-        *last_word.lock().unwrap_or_else(|p| p.into_inner()) = Some(escape_untrusted(&said).into_owned());
+        }
     }
 }
 
