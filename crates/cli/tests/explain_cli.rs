@@ -187,18 +187,15 @@ fn a_table_above_2_gb_needs_max_table_size() {
     let dsn = format!("host=127.0.0.1 port={} user=x dbname=x", dead_port());
     let out = explain(&["--dsn", &dsn, "--rows", "100000000"], &[]);
     let err = assert_one_line_error(&out, "--rows 100000000: the TEMP table would take about 3.4 GB");
-    assert!(err.contains("above 2.0 GB needs --max-table-size (e.g. --max-table-size 4GB)"), "{err}");
-    // Allowed explicitly, it gets as far as the connection.
-    let out = explain(
-        &["--dsn", &dsn, "--rows", "100000000", "--max-table-size", "4GB"],
-        &[],
+    assert!(
+        err.contains("above 2.0 GB needs --max-table-size (e.g. --max-table-size 4GB)"),
+        "{err}"
     );
+    // Allowed explicitly, it gets as far as the connection.
+    let out = explain(&["--dsn", &dsn, "--rows", "100000000", "--max-table-size", "4GB"], &[]);
     assert_one_line_error(&out, "cannot connect to PostgreSQL");
     // A smaller limit refuses smaller tables.
-    let out = explain(
-        &["--dsn", &dsn, "--rows", "100000", "--max-table-size", "1MB"],
-        &[],
-    );
+    let out = explain(&["--dsn", &dsn, "--rows", "100000", "--max-table-size", "1MB"], &[]);
     let err = assert_one_line_error(&out, "--rows 100000: the TEMP table would take about 3.5 MB");
     assert!(err.trim_end().ends_with("above --max-table-size 1.0 MB"), "{err}");
     let out = explain(&["--dsn", &dsn, "--max-table-size", "lots"], &[]);
@@ -207,9 +204,15 @@ fn a_table_above_2_gb_needs_max_table_size() {
 
 #[test]
 fn dsn_sslmode_is_refused_like_pgsslmode() {
-    let dsn = format!("host=127.0.0.1 port={} user=x dbname=x sslmode=verify-full", dead_port());
+    let dsn = format!(
+        "host=127.0.0.1 port={} user=x dbname=x sslmode=verify-full",
+        dead_port()
+    );
     let out = explain(&["--dsn", &dsn], &[]);
-    let err = assert_one_line_error(&out, "--dsn sslmode=verify-full: this build of clockscope has no TLS support");
+    let err = assert_one_line_error(
+        &out,
+        "--dsn sslmode=verify-full: this build of clockscope has no TLS support",
+    );
     let out = explain(
         &["--dsn", "host=/tmp user=x"],
         &[("PGSSLMODE", "verify-full".to_string())],
@@ -283,11 +286,17 @@ fn a_silent_tcp_server_fails_within_connect_timeout() {
 fn a_silent_unix_socket_server_fails_within_connect_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let accepted = silent_unix_server(dir.path(), 5999);
-    let dsn = format!("host={} port=5999 user=x dbname=x connect_timeout=2", dir.path().display());
+    let dsn = format!(
+        "host={} port=5999 user=x dbname=x connect_timeout=2",
+        dir.path().display()
+    );
     assert_silent_server_times_out(
         &dsn,
         &accepted,
-        &format!("cannot connect to PostgreSQL at host={} port=5999", dir.path().display()),
+        &format!(
+            "cannot connect to PostgreSQL at host={} port=5999",
+            dir.path().display()
+        ),
     );
 }
 
@@ -370,10 +379,16 @@ fn interrupt_the_fill(signals: usize) {
     let (out, took, exited) = wait_exit(child, Duration::from_secs(30));
     let err = text(&out.stderr);
     assert!(started, "the fill never started: {err}");
-    assert!(still_filling, "the fill ended within 1 s; the test needs more rows: {err}");
+    assert!(
+        still_filling,
+        "the fill ended within 1 s; the test needs more rows: {err}"
+    );
     assert!(exited, "clockscope did not exit after {signals} SIGINT");
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(took < Duration::from_secs(2), "exit took {took:?} after {signals} SIGINT");
+    assert!(
+        took < Duration::from_secs(2),
+        "exit took {took:?} after {signals} SIGINT"
+    );
     if signals == 1 {
         assert_eq!(
             err.trim_end(),
@@ -464,14 +479,21 @@ fn a_server_that_stops_mid_run_is_one_line() {
     });
     if !exited {
         if std::env::var_os("CLOCKSCOPE_DEBUG_HANG").is_some() {
-            let bt = Command::new("gdb").args(["-p", &child.id().to_string(), "-batch", "-ex", "thread apply all bt"]).output().unwrap();
+            let bt = Command::new("gdb")
+                .args(["-p", &child.id().to_string(), "-batch", "-ex", "thread apply all bt"])
+                .output()
+                .unwrap();
             eprintln!("{}", text(&bt.stdout));
         }
         let _ = child.kill();
     }
     let out = child.wait_with_output().unwrap();
     assert!(explaining, "the runs never started: {}", text(&out.stderr));
-    assert!(exited, "clockscope did not exit after the server stopped: {}", text(&out.stderr));
+    assert!(
+        exited,
+        "clockscope did not exit after the server stopped: {}",
+        text(&out.stderr)
+    );
     let err = assert_one_line_error(&out, "EXPLAIN ANALYZE with TIMING O");
     assert!(
         err.contains("SQLSTATE 57P01") || err.contains("closed the connection"),

@@ -48,7 +48,12 @@ impl Target {
     /// The bound on the whole connection set-up: `connect_timeout` for each
     /// host the client may try in turn (libpq applies it per host).
     pub fn setup_timeout(&self) -> Option<Duration> {
-        let hosts = self.config.get_hosts().len().max(self.config.get_hostaddrs().len()).max(1);
+        let hosts = self
+            .config
+            .get_hosts()
+            .len()
+            .max(self.config.get_hostaddrs().len())
+            .max(1);
         self.connect_timeout.map(|t| t * hosts as u32)
     }
 }
@@ -519,7 +524,11 @@ mod tests {
                 &[("PGSSLMODE", "sometimes")],
                 "PGSSLMODE: 'sometimes' is not one of",
             ),
-            (Some("host=/tmp sslmode=require"), &[], "--dsn sslmode=require: this build"),
+            (
+                Some("host=/tmp sslmode=require"),
+                &[],
+                "--dsn sslmode=require: this build",
+            ),
         ];
         for (dsn, env, want) in cases {
             let e = resolve(dsn, &env_of(env)).unwrap_err().to_string();
@@ -546,7 +555,9 @@ mod tests {
                 assert_eq!(from_dsn, format!("--dsn sslmode={mode}: {no_tls}"), "{dsn}");
             }
         }
-        let odd = resolve(Some("host=/tmp sslmode=sometimes"), &env_of(&[])).unwrap_err().to_string();
+        let odd = resolve(Some("host=/tmp sslmode=sometimes"), &env_of(&[]))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             odd,
             "--dsn sslmode: 'sometimes' is not one of disable, allow, prefer, require, verify-ca, verify-full"
@@ -566,12 +577,27 @@ mod tests {
     #[test]
     fn connect_timeout_follows_libpq() {
         let timeout = |dsn: &str, env: &[(&str, &str)]| resolve(Some(dsn), &env_of(env)).unwrap().connect_timeout;
-        assert_eq!(timeout("host=/tmp connect_timeout=5", &[]), Some(Duration::from_secs(5)));
-        assert_eq!(timeout("host=/tmp connect_timeout=1", &[]), Some(Duration::from_secs(2)));
-        assert_eq!(timeout("host=/tmp connect_timeout=0", &[("PGCONNECT_TIMEOUT", "7")]), None);
-        assert_eq!(timeout("host=/tmp", &[("PGCONNECT_TIMEOUT", "7")]), Some(Duration::from_secs(7)));
+        assert_eq!(
+            timeout("host=/tmp connect_timeout=5", &[]),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            timeout("host=/tmp connect_timeout=1", &[]),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            timeout("host=/tmp connect_timeout=0", &[("PGCONNECT_TIMEOUT", "7")]),
+            None
+        );
+        assert_eq!(
+            timeout("host=/tmp", &[("PGCONNECT_TIMEOUT", "7")]),
+            Some(Duration::from_secs(7))
+        );
         assert_eq!(timeout("host=/tmp", &[("PGCONNECT_TIMEOUT", "-1")]), None);
-        assert_eq!(timeout("postgres://%2Ftmp/db?connect_timeout=4", &[]), Some(Duration::from_secs(4)));
+        assert_eq!(
+            timeout("postgres://%2Ftmp/db?connect_timeout=4", &[]),
+            Some(Duration::from_secs(4))
+        );
         // Per host: two hosts may take twice as long.
         let t = resolve(Some("host=/tmp,/var/run connect_timeout=3"), &env_of(&[])).unwrap();
         assert_eq!(t.setup_timeout(), Some(Duration::from_secs(6)));
@@ -584,7 +610,10 @@ mod tests {
         assert_eq!(value("sslmode = 'a b\\'c' x=1", "sslmode").as_deref(), Some("a b'c"));
         assert_eq!(value("sslmode=a sslmode=b", "sslmode").as_deref(), Some("b"));
         assert_eq!(value("password='sslmode=x'", "sslmode"), None);
-        assert_eq!(value("postgres://h/db?a=1&ssl%6dode=verify%2Dfull", "sslmode").as_deref(), Some("verify-full"));
+        assert_eq!(
+            value("postgres://h/db?a=1&ssl%6dode=verify%2Dfull", "sslmode").as_deref(),
+            Some("verify-full")
+        );
         assert_eq!(value("postgres://h/db", "sslmode"), None);
         assert_eq!(value("broken 'x", "sslmode"), None);
         let dsn = "host=/tmp sslmode='allow' user=u";

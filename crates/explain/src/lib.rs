@@ -126,6 +126,7 @@ pub fn run_with(
         settings: &info.settings,
         query: &query,
         rows: opts.rows,
+        temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
         runs: opts.runs,
         warmup_runs: options::WARMUP_RUNS,
         sources: &server_runs.sources,

@@ -104,7 +104,8 @@ fn check_rows(rows: u64) -> Result<u64, Error> {
 }
 
 /// The forms `--rows` and `--max-table-size` take, for error messages.
-const ROWS_FORMS: &str = "write digits (1000000), digits grouped by single underscores (1_000_000) or a power of ten (1e6, 2.5e5)";
+const ROWS_FORMS: &str =
+    "write digits (1000000), digits grouped by single underscores (1_000_000) or a power of ten (1e6, 2.5e5)";
 
 /// Parses `--rows`. Accepted, and nothing else: digits (`1000000`), digits
 /// grouped by single underscores as in Rust (`1_000_000`; not `__1`, `1_`,
@@ -155,7 +156,11 @@ fn parse_whole(body: &str) -> Option<Whole> {
         if digits.len() + zeros as usize > 30 {
             return Whole::TooLarge;
         }
-        let base: u128 = if digits.is_empty() { 0 } else { digits.parse().unwrap_or(u128::MAX) };
+        let base: u128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().unwrap_or(u128::MAX)
+        };
         Whole::Exact(base * 10u128.pow(zeros))
     };
     if let Some((mantissa, exponent)) = body.split_once(['e', 'E']) {
@@ -201,7 +206,9 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
             "--max-table-size: '{shown}' is not a size; write a number and a unit, e.g. 4GB, 500MB (B, kB, MB, GB, TB; 1 kB = 1024 B)"
         ))
     };
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let valid_number = match number.split_once('.') {
         Some((i, f)) => !i.is_empty() && !f.is_empty() && (i.bytes().chain(f.bytes())).all(|b| b.is_ascii_digit()),
@@ -273,8 +280,30 @@ mod tests {
     #[test]
     fn odd_forms_are_rejected_with_one_message() {
         for text in [
-            "__1", "_1", "1_", "1__000", "+1", " 1", "1 ", " 42 ", "1e+6", "1e-6", ".5e1", "5.e1", "1.5", "abc", "",
-            "1e", "e6", "0x10", "1,000", "inf", "NaN", "1_e6", "--1", "1\u{1b}[2J",
+            "__1",
+            "_1",
+            "1_",
+            "1__000",
+            "+1",
+            " 1",
+            "1 ",
+            " 42 ",
+            "1e+6",
+            "1e-6",
+            ".5e1",
+            "5.e1",
+            "1.5",
+            "abc",
+            "",
+            "1e",
+            "e6",
+            "0x10",
+            "1,000",
+            "inf",
+            "NaN",
+            "1_e6",
+            "--1",
+            "1\u{1b}[2J",
         ] {
             assert_eq!(msg(text), not_whole(&escape_untrusted(text)), "{text:?}");
         }
@@ -352,6 +381,9 @@ mod tests {
         o.max_table_bytes = Some(1 << 20);
         let e = o.validate().unwrap_err().to_string();
         assert!(e.ends_with("above --max-table-size 1.0 MB"), "{e}");
-        assert!(e.starts_with("--rows 1000000: the TEMP table would take about 34.6 MB"), "{e}");
+        assert!(
+            e.starts_with("--rows 1000000: the TEMP table would take about 34.6 MB"),
+            "{e}"
+        );
     }
 }
