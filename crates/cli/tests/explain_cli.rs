@@ -372,7 +372,12 @@ fn interrupt_the_fill(sig: libc::c_int, signals: usize) {
     // The fill must still be running when the signal lands.
     let still_filling = started && clockscope_sessions(&handle, filling) > 0;
     if still_filling {
-        for _ in 0..signals {
+        for i in 0..signals {
+            if i > 0 {
+                // Back to back, the kernel merges two pending signals into one;
+                // 50 ms apart the second lands during the first's cleanup.
+                std::thread::sleep(Duration::from_millis(50));
+            }
             signal(&child, sig);
         }
     }
