@@ -535,3 +535,89 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
     let err = assert_one_line_error(&out, "creating the TEMP table: permission denied");
     assert!(err.contains("(SQLSTATE 42501)"), "{err}");
 }
+
+/// A server that completes the startup (trust: AuthenticationOk, a
+/// BackendKeyData of pid 4242 / key 7, ReadyForQuery) and then never answers
+/// a query. Reports (0, 0) when a client has logged in, and each cancel
+/// request that reaches it as (pid, key).
+fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
+    use std::io::{Read, Write};
+    fn read_i32(s: &mut std::net::TcpStream) -> Option<i32> {
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).ok()?;
+        Some(i32::from_be_bytes(b))
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let (Some(len), Some(code)) = (read_i32(&mut s), read_i32(&mut s)) else {
+                continue;
+            };
+            match code {
+                // CancelRequest: pid and key follow.
+                80_877_102 => {
+                    if let (Some(pid), Some(key)) = (read_i32(&mut s), read_i32(&mut s)) {
+                        let _ = tx.send((pid, key));
+                    }
+                }
+                // Protocol 3.0 startup: skip its parameters, let the client in.
+                196_608 => {
+                    let mut rest = vec![0u8; usize::try_from(len - 8).unwrap_or(0)];
+                    if s.read_exact(&mut rest).is_err() {
+                        continue;
+                    }
+                    let mut reply = Vec::new();
+                    reply.extend_from_slice(b"R\0\0\0\x08\0\0\0\0");
+                    reply.extend_from_slice(b"K\0\0\0\x0c");
+                    reply.extend_from_slice(&4242i32.to_be_bytes());
+                    reply.extend_from_slice(&7i32.to_be_bytes());
+                    reply.extend_from_slice(b"Z\0\0\0\x05I");
+                    if s.write_all(&reply).is_ok() {
+                        let _ = tx.send((0, 0));
+                    }
+                    held.push(s);
+                }
+                _ => {}
+            }
+        }
+    });
+    (port, rx)
+}
+
+#[test]
+fn one_sigint_cancels_a_statement_that_hangs() {
+    let (port, cancels) = server_silent_after_startup();
+    let dsn = format!("host=127.0.0.1 port={port} user=x dbname=x sslmode=disable");
+    let mut child = explain_cmd(&["--dsn", &dsn, "--rows", "1000"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let logged_in = cancels.recv_timeout(Duration::from_secs(30)) == Ok((0, 0));
+    // The first query follows the login at once, and hangs.
+    std::thread::sleep(Duration::from_millis(200));
+    let running = logged_in && child.try_wait().unwrap().is_none();
+    if running {
+        signal(&child, libc::SIGINT);
+    }
+    let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
+    let err = text(&out.stderr);
+    assert!(logged_in, "clockscope never logged in: {err}");
+    assert!(running, "clockscope ended before the signal: {err}");
+    assert!(exited, "one SIGINT did not stop the hanging statement");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert_eq!(
+        err.trim_end(),
+        "clockscope: interrupted before a pair of EXPLAIN runs completed"
+    );
+    assert_eq!(
+        cancels.recv_timeout(Duration::from_secs(1)),
+        Ok((4242, 7)),
+        "no cancel request for the session's backend"
+    );
+}
