@@ -4,8 +4,9 @@
 //! checked for sanity.
 
 use clockscope_explain::testing::{self, TestServer, PASSWORD_ROLE, SUPERUSER};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 const PG_VARS: [&str; 9] = [
     "PGHOST",
@@ -124,6 +125,15 @@ fn json_has_the_documented_keys() {
     for key in ["runs_timing_off_ms", "runs_timing_on_ms"] {
         assert_eq!(src[key].as_array().map(Vec::len), Some(2), "{key} in {src}");
     }
+    // statement_timeout was set for the session: 30 s + 20 us x 100,000 rows.
+    let timeout = v["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "statement_timeout")
+        .unwrap_or_else(|| panic!("no statement_timeout in {}", v["settings"]));
+    assert_eq!(timeout["server_value"], "0", "{timeout}");
+    assert_eq!(timeout["session_value"], "32s", "{timeout}");
     assert!(v["this_machine"]["system"]["per_read_ns"].as_f64().unwrap() > 0.0);
 }
 
@@ -151,12 +161,276 @@ fn bad_rows_fail_before_connecting() {
         ("0", "--rows: must be at least 1, got 0"),
         ("-5", "--rows: must be at least 1, got -5"),
         ("2e9", "--rows: must be at most 1000000000 (1e9), got 2e9"),
-        ("abc", "--rows: 'abc' is not a whole number of rows"),
     ] {
         let out = explain(&["--dsn", &dsn, "--rows", rows], &[]);
         let err = assert_one_line_error(&out, "--rows: ");
         assert_eq!(err.trim_end(), format!("clockscope: error: {message}"), "--rows {rows}");
     }
+    for rows in ["abc", "__1", "+1", " 1", "1e+6", "1_", "1.5"] {
+        let out = explain(&["--dsn", &dsn, "--rows", rows], &[]);
+        let err = assert_one_line_error(&out, "--rows: ");
+        assert!(
+            err.contains(&format!("'{rows}' is not a whole number of rows; write digits")),
+            "--rows {rows:?}: {err}"
+        );
+    }
+    // The accepted forms get past --rows (to the connection).
+    for rows in ["1_000", "1e3", "1000"] {
+        let out = explain(&["--dsn", &dsn, "--rows", rows], &[]);
+        assert_one_line_error(&out, "cannot connect to PostgreSQL");
+    }
+}
+
+#[test]
+fn a_table_above_2_gb_needs_max_table_size() {
+    // Refused before connecting: the DSN points nowhere.
+    let dsn = format!("host=127.0.0.1 port={} user=x dbname=x", dead_port());
+    let out = explain(&["--dsn", &dsn, "--rows", "100000000"], &[]);
+    let err = assert_one_line_error(&out, "--rows 100000000: the TEMP table would take about 3.4 GB");
+    assert!(
+        err.contains("above 2.0 GB needs --max-table-size (e.g. --max-table-size 4GB)"),
+        "{err}"
+    );
+    // Allowed explicitly, it gets as far as the connection.
+    let out = explain(&["--dsn", &dsn, "--rows", "100000000", "--max-table-size", "4GB"], &[]);
+    assert_one_line_error(&out, "cannot connect to PostgreSQL");
+    // A smaller limit refuses smaller tables.
+    let out = explain(&["--dsn", &dsn, "--rows", "100000", "--max-table-size", "1MB"], &[]);
+    let err = assert_one_line_error(&out, "--rows 100000: the TEMP table would take about 3.5 MB");
+    assert!(err.trim_end().ends_with("above --max-table-size 1.0 MB"), "{err}");
+    let out = explain(&["--dsn", &dsn, "--max-table-size", "lots"], &[]);
+    assert_one_line_error(&out, "--max-table-size: 'lots' is not a size");
+}
+
+#[test]
+fn dsn_sslmode_is_refused_like_pgsslmode() {
+    let dsn = format!(
+        "host=127.0.0.1 port={} user=x dbname=x sslmode=verify-full",
+        dead_port()
+    );
+    let out = explain(&["--dsn", &dsn], &[]);
+    let err = assert_one_line_error(
+        &out,
+        "--dsn sslmode=verify-full: this build of clockscope has no TLS support",
+    );
+    let out = explain(
+        &["--dsn", "host=/tmp user=x"],
+        &[("PGSSLMODE", "verify-full".to_string())],
+    );
+    let from_env = assert_one_line_error(&out, "PGSSLMODE=verify-full: ");
+    assert_eq!(
+        err.split_once(": this build").unwrap().1,
+        from_env.split_once(": this build").unwrap().1
+    );
+}
+
+/// A server that accepts TCP connections on 127.0.0.1 and never says a word;
+/// each accepted connection is reported on the channel and kept open.
+fn silent_tcp_server() -> (u16, mpsc::Receiver<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+            let _ = tx.send(());
+        }
+    });
+    (port, rx)
+}
+
+/// The same on a unix socket `<dir>/.s.PGSQL.<port>`, as PostgreSQL names it.
+fn silent_unix_server(dir: &std::path::Path, port: u16) -> mpsc::Receiver<()> {
+    let listener = std::os::unix::net::UnixListener::bind(dir.join(format!(".s.PGSQL.{port}"))).unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+            let _ = tx.send(());
+        }
+    });
+    rx
+}
+
+/// Runs `explain --dsn dsn --rows 1000` against a silent server with
+/// `connect_timeout=2`: one line, exit 2, within connect_timeout + 1 s.
+fn assert_silent_server_times_out(dsn: &str, accepted: &mpsc::Receiver<()>, prefix: &str) {
+    let start = Instant::now();
+    let out = explain(&["--dsn", dsn, "--rows", "1000"], &[]);
+    let took = start.elapsed();
+    let err = assert_one_line_error(&out, prefix);
+    assert!(
+        err.contains("no session within 2 s (connect_timeout: socket connect, startup and authentication)"),
+        "{err}"
+    );
+    assert!(accepted.try_recv().is_ok(), "the silent server never saw a connection");
+    // The timeout cannot fire early; the brief allows 1 s for the rest.
+    assert!(took >= Duration::from_secs(2), "gave up after {took:?}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}
+
+#[test]
+fn a_silent_tcp_server_fails_within_connect_timeout() {
+    let (port, accepted) = silent_tcp_server();
+    let dsn = format!("host=127.0.0.1 port={port} user=x dbname=x connect_timeout=2");
+    assert_silent_server_times_out(
+        &dsn,
+        &accepted,
+        &format!("cannot connect to PostgreSQL at host=127.0.0.1 port={port}"),
+    );
+}
+
+#[test]
+fn a_silent_unix_socket_server_fails_within_connect_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let accepted = silent_unix_server(dir.path(), 5999);
+    let dsn = format!(
+        "host={} port=5999 user=x dbname=x connect_timeout=2",
+        dir.path().display()
+    );
+    assert_silent_server_times_out(
+        &dsn,
+        &accepted,
+        &format!(
+            "cannot connect to PostgreSQL at host={} port=5999",
+            dir.path().display()
+        ),
+    );
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
+    let rc = unsafe { libc::kill(pid, sig) };
+    assert_eq!(rc, 0, "kill: {}", std::io::Error::last_os_error());
+}
+
+/// Waits up to `limit` for the child to exit; kills it if it did not.
+/// Returns its output and how long it took.
+fn wait_exit(mut child: Child, limit: Duration) -> (Output, Duration, bool) {
+    let start = Instant::now();
+    let exited = testing::wait_for(limit, || child.try_wait().map(|s| s.is_some()).unwrap_or(true));
+    let took = start.elapsed();
+    if !exited {
+        let _ = child.kill();
+    }
+    (child.wait_with_output().unwrap(), took, exited)
+}
+
+#[test]
+fn one_sigint_stops_a_connection_that_hangs() {
+    let (port, accepted) = silent_tcp_server();
+    let dsn = format!("host=127.0.0.1 port={port} user=x dbname=x connect_timeout=60");
+    let child = explain_cmd(&["--dsn", &dsn, "--rows", "1000"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let connected = accepted.recv_timeout(Duration::from_secs(30)).is_ok();
+    if connected {
+        signal(&child, libc::SIGINT);
+    }
+    let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
+    assert!(connected, "clockscope never connected: {}", text(&out.stderr));
+    assert!(exited, "one SIGINT did not stop the hanging connection");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(err.starts_with("clockscope: interrupted"), "{err}");
+}
+
+/// Rows of clockscope's sessions in pg_stat_activity.
+fn clockscope_sessions(server: &testing::ServerHandle, filter: &str) -> i64 {
+    let mut c = server.superuser_client().unwrap();
+    c.query_one(
+        &format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'clockscope' {filter}"),
+        &[],
+    )
+    .unwrap()
+    .get(0)
+}
+
+/// Starts a 20,000,000-row run on its own server, waits until the fill
+/// (INSERT) has run ~1 s, sends `sig` `signals` times, and checks: exit 130
+/// within 2 s, nothing of clockscope's left in pg_stat_activity or
+/// pg_class within a few seconds, and the server saw the cancel.
+fn interrupt_the_fill(sig: libc::c_int, signals: usize) {
+    let server = TestServer::start().unwrap();
+    let handle = server.handle();
+    let dsn = handle.socket_dsn(SUPERUSER, "postgres");
+    let child = explain_cmd(&["--dsn", &dsn, "--rows", "20000000", "--runs", "1"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let filling = "AND state = 'active' AND query LIKE 'INSERT INTO%'";
+    let started = testing::wait_for(Duration::from_secs(60), || clockscope_sessions(&handle, filling) > 0);
+    std::thread::sleep(Duration::from_secs(1));
+    // The fill must still be running when the signal lands.
+    let still_filling = started && clockscope_sessions(&handle, filling) > 0;
+    if still_filling {
+        for i in 0..signals {
+            if i > 0 {
+                // Back to back, the kernel merges two pending signals into one;
+                // 50 ms apart the second lands during the first's cleanup.
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            signal(&child, sig);
+        }
+    }
+    let (out, took, exited) = wait_exit(child, Duration::from_secs(30));
+    let err = text(&out.stderr);
+    assert!(started, "the fill never started: {err}");
+    assert!(
+        still_filling,
+        "the fill ended within 1 s; the test needs more rows: {err}"
+    );
+    assert!(exited, "clockscope did not exit after {signals} signal(s) {sig}");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        took < Duration::from_secs(2),
+        "exit took {took:?} after {signals} signal(s) {sig}"
+    );
+    if signals == 1 {
+        assert_eq!(
+            err.trim_end(),
+            "clockscope: interrupted before a pair of EXPLAIN runs completed"
+        );
+    }
+    let gone = testing::wait_for(Duration::from_secs(3), || clockscope_sessions(&handle, "") == 0);
+    assert!(gone, "clockscope's session is still in pg_stat_activity");
+    let mut c = handle.superuser_client().unwrap();
+    let tables: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'clockscope_explain%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "the TEMP table is left");
+    assert!(
+        server.log().contains("canceling statement due to user request"),
+        "the server never got the cancel request:\n{}",
+        server.log()
+    );
+}
+
+#[test]
+fn one_sigint_cancels_the_fill_and_leaves_nothing() {
+    interrupt_the_fill(libc::SIGINT, 1);
+}
+
+#[test]
+fn two_sigints_cancel_the_fill_and_leave_nothing() {
+    interrupt_the_fill(libc::SIGINT, 2);
+}
+
+#[test]
+fn sigterm_cancels_the_fill_like_ctrl_c() {
+    interrupt_the_fill(libc::SIGTERM, 1);
 }
 
 #[test]
@@ -200,7 +474,7 @@ fn a_server_that_stops_mid_run_is_one_line() {
     let explaining = testing::wait_for(Duration::from_secs(60), || {
         monitor
             .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'clockscope explain' \
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'clockscope' \
                  AND query LIKE 'EXPLAIN%'",
                 &[],
             )
@@ -218,7 +492,11 @@ fn a_server_that_stops_mid_run_is_one_line() {
     }
     let out = child.wait_with_output().unwrap();
     assert!(explaining, "the runs never started: {}", text(&out.stderr));
-    assert!(exited, "clockscope did not exit after the server stopped");
+    assert!(
+        exited,
+        "clockscope did not exit after the server stopped: {}",
+        text(&out.stderr)
+    );
     let err = assert_one_line_error(&out, "EXPLAIN ANALYZE with TIMING O");
     assert!(
         err.contains("SQLSTATE 57P01") || err.contains("closed the connection"),
@@ -256,4 +534,90 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
     let out = explain(&["--dsn", &dsn, "--rows", "1000"], &[]);
     let err = assert_one_line_error(&out, "creating the TEMP table: permission denied");
     assert!(err.contains("(SQLSTATE 42501)"), "{err}");
+}
+
+/// A server that completes the startup (trust: AuthenticationOk, a
+/// BackendKeyData of pid 4242 / key 7, ReadyForQuery) and then never answers
+/// a query. Reports (0, 0) when a client has logged in, and each cancel
+/// request that reaches it as (pid, key).
+fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
+    use std::io::{Read, Write};
+    fn read_i32(s: &mut std::net::TcpStream) -> Option<i32> {
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).ok()?;
+        Some(i32::from_be_bytes(b))
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let (Some(len), Some(code)) = (read_i32(&mut s), read_i32(&mut s)) else {
+                continue;
+            };
+            match code {
+                // CancelRequest: pid and key follow.
+                80_877_102 => {
+                    if let (Some(pid), Some(key)) = (read_i32(&mut s), read_i32(&mut s)) {
+                        let _ = tx.send((pid, key));
+                    }
+                }
+                // Protocol 3.0 startup: skip its parameters, let the client in.
+                196_608 => {
+                    let mut rest = vec![0u8; usize::try_from(len - 8).unwrap_or(0)];
+                    if s.read_exact(&mut rest).is_err() {
+                        continue;
+                    }
+                    let mut reply = Vec::new();
+                    reply.extend_from_slice(b"R\0\0\0\x08\0\0\0\0");
+                    reply.extend_from_slice(b"K\0\0\0\x0c");
+                    reply.extend_from_slice(&4242i32.to_be_bytes());
+                    reply.extend_from_slice(&7i32.to_be_bytes());
+                    reply.extend_from_slice(b"Z\0\0\0\x05I");
+                    if s.write_all(&reply).is_ok() {
+                        let _ = tx.send((0, 0));
+                    }
+                    held.push(s);
+                }
+                _ => {}
+            }
+        }
+    });
+    (port, rx)
+}
+
+#[test]
+fn one_sigint_cancels_a_statement_that_hangs() {
+    let (port, cancels) = server_silent_after_startup();
+    let dsn = format!("host=127.0.0.1 port={port} user=x dbname=x sslmode=disable");
+    let mut child = explain_cmd(&["--dsn", &dsn, "--rows", "1000"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let logged_in = cancels.recv_timeout(Duration::from_secs(30)) == Ok((0, 0));
+    // The first query follows the login at once, and hangs.
+    std::thread::sleep(Duration::from_millis(200));
+    let running = logged_in && child.try_wait().unwrap().is_none();
+    if running {
+        signal(&child, libc::SIGINT);
+    }
+    let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
+    let err = text(&out.stderr);
+    assert!(logged_in, "clockscope never logged in: {err}");
+    assert!(running, "clockscope ended before the signal: {err}");
+    assert!(exited, "one SIGINT did not stop the hanging statement");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert_eq!(
+        err.trim_end(),
+        "clockscope: interrupted before a pair of EXPLAIN runs completed"
+    );
+    assert_eq!(
+        cancels.recv_timeout(Duration::from_secs(1)),
+        Ok((4242, 7)),
+        "no cancel request for the session's backend"
+    );
 }

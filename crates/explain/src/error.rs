@@ -4,6 +4,7 @@
 //! PostgreSQL's own error display spans lines (DETAIL, HINT); the messages
 //! here are built from its fields instead so a failure prints as one line.
 
+use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 
 /// What can go wrong measuring EXPLAIN's overhead.
@@ -15,6 +16,10 @@ pub enum Error {
     /// `--runs` is out of range.
     #[error("--runs: {0}")]
     Runs(String),
+    /// `--max-table-size` is not a size, or the TEMP table would be larger
+    /// than it allows (the message names the option either way).
+    #[error("{0}")]
+    TableSize(String),
     /// The connection settings (DSN or PG* variables) cannot be used.
     #[error("{0}")]
     Settings(String),
@@ -35,14 +40,15 @@ pub enum Error {
     /// EXPLAIN's JSON did not have the expected shape.
     #[error("unexpected EXPLAIN output: {0}")]
     Plan(String),
-    /// Stopped (Ctrl-C) before one pair of runs completed.
+    /// Stopped (Ctrl-C, SIGTERM) before one pair of runs completed: while
+    /// connecting, filling the TEMP table or in the first runs.
     #[error("interrupted before a pair of EXPLAIN runs completed")]
     Interrupted,
 }
 
 impl Error {
     /// A failure during `step`, described on one line.
-    pub fn server(step: impl Into<String>, err: &postgres::Error) -> Error {
+    pub fn server(step: impl Into<String>, err: &tokio_postgres::Error) -> Error {
         let (message, sqlstate) = describe(err);
         Error::Server {
             step: step.into(),
@@ -52,7 +58,7 @@ impl Error {
     }
 
     /// A failure to connect to `target`, described on one line.
-    pub fn connect(target: impl Into<String>, err: &postgres::Error) -> Error {
+    pub fn connect(target: impl Into<String>, err: &tokio_postgres::Error) -> Error {
         let (message, sqlstate) = describe(err);
         Error::Connect {
             target: target.into(),
@@ -77,16 +83,20 @@ fn sqlstate_suffix(sqlstate: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// One line for a `postgres::Error` and its SQLSTATE: the server's message
-/// (and DETAIL) when the server sent one, else the client's description with
-/// its causes.
-pub fn describe(err: &postgres::Error) -> (String, Option<String>) {
+/// One line for a client error and its SQLSTATE: the server's message (and
+/// DETAIL) when the server sent one, else the client's description with its
+/// causes. The server's text is escaped ([`escape_untrusted`]).
+///
+/// A connection that ended, however the client noticed (end of file, a
+/// reset, a broken pipe: which one depends on timing), is always "the server
+/// closed the connection", with the cause in parentheses when there is one.
+pub fn describe(err: &tokio_postgres::Error) -> (String, Option<String>) {
     if let Some(db) = err.as_db_error() {
         let mut s = db.message().to_string();
         if let Some(detail) = db.detail() {
             let _ = write!(s, "; {detail}");
         }
-        return (one_line(&s), Some(db.code().code().to_string()));
+        return (one_line(&escape_untrusted(&s)), Some(db.code().code().to_string()));
     }
     let io_kind = std::error::Error::source(err)
         .and_then(|c| c.downcast_ref::<std::io::Error>())
@@ -95,10 +105,8 @@ pub fn describe(err: &postgres::Error) -> (String, Option<String>) {
         io_kind,
         Some(std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::UnexpectedEof)
     );
-    let mut text = if err.is_closed() {
+    let mut text = if err.is_closed() || lost {
         "the server closed the connection".to_string()
-    } else if lost {
-        "the connection to the server was lost".to_string()
     } else {
         err.to_string()
     };
@@ -116,7 +124,7 @@ pub fn describe(err: &postgres::Error) -> (String, Option<String>) {
             source = cause.source();
         }
     }
-    (one_line(&text), None)
+    (one_line(&escape_untrusted(&text)), None)
 }
 
 /// Folds whitespace runs (newlines included) into single spaces.

@@ -20,7 +20,8 @@
 //! # Layout
 //! - [`options`]: rows/runs and their limits, checked before connecting.
 //! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
-//! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN).
+//! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
+//!   every wait bounded by a deadline and stoppable (cancel request, cleanup).
 //! - [`measure`]: the alternating runs per clock source, over a trait so
 //!   tests replay recorded plans.
 //! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
@@ -47,36 +48,76 @@ pub use report::Report;
 
 use clockscope::Control;
 
+/// How the caller stops a run from outside (Ctrl-C, SIGTERM).
+pub struct Interruption<'a> {
+    /// Polled between steps and every few ms while waiting on the server:
+    /// true stops the run (the running statement is cancelled, the TEMP
+    /// table dropped, what was measured kept).
+    pub requested: session::StopCheck,
+    /// Given the session's cancel request once connected, for a caller that
+    /// may have to exit at once (a second Ctrl-C) and should send it first.
+    pub on_connected: &'a mut dyn FnMut(session::CancelRequest),
+}
+
 /// Connects as `opts.dsn` (or the PG* variables) says, measures, and builds
-/// the report. `observer` sees every step and may stop the runs (Ctrl-C):
-/// the report then holds what was measured and `interrupted` is set.
+/// the report. `observer` sees every step and may stop the runs: the report
+/// then holds what was measured and `interrupted` is set.
 pub fn run(opts: &Options, observer: &mut dyn FnMut(&Step) -> Control) -> Result<Report, Error> {
+    run_with(
+        opts,
+        observer,
+        Interruption {
+            requested: std::sync::Arc::new(|| false),
+            on_connected: &mut |_| {},
+        },
+    )
+}
+
+/// [`run`], stoppable while it waits on the server too.
+pub fn run_with(
+    opts: &Options,
+    observer: &mut dyn FnMut(&Step) -> Control,
+    interruption: Interruption,
+) -> Result<Report, Error> {
     opts.validate()?;
     let target = connect::resolve_from_env(opts.dsn.as_deref())?;
-    let mut session = session::PgSession::connect(&target)?;
+    let stop = interruption.requested;
+    let mut session = session::PgSession::connect(&target, std::sync::Arc::clone(&stop))?;
+    (interruption.on_connected)(session.cancel_request());
     let mut info = session.server_info()?;
+    // The server's page size, before anything is created.
+    opts.check_table_size(info.block_size)?;
     session.prepare(&mut info, opts.rows)?;
     let clock_setting =
         measure::has_clock_source_setting(info.version_num, info.setting("timing_clock_source").is_some());
 
-    session.create_table(opts.rows)?;
-    let measured = measure::run_sources(&mut session, clock_setting, opts, observer);
-    // Drop the table whatever happened; a broken connection already lost it.
+    let mut stopped_observer = |step: &Step| {
+        if stop() {
+            Control::Stop
+        } else {
+            observer(step)
+        }
+    };
+    let measured = session
+        .create_table(opts.rows)
+        .and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
+    // Drop the table whatever happened (a broken connection already lost it).
     let dropped = session.drop_table();
     let server_runs = measured?;
-    dropped?;
+    if !server_runs.interrupted {
+        dropped?;
+    }
     let query = session.query();
     drop(session);
 
     let mut stopped = server_runs.interrupted;
     let mut keep_going = |clock: &str| {
-        if !stopped && observer(&Step::MeasuringClock { clock }) == Control::Stop {
+        if !stopped && (stop() || observer(&Step::MeasuringClock { clock }) == Control::Stop) {
             stopped = true;
         }
         !stopped
     };
     let machine = clockcost::measure_machine(opts.clock_measure_ns, &mut || keep_going("this machine's clocks"));
-
     Ok(report::build(&report::Inputs {
         server_version: &info.version,
         server_version_num: info.version_num,
@@ -85,6 +126,7 @@ pub fn run(opts: &Options, observer: &mut dyn FnMut(&Step) -> Control) -> Result
         settings: &info.settings,
         query: &query,
         rows: opts.rows,
+        temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
         runs: opts.runs,
         warmup_runs: options::WARMUP_RUNS,
         sources: &server_runs.sources,

@@ -115,6 +115,10 @@ pub fn run_sources(
             break;
         }
         match server.set_clock_source(want) {
+            Err(Error::Interrupted) => {
+                out.interrupted = true;
+                break;
+            }
             Ok(()) => {
                 was_set = true;
                 let how = format!("SET timing_clock_source = '{want}' for this session");
@@ -134,7 +138,8 @@ pub fn run_sources(
             Err(e) => return Err(e),
         }
     }
-    if was_set {
+    // After a stop the session ends without further statements.
+    if was_set && !out.interrupted {
         server.reset_clock_source()?;
     }
     if let Some(e) = denied {
@@ -226,7 +231,13 @@ fn run_one(
                 out.interrupted = true;
                 return Ok(());
             }
-            explain_once(server, timing, opts.rows)?;
+            match explain_once(server, timing, opts.rows) {
+                Err(Error::Interrupted) => {
+                    out.interrupted = true;
+                    return Ok(());
+                }
+                other => other?,
+            };
         }
     }
     'runs: for run in 1..=opts.runs {
@@ -236,7 +247,15 @@ fn run_one(
                 out.interrupted = true;
                 break 'runs;
             }
-            let plan = explain_once(server, timing, opts.rows)?;
+            // Stopped mid-statement (the server's EXPLAIN was cancelled):
+            // the pairs so far count, as for a stop between statements.
+            let plan = match explain_once(server, timing, opts.rows) {
+                Err(Error::Interrupted) => {
+                    out.interrupted = true;
+                    break 'runs;
+                }
+                other => other?,
+            };
             pair[timing as usize] = plan.execution_time_ms;
             if timing {
                 src.clock_reads_per_run = plan.clock_reads();

@@ -88,6 +88,9 @@ pub struct Report {
     pub settings: Vec<Setting>,
     pub query: String,
     pub rows: u64,
+    /// The TEMP table's size as estimated before it was created
+    /// (`session::estimated_table_bytes`), bytes.
+    pub temp_table_estimated_bytes: u64,
     pub runs: u32,
     pub warmup_runs: u32,
     pub clock_reads_formula: String,
@@ -110,6 +113,7 @@ pub struct Inputs<'a> {
     pub settings: &'a [Setting],
     pub query: &'a str,
     pub rows: u64,
+    pub temp_table_estimated_bytes: u64,
     pub runs: u32,
     pub warmup_runs: u32,
     pub sources: &'a [SourceRuns],
@@ -232,6 +236,7 @@ pub fn build(inp: &Inputs) -> Report {
         settings: inp.settings.to_vec(),
         query: inp.query.to_string(),
         rows: inp.rows,
+        temp_table_estimated_bytes: inp.temp_table_estimated_bytes,
         runs: inp.runs,
         warmup_runs: inp.warmup_runs,
         clock_reads_formula: CLOCK_READS_FORMULA.to_string(),
@@ -299,9 +304,10 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "Query:    {} over {} rows (a TEMP table from generate_series)",
+        "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
         r.query,
-        thousands(r.rows)
+        thousands(r.rows),
+        crate::options::size_text(r.temp_table_estimated_bytes)
     )?;
     writeln!(
         out,

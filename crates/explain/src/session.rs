@@ -1,20 +1,149 @@
 //! The PostgreSQL session: connect, read the version and the settings that
 //! matter, set up the session (no parallel query, no JIT, room for the TEMP
-//! table in local buffers), create and drop the TEMP table, run EXPLAIN.
+//! table in local buffers, a statement_timeout), create and drop the TEMP
+//! table, run EXPLAIN.
 //!
 //! Nothing but the TEMP table is created, and it is dropped at the end (the
 //! server would drop it at disconnect anyway). No SQL is built from user
 //! text: the row count is a `$1` bind parameter; the table name is ours,
 //! quoted; setting values are integers we computed.
+//!
+//! # Every wait is bounded, and a stop cancels the server's work
+//! The session runs tokio-postgres on a current-thread runtime of its own
+//! rather than the blocking `postgres` client: the blocking client's
+//! `connect_timeout` bounds only the socket connect (a server that accepts
+//! and never answers hangs its startup for ever), and a blocked call cannot
+//! watch for Ctrl-C. Here every wait is a future polled next to a deadline
+//! and the caller's stop check (every [`STOP_POLL`]):
+//! - connecting: the target's `connect_timeout` per host covers socket
+//!   connect, startup and authentication together;
+//! - each statement: a client-side deadline, [`client_deadline_for`] the
+//!   rows, behind the server-side `statement_timeout` set at session start
+//!   ([`statement_timeout_for`]), so the server's own error comes first and
+//!   the client's catches a server or network that stopped answering;
+//! - a stop (Ctrl-C) or a missed deadline mid-statement sends the server a
+//!   cancel request, waits briefly for the statement to end, and the TEMP
+//!   table is then dropped on the same session; all of it within
+//!   [`CLEANUP_BUDGET`], after which the connection is given up (the server
+//!   drops the table when the backend ends). [`CancelRequest`] lets the
+//!   caller send the cancel from another thread when it must exit at once.
+//! - PostgreSQL 14+ also gets `client_connection_check_interval`, so a
+//!   statement whose client vanished (killed) stops within a second.
 
 use crate::connect::Target;
 use crate::error::Error;
 use crate::measure::ExplainServer;
-use postgres::{Client, NoTls, SimpleQueryMessage};
+use clockscope::escape::escape_untrusted;
 use serde::Serialize;
+use std::cell::Cell;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::{AsyncMessage, CancelToken, Client, Connection, NoTls, SimpleQueryMessage, Socket};
+
+/// Server-side `statement_timeout`, fixed part: the statements that do not
+/// scale with rows (settings, CREATE, DROP) take milliseconds.
+pub const STATEMENT_TIMEOUT_BASE: Duration = Duration::from_secs(30);
+/// Server-side `statement_timeout`, per row of the TEMP table. The slowest
+/// statements per row are the fill (INSERT from generate_series: 20,000,000
+/// rows in 35.7 s, 1.8 us per row, PostgreSQL 15 on this project's 2-core AMD
+/// EPYC VM, psql `\timing`) and EXPLAIN with TIMING ON (two clock reads per
+/// row: 0.07 us per row here, up to ~10 us with a slow clocksource such as
+/// HPET); 20 us is 11x the fill and 2x that worst case.
+pub const STATEMENT_TIMEOUT_PER_ROW: Duration = Duration::from_micros(20);
+/// How long after the server's `statement_timeout` the client gives up.
+pub const CLIENT_DEADLINE_GRACE: Duration = Duration::from_secs(10);
+/// How long a stop (Ctrl-C) may take to cancel the statement and drop the
+/// TEMP table before the connection is given up; with process exit it keeps
+/// an interrupted run under 2 s.
+pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
+/// How long sending one cancel request may take (a new connection to the
+/// server that carries the request).
+pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
+/// How often a wait checks the caller's stop request.
+pub const STOP_POLL: Duration = Duration::from_millis(20);
+/// `client_connection_check_interval` for PostgreSQL 14+, ms.
+pub const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
+
+/// `statement_timeout` for a TEMP table of `rows` rows:
+/// [`STATEMENT_TIMEOUT_BASE`] + rows x [`STATEMENT_TIMEOUT_PER_ROW`]
+/// (50 s for the default 1,000,000 rows).
+pub fn statement_timeout_for(rows: u64) -> Duration {
+    STATEMENT_TIMEOUT_BASE + STATEMENT_TIMEOUT_PER_ROW * u32::try_from(rows).unwrap_or(u32::MAX)
+}
+
+/// The client-side deadline of each statement:
+/// [`statement_timeout_for`] + [`CLIENT_DEADLINE_GRACE`].
+pub fn client_deadline_for(rows: u64) -> Duration {
+    statement_timeout_for(rows) + CLIENT_DEADLINE_GRACE
+}
+
+/// The caller's "stop now" check (Ctrl-C), polled while waiting on the server.
+pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Sends the server a cancel request for the session's running statement.
+/// Cheap to clone, usable from any thread that is not inside a tokio runtime
+/// (the CLI sends it from its signal thread before a forced exit).
+#[derive(Clone)]
+pub struct CancelRequest {
+    token: CancelToken,
+}
+
+impl CancelRequest {
+    /// Sends the request and waits at most [`CANCEL_TIMEOUT`]; whether the
+    /// server took it.
+    pub fn send_blocking(&self) -> bool {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return false;
+        };
+        rt.block_on(async {
+            matches!(
+                tokio::time::timeout(CANCEL_TIMEOUT, self.token.cancel_query(NoTls)).await,
+                Ok(Ok(()))
+            )
+        })
+    }
+}
+
+/// How a bounded wait ended.
+#[derive(Debug, PartialEq)]
+pub enum Waited<T> {
+    Done(T),
+    TimedOut,
+    Stopped,
+}
+
+/// Polls `fut` until it completes, `deadline` passes, or `stop()` says so
+/// (checked every [`STOP_POLL`]).
+pub async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() -> bool) -> Waited<F::Output> {
+    let mut fut = pin!(fut);
+    let mut sleep = pin!(deadline.map(|d| tokio::time::sleep_until(tokio::time::Instant::from_std(d))));
+    let mut tick = tokio::time::interval(STOP_POLL);
+    poll_fn(|cx| {
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Waited::Done(v));
+        }
+        if stop() {
+            return Poll::Ready(Waited::Stopped);
+        }
+        if let Some(s) = sleep.as_mut().as_pin_mut() {
+            if s.poll(cx).is_ready() {
+                return Poll::Ready(Waited::TimedOut);
+            }
+        }
+        // Wakes this poll again in STOP_POLL to look at `stop`.
+        while tick.poll_tick(cx).is_ready() {}
+        Poll::Pending
+    })
+    .await
+}
 
 /// Settings printed with the report, in this order.
-pub const SHOWN_SETTINGS: [&str; 7] = [
+pub const SHOWN_SETTINGS: [&str; 9] = [
     "track_io_timing",
     "max_parallel_workers_per_gather",
     "jit",
@@ -22,6 +151,8 @@ pub const SHOWN_SETTINGS: [&str; 7] = [
     "shared_buffers",
     "work_mem",
     "temp_buffers",
+    "statement_timeout",
+    "client_connection_check_interval",
 ];
 
 /// Bytes one int4 row takes in a heap page: 24-byte tuple header, the
@@ -66,11 +197,24 @@ impl ServerInfo {
     }
 }
 
+/// Rows of int4 in one heap page of `block_size` bytes (226 in 8 kB).
+pub fn rows_per_page(block_size: u64) -> u64 {
+    ((block_size.saturating_sub(HEAP_PAGE_HEADER_BYTES)) / HEAP_BYTES_PER_INT4_ROW).max(1)
+}
+
+/// The TEMP table's expected size before it is created: whole pages of
+/// [`rows_per_page`] rows, i.e. rows x 36 bytes (24-byte tuple header, the
+/// value padded to 8, a 4-byte line pointer) plus a 24-byte header per page
+/// and the unused tail of each page. The free-space and visibility maps are
+/// left out (under 0.1% of the table).
+pub fn estimated_table_bytes(rows: u64, block_size: u64) -> u64 {
+    rows.div_ceil(rows_per_page(block_size)).saturating_mul(block_size)
+}
+
 /// The local buffers (in blocks of `block_size`) that hold a table of `rows`
 /// int4 rows, with 64 blocks of slack, capped at [`MAX_TEMP_BUFFERS_BYTES`].
 pub fn temp_buffers_blocks_for(rows: u64, block_size: u64) -> u64 {
-    let rows_per_page = ((block_size.saturating_sub(HEAP_PAGE_HEADER_BYTES)) / HEAP_BYTES_PER_INT4_ROW).max(1);
-    let pages = rows.div_ceil(rows_per_page) + 64;
+    let pages = rows.div_ceil(rows_per_page(block_size)) + 64;
     pages.min(MAX_TEMP_BUFFERS_BYTES / block_size.max(1))
 }
 
@@ -79,30 +223,88 @@ pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// The last "terminating connection" notice (SQLSTATE class 57) or
+/// connection error, shared with the task that drives the connection.
+type LastWord = Arc<Mutex<Option<String>>>;
+
 /// A connected session holding (once created) the TEMP table.
 pub struct PgSession {
+    rt: Runtime,
     client: Client,
+    cancel: CancelToken,
+    stop: StopCheck,
+    /// The client-side deadline per statement.
+    deadline: Duration,
+    /// Set at the first stop: cleanup (cancel, DROP) must end by then.
+    cleanup_by: Cell<Option<Instant>>,
+    /// A statement was abandoned mid-flight: the connection's state is unknown.
+    broken: Cell<bool>,
+    last_word: LastWord,
     /// `pg_temp."clockscope_explain_<pid>"`.
     table: String,
     created: bool,
 }
 
 impl PgSession {
-    /// Connects to `target`.
-    pub fn connect(target: &Target) -> Result<PgSession, Error> {
-        let client = target
-            .config
-            .connect(NoTls)
-            .map_err(|e| Error::connect(&target.description, &e))?;
+    /// Connects to `target` within its connect_timeout (per host: socket
+    /// connect, startup, authentication); `stop` is polled meanwhile and
+    /// during every later statement.
+    pub fn connect(target: &Target, stop: StopCheck) -> Result<PgSession, Error> {
+        let connect_error = |message: String| Error::Connect {
+            target: target.description.clone(),
+            message,
+            sqlstate: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| connect_error(format!("cannot start the client's I/O runtime: {e}")))?;
+        if stop() {
+            return Err(Error::Interrupted);
+        }
+        let setup = target.setup_timeout();
+        let deadline = setup.map(|t| Instant::now() + t);
+        let (client, connection) = match rt.block_on(wait(target.config.connect(NoTls), deadline, &*stop)) {
+            Waited::Done(Ok(pair)) => pair,
+            Waited::Done(Err(e)) => return Err(Error::connect(&target.description, &e)),
+            Waited::Stopped => return Err(Error::Interrupted),
+            Waited::TimedOut => {
+                return Err(connect_error(format!(
+                    "no session within {} s (connect_timeout: socket connect, startup and authentication{})",
+                    setup.unwrap_or_default().as_secs(),
+                    if setup == target.connect_timeout {
+                        ""
+                    } else {
+                        ", per host"
+                    }
+                )))
+            }
+        };
+        let last_word: LastWord = Arc::new(Mutex::new(None));
+        rt.spawn(drive(connection, Arc::clone(&last_word)));
         let table = format!(
             "pg_temp.{}",
             quote_ident(&format!("clockscope_explain_{}", std::process::id()))
         );
         Ok(PgSession {
+            rt,
+            cancel: client.cancel_token(),
             client,
+            stop,
+            deadline: client_deadline_for(0),
+            cleanup_by: Cell::new(None),
+            broken: Cell::new(false),
+            last_word,
             table,
             created: false,
         })
+    }
+
+    /// What cancels this session's running statement from another thread.
+    pub fn cancel_request(&self) -> CancelRequest {
+        CancelRequest {
+            token: self.cancel.clone(),
+        }
     }
 
     /// The TEMP table's qualified, quoted name.
@@ -115,20 +317,124 @@ impl PgSession {
         format!("SELECT count(*) FROM {}", self.table)
     }
 
+    /// The time by which cleanup must end, fixed at the first stop.
+    fn begin_cleanup(&self) -> Instant {
+        let by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + CLEANUP_BUDGET);
+        self.cleanup_by.set(Some(by));
+        by
+    }
+
+    fn server_error(&self, step: &str, err: &tokio_postgres::Error) -> Error {
+        let mut e = Error::server(step, err);
+        if err.is_closed() {
+            let said = self.last_word.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let (Error::Server { message, .. }, Some(said)) = (&mut e, said) {
+                message.push_str(&format!(" ({said})"));
+            }
+        }
+        e
+    }
+
+    fn unusable(step: &str) -> Error {
+        Error::Server {
+            step: step.to_string(),
+            message: "the connection was given up after a statement did not end".into(),
+            sqlstate: None,
+        }
+    }
+
+    /// Runs one statement's future to its end, its deadline or a stop. On a
+    /// stop or a missed deadline the server gets a cancel request and the
+    /// statement a moment to end; if it does not, the connection is given up.
+    fn statement<T>(
+        &self,
+        step: &str,
+        fut: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, Error> {
+        if self.broken.get() {
+            return Err(Self::unusable(step));
+        }
+        if (self.stop)() {
+            self.begin_cleanup();
+            return Err(Error::Interrupted);
+        }
+        let deadline = Instant::now() + self.deadline;
+        self.rt.block_on(async {
+            let mut fut = pin!(fut);
+            match wait(fut.as_mut(), Some(deadline), &*self.stop).await {
+                Waited::Done(r) => r.map_err(|e| self.server_error(step, &e)),
+                Waited::Stopped => {
+                    let by = self.begin_cleanup();
+                    self.cancel_and_settle(fut, by).await;
+                    Err(Error::Interrupted)
+                }
+                Waited::TimedOut => {
+                    self.cancel_and_settle(fut, Instant::now() + CLEANUP_BUDGET).await;
+                    Err(Error::Server {
+                        step: step.to_string(),
+                        message: format!(
+                            "no answer within {} s (the client's deadline, {} s after statement_timeout); \
+                             the statement was cancelled",
+                            self.deadline.as_secs(),
+                            CLIENT_DEADLINE_GRACE.as_secs()
+                        ),
+                        sqlstate: None,
+                    })
+                }
+            }
+        })
+    }
+
+    async fn cancel_and_settle<F: Future>(&self, fut: Pin<&mut F>, by: Instant) {
+        let cancel_by = by.min(Instant::now() + CANCEL_TIMEOUT);
+        let _ = tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(NoTls)).await;
+        // A cancelled statement ends at once with SQLSTATE 57014 and leaves
+        // the connection usable.
+        if tokio::time::timeout_at(by.into(), fut).await.is_err() {
+            self.broken.set(true);
+        }
+    }
+
+    /// A cleanup statement: runs after a stop too, but only until the
+    /// cleanup budget (or the usual deadline when there was no stop).
+    fn cleanup_statement(
+        &self,
+        step: &str,
+        fut: impl Future<Output = Result<(), tokio_postgres::Error>>,
+    ) -> Result<(), Error> {
+        if self.broken.get() {
+            return Err(Self::unusable(step));
+        }
+        let by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
+        match self
+            .rt
+            .block_on(async { tokio::time::timeout_at(by.into(), fut).await })
+        {
+            Ok(r) => r.map_err(|e| self.server_error(step, &e)),
+            Err(_) => {
+                self.broken.set(true);
+                Err(Error::Server {
+                    step: step.to_string(),
+                    message: "no answer in time; the server drops the table when the session ends".into(),
+                    sqlstate: None,
+                })
+            }
+        }
+    }
+
     /// Reads the version and the shown settings.
     pub fn server_info(&mut self) -> Result<ServerInfo, Error> {
-        let step = "reading the server version";
-        let row = self
-            .client
-            .query_one(
+        let row = self.statement(
+            "reading the server version",
+            self.client.query_one(
                 "SELECT current_setting('server_version'), current_setting('server_version_num'), \
                  current_setting('block_size')",
                 &[],
-            )
-            .map_err(|e| Error::server(step, &e))?;
-        let version: String = row.get(0);
-        let num_text: String = row.get(1);
-        let block_text: String = row.get(2);
+            ),
+        )?;
+        let version = escape_untrusted(row.get::<_, &str>(0)).into_owned();
+        let num_text = escape_untrusted(row.get::<_, &str>(1)).into_owned();
+        let block_text = escape_untrusted(row.get::<_, &str>(2)).into_owned();
         let version_num = num_text
             .trim()
             .parse()
@@ -138,19 +444,19 @@ impl PgSession {
             .parse()
             .map_err(|_| Error::Plan(format!("block_size is '{block_text}'")))?;
         let names: Vec<&str> = SHOWN_SETTINGS.to_vec();
-        let rows = self
-            .client
-            .query(
+        let rows = self.statement(
+            "reading the server settings",
+            self.client.query(
                 "SELECT name, current_setting(name) FROM pg_catalog.pg_settings WHERE name = ANY($1)",
                 &[&names],
-            )
-            .map_err(|e| Error::server("reading the server settings", &e))?;
+            ),
+        )?;
         let mut settings = Vec::new();
         for name in SHOWN_SETTINGS {
             if let Some(r) = rows.iter().find(|r| r.get::<_, &str>(0) == name) {
                 settings.push(Setting {
                     name: name.to_string(),
-                    server_value: r.get(1),
+                    server_value: escape_untrusted(r.get::<_, &str>(1)).into_owned(),
                     session_value: None,
                     why: None,
                 });
@@ -164,51 +470,98 @@ impl PgSession {
         })
     }
 
-    /// Sets up the session for `rows`: parallel query and JIT off, and
+    /// `pg_settings.setting` of `name` for this session (in the setting's
+    /// base unit: ms for statement_timeout).
+    pub fn raw_setting(&mut self, name: &str) -> Result<String, Error> {
+        let row = self.statement(
+            "reading a setting",
+            self.client
+                .query_one("SELECT setting FROM pg_catalog.pg_settings WHERE name = $1", &[&name]),
+        )?;
+        Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
+    }
+
+    /// Sets up the session for `rows`: parallel query and JIT off,
     /// temp_buffers large enough for the table (before any TEMP table is
-    /// touched, as PostgreSQL requires). Records the changes in `info`.
+    /// touched, as PostgreSQL requires), `statement_timeout` (and the client's
+    /// deadline) for that many rows, and the client connection check.
+    /// Records the changes in `info`.
     pub fn prepare(&mut self, info: &mut ServerInfo, rows: u64) -> Result<(), Error> {
-        let mut changes: Vec<(&str, String, &str)> = Vec::new();
+        self.deadline = client_deadline_for(rows);
+        let timeout = statement_timeout_for(rows);
+        // (name, value, why, optional: a refusal is not an error)
+        let mut changes: Vec<(&str, String, String, bool)> = vec![(
+            "statement_timeout",
+            timeout.as_millis().to_string(),
+            format!(
+                "a server-side bound on each statement, {} s + {} us per row (the client gives up {} s later)",
+                STATEMENT_TIMEOUT_BASE.as_secs(),
+                STATEMENT_TIMEOUT_PER_ROW.as_micros(),
+                CLIENT_DEADLINE_GRACE.as_secs()
+            ),
+            false,
+        )];
+        if info.setting("client_connection_check_interval").is_some() {
+            changes.push((
+                "client_connection_check_interval",
+                CONNECTION_CHECK_INTERVAL_MS.to_string(),
+                "a statement stops within a second if clockscope is killed".into(),
+                // Platforms without the check refuse any value but 0.
+                true,
+            ));
+        }
         // Both exist since PostgreSQL 9.6 and 11; older servers have neither to turn off.
         if info.setting("max_parallel_workers_per_gather").is_some() {
             changes.push((
                 "max_parallel_workers_per_gather",
                 "0".into(),
-                "one backend does the whole scan, so the per-row cost is one process's",
+                "one backend does the whole scan, so the per-row cost is one process's".into(),
+                false,
             ));
         }
         if info.setting("jit").is_some() {
-            changes.push(("jit", "off".into(), "JIT compilation time distorts small runs"));
+            changes.push((
+                "jit",
+                "off".into(),
+                "JIT compilation time distorts small runs".into(),
+                false,
+            ));
         }
         let want_blocks = temp_buffers_blocks_for(rows, info.block_size);
         let current_blocks: i64 = self
-            .client
-            .query_one(
-                "SELECT setting::bigint FROM pg_catalog.pg_settings WHERE name = 'temp_buffers'",
-                &[],
-            )
-            .map_err(|e| Error::server("reading temp_buffers", &e))?
+            .statement(
+                "reading temp_buffers",
+                self.client.query_one(
+                    "SELECT setting::bigint FROM pg_catalog.pg_settings WHERE name = 'temp_buffers'",
+                    &[],
+                ),
+            )?
             .get(0);
         if want_blocks as i64 > current_blocks {
             changes.push((
                 "temp_buffers",
                 want_blocks.to_string(),
-                "the TEMP table stays in local buffers instead of being re-read through the kernel each run",
+                "the TEMP table stays in local buffers instead of being re-read through the kernel each run".into(),
+                false,
             ));
         }
-        for (name, value, why) in changes {
+        for (name, value, why, optional) in changes {
             // `name` is one of our constants; `value` is a number or "off" we chose.
-            self.client
-                .batch_execute(&format!("SET {name} = {value}"))
-                .map_err(|e| Error::server(format!("SET {name}"), &e))?;
+            let step = format!("SET {name}");
+            match self.statement(&step, self.client.batch_execute(&format!("SET {name} = {value}"))) {
+                Ok(()) => {}
+                Err(e) if optional && e.sqlstate().is_some() => continue,
+                Err(e) => return Err(e),
+            }
             let now: String = self
-                .client
-                .query_one("SELECT current_setting($1)", &[&name])
-                .map_err(|e| Error::server(format!("reading {name}"), &e))?
+                .statement(
+                    &format!("reading {name}"),
+                    self.client.query_one("SELECT current_setting($1)", &[&name]),
+                )?
                 .get(0);
             if let Some(s) = info.settings.iter_mut().find(|s| s.name == name) {
-                s.session_value = Some(now);
-                s.why = Some(why.to_string());
+                s.session_value = Some(escape_untrusted(&now).into_owned());
+                s.why = Some(why);
             }
         }
         Ok(())
@@ -216,34 +569,29 @@ impl PgSession {
 
     /// Creates the TEMP table with `rows` rows from generate_series.
     pub fn create_table(&mut self, rows: u64) -> Result<(), Error> {
-        let step = "creating the TEMP table";
         let rows = i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit the int4 column")))?;
-        self.client
-            .batch_execute(&format!("CREATE TEMP TABLE {} (n int4)", self.table))
-            .map_err(|e| Error::server(step, &e))?;
+        let create = format!("CREATE TEMP TABLE {} (n int4)", self.table);
+        // Marked before it is sent: a stop during the CREATE still drops it.
         self.created = true;
-        self.client
-            .execute(
-                &format!("INSERT INTO {} SELECT generate_series(1, $1::int4)", self.table),
-                &[&rows],
-            )
-            .map_err(|e| Error::server("filling the TEMP table", &e))?;
+        self.statement("creating the TEMP table", self.client.batch_execute(&create))?;
+        let fill = format!("INSERT INTO {} SELECT generate_series(1, $1::int4)", self.table);
+        self.statement("filling the TEMP table", self.client.execute(&fill, &[&rows]))?;
         Ok(())
     }
 
-    /// Drops the TEMP table if we created it.
+    /// Drops the TEMP table if we created it: after a stop too, within the
+    /// cleanup budget.
     pub fn drop_table(&mut self) -> Result<(), Error> {
         if self.created {
-            self.client
-                .batch_execute(&format!("DROP TABLE IF EXISTS {}", self.table))
-                .map_err(|e| Error::server("dropping the TEMP table", &e))?;
+            let sql = format!("DROP TABLE IF EXISTS {}", self.table);
+            self.cleanup_statement("dropping the TEMP table", self.client.batch_execute(&sql))?;
             self.created = false;
         }
         Ok(())
     }
 
     fn simple_text(&mut self, sql: &str, step: &str) -> Result<String, Error> {
-        let messages = self.client.simple_query(sql).map_err(|e| Error::server(step, &e))?;
+        let messages = self.statement(step, self.client.simple_query(sql))?;
         messages
             .iter()
             .find_map(|m| match m {
@@ -251,6 +599,24 @@ impl PgSession {
                 _ => None,
             })
             .ok_or_else(|| Error::Plan(format!("{step}: no result row")))
+    }
+}
+
+/// Drives the connection (the client's requests go through it) and keeps the
+/// last thing the server said before it went away.
+async fn drive(mut connection: Connection<Socket, NoTlsStream>, last_word: LastWord) {
+    let keep = |said: &str| {
+        *last_word.lock().unwrap_or_else(|p| p.into_inner()) = Some(escape_untrusted(said).into_owned());
+    };
+    loop {
+        match poll_fn(|cx| connection.poll_message(cx)).await {
+            Some(Ok(AsyncMessage::Notice(n))) if n.code().code().starts_with("57") => keep(n.message()),
+            Some(Ok(_)) => {}
+            // The connection is over after an error (polling again would
+            // return it again, for ever).
+            Some(Err(e)) => return keep(&crate::error::describe(&e).0),
+            None => return,
+        }
     }
 }
 
@@ -279,19 +645,20 @@ impl ExplainServer for PgSession {
                 )))
             }
         };
-        self.client
-            .batch_execute(&format!("SET timing_clock_source = '{value}'"))
-            .map_err(|e| Error::server(format!("SET timing_clock_source = '{value}'"), &e))
+        let step = format!("SET timing_clock_source = '{value}'");
+        self.statement(&step, self.client.batch_execute(&step))
     }
 
     fn show_clock_source(&mut self) -> Result<String, Error> {
-        self.simple_text("SHOW timing_clock_source", "SHOW timing_clock_source")
+        let shown = self.simple_text("SHOW timing_clock_source", "SHOW timing_clock_source")?;
+        Ok(escape_untrusted(&shown).into_owned())
     }
 
     fn reset_clock_source(&mut self) -> Result<(), Error> {
-        self.client
-            .batch_execute("RESET timing_clock_source")
-            .map_err(|e| Error::server("RESET timing_clock_source", &e))
+        self.statement(
+            "RESET timing_clock_source",
+            self.client.batch_execute("RESET timing_clock_source"),
+        )
     }
 }
 
@@ -305,6 +672,53 @@ mod tests {
         assert_eq!(temp_buffers_blocks_for(226, 8192), 1 + 64);
         assert_eq!(temp_buffers_blocks_for(1_000_000, 8192), 4425 + 64);
         assert_eq!(temp_buffers_blocks_for(1_000_000_000, 8192), (1 << 30) / 8192);
+    }
+
+    #[test]
+    fn table_size_is_whole_pages() {
+        assert_eq!(rows_per_page(8192), 226);
+        assert_eq!(estimated_table_bytes(1, 8192), 8192);
+        assert_eq!(estimated_table_bytes(226, 8192), 8192);
+        assert_eq!(estimated_table_bytes(227, 8192), 2 * 8192);
+        assert_eq!(estimated_table_bytes(1_000_000_000, 8192), 4_424_779 * 8192);
+    }
+
+    #[test]
+    fn timeouts_grow_with_rows() {
+        assert_eq!(statement_timeout_for(0), Duration::from_secs(30));
+        assert_eq!(statement_timeout_for(1_000_000), Duration::from_secs(50));
+        assert_eq!(statement_timeout_for(20_000_000), Duration::from_secs(430));
+        assert_eq!(client_deadline_for(1_000_000), Duration::from_secs(60));
+        assert_eq!(statement_timeout_for(1_000_000_000), Duration::from_secs(20_030));
+    }
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_deadline_or_a_stop() {
+        let soon = Some(Instant::now() + Duration::from_millis(30));
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), soon, &|| false)),
+            Waited::TimedOut
+        );
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &|| true)),
+            Waited::Stopped
+        );
+        // A stop that comes later is seen by the periodic check.
+        let start = Instant::now();
+        let later = move || start.elapsed() > Duration::from_millis(50);
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &later)),
+            Waited::Stopped
+        );
+        assert_eq!(block_on(wait(std::future::ready(7), None, &|| true)), Waited::Done(7));
     }
 
     #[test]

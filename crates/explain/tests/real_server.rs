@@ -105,7 +105,7 @@ fn the_temp_table_is_dropped_by_the_session() {
     use clockscope_explain::session::PgSession;
     let server = testing::shared();
     let target = resolve(Some(&server.socket_dsn(SUPERUSER, "postgres")), &|_| None).unwrap();
-    let mut session = PgSession::connect(&target).unwrap();
+    let mut session = PgSession::connect(&target, std::sync::Arc::new(|| false)).unwrap();
     session.create_table(1_000).unwrap();
     let name = format!("clockscope_explain_{}", std::process::id());
     let exists = format!("SELECT count(*) FROM pg_class WHERE relname = '{name}'");
@@ -182,4 +182,87 @@ fn a_stopped_server_is_a_connect_error() {
     let text = err.to_string();
     assert!(text.starts_with("cannot connect to PostgreSQL at host="), "{text}");
     assert!(!text.contains('\n'));
+}
+
+#[test]
+fn statement_timeout_is_set_for_the_session() {
+    use clockscope_explain::connect::resolve;
+    use clockscope_explain::session::{statement_timeout_for, PgSession};
+    let server = testing::shared();
+    let target = resolve(Some(&server.socket_dsn(SUPERUSER, "postgres")), &|_| None).unwrap();
+    let mut session = PgSession::connect(&target, std::sync::Arc::new(|| false)).unwrap();
+    assert_eq!(session.raw_setting("statement_timeout").unwrap(), "0");
+    let mut info = session.server_info().unwrap();
+    session.prepare(&mut info, 100_000).unwrap();
+    // 30 s + 20 us x 100,000 rows, in ms as pg_settings counts it.
+    assert_eq!(statement_timeout_for(100_000).as_millis(), 32_000);
+    assert_eq!(session.raw_setting("statement_timeout").unwrap(), "32000");
+    let shown = info.setting("statement_timeout").unwrap();
+    assert_eq!(shown.server_value, "0");
+    assert_eq!(shown.session_value.as_deref(), Some("32s"));
+    assert!(
+        shown.why.as_deref().unwrap().contains("30 s + 20 us per row"),
+        "{shown:?}"
+    );
+    // PostgreSQL 14+ on Linux also checks for a vanished client.
+    assert_eq!(session.raw_setting("client_connection_check_interval").unwrap(), "1000");
+}
+
+#[test]
+fn a_stop_during_the_fill_cancels_it_and_leaves_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let server = testing::shared();
+    // Its own application_name: other tests share this server.
+    let app = "clockscope_lib_stop";
+    let sessions = |filter: &str| {
+        count(
+            &server,
+            &format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}' {filter}"),
+        )
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped_at = Arc::new(std::sync::Mutex::new(None::<Instant>));
+    let opts = Options {
+        rows: 20_000_000,
+        runs: 1,
+        clock_measure_ns: 20_000_000,
+        ..Options::new(Some(format!(
+            "{} application_name={app}",
+            server.socket_dsn(SUPERUSER, "postgres")
+        )))
+    };
+    let (flag, when) = (Arc::clone(&stop), Arc::clone(&stopped_at));
+    let run = std::thread::spawn(move || {
+        let mut connected = false;
+        let mut on_connected = |_| connected = true;
+        let result = clockscope_explain::run_with(
+            &opts,
+            &mut |_| Control::Continue,
+            clockscope_explain::Interruption {
+                requested: Arc::new(move || flag.load(Ordering::SeqCst)),
+                on_connected: &mut on_connected,
+            },
+        );
+        (result.map(|_| ()), connected, Instant::now())
+    });
+    let filling = "AND state = 'active' AND query LIKE 'INSERT INTO%'";
+    let started = testing::wait_for(Duration::from_secs(60), || sessions(filling) > 0);
+    std::thread::sleep(Duration::from_millis(500));
+    let still_filling = sessions(filling) > 0;
+    *when.lock().unwrap() = Some(Instant::now());
+    stop.store(true, Ordering::SeqCst);
+    let (result, connected, returned) = run.join().unwrap();
+    assert!(started && still_filling, "the fill was not running when stopped");
+    assert!(connected, "on_connected was not called");
+    assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+    let took = returned - stopped_at.lock().unwrap().unwrap();
+    assert!(took < Duration::from_secs(2), "returned {took:?} after the stop");
+    assert!(
+        testing::wait_for(Duration::from_secs(3), || sessions("") == 0),
+        "the session is still in pg_stat_activity"
+    );
+    // (Its TEMP table went with the session; other tests of this binary may
+    // hold tables of the same name, so pg_class is checked in the CLI test.)
 }

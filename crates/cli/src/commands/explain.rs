@@ -1,14 +1,18 @@
 //! `clockscope explain`: EXPLAIN ANALYZE's timing overhead on a real PostgreSQL, next to the prediction.
 //!
-//! Thin over `clockscope_explain`: `--rows` is checked before anything
-//! connects; Ctrl-C stops the runs and prints what was measured (exit 130);
-//! every failure is one line (exit 2).
+//! Thin over `clockscope_explain`: `--rows` and `--max-table-size` are
+//! checked before anything connects. The first Ctrl-C (or SIGTERM) cancels
+//! the server's running statement, drops the TEMP table and prints what was
+//! measured (exit 130); a second one sends the cancel request and exits at
+//! once. Every failure is one line (exit 2).
 
 use crate::cli::ReportFormat;
 use crate::{exit, progress};
 use clap::Args;
 use clockscope::Control;
-use clockscope_explain::{options, Error, Options, Step};
+use clockscope_explain::session::CancelRequest;
+use clockscope_explain::{options, Error, Interruption, Options, Step};
+use std::sync::Arc;
 
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
@@ -19,6 +23,11 @@ pub struct ExplainArgs {
     /// Rows in the TEMP table (1..=1000000000).
     #[arg(long, default_value = "1000000", allow_negative_numbers = true)]
     pub rows: String,
+
+    /// Largest TEMP table allowed, estimated from --rows before it is created (e.g. 4GB; 1 kB = 1024 B).
+    /// Without it, a table above 2 GB (about 59 million rows) is refused.
+    #[arg(long, value_name = "SIZE")]
+    pub max_table_size: Option<String>,
 
     /// EXPLAIN runs per timing mode, after a warm-up.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
@@ -32,9 +41,11 @@ pub struct ExplainArgs {
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     let rows = options::parse_rows(&args.rows)?;
+    let max_table_bytes = args.max_table_size.as_deref().map(options::parse_size).transpose()?;
     let opts = Options {
         rows,
         runs: args.runs,
+        max_table_bytes,
         ..Options::new(args.dsn.clone())
     };
     opts.validate()?;
@@ -61,7 +72,20 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             Control::Continue
         }
     };
-    let result = clockscope_explain::run(&opts, &mut observer);
+    // A forced exit (second Ctrl-C) sends the cancel request first, so the
+    // server does not go on with a statement nobody waits for.
+    let mut forced_exit_cancel = None;
+    let mut on_connected = |cancel: CancelRequest| {
+        forced_exit_cancel = Some(exit::on_forced_exit(move || {
+            cancel.send_blocking();
+        }));
+    };
+    let interruption = Interruption {
+        requested: Arc::new(exit::interrupted),
+        on_connected: &mut on_connected,
+    };
+    let result = clockscope_explain::run_with(&opts, &mut observer, interruption);
+    drop(forced_exit_cancel);
     bar.finish_and_clear();
     let report = match result {
         Ok(r) => r,
