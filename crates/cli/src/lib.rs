@@ -9,6 +9,8 @@
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod commands;
 pub mod exit;

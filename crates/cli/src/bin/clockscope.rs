@@ -1,5 +1,7 @@
 //! `clockscope`: parse arguments, run one command, print its report.
 
+#![forbid(unsafe_code)]
+
 use clap::{CommandFactory, Parser};
 use clockscope_cli::cli::{Cli, Command};
 use clockscope_cli::{commands, exit};
