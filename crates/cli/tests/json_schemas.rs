@@ -597,6 +597,7 @@ const PG_VARS: [&str; 9] = [
 ];
 
 #[test]
+#[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]
 fn explain_on_a_real_postgresql_matches_its_schema() {
     use clockscope_explain::testing::{self, SUPERUSER};
     let server = testing::shared();

@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Some(Command::Clocks(a)) => commands::clocks::run(a, &mut out),
         Some(Command::Tsc(a)) => commands::tsc::run(a, &mut out),
         Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, &mut out),
+        #[cfg(feature = "explain")]
         Some(Command::Explain(a)) => commands::explain::run(a, &mut out),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(*shell, &mut Cli::command(), "clockscope", &mut out);

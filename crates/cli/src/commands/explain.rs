@@ -4,6 +4,8 @@
 //! connects; Ctrl-C stops the runs and prints what was measured (exit 130);
 //! every failure is one line (exit 2).
 
+#![cfg(feature = "explain")]
+
 use crate::cli::ReportFormat;
 use crate::{exit, progress};
 use clap::Args;
