@@ -35,6 +35,7 @@ pub enum Command {
     /// Whether the clocks agree across CPUs: warp test and offset per CPU pair.
     CrossCpu(commands::cross_cpu::CrossCpuArgs),
     /// Measure EXPLAIN ANALYZE's timing overhead on a real PostgreSQL server.
+    #[cfg(feature = "explain")]
     Explain(commands::explain::ExplainArgs),
     /// Print a shell completion script.
     Completions {
@@ -138,6 +139,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]
     fn man_pages_for_every_subcommand() {
         let top = String::from_utf8(man_page(None).unwrap()).unwrap();
         assert!(top.contains(".TH clockscope"), "{}", &top[..200.min(top.len())]);

@@ -11,6 +11,8 @@
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
+#![deny(unsafe_code)]
+
 /// `writeln!` whose whole line goes through
 /// [`clockscope::escape::escape_untrusted`]: for report lines that quote
 /// untrusted text (CPUID brand strings, kernel log lines, sysfs values, file

@@ -3,6 +3,8 @@
 //! and the CPU counter (RDTSCP/RDTSC on x86-64, ISB;CNTVCT_EL0/CNTVCT_EL0 on
 //! aarch64).
 
+#![forbid(unsafe_code)]
+
 use clockscope::clock::posix::PosixClock;
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::getopt::Ordering;

@@ -123,7 +123,7 @@ system clock on ARM): {why}."
     /// The frequency in kHz as PostgreSQL prints TSC frequencies (`24000`,
     /// `121875`); fractional kHz keep three decimals (`19200`, `62.5` MHz -> `62500`).
     pub fn frequency_khz_text(&self) -> String {
-        if self.frequency_hz % 1000 == 0 {
+        if self.frequency_hz.is_multiple_of(1000) {
             (self.frequency_hz / 1000).to_string()
         } else {
             format!("{:.3}", self.frequency_hz as f64 / 1000.0)

@@ -331,14 +331,14 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
         if r1.delta_since(r0) < 0 || elapsed < 0 {
             backwards += 1;
         } else if !start_done {
-            if start.map_or(true, |s| b.width_ns() < s.width_ns()) {
+            if start.is_none_or(|s| b.width_ns() < s.width_ns()) {
                 start = Some(b);
             }
             if samples >= START_SAMPLES || elapsed as u64 >= start_phase_ns {
                 start_done = true;
             }
         } else {
-            if batch_best.map_or(true, |s| b.width_ns() <= s.width_ns()) {
+            if batch_best.is_none_or(|s| b.width_ns() <= s.width_ns()) {
                 batch_best = Some(b);
             }
             batch_len += 1;
@@ -350,7 +350,7 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
                 match estimate(&s, &e) {
                     Ok(est) => {
                         last_error = None;
-                        if best.map_or(true, |b| est.uncertainty_ppm <= b.uncertainty_ppm) {
+                        if best.is_none_or(|b| est.uncertainty_ppm <= b.uncertainty_ppm) {
                             best = Some(est);
                         }
                     }
