@@ -78,21 +78,14 @@
 
 pub mod detect;
 
-// The counter reads, fenced once: RDTSC/RDTSCP, CNTVCT_EL0, or the system
-// clock where there is no counter (counter mode is never chosen there).
-#[cfg_attr(target_arch = "x86_64", path = "instant/x86_64.rs")]
-#[cfg_attr(target_arch = "aarch64", path = "instant/aarch64.rs")]
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_arch = "aarch64")),
-    path = "instant/fallback.rs"
-)]
-mod arch;
-
 pub use detect::{ClockInfo, ClockMode, Config, CounterVerdict, ENV_VAR};
 
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
 use crate::convert::Scale;
+// The counter reads (RDTSC/RDTSCP, CNTVCT_EL0, or the system clock where
+// there is no counter; counter mode is never chosen there).
+use crate::counter::arch;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;

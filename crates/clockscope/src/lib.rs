@@ -41,11 +41,13 @@
 pub mod arm;
 pub mod clock;
 pub mod convert;
+pub mod counter;
 pub mod crosscpu;
 pub mod escape;
 pub mod instant;
 pub mod linux;
 pub mod measure;
+pub mod predict;
 pub mod ticks;
 pub mod tsc;
 

@@ -4,8 +4,8 @@
 //! --ignored --nocapture`. It only checks sanity (a frequency was found and
 //! it is positive).
 
+use clockscope::counter::calibrate::{calibrate_counter, calibrate_postgresql_native, Calibration, DEFAULT_BUDGET_NS};
 use clockscope::linux::LinuxEvidence;
-use clockscope::tsc::calibrate::{calibrate_tsc, calibrate_tsc_postgresql, Calibration, DEFAULT_BUDGET_NS};
 use std::path::Path;
 
 const RUNS: usize = 8;
@@ -66,11 +66,11 @@ fn compare_calibrations_with_the_kernel() {
     let mut pg = Vec::new();
     // Alternate so both see the same machine conditions.
     for _ in 0..RUNS {
-        ours.push(calibrate_tsc(DEFAULT_BUDGET_NS));
-        pg.push(calibrate_tsc_postgresql());
+        ours.push(calibrate_counter(DEFAULT_BUDGET_NS));
+        pg.push(calibrate_postgresql_native());
     }
     summarise(
-        "clockscope calibrate_tsc (RDTSCP vs CLOCK_MONOTONIC_RAW, 50 ms budget)",
+        "clockscope calibrate_counter (RDTSCP vs CLOCK_MONOTONIC_RAW, 50 ms budget)",
         &ours,
         kernel_khz,
     );

@@ -41,7 +41,7 @@ pub const INIT_BUDGET_NS: u64 = 100_000_000;
 pub const INIT_RESERVE_NS: u64 = 10_000_000;
 /// The largest calibration budget (50 ms, PostgreSQL's own limit), used
 /// when no authoritative source gives the frequency.
-pub const CALIBRATION_BUDGET_NS: u64 = crate::tsc::calibrate::DEFAULT_BUDGET_NS;
+pub const CALIBRATION_BUDGET_NS: u64 = crate::counter::calibrate::DEFAULT_BUDGET_NS;
 /// The calibration that only cross-checks an authoritative frequency (5 ms:
 /// a bound of a few ppm here, far inside the 500 ppm agreement limit).
 pub const CROSS_CHECK_BUDGET_NS: u64 = 5_000_000;
@@ -305,7 +305,7 @@ fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<Coun
     };
     let budget = bounded_budget_ns(wanted, elapsed_ns(started));
     live.calibration = if budget > 0 {
-        Ok(crate::tsc::calibrate::calibrate_tsc(budget))
+        Ok(crate::counter::calibrate::calibrate_counter(budget))
     } else {
         Err(format!(
             "skipped: less than {} ms of the {} ms initialisation budget was left",

@@ -130,8 +130,8 @@ impl TscReport {
         let calibrations = |f: &CpuidFacts| {
             if f.tsc {
                 (
-                    Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
-                    Ok(calibrate::calibrate_tsc_postgresql()),
+                    Ok(calibrate::calibrate_counter(calibration_budget_ns)),
+                    Ok(calibrate::calibrate_postgresql_native()),
                 )
             } else {
                 let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();

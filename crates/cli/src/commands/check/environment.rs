@@ -41,7 +41,7 @@ impl CounterSetup {
 /// Budget of the calibration run before measuring when no authoritative
 /// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): the
 /// library's default, PostgreSQL's own 50 ms bound.
-pub const QUICK_CALIBRATION_NS: u64 = clockscope::tsc::calibrate::DEFAULT_BUDGET_NS;
+pub const QUICK_CALIBRATION_NS: u64 = clockscope::counter::calibrate::DEFAULT_BUDGET_NS;
 /// Budget of the cross-check calibration in the full report, run after the
 /// measurements (the `clockscope tsc` default).
 pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
@@ -50,7 +50,7 @@ pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
 /// without a calibration when an authoritative source gives it.
 #[cfg(target_arch = "x86_64")]
 pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
-    use clockscope::tsc::calibrate::calibrate_tsc;
+    use clockscope::counter::calibrate::calibrate_counter;
     use clockscope::tsc::cpuid::CpuidFacts;
     use clockscope::tsc::policy::KernelEvidence;
     use clockscope::tsc::report::TscReport;
@@ -76,7 +76,7 @@ pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
             setup.frequency_source = label.map(str::to_string);
         }
         (None, _) if report.rdtscp == Some(true) => {
-            let cal = calibrate_tsc(QUICK_CALIBRATION_NS);
+            let cal = calibrate_counter(QUICK_CALIBRATION_NS);
             match cal.khz {
                 Some(khz) => {
                     setup.frequency_khz = Some(khz);

@@ -130,16 +130,14 @@ pub struct Verdict {
 }
 
 fn predict(c: &ClockStats, baseline_row_ns: f64, used_by_postgresql: bool) -> ExplainPrediction {
-    let per_row = READS_PER_ROW_COUNT * c.avg_loop_ns;
-    let off_ms = baseline_row_ns * PREDICTION_ROWS / 1e6;
-    let on_ms = (baseline_row_ns + per_row) * PREDICTION_ROWS / 1e6;
+    let p = clockscope::predict::explain_overhead(baseline_row_ns, READS_PER_ROW_COUNT, c.avg_loop_ns, PREDICTION_ROWS);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.avg_loop_ns,
-        per_row_per_node_ns: per_row,
-        count_timing_off_ms: off_ms,
-        count_timing_on_ms: on_ms,
-        slowdown: if off_ms > 0.0 { on_ms / off_ms } else { f64::NAN },
+        per_row_per_node_ns: p.overhead_per_row_ns,
+        count_timing_off_ms: p.timing_off_ms,
+        count_timing_on_ms: p.timing_on_ms,
+        slowdown: p.slowdown,
         used_by_postgresql,
     }
 }
