@@ -78,7 +78,7 @@
 
 pub mod detect;
 
-pub use detect::{ClockInfo, ClockMode, Config, CounterVerdict, ENV_VAR};
+pub use detect::{ClockInfo, ClockMode, Config, ENV_VAR};
 
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;

@@ -4,10 +4,14 @@
 //! aarch64).
 
 use clockscope::clock::posix::PosixClock;
+use clockscope::counter::discover::full_budget;
+use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope::ClockSource;
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -36,77 +40,72 @@ fn main() -> ExitCode {
     }
 }
 
-/// x86-64: PostgreSQL 19's TSC section (frequency from CPUID, else calibration).
-#[cfg(target_arch = "x86_64")]
-fn run_with_counter(
-    opts: &args::Options,
-    system: &PosixClock,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<u8> {
-    use clockscope::clock::arch::{Rdtsc, Rdtscp};
-    use clockscope::Scale;
-    let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
-    let clocks = tsc
-        .frequency_khz
-        .and_then(Scale::from_khz)
-        .and_then(|s| Some((Rdtscp::new(s)?, Rdtsc::new(s)?)));
-    match (clocks, tsc.frequency_khz, tsc.frequency_source.as_deref()) {
-        (Some((precise, fast)), Some(khz), Some(source)) => {
-            let (info_lines, decision_line) = ptt::tsc_lines(source, khz, tsc.calibrated_khz, tsc.use_by_default);
-            let section = ptt::CounterSection {
-                precise: &precise,
-                fast: &fast,
-                info_lines,
-                decision_line,
-            };
-            ptt::run(opts, system, Counter::Usable(section), out, err)
-        }
-        _ => ptt::run::<_, Rdtscp, Rdtsc>(opts, system, Counter::NotUsable(ptt::report::TSC_NOT_USABLE), out, err),
+/// Hands the counter's precise and fast reads to pg_test_timing's run.
+struct RunWith<'a> {
+    opts: &'a args::Options,
+    system: &'a PosixClock,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    lines: (Vec<String>, String),
+}
+
+impl CounterPairVisitor for RunWith<'_> {
+    type Output = std::io::Result<u8>;
+    fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output {
+        let (info_lines, decision_line) = self.lines;
+        let section = ptt::CounterSection {
+            precise: &precise,
+            fast: &fast,
+            info_lines,
+            decision_line,
+        };
+        ptt::run(self.opts, self.system, Counter::Usable(section), self.out, self.err)
     }
 }
 
-/// aarch64: the ARM generic timer where PostgreSQL shows the TSC (PostgreSQL
-/// itself has no ARM counter support; the layout is kept).
-#[cfg(target_arch = "aarch64")]
+/// PostgreSQL 19's TSC section on x86-64 (frequency from CPUID, else
+/// calibration); on aarch64 the ARM generic timer where PostgreSQL shows the
+/// TSC (PostgreSQL itself has no ARM counter support; the layout is kept);
+/// elsewhere the system clock only, as PostgreSQL builds without a counter
+/// clock.
 fn run_with_counter(
     opts: &args::Options,
     system: &PosixClock,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
-    use clockscope::clock::arch::{Cntvct, IsbCntvct};
-    use clockscope::Scale;
-    let timer = clockscope::arm::gather_local_calibrated(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
-    match Scale::from_hz(timer.frequency_hz) {
-        Some(scale) => {
-            let (precise, fast) = (IsbCntvct::new(scale), Cntvct::new(scale));
-            let (info_lines, decision_line) = (timer.frequency_lines(), timer.decision_line());
-            let section = ptt::CounterSection {
-                precise: &precise,
-                fast: &fast,
-                info_lines,
-                decision_line,
-            };
-            ptt::run(opts, system, Counter::Usable(section), out, err)
-        }
-        None => ptt::run::<_, IsbCntvct, Cntvct>(
-            opts,
-            system,
-            Counter::NotUsable(ptt::report::GENERIC_TIMER_NOT_USABLE),
-            out,
-            err,
+    let budget = clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS;
+    let report = counter::discover_with(Path::new("/"), None, &Discovery::postgresql(budget), &full_budget);
+    let (lines, not_usable) = match (counter::native_kind(), &report.postgres.tsc, report.generic_timer()) {
+        (None, _, _) => return ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err),
+        (Some(CounterKind::Tsc), Some(tsc), _) => (
+            match (tsc.frequency_khz, tsc.frequency_source.as_deref()) {
+                (Some(khz), Some(source)) => Some(ptt::tsc_lines(source, khz, tsc.calibrated_khz, tsc.use_by_default)),
+                _ => None,
+            },
+            ptt::report::TSC_NOT_USABLE,
         ),
+        (Some(CounterKind::Tsc), None, _) => (None, ptt::report::TSC_NOT_USABLE),
+        (Some(CounterKind::GenericTimer), _, timer) => (
+            timer.map(|t| (t.frequency_lines(), t.decision_line())),
+            ptt::report::GENERIC_TIMER_NOT_USABLE,
+        ),
+    };
+    let visited = match (lines, report.scale()) {
+        (Some(lines), Some(scale)) => {
+            let run = RunWith {
+                opts,
+                system,
+                out: &mut *out,
+                err: &mut *err,
+                lines,
+            };
+            counter::arch::visit_pair(scale, run).ok()
+        }
+        _ => None,
+    };
+    match visited {
+        Some(result) => result,
+        None => ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::NotUsable(not_usable), out, err),
     }
-}
-
-/// Other architectures: the system clock only, as PostgreSQL builds without a counter clock.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn run_with_counter(
-    opts: &args::Options,
-    system: &PosixClock,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<u8> {
-    ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err)
 }

@@ -3,6 +3,7 @@
 //! tested everywhere).
 
 use clockscope::arm::{cpu_list, GenericTimerReport};
+use clockscope::counter::{Check, CheckStyle};
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
@@ -100,7 +101,11 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         }
     )?;
     for reason in &r.reasons {
-        writeln!(out, "  NOT OK  {reason}")?;
+        writeln!(
+            out,
+            "  {}",
+            Check::new(false, "", reason.clone()).line(CheckStyle::Table { width: 0 })
+        )?;
     }
     for note in &r.notes {
         writeln!(out, "  note    {note}")?;

@@ -78,3 +78,8 @@ pub fn visit_postgresql_precise<V: CounterVisitor>(_scale: Scale, _visitor: V) -
 pub fn visit_pair<V: CounterPairVisitor>(scale: Scale, visitor: V) -> Result<V::Output, &'static str> {
     Ok(visitor.visit(IsbCntvct::new(scale), Cntvct::new(scale)))
 }
+
+/// The counter's frequency register (CNTFRQ_EL0 on aarch64; the TSC has none).
+pub fn frequency_register_hz() -> Option<u64> {
+    Some(cntfrq_hz())
+}

@@ -49,7 +49,7 @@ use crate::ticks::Ticks;
 use serde::Serialize;
 
 /// The result of a calibration.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Calibration {
     /// Counter frequency in kHz (rounded to nearest; PostgreSQL's truncated);
     /// `None` when the calibration did not converge (see `note`).

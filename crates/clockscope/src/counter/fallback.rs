@@ -50,3 +50,8 @@ pub fn visit_postgresql_precise<V: CounterVisitor>(_scale: Scale, _visitor: V) -
 pub fn visit_pair<V: CounterPairVisitor>(_scale: Scale, _visitor: V) -> Result<V::Output, &'static str> {
     Err("no CPU counter on this architecture")
 }
+
+/// The counter's frequency register (CNTFRQ_EL0 on aarch64; the TSC has none).
+pub fn frequency_register_hz() -> Option<u64> {
+    None
+}

@@ -8,6 +8,9 @@
 //! arch::visit_ordered(scale, v)             the ordered read as a ClockSource (calibration, cross-CPU)
 //! arch::visit_pair(scale, v)                PostgreSQL 19's precise and fast reads (pg_test_timing, explain)
 //! calibrate::calibrate_counter(budget)      this CPU's counter against CLOCK_MONOTONIC_RAW
+//! discover(root, linux, &Discovery)         frequency (quick), trust (full), PostgreSQL's view
+//!                                           -> CounterReport { details, frequency, decision, postgres }
+//! Check::line(style)                        one decision line, in each report's style
 //! ```
 //!
 //! Platform code is fenced once, here: `arch` is `x86_64.rs`, `aarch64.rs`
@@ -20,6 +23,11 @@
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), path = "fallback.rs")]
 pub mod arch;
 pub mod calibrate;
+pub mod discover;
+pub mod report;
+
+pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};
+pub use report::{Check, CheckStyle, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
 
 use crate::clock::ClockSource;
 use serde::Serialize;

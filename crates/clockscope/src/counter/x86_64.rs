@@ -140,3 +140,8 @@ pub fn visit_pair<V: CounterPairVisitor>(scale: Scale, visitor: V) -> Result<V::
         _ => Err("this CPU does not report RDTSCP, which PostgreSQL 19 needs for its TSC"),
     }
 }
+
+/// The counter's frequency register (CNTFRQ_EL0 on aarch64; the TSC has none).
+pub fn frequency_register_hz() -> Option<u64> {
+    None
+}

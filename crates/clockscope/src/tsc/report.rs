@@ -28,7 +28,7 @@ pub enum ReportSource {
 
 /// Everything `clockscope tsc` reports. The first fields are the stable,
 /// documented JSON keys.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TscReport {
     /// CPU vendor string (`null` without CPUID).
     pub vendor: Option<String>,

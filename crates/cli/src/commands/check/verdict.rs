@@ -262,17 +262,19 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .postgresql_auto_uses_tsc
         .map(|t| if t { "tsc" } else { "system" }.to_string());
     let timing_clock_source_recommendation = if !inputs.postgresql_reads_counter {
-        Some(if cfg!(target_arch = "x86_64") {
-            "PostgreSQL 19: nothing to set: it has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
+        Some(
+            if clockscope::counter::native_kind() == Some(clockscope::counter::CounterKind::Tsc) {
+                "PostgreSQL 19: nothing to set: it has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
              the system clock"
                 .to_string()
-        } else {
-            format!(
-                "PostgreSQL 19: nothing to set: it reads only the system clock on {} (timing_clock_source = tsc \
+            } else {
+                format!(
+                    "PostgreSQL 19: nothing to set: it reads only the system clock on {} (timing_clock_source = tsc \
                  is x86-64 only)",
-                std::env::consts::ARCH
-            )
-        })
+                    std::env::consts::ARCH
+                )
+            },
+        )
     } else {
         match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
             (Some(true), Some(true)) => {
