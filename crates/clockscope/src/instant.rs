@@ -50,9 +50,10 @@
 //! or the kernel log gives the frequency (a cross-check), 50 ms at most when
 //! none does, and always cut so it ends by 90 ms after the start, leaving
 //! 10 ms of the 100 ms initialisation budget for the rest (see
-//! [`detect`] for the details). The decision is clockscope's own
-//! ([`crate::tsc::policy::clockscope_decision`], [`crate::arm`]'s on
-//! aarch64). RDTSCP is never executed unless CPUID reports it; without it,
+//! [`detect`] for the details). The decision is clockscope's own, found by
+//! the counter layer's one discovery ([`crate::counter::discover()`]:
+//! [`crate::tsc::policy::clockscope_decision`], [`crate::arm`]'s on
+//! aarch64), and the reads are [`crate::counter::arch`]'s. RDTSCP is never executed unless CPUID reports it; without it,
 //! without an invariant TSC, or with any other failed check, the clock is
 //! CLOCK_MONOTONIC (never the wall clock). Nothing here panics.
 //!

@@ -7,9 +7,11 @@
 //! per read). [`ClockId`] names every source the tools know; [`visit`] turns an
 //! id into a concrete source and hands it to a [`ClockVisitor`].
 //!
-//! Platform code is fenced once, here: `arch` is `x86_64.rs` (RDTSC, RDTSCP,
-//! LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no counter).
-//! `posix.rs` holds the clock_gettime/gettimeofday sources every Unix has.
+//! The counter sources are chosen per platform: `arch` is `x86_64.rs` (RDTSC,
+//! RDTSCP, LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no
+//! counter); the instructions themselves are [`crate::counter`]'s, the one
+//! place for counter platform code. `posix.rs` holds the
+//! clock_gettime/gettimeofday sources every Unix has.
 
 #[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
 #[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]

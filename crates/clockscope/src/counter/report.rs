@@ -1,7 +1,7 @@
 //! What clockscope knows about the CPU counter, as one value: which counter
 //! and its full report, the frequency to convert with and where it came
 //! from, the trust decision as a list of [`Check`]s, and what PostgreSQL 19
-//! does with the counter. Built by [`super::discover`].
+//! does with the counter. Built by [`super::discover()`].
 
 use crate::arm::GenericTimerReport;
 use crate::tsc::TscReport;
@@ -105,7 +105,7 @@ pub struct PostgresCounter {
     pub tsc: Option<crate::tsc::PostgresTsc>,
 }
 
-/// Everything about the CPU counter ([`super::discover`]).
+/// Everything about the CPU counter ([`super::discover()`]).
 #[derive(Clone, Debug)]
 pub struct CounterReport {
     /// The counter's own report; `None` on an architecture without one.

@@ -1,7 +1,7 @@
 //! How `clockscope::instant` chooses its clock, once per process: the
 //! configuration (and `CLOCKSCOPE_CLOCK`), the evidence it gathers within a
 //! time bound, and the choice, made by clockscope's own decision
-//! ([`crate::tsc::policy::clockscope_decision`] through [`crate::counter::discover`]:
+//! ([`crate::tsc::policy::clockscope_decision`] through [`crate::counter::discover()`]:
 //! [`TscReport::build`](crate::tsc::TscReport::build) on x86-64,
 //! [`crate::arm::gather`] with a calibration cross-check on aarch64), never
 //! re-derived here.

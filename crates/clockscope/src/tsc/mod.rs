@@ -1,5 +1,6 @@
-//! The TSC: CPUID evidence, its frequency from every source, calibration, and
-//! the decision whether to use it (PostgreSQL 19's `auto` and ours).
+//! The TSC: CPUID evidence, its frequency from every source, and the decision
+//! whether to use it (PostgreSQL 19's `auto` and ours). Reads, calibration
+//! and the discovery that uses all this are [`crate::counter`]'s.
 //!
 //! - [`cpuid`]: CPUID through a reader trait (this CPU, recorded dumps).
 //! - [`frequency`]: every frequency source, PostgreSQL's and Linux's CPUID

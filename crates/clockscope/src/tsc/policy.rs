@@ -31,7 +31,7 @@ use crate::linux::{Evidence, KernelCmdline, LinuxEvidence, TscFlags};
 use serde::Serialize;
 use std::path::Path;
 
-/// One line of a decision: the counter layer's [`Check`] (serialised as
+/// One line of a decision: the counter layer's [`Check`](crate::counter::Check) (serialised as
 /// `{"ok", "check", "evidence"}`).
 pub use crate::counter::Check as Reason;
 
