@@ -13,9 +13,9 @@ use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use clockscope::counter::calibrate::{calibrate_counter, Calibration};
 use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Settings};
 use clockscope::linux::CpuList;
-use clockscope::tsc::calibrate::{calibrate_tsc, Calibration};
 use clockscope::Scale;
 use std::path::Path;
 
@@ -156,7 +156,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 }
 
 fn measure(cpus: Vec<usize>, pair_mode: PairMode, budget_ns: u64, context: CpuContext) -> anyhow::Result<Outcome> {
-    let calibration = calibrate_tsc(CALIBRATION_BUDGET_NS);
+    let calibration = calibrate_counter(CALIBRATION_BUDGET_NS);
     let scale = calibration.hz.and_then(Scale::from_hz);
     let source = scale.map(|_| render::calibration_source(&calibration));
     let clocks = clocks::default_clocks(scale, source);

@@ -3,9 +3,9 @@
 //! and the calibration, field names with units).
 
 use super::Outcome;
+use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::{ClockPairReport, CrossCpuReport};
 use clockscope::linux::{CpuList, CpuSet, Evidence};
-use clockscope::tsc::calibrate::Calibration;
 use serde::Serialize;
 use std::io::Write;
 
