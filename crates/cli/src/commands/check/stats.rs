@@ -97,7 +97,7 @@ impl ClockStats {
 
     /// Whether a backward step on this clock is a fault (wall clocks may be stepped by NTP).
     pub fn must_be_monotonic(&self) -> bool {
-        ClockId::parse(&self.name).map_or(true, ClockId::is_monotonic)
+        ClockId::parse(&self.name).is_none_or(ClockId::is_monotonic)
     }
 }
 
