@@ -29,6 +29,7 @@ pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod kmsg;
+pub mod clocksource;
 pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;
