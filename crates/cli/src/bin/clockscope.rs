@@ -50,6 +50,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(Command::Tsc(a)) => commands::tsc::run(a, out),
         Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
         Some(Command::Explain(a)) => commands::explain::run(a, out),
+        Some(Command::Sweep(a)) => commands::sweep::run(a, out),
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails: generate in memory, write here.
             let mut script = Vec::new();

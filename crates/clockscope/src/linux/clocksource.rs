@@ -89,6 +89,19 @@ pub fn validate_name(name: &str) -> Result<(), SwitchError> {
     }
 }
 
+/// The effective uid of this process: switching the clocksource needs 0.
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// No uid outside Unix: never root.
+#[cfg(not(unix))]
+pub fn effective_uid() -> u32 {
+    u32::MAX
+}
+
 /// Reads and writes the kernel's clocksource selection.
 pub trait ClocksourceControl: Send + Sync {
     /// The clocksource in use.
