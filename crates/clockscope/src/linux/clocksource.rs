@@ -353,7 +353,10 @@ mod tests {
     fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
         let root = FakeRoot::new();
         root.write(&format!("{CLOCKSOURCE0}/current_clocksource"), &format!("{current}\n"))
-            .write(&format!("{CLOCKSOURCE0}/available_clocksource"), &format!("{available} \n"));
+            .write(
+                &format!("{CLOCKSOURCE0}/available_clocksource"),
+                &format!("{available} \n"),
+            );
         let c = Arc::new(SysfsClocksource::new(root.path()));
         (root, c)
     }
@@ -394,10 +397,26 @@ mod tests {
 
     #[test]
     fn names() {
-        for ok in ["tsc", "kvm-clock", "acpi_pm", "hyperv_clocksource_tsc_page", "arch_sys_counter", "a.b"] {
+        for ok in [
+            "tsc",
+            "kvm-clock",
+            "acpi_pm",
+            "hyperv_clocksource_tsc_page",
+            "arch_sys_counter",
+            "a.b",
+        ] {
             assert_eq!(validate_name(ok), Ok(()), "{ok}");
         }
-        for bad in ["", "-tsc", "tsc\n", "ts c", "tsc;reboot", "../x", "t\u{e9}", &"x".repeat(32)] {
+        for bad in [
+            "",
+            "-tsc",
+            "tsc\n",
+            "ts c",
+            "tsc;reboot",
+            "../x",
+            "t\u{e9}",
+            &"x".repeat(32),
+        ] {
             let e = validate_name(bad).unwrap_err();
             assert!(matches!(e, SwitchError::BadName(_)), "{bad:?}");
             assert!(!e.to_string().chars().any(char::is_control), "{e}");
@@ -428,7 +447,10 @@ mod tests {
             assert_eq!(c.current().unwrap(), "acpi_pm");
             assert_eq!(
                 g.restore_command(),
-                format!("echo tsc > {}", root.path().join(CLOCKSOURCE0).join("current_clocksource").display())
+                format!(
+                    "echo tsc > {}",
+                    root.path().join(CLOCKSOURCE0).join("current_clocksource").display()
+                )
             );
         }
         assert_eq!(c.current().unwrap(), "tsc");

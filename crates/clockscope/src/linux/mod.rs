@@ -25,11 +25,11 @@
 //! mmap page; it is a live system call, so it is not part of
 //! [`LinuxEvidence::read`].
 
+pub mod clocksource;
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod kmsg;
-pub mod clocksource;
 pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -196,9 +196,7 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
         .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
         .collect();
     let pool = if good.is_empty() { &sound } else { &good };
-    let best = pool
-        .iter()
-        .min_by(|a, b| a.avg_loop_ns.total_cmp(&b.avg_loop_ns))?;
+    let best = pool.iter().min_by(|a, b| a.avg_loop_ns.total_cmp(&b.avg_loop_ns))?;
     let current = pool.iter().find(|r| r.clocksource == original);
     let (pick, why) = match current {
         Some(c) if c.clocksource != best.clocksource && c.avg_loop_ns <= best.avg_loop_ns * (1.0 + KEEP_CURRENT_WITHIN) => (
@@ -253,7 +251,12 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         percentiles_ns: stats.percentiles_ns,
         under_1us_pct: stats.under_1us_pct,
         backward_steps: stats.backward_steps,
-        clock_gettime: if v.syscall_fallback.is_some() { "syscall" } else { "vdso" }.to_string(),
+        clock_gettime: if v.syscall_fallback.is_some() {
+            "syscall"
+        } else {
+            "vdso"
+        }
+        .to_string(),
         syscall_fallback: v.syscall_fallback,
         postgresql_rule: v.postgresql_rule,
         explain: v.explain_system,
@@ -427,7 +430,13 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
     let duration_ns = seconds_to_ns(args.duration);
     let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
-    let report = sweep(args, control, &dir, clockscope::linux::clocksource::effective_uid(), &mut measure_one)?;
+    let report = sweep(
+        args,
+        control,
+        &dir,
+        clockscope::linux::clocksource::effective_uid(),
+        &mut measure_one,
+    )?;
     write_report(out, &report, args.format)?;
     Ok(report.exit_code())
 }

@@ -48,13 +48,19 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
             x.avg_loop_ns,
             x.percentiles_ns.p99,
             x.percentiles_ns.max,
-            if x.syscall_fallback.is_some() { "syscall" } else { "vDSO" },
+            if x.syscall_fallback.is_some() {
+                "syscall"
+            } else {
+                "vDSO"
+            },
             match &x.postgresql_rule {
                 Some(p) if p.passed => "pass",
                 Some(_) => "FAIL",
                 None => "-",
             },
-            x.explain.as_ref().map_or("-".to_string(), |e| format!("{:.2}x", e.slowdown)),
+            x.explain
+                .as_ref()
+                .map_or("-".to_string(), |e| format!("{:.2}x", e.slowdown)),
         )?;
     }
     writeln!(
@@ -123,11 +129,9 @@ pub fn prometheus(r: &SweepReport) -> String {
             "99th percentile of the successive-read differences, nanoseconds.",
             |x| Some(x.percentiles_ns.p99 as f64),
         ),
-        (
-            "max_ns",
-            "Largest successive-read difference, nanoseconds.",
-            |x| Some(x.percentiles_ns.max as f64),
-        ),
+        ("max_ns", "Largest successive-read difference, nanoseconds.", |x| {
+            Some(x.percentiles_ns.max as f64)
+        }),
         (
             "syscall_fallback",
             "1 when clock_gettime behaves like a syscall under this clocksource, 0 when it stays in the vDSO.",
