@@ -222,3 +222,40 @@ fn a_short_real_sweep_restores_and_reports_each_clocksource() {
     let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+#[test]
+fn a_second_signal_still_restores_the_original() {
+    // Two SIGINTs back to back: either the normal path restores (report on
+    // stdout) or the forced-exit hook does before exiting at once (nothing
+    // on stdout); both must leave the original in place and exit 130.
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = Command::new(BIN)
+        .args([
+            "sweep",
+            "--sysfs-root",
+            s.root(),
+            "--apply",
+            "-d",
+            "60",
+            "--format",
+            "json",
+        ])
+        .args(["--only", "acpi_pm"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while s.current() != "acpi_pm\n" {
+        assert!(start.elapsed() < Duration::from_secs(30), "never switched");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    for _ in 0..2 {
+        // SAFETY: sending a signal to our own child process by its pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(s.current(), "tsc\n", "original restored");
+}
