@@ -353,6 +353,9 @@ pub fn sweep(
     require_root(euid)?;
 
     let guard = ClocksourceGuard::new(control.clone())?;
+    // The one the guard restores (read again just before the first switch).
+    report.original = guard.original().to_string();
+    let original = report.original.clone();
     // Switches happen under this lock; the forced-exit hook takes it and
     // keeps it, so no switch can follow its restore before the process exits.
     let switching = Arc::new(Mutex::new(()));
