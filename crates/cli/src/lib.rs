@@ -2,7 +2,7 @@
 //! library: argument parsing, running a command, and writing its report.
 //!
 //! - [`cli`]: the clap definition of `clockscope` (also drives completions and the man page).
-//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain).
+//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep).
 //! - [`export`]: the check report's formats (text, JSON, Prometheus, SVG plot).
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.

@@ -13,13 +13,14 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const SCHEMAS: [&str; 6] = [
+const SCHEMAS: [&str; 7] = [
     "check.schema.json",
     "clocks.schema.json",
     "tsc.schema.json",
     "generic-timer.schema.json",
     "cross-cpu.schema.json",
     "explain.schema.json",
+    "sweep.schema.json",
 ];
 
 fn schema_path(name: &str) -> PathBuf {

@@ -53,6 +53,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
         #[cfg(feature = "explain")]
         Some(Command::Explain(a)) => commands::explain::run(a, out),
+        Some(Command::Sweep(a)) => commands::sweep::run(a, out),
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails: generate in memory, write here.
             let mut script = Vec::new();

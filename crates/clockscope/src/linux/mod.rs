@@ -25,6 +25,7 @@
 //! mmap page; it is a live system call, so it is not part of
 //! [`LinuxEvidence::read`].
 
+pub mod clocksource;
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
