@@ -42,7 +42,8 @@ pub enum PairsArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrossCpuArgs {
-    /// Total measuring time in seconds (fractions allowed), shared by all CPU pairs.
+    /// Total measuring time in seconds (fractions allowed), shared by all CPU pairs (more across packages); extended,
+    /// up to --max-time, when it cannot give each test its minimum of 1 ms.
     #[arg(
         short,
         long,

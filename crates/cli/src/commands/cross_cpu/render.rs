@@ -169,7 +169,7 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         r.clocks.join(", "),
         ms(r.test_ns),
         if r.pairs.iter().any(|p| p.kind.weight() > 1) {
-            " within a package (x4 across packages, x2 across dies)"
+            " for a pair within a die (x4 across packages, x2 across dies)"
         } else {
             ""
         }
