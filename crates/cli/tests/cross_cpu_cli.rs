@@ -53,6 +53,14 @@ fn real_run_reports_every_pair_as_json() {
     }
     let answers = j["answers"].as_array().unwrap();
     assert_eq!(answers.len(), j["clocks"].as_array().unwrap().len());
+    // On one package (this 2-vCPU VM) the answer says there is no package pair.
+    if j["topology"].as_str().is_some_and(|t| t.starts_with("1 package,")) {
+        for a in answers {
+            let text = a["text"].as_str().unwrap();
+            assert!(text.starts_with("1 package (package "), "{text}");
+            assert!(text.contains("no package pair to compare; its CPUs "), "{text}");
+        }
+    }
     if cpus == 2 {
         assert_eq!(pairs.len(), 1);
         assert_eq!((&pairs[0]["cpu_a"], &pairs[0]["cpu_b"]), (&j["cpus"][0], &j["cpus"][1]));
@@ -448,4 +456,80 @@ fn plan_errors_exit_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(expected), "{args:?}: {err}");
     }
+}
+
+/// A scripted run on a fake 2-socket tree with package 1's clock 500 ns
+/// ahead, planned and measured by the library calls `cross-cpu` makes and
+/// rendered by its text report: the answer names package 1.
+#[test]
+fn text_report_names_the_package_that_is_off() {
+    use clockscope::crosscpu::{plan, run_plan, ClockUnderTest, NoPinning, Settings};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let root = clockscope::linux::testing::FakeRoot::new();
+    let host = clockscope::linux::testing::FakeHost::new(2, 1, 2, 2);
+    host.write(&root);
+    let cpus: Vec<usize> = (0..8).collect();
+    let topology = clockscope::linux::read_topology(root.path(), &cpus)
+        .into_found()
+        .unwrap();
+    let counter = AtomicU64::new(1 << 40);
+    // 1000 ticks at 2 GHz = 500 ns, on package 1's CPUs.
+    let offsets: Vec<u64> = cpus
+        .iter()
+        .map(|&c| if host.place(c).0 == 1 { 1000 } else { 0 })
+        .collect();
+    let clock = move |cpu: usize| counter.fetch_add(1, Ordering::SeqCst) + offsets[cpu];
+    let clocks = vec![ClockUnderTest {
+        id: clockscope::ClockId::Rdtscp,
+        scale: Some(clockscope::Scale::from_hz(2_000_000_000).unwrap()),
+        scale_source: Some("scripted".into()),
+        clock: Box::new(clock),
+    }];
+    let never = || false;
+    let settings = Settings {
+        pair_mode: PairMode::Topology,
+        topology: Ok(&topology),
+        min_handovers: 10,
+        min_grace_ns: 5_000_000_000,
+        ..Settings::new(40_000_000, &NoPinning, &never)
+    };
+    let planned = plan(&cpus, settings.topology, &settings.plan_options(clocks.len())).unwrap();
+    let report = run_plan(&planned, &clocks, &settings, &mut |_, _| {}).unwrap();
+    let outcome = Outcome {
+        context: CpuContext {
+            allowed: cpus.clone(),
+            online: Evidence::Missing("fake".into()),
+            cgroup_cpuset: Evidence::Missing("fake".into()),
+        },
+        plan: Some(planned),
+        calibration: None,
+        report,
+        note: None,
+    };
+    assert_eq!(outcome.exit_code(), 1);
+    let mut out = Vec::new();
+    render::text(&outcome, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains(
+            "\nTopology:          2 packages, 2 dies, 4 cores, 8 CPUs (sys/devices/system/cpu/cpu*/topology)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nAnswer:            rdtscp: package 1 is off: its clock is 499 to 500 ns ahead of package 0's (2 of 2 pairs between them disagree; "),
+        "{text}"
+    );
+    let by_package = text
+        .lines()
+        .skip_while(|l| !l.starts_with("By package"))
+        .nth(2)
+        .unwrap();
+    assert!(by_package.starts_with("  0 / 1"), "{text}");
+    assert!(by_package.ends_with("WARP"), "{by_package}");
+    let mut out = Vec::new();
+    render::json(&outcome, &mut out).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
+    assert_eq!(j["answers"][0]["problem"], true);
 }
