@@ -313,3 +313,25 @@ fn one_of_four_packages_behind_is_named_and_clean_runs_agree() {
         "1 package (package 0): no package pair to compare; its CPUs agree within ±0 ns"
     );
 }
+
+#[test]
+fn threads_of_a_lone_core_are_paired_only_when_asked() {
+    let host = FakeHost::new(1, 1, 1, 2);
+    let (_root, t) = host_topology(host);
+    let p = plan(&[0, 1], Ok(&t), &options(1_000_000_000, false)).unwrap();
+    assert!(p.pairs.is_empty());
+    assert_eq!(p.uncovered.len(), 1);
+    assert_eq!(p.uncovered[0].cpu, 1);
+    assert!(
+        p.uncovered[0].reason.contains("--smt-pairs"),
+        "{}",
+        p.uncovered[0].reason
+    );
+    let p = plan(&[0, 1], Ok(&t), &options(1_000_000_000, true)).unwrap();
+    assert_eq!(p.pairs.len(), 1);
+    assert_eq!(
+        (p.pairs[0].cpu_a, p.pairs[0].cpu_b, p.pairs[0].kind),
+        (0, 1, PairKind::SmtSiblings)
+    );
+    assert!(p.uncovered.is_empty());
+}
