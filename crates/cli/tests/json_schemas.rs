@@ -13,12 +13,13 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const SCHEMAS: [&str; 7] = [
+const SCHEMAS: [&str; 8] = [
     "check.schema.json",
     "clocks.schema.json",
     "tsc.schema.json",
     "generic-timer.schema.json",
     "cross-cpu.schema.json",
+    "cross-cpu-plan.schema.json",
     "explain.schema.json",
     "sweep.schema.json",
 ];
@@ -447,6 +448,32 @@ fn cross_cpu_matches_its_schema() {
     assert_valid(&v, &doc, "cross-cpu --cpus <two CPUs>");
     assert_eq!(doc["cpus"], json!([cpus[0], cpus[1]]));
     assert_eq!(doc["pairs"].as_array().unwrap().len(), 1);
+}
+
+/// `cross-cpu --plan` on a fake 2-socket, 4-die-per-socket tree (with --smt-pairs,
+/// so the plan is extended) and on this machine.
+#[test]
+fn cross_cpu_plan_matches_its_schema() {
+    let v = validator("cross-cpu-plan.schema.json");
+    let root = FakeRoot::new();
+    clockscope::linux::testing::FakeHost::new(2, 4, 4, 2).write(&root);
+    let r = root.path().to_str().unwrap();
+    let doc = cross_cpu_json(&["--plan", "--root", r, "--smt-pairs"], "cross-cpu --plan --root");
+    assert_valid(&v, &doc, "cross-cpu --plan --root <2x4 dies> --smt-pairs");
+    assert!(doc["representatives"].as_array().unwrap().len() == 2 + 8, "{doc}");
+    let doc = cross_cpu_json(&["--plan"], "cross-cpu --plan");
+    assert_valid(&v, &doc, "cross-cpu --plan");
+    if allowed_cpus().len() < 2 {
+        return;
+    }
+    assert_rejects(
+        &v,
+        &[
+            ("an unknown pair kind", with(&doc, "/pairs/0/kind", json!("near"))),
+            ("a test shorter than 1 ms", with(&doc, "/unit_test_ns", json!(5))),
+            ("an extra top-level key", with_extra_key(&doc, "")),
+        ],
+    );
 }
 
 /// One allowed CPU (taskset): nothing to measure, a note, exit 0. (`--cpus`

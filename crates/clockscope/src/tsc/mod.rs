@@ -46,10 +46,10 @@ pub struct PostgresTsc {
     /// `TSC frequency source` (`x86, cpuid 0x15`, `x86, cpuid 0x16`,
     /// `x86, hypervisor, cpuid 0x40000010`, `x86, calibration`).
     pub frequency_source: Option<String>,
-    /// clockscope's calibration ([`calibrate::calibrate_tsc`]), kHz; `None`
+    /// clockscope's calibration ([`calibrate::calibrate_counter`]), kHz; `None`
     /// when it did not converge or the TSC is not usable. (pg_test_timing's
     /// `TSC frequency from calibration` line is PostgreSQL's algorithm, run
-    /// afresh: [`calibrate::calibrate_tsc_postgresql`].)
+    /// afresh: [`calibrate::calibrate_postgresql_native`].)
     pub calibrated_khz: Option<u64>,
     /// PostgreSQL's `auto` policy: frequency known and (TSC_ADJUST or the
     /// kernel's current clocksource is exactly `tsc`).
