@@ -23,6 +23,7 @@ macro_rules! writeln_escaped {
     };
 }
 
+pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod exit;

@@ -7,7 +7,7 @@ use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
-use clockscope_cli::cli::CheckFormat;
+use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::environment::CounterSetup;
 use clockscope_cli::commands::check::report::{CheckReport, Skipped};
 use clockscope_cli::commands::check::stats::ClockStats;

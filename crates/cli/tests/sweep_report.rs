@@ -9,7 +9,7 @@ use clockscope::linux::clocksource::{ClocksourceControl, SwitchError, SysfsClock
 use clockscope::linux::testing::FakeRoot;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
-use clockscope_cli::cli::CheckFormat;
+use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::stats::ClockStats;
 use clockscope_cli::commands::sweep::{sweep, write_report, SweepArgs, SweepReport};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! here and its resolution (clock_getres, the counter period, and the smallest
 //! step seen in a short run).
 
-use crate::cli::ReportFormat;
+use crate::args::ReportFormat;
 use crate::commands::check::environment;
 use crate::export;
 use clap::Args;

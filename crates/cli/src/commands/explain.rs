@@ -8,7 +8,7 @@
 
 #![cfg(feature = "explain")]
 
-use crate::cli::ReportFormat;
+use crate::args::ReportFormat;
 use crate::{exit, progress};
 use clap::Args;
 use clockscope::Control;

@@ -2,7 +2,7 @@
 //! every source, which frequency PostgreSQL 19 and clockscope use, and both
 //! trust decisions, as text or JSON ([`clockscope::tsc::TscReport`]).
 
-use crate::cli::ReportFormat;
+use crate::args::ReportFormat;
 use crate::exit;
 use clap::Args;
 use clockscope::counter::{self, CheckStyle, CounterKind, Discovery};

@@ -14,7 +14,7 @@ pub mod verdict;
 
 pub mod environment;
 
-use crate::cli::{parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::args::{parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::output_file::OutputFile;
 use crate::{export, progress};
 use anyhow::{bail, Context};

@@ -12,7 +12,7 @@
 
 pub mod render;
 
-use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
+use crate::args::{parse_seconds, seconds_to_ns, ReportFormat};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};

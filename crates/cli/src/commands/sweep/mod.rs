@@ -15,7 +15,7 @@
 
 pub mod render;
 
-use crate::cli::{parse_seconds, seconds_to_ns, CheckFormat};
+use crate::args::{parse_seconds, seconds_to_ns, CheckFormat};
 use crate::commands::check::parse_baseline_row_ns;
 use crate::commands::check::stats::{ClockStats, Percentiles};
 use crate::commands::check::verdict::{self, ExplainPrediction, RuleResult, Status, VerdictInputs};

@@ -1,0 +1,87 @@
+//! Argument helpers shared by the subcommands: output formats, durations in
+//! seconds, clock names. Parsers return a one-line message naming the bad value
+//! (clap prefixes the option).
+
+use clap::ValueEnum;
+
+/// Output format of `check`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CheckFormat {
+    #[default]
+    Text,
+    Json,
+    Prometheus,
+}
+
+/// Output format of the other reports.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Shortest measurement accepted: 1 ms (a tenth of one measuring chunk; below
+/// it a run may not complete a single loop iteration on a slow clock).
+pub const MIN_SECONDS: f64 = 0.001;
+/// Longest: a day.
+pub const MAX_SECONDS: f64 = 86_400.0;
+
+/// Parses a number of seconds from 0.001 to 86400 (fractions allowed).
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if v.is_nan() || v <= 0.0 {
+        return Err(format!("'{s}' must be a positive number of seconds"));
+    }
+    if !v.is_finite() || v > MAX_SECONDS {
+        return Err(format!("'{s}' is more than a day ({MAX_SECONDS} seconds)"));
+    }
+    if v < MIN_SECONDS {
+        return Err(format!("'{s}' is less than {MIN_SECONDS} seconds"));
+    }
+    Ok(v)
+}
+
+/// Parses a clock name; the error lists the valid names.
+pub fn parse_clock(s: &str) -> Result<clockscope::ClockId, String> {
+    clockscope::ClockId::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = clockscope::ClockId::ALL.iter().map(|c| c.cli_name()).collect();
+        format!("unknown clock '{s}' (valid: {})", names.join(", "))
+    })
+}
+
+/// Seconds to whole nanoseconds.
+pub fn seconds_to_ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("abc").is_err());
+        assert!(parse_seconds("NaN").is_err());
+        assert!(parse_seconds("inf").unwrap_err().contains("more than a day"));
+        assert!(parse_seconds("1e400").unwrap_err().contains("more than a day"));
+        assert!(parse_seconds("1e-12").unwrap_err().contains("less than 0.001"));
+        assert_eq!(parse_seconds("0.001"), Ok(0.001));
+    }
+
+    #[test]
+    fn clock_names() {
+        assert_eq!(parse_clock("rdtscp"), Ok(clockscope::ClockId::Rdtscp));
+        let e = parse_clock("sundial").unwrap_err();
+        assert!(
+            e.contains("unknown clock 'sundial'") && e.contains("monotonic_raw"),
+            "{e}"
+        );
+    }
+}
