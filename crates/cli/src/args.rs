@@ -58,6 +58,25 @@ pub fn seconds_to_ns(s: f64) -> u64 {
     (s * 1e9).round() as u64
 }
 
+/// Plausible ns per row of a count(*) with TIMING OFF: 0.1 ns (faster than any
+/// executor) to 1 ms (a row per millisecond is no longer a scan).
+pub const MIN_BASELINE_ROW_NS: f64 = 0.1;
+pub const MAX_BASELINE_ROW_NS: f64 = 1_000_000.0;
+
+/// Parses `--baseline-row-ns`: a number of ns in the plausible range.
+pub fn parse_baseline_row_ns(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of nanoseconds"))?;
+    if !(MIN_BASELINE_ROW_NS..=MAX_BASELINE_ROW_NS).contains(&v) {
+        return Err(format!(
+            "'{s}' must be between {MIN_BASELINE_ROW_NS} and {MAX_BASELINE_ROW_NS} ns per row"
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

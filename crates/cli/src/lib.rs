@@ -28,6 +28,7 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod export;
+pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;

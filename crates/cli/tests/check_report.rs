@@ -8,10 +8,10 @@ use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
-use clockscope_cli::commands::check::environment::CounterSetup;
-use clockscope_cli::commands::check::report::{CheckReport, Skipped};
-use clockscope_cli::commands::check::stats::ClockStats;
-use clockscope_cli::commands::check::verdict::Status;
+use clockscope_cli::commands::environment::CounterSetup;
+use clockscope_cli::model::check::{CheckReport, Skipped};
+use clockscope_cli::model::check::stats::ClockStats;
+use clockscope_cli::model::check::verdict::Status;
 use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
 use clockscope_cli::export;
 use clockscope_cli::output_file::OutputFile;
@@ -130,7 +130,7 @@ fn good_report() -> CheckReport {
 
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::text::write(&mut out, r).unwrap();
+    export::check::text::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -176,7 +176,7 @@ fn json_matches_the_documented_schema() {
 #[test]
 fn prometheus_output_parses_back() {
     let r = good_report();
-    let text = export::prometheus::render(&r);
+    let text = export::check::prometheus::render(&r);
     let lines = text.lines().map(|l| Ok(l.to_string()));
     let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition format");
     let get = |metric: &str, clock: &str| {
@@ -516,9 +516,9 @@ fn interrupted_report_exits_130() {
         )),
         "{t}"
     );
-    let prom = export::prometheus::render(&r);
+    let prom = export::check::prometheus::render(&r);
     assert!(prom.contains("\nclockscope_interrupted 1\n"), "{prom}");
-    assert!(export::prometheus::render(&good_report()).contains("\nclockscope_interrupted 0\n"));
+    assert!(export::check::prometheus::render(&good_report()).contains("\nclockscope_interrupted 0\n"));
 
     // An interrupted run leaves an existing plot as it was, and no temporary file.
     let dir = tempfile::tempdir().unwrap();
@@ -594,14 +594,14 @@ fn untrusted_environment_text_is_escaped_in_text_and_prometheus() {
     assert!(t.contains("clocksource   ts\\x1b]0;x\\x07c"), "{t}");
     assert!(t.contains("hypervisor    KVM\\x9b2J"), "{t}");
     assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
-    let prom = export::prometheus::render(&r);
+    let prom = export::check::prometheus::render(&r);
     assert!(!prom.chars().any(|c| c.is_control() && c != '\n'), "{prom:?}");
     assert!(prom.contains("clocksource=\"ts\\\\x1b]0;x\\\\x07c\""), "{prom}");
 }
 
 #[test]
 fn svg_plot_is_drawn() {
-    let svg = export::svg::render(&good_report()).unwrap();
+    let svg = export::check::svg::render(&good_report()).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("clock_gettime (CLOCK_MONOTONIC)") && svg.contains("RDTSC"));
 }
 

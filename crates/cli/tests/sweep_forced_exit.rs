@@ -4,7 +4,7 @@
 
 use clockscope::linux::clocksource::{SysfsClocksource, CLOCKSOURCE0};
 use clockscope::linux::testing::FakeRoot;
-use clockscope_cli::commands::check::stats::ClockStats;
+use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::commands::sweep::{sweep, SweepArgs};
 use clockscope_cli::exit;
 use std::sync::Arc;

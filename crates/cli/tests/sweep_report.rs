@@ -10,7 +10,7 @@ use clockscope::linux::testing::FakeRoot;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
-use clockscope_cli::commands::check::stats::ClockStats;
+use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::commands::sweep::{sweep, write_report, SweepArgs, SweepReport};
 use std::sync::{Arc, Mutex};
 

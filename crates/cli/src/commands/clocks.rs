@@ -3,7 +3,7 @@
 //! step seen in a short run).
 
 use crate::args::ReportFormat;
-use crate::commands::check::environment;
+use crate::commands::environment;
 use crate::export;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};

@@ -2,6 +2,7 @@
 //! and a `run` that measures, builds a serialisable report and writes it.
 
 pub mod check;
+pub mod environment;
 pub mod clocks;
 pub mod cross_cpu;
 pub mod explain;

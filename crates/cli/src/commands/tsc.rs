@@ -28,7 +28,7 @@ pub struct TscArgs {
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = crate::commands::check::environment::REPORT_CALIBRATION_NS / 1_000_000,
+        default_value_t = crate::commands::environment::REPORT_CALIBRATION_NS / 1_000_000,
         value_parser = clap::value_parser!(u64).range(1..=10_000),
         allow_hyphen_values = true
     )]

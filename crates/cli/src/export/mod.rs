@@ -1,12 +1,12 @@
-//! Report formats of `clockscope check`, apart from measuring: each format
-//! renders a finished [`CheckReport`](crate::commands::check::report::CheckReport).
+//! Every format a report is written in, apart from measuring: one folder or
+//! file per command, each taking a finished model from [`crate::model`] (or the
+//! library's report types). Renderers never call back into
+//! [`crate::commands`]. Writers come first, the model second:
+//! `write(out, &report)`.
 //!
-//! - [`text`]: the human report.
-//! - [`json`]: the documented schema (`docs/schema/check.schema.json`).
-//! - [`prometheus`]: text exposition format for node_exporter's textfile collector.
-//! - [`svg`]: the duration distributions of every measured clock on one log-log chart.
+//! - [`json`]: pretty JSON, shared by every command (schemas in `docs/schema/`).
+//! - [`check`]: `check`'s text, Prometheus and SVG formats.
+//! - [`sweep`]: `sweep`'s text and Prometheus formats.
 
+pub mod check;
 pub mod json;
-pub mod prometheus;
-pub mod svg;
-pub mod text;

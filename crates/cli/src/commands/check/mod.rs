@@ -8,13 +8,11 @@
 //! measurement starts without waiting for a calibration when the frequency is
 //! known from CPUID or the kernel.
 
-pub mod report;
-pub mod stats;
-pub mod verdict;
 
-pub mod environment;
 
-use crate::args::{parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+
+use crate::commands::environment;
+use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::output_file::OutputFile;
 use crate::{export, progress};
 use anyhow::{bail, Context};
@@ -24,11 +22,11 @@ use clockscope::counter::{self, CounterDetails};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
-use report::{CheckReport, Skipped};
-use stats::ClockStats;
+use crate::model::check::{self as report, CheckReport, Skipped};
+use crate::model::check::stats::ClockStats;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use verdict::VerdictInputs;
+use crate::model::check::verdict::{self, VerdictInputs};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
@@ -82,25 +80,6 @@ pub fn selected_clocks(args: &CheckArgs) -> Vec<ClockId> {
         }
         v
     }
-}
-
-/// Plausible ns per row of a count(*) with TIMING OFF: 0.1 ns (faster than any
-/// executor) to 1 ms (a row per millisecond is no longer a scan).
-pub const MIN_BASELINE_ROW_NS: f64 = 0.1;
-pub const MAX_BASELINE_ROW_NS: f64 = 1_000_000.0;
-
-/// Parses `--baseline-row-ns`: a number of ns in the plausible range.
-pub fn parse_baseline_row_ns(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of nanoseconds"))?;
-    if !(MIN_BASELINE_ROW_NS..=MAX_BASELINE_ROW_NS).contains(&v) {
-        return Err(format!(
-            "'{s}' must be between {MIN_BASELINE_ROW_NS} and {MAX_BASELINE_ROW_NS} ns per row"
-        ));
-    }
-    Ok(v)
 }
 
 struct MeasureClock<'a> {
@@ -167,9 +146,9 @@ pub fn measure_clocks(
 /// Writes `report` in the requested format.
 pub fn write_report(out: &mut dyn Write, report: &CheckReport, format: CheckFormat) -> anyhow::Result<()> {
     match format {
-        CheckFormat::Text => export::text::write(out, report)?,
+        CheckFormat::Text => export::check::text::write(out, report)?,
         CheckFormat::Json => export::json::write(out, report)?,
-        CheckFormat::Prometheus => export::prometheus::write(out, report)?,
+        CheckFormat::Prometheus => export::check::prometheus::write(out, report)?,
     }
     Ok(())
 }
@@ -290,7 +269,7 @@ pub fn finish(
                     escape_untrusted(&args.plot.as_deref().unwrap_or(Path::new("")).to_string_lossy())
                 )
             };
-            let svg = export::svg::render(report).with_context(what)?;
+            let svg = export::check::svg::render(report).with_context(what)?;
             plot.commit(svg.as_bytes())?;
         }
     }

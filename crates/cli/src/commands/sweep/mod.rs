@@ -15,10 +15,9 @@
 
 pub mod render;
 
-use crate::args::{parse_seconds, seconds_to_ns, CheckFormat};
-use crate::commands::check::parse_baseline_row_ns;
-use crate::commands::check::stats::{ClockStats, Percentiles};
-use crate::commands::check::verdict::{self, ExplainPrediction, RuleResult, Status, VerdictInputs};
+use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::model::check::stats::{ClockStats, Percentiles};
+use crate::model::check::verdict::{self, ExplainPrediction, RuleResult, Status, VerdictInputs};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;

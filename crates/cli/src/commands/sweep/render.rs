@@ -2,7 +2,7 @@
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
 use super::SweepReport;
-use crate::export::prometheus::label;
+use crate::export::check::prometheus::label;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 

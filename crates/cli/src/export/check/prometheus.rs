@@ -2,8 +2,8 @@
 //! node_exporter's textfile collector: gauges prefixed `clockscope_`,
 //! labelled by clock.
 
-use crate::commands::check::report::CheckReport;
-use crate::commands::check::verdict::Status;
+use crate::model::check::CheckReport;
+use crate::model::check::verdict::Status;
 use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -53,7 +53,7 @@ fn fmt_value(v: f64) -> String {
 pub fn render(r: &CheckReport) -> String {
     let mut s = String::new();
     let mut f = Family { out: &mut s };
-    type Getter = fn(&crate::commands::check::stats::ClockStats) -> Option<f64>;
+    type Getter = fn(&crate::model::check::stats::ClockStats) -> Option<f64>;
     let per_clock: [(&str, &str, Getter); 8] = [
         (
             "avg_loop_ns",

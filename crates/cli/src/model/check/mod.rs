@@ -2,8 +2,11 @@
 //! format renders (text, JSON, Prometheus, SVG). Its JSON form is documented
 //! field by field in `docs/schema/check.schema.json`.
 
-use super::stats::ClockStats;
-use super::verdict::Verdict;
+pub mod stats;
+pub mod verdict;
+
+use stats::ClockStats;
+use verdict::Verdict;
 use clockscope::counter::CounterDetails;
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! (frequency, trust, PostgreSQL 19's auto choice), from the library's
 //! evidence readers.
 
-use super::report::Environment;
+use crate::model::check::Environment;
 use clockscope::counter::{self, CheckStyle, CounterDetails, Discovery};
 use clockscope::linux::LinuxEvidence;
 use clockscope::Scale;
