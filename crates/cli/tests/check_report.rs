@@ -11,7 +11,7 @@ use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::environment::CounterSetup;
 use clockscope_cli::model::check::{CheckReport, Skipped};
 use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::check::verdict::Status;
+use clockscope_cli::model::check::verdict::{self, Status};
 use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
 use clockscope_cli::export;
 use clockscope_cli::output_file::OutputFile;
@@ -295,6 +295,40 @@ fn backward_step_is_broken_and_exit_1() {
         assert_eq!(code, 1, "{format:?}");
         assert!(out.reader_gone(), "{format:?}");
     }
+}
+
+/// clockscope's own rule (`modern_rule`) asks for no backward step: a system
+/// clock fast enough on average and at p99 still fails it when it stepped back
+/// once, and the rule's detail says why.
+#[test]
+fn modern_rule_fails_on_a_backward_step_alone() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let clock = ScriptedClock::from_readings(
+        "clock_gettime (CLOCK_MONOTONIC)",
+        Scale::NANOSECONDS,
+        vec![1000, 1020, 1040, 1010, 1030, 1050, 1070, 1090, 1110, 1120],
+    );
+    let m = measure(&clock, 100, |_| Control::Continue);
+    let stats = vec![ClockStats::from_measurement(ClockId::Monotonic, &m, None)];
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
+    let c = &r.clocks[0];
+    // Speed and tail alone would pass: only the backward step can fail the rule.
+    assert!(c.avg_loop_ns <= verdict::MODERN_AVG_LOOP_NS, "{}", c.avg_loop_ns);
+    assert!(c.percentiles_ns.p99 <= verdict::MODERN_P99_NS, "{}", c.percentiles_ns.p99);
+    assert_eq!(c.backward_steps, 1);
+    let rule = r.verdict.modern_rule.as_ref().expect("the system clock was measured");
+    assert!(!rule.passed, "{}", rule.detail);
+    assert!(rule.detail.contains("1 backward steps (needs 0)"), "{}", rule.detail);
 }
 
 /// A pipe whose reader has gone.
