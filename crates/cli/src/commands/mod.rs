@@ -6,6 +6,6 @@ pub mod environment;
 pub mod clocks;
 pub mod cross_cpu;
 pub mod explain;
-pub mod generic_timer;
+
 pub mod sweep;
 pub mod tsc;

@@ -10,3 +10,4 @@
 
 pub mod check;
 pub mod json;
+pub mod tsc;

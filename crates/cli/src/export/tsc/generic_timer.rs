@@ -7,7 +7,7 @@ use clockscope::counter::{Check, CheckStyle};
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
-pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     writeln_escaped!(out, "ARM generic timer (CNTVCT_EL0)")?;
     writeln!(out)?;
     writeln_escaped!(out, "Frequency")?;
@@ -134,7 +134,7 @@ mod tests {
         }
         let r = clockscope::arm::gather(root.path(), 25_000_000, None);
         let mut out = Vec::new();
-        write_text(&r, &mut out).unwrap();
+        write(&mut out, &r).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("in use          25000 kHz (arm64, CNTFRQ_EL0)"), "{text}");
         assert!(text.contains("resolution      40.000 ns (one tick)"), "{text}");
