@@ -10,4 +10,5 @@
 
 pub mod check;
 pub mod json;
+pub mod sweep;
 pub mod tsc;

@@ -5,3 +5,4 @@
 //! - [`check`]: the `check` report, its per-clock statistics and its verdict.
 
 pub mod check;
+pub mod sweep;

@@ -13,11 +13,10 @@
 //! the forced-exit hook on a second signal. When even that fails, the error
 //! line ends with the command that restores it by hand.
 
-pub mod render;
-
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
-use crate::model::check::stats::{ClockStats, Percentiles};
-use crate::model::check::verdict::{self, ExplainPrediction, RuleResult, Status, VerdictInputs};
+use crate::model::check::stats::ClockStats;
+use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
+use crate::model::check::verdict::{self, VerdictInputs};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
@@ -27,7 +26,6 @@ use clockscope::linux::clocksource::{
     plan, restore, ClocksourceControl, ClocksourceGuard, RestoreError, SysfsClocksource, CLOCKSOURCE0,
 };
 use clockscope::measure::{measure, Control};
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -75,88 +73,9 @@ impl Default for SweepArgs {
     }
 }
 
-/// Version of the JSON layout (docs/schema/sweep.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
-
 /// Within this fraction of the cheapest read, the clocksource in use is kept
 /// rather than switched for a gain smaller than run-to-run noise on a VM.
 pub const KEEP_CURRENT_WITHIN: f64 = 0.10;
-
-/// What one clocksource measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SweepResult {
-    /// The clocksource switched to.
-    pub clocksource: String,
-    /// What `current_clocksource` read back after the switch (equal to `clocksource`).
-    pub read_back: String,
-    /// Median difference between successive clock_gettime reads, ns (robust to interruptions).
-    pub read_cost_ns: u64,
-    /// pg_test_timing's average loop time, ns.
-    pub avg_loop_ns: f64,
-    pub loops: u64,
-    pub percentiles_ns: Percentiles,
-    pub under_1us_pct: f64,
-    pub backward_steps: u64,
-    /// "vdso" or "syscall": how clock_gettime was served (by clocksource name and by cost, as in `check`).
-    pub clock_gettime: String,
-    /// Why it is judged a syscall, when it is.
-    pub syscall_fallback: Option<String>,
-    pub postgresql_rule: Option<RuleResult>,
-    pub explain: Option<ExplainPrediction>,
-    /// `check`'s verdict status for the system clock under this clocksource.
-    pub status: Status,
-    /// Whether Ctrl-C or SIGTERM cut this measurement short.
-    pub interrupted: bool,
-}
-
-/// The clocksource clockscope recommends, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Recommendation {
-    pub clocksource: String,
-    /// Whether it is the one in use already.
-    pub in_use: bool,
-    pub why: String,
-    /// The kernel parameter that makes it persistent (`clocksource=NAME`).
-    pub kernel_parameter: String,
-}
-
-/// Everything `clockscope sweep` found or would do.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SweepReport {
-    pub schema_version: u32,
-    pub tool: String,
-    /// `.../clocksource0`, under `--sysfs-root`.
-    pub clocksource_dir: String,
-    /// Whether that is the live /sys (otherwise switching changes no clock).
-    pub live_sysfs: bool,
-    /// The clocksource in use before the sweep (and after it: restored).
-    pub original: String,
-    pub available: Vec<String>,
-    /// The clocksources the sweep visits (or would visit), in order.
-    pub planned: Vec<String>,
-    /// Whether `--apply` was given (clocksources were switched).
-    pub applied: bool,
-    pub duration_per_clocksource_s: f64,
-    pub baseline_row_ns: f64,
-    pub baseline_source: String,
-    pub results: Vec<SweepResult>,
-    pub recommendation: Option<Recommendation>,
-    /// How to make a clocksource persistent, and the caveats, one line each.
-    pub persistence: Vec<String>,
-    /// Whether Ctrl-C or SIGTERM stopped the sweep early.
-    pub interrupted: bool,
-}
-
-impl SweepReport {
-    /// 130 when interrupted, else 0 (a sweep reports; it does not judge).
-    pub fn exit_code(&self) -> u8 {
-        if self.interrupted {
-            exit::INTERRUPTED
-        } else {
-            exit::OK
-        }
-    }
-}
 
 /// How to make the choice persistent, and when a choice can be undone by the system.
 pub fn persistence_advice(name: &str) -> Vec<String> {
@@ -413,12 +332,12 @@ pub fn sweep(
 /// Writes `report` in `format`.
 pub fn write_report(out: &mut dyn Write, report: &SweepReport, format: CheckFormat) -> anyhow::Result<()> {
     match format {
-        CheckFormat::Text => render::text(out, report)?,
+        CheckFormat::Text => crate::export::sweep::text(out, report)?,
         CheckFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, report)?;
             writeln!(out)?;
         }
-        CheckFormat::Prometheus => out.write_all(render::prometheus(report).as_bytes())?,
+        CheckFormat::Prometheus => out.write_all(crate::export::sweep::prometheus(report).as_bytes())?,
     }
     Ok(())
 }

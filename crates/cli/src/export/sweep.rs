@@ -1,7 +1,7 @@
 //! `clockscope sweep`'s text table and Prometheus exposition (the JSON form
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
-use super::SweepReport;
+use crate::model::sweep::{SweepReport, SweepResult};
 use crate::export::check::prometheus::label;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -112,7 +112,7 @@ pub fn prometheus(r: &SweepReport) -> String {
         };
         let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
     };
-    type Getter = fn(&super::SweepResult) -> Option<f64>;
+    type Getter = fn(&SweepResult) -> Option<f64>;
     let per: [(&str, &str, Getter); 7] = [
         (
             "read_cost_ns",

@@ -1,0 +1,87 @@
+//! What `clockscope sweep` found or would do: the system clock measured under
+//! each kernel clocksource, and the recommendation. Its JSON form is
+//! documented in `docs/schema/sweep.schema.json`.
+
+use crate::exit;
+use crate::model::check::stats::Percentiles;
+use crate::model::check::verdict::{ExplainPrediction, RuleResult, Status};
+use serde::Serialize;
+
+/// Version of the JSON layout (docs/schema/sweep.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What one clocksource measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepResult {
+    /// The clocksource switched to.
+    pub clocksource: String,
+    /// What `current_clocksource` read back after the switch (equal to `clocksource`).
+    pub read_back: String,
+    /// Median difference between successive clock_gettime reads, ns (robust to interruptions).
+    pub read_cost_ns: u64,
+    /// pg_test_timing's average loop time, ns.
+    pub avg_loop_ns: f64,
+    pub loops: u64,
+    pub percentiles_ns: Percentiles,
+    pub under_1us_pct: f64,
+    pub backward_steps: u64,
+    /// "vdso" or "syscall": how clock_gettime was served (by clocksource name and by cost, as in `check`).
+    pub clock_gettime: String,
+    /// Why it is judged a syscall, when it is.
+    pub syscall_fallback: Option<String>,
+    pub postgresql_rule: Option<RuleResult>,
+    pub explain: Option<ExplainPrediction>,
+    /// `check`'s verdict status for the system clock under this clocksource.
+    pub status: Status,
+    /// Whether Ctrl-C or SIGTERM cut this measurement short.
+    pub interrupted: bool,
+}
+
+/// The clocksource clockscope recommends, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recommendation {
+    pub clocksource: String,
+    /// Whether it is the one in use already.
+    pub in_use: bool,
+    pub why: String,
+    /// The kernel parameter that makes it persistent (`clocksource=NAME`).
+    pub kernel_parameter: String,
+}
+
+/// Everything `clockscope sweep` found or would do.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepReport {
+    pub schema_version: u32,
+    pub tool: String,
+    /// `.../clocksource0`, under `--sysfs-root`.
+    pub clocksource_dir: String,
+    /// Whether that is the live /sys (otherwise switching changes no clock).
+    pub live_sysfs: bool,
+    /// The clocksource in use before the sweep (and after it: restored).
+    pub original: String,
+    pub available: Vec<String>,
+    /// The clocksources the sweep visits (or would visit), in order.
+    pub planned: Vec<String>,
+    /// Whether `--apply` was given (clocksources were switched).
+    pub applied: bool,
+    pub duration_per_clocksource_s: f64,
+    pub baseline_row_ns: f64,
+    pub baseline_source: String,
+    pub results: Vec<SweepResult>,
+    pub recommendation: Option<Recommendation>,
+    /// How to make a clocksource persistent, and the caveats, one line each.
+    pub persistence: Vec<String>,
+    /// Whether Ctrl-C or SIGTERM stopped the sweep early.
+    pub interrupted: bool,
+}
+
+impl SweepReport {
+    /// 130 when interrupted, else 0 (a sweep reports; it does not judge).
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            exit::INTERRUPTED
+        } else {
+            exit::OK
+        }
+    }
+}
