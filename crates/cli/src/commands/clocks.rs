@@ -5,11 +5,11 @@
 use crate::args::ReportFormat;
 use crate::commands::environment;
 use crate::export;
+use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, observed_step_ns, Control};
-use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 
@@ -18,37 +18,6 @@ pub struct ClocksArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
-}
-
-/// How long each working clock is read to find its observed resolution (20 ms).
-pub const PROBE_NS: u64 = 20_000_000;
-
-/// One clock's line.
-#[derive(Clone, Debug, Serialize)]
-pub struct ClockEntry {
-    /// Name for `--clock`.
-    pub name: String,
-    pub display_name: String,
-    /// Whether it can be read here.
-    pub works: bool,
-    /// Why not, when it cannot.
-    pub reason: Option<String>,
-    /// clock_getres(2), ns (POSIX clocks).
-    pub clock_getres_ns: Option<u64>,
-    /// One counter tick, ns (counters: 1e9 / frequency).
-    pub tick_ns: Option<f64>,
-    /// Smallest non-zero step seen in a 20 ms run, ns.
-    pub observed_resolution_ns: Option<u64>,
-    /// Average loop time in that run, ns.
-    pub avg_loop_ns: Option<f64>,
-}
-
-/// The list.
-#[derive(Clone, Debug, Serialize)]
-pub struct ClocksReport {
-    pub counter_frequency_khz: Option<u64>,
-    pub counter_frequency_source: Option<String>,
-    pub clocks: Vec<ClockEntry>,
 }
 
 struct Probe;
@@ -94,59 +63,6 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
     }
 }
 
-/// Writes the text table.
-pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> {
-    let w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(10);
-    writeln_escaped!(
-        out,
-        "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
-        "name",
-        "clock",
-        "works",
-        "getres ns",
-        "tick ns",
-        "step ns",
-        "avg ns"
-    )?;
-    for c in &r.clocks {
-        let opt_u = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        if c.works {
-            writeln_escaped!(
-                out,
-                "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
-                c.name,
-                c.display_name,
-                "yes",
-                opt_u(c.clock_getres_ns),
-                c.tick_ns.map_or("-".to_string(), |t| format!("{t:.3}")),
-                opt_u(c.observed_resolution_ns),
-                c.avg_loop_ns.map_or("-".to_string(), |a| format!("{a:.2}")),
-            )?;
-        } else {
-            writeln_escaped!(
-                out,
-                "{:<16} {:<w$} {:>5}  {}",
-                c.name,
-                c.display_name,
-                "no",
-                c.reason.as_deref().unwrap_or("")
-            )?;
-        }
-    }
-    if let Some(k) = r.counter_frequency_khz {
-        writeln_escaped!(
-            out,
-            "counter frequency: {k} kHz ({})",
-            r.counter_frequency_source.as_deref().unwrap_or("unknown source")
-        )?;
-    }
-    writeln_escaped!(
-        out,
-        "step = smallest non-zero difference seen in a {} ms run; tick = one counter period.",
-        PROBE_NS / 1_000_000
-    )
-}
-
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let root = Path::new("/");
@@ -154,7 +70,7 @@ pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let counter = environment::quick_counter(root, &linux);
     let report = gather(&counter);
     match args.format {
-        ReportFormat::Text => write_text(out, &report)?,
+        ReportFormat::Text => export::clocks::write_text(out, &report)?,
         ReportFormat::Json => export::json::write(out, &report)?,
     }
     Ok(crate::exit::OK)

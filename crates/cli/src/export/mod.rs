@@ -9,6 +9,7 @@
 //! - [`sweep`]: `sweep`'s text and Prometheus formats.
 
 pub mod check;
+pub mod clocks;
 pub mod json;
 pub mod sweep;
 pub mod tsc;

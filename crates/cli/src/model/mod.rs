@@ -5,4 +5,5 @@
 //! - [`check`]: the `check` report, its per-clock statistics and its verdict.
 
 pub mod check;
+pub mod clocks;
 pub mod sweep;
