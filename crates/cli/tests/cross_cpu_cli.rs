@@ -6,7 +6,8 @@ use clockscope::crosscpu::{
     ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, Verdict, WarpResult,
 };
 use clockscope::linux::{CpuList, CpuSet, Evidence};
-use clockscope_cli::commands::cross_cpu::{render, Outcome};
+use clockscope_cli::export::cross_cpu as render;
+use clockscope_cli::model::cross_cpu::Outcome;
 use std::process::{Command, Output, Stdio};
 
 fn clockscope(args: &[&str]) -> Output {
@@ -337,7 +338,7 @@ fn text_report_of_a_constructed_result() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&outcome, &mut out).unwrap();
+    render::text(&mut out, &outcome).unwrap();
     let expected = "\
 CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)
 Online CPUs:       0-3 (/sys/devices/system/cpu/online)
@@ -367,7 +368,7 @@ Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 
     // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
     let mut out = Vec::new();
-    render::json(&outcome, &mut out).unwrap();
+    render::json(&mut out, &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         j["online_cpus"],
@@ -522,7 +523,7 @@ fn text_report_names_the_package_that_is_off() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&outcome, &mut out).unwrap();
+    render::text(&mut out, &outcome).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(
         text.contains(
@@ -542,7 +543,7 @@ fn text_report_names_the_package_that_is_off() {
     assert!(by_package.starts_with("  0 / 1"), "{text}");
     assert!(by_package.ends_with("WARP"), "{by_package}");
     let mut out = Vec::new();
-    render::json(&outcome, &mut out).unwrap();
+    render::json(&mut out, &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);

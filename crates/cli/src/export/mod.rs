@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod clocks;
+pub mod cross_cpu;
 pub mod json;
 pub mod sweep;
 pub mod tsc;

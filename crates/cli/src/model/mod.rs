@@ -6,4 +6,5 @@
 
 pub mod check;
 pub mod clocks;
+pub mod cross_cpu;
 pub mod sweep;

@@ -4,7 +4,7 @@
 //! the groups and answers, field names with units); and the plan alone
 //! (`--plan`), as text or JSON.
 
-use super::Outcome;
+use crate::model::cross_cpu::Outcome;
 use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::plan::{PlanGroup, Representative};
 use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
@@ -118,7 +118,7 @@ const HEADER: [&str; 11] = [
 ];
 
 /// The text report.
-pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
     let r = &o.report;
     writeln_escaped!(
         out,
@@ -268,7 +268,7 @@ struct Json<'a> {
 }
 
 /// The JSON report.
-pub fn json(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn json(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
     let j = Json {
         report: &o.report,
         allowed_cpus: &o.context.allowed,
@@ -379,7 +379,7 @@ fn group_rows(groups: &[PlanGroup]) -> Vec<Vec<String>> {
 }
 
 /// The plan as text (`--plan`): what a run would do, without measuring.
-pub fn plan_text(p: &Plan, cpus_from: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Result<()> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     writeln_escaped!(out, "{}{} ({cpus_from})", label("CPUs planned"), cpu_list(&p.cpus))?;
     writeln_escaped!(
@@ -489,10 +489,10 @@ struct PlanJson<'a> {
 
 /// The plan as JSON (`--plan --format json`).
 pub fn plan_json(
+    out: &mut dyn Write,
     p: &Plan,
     context: &clockscope::crosscpu::CpuContext,
     cpus_from: &str,
-    out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let j = PlanJson {
         plan: p,

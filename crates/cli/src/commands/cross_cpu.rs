@@ -10,13 +10,14 @@
 //! Exit status: 0 nothing wrong, 1 a warp or a proven offset, 2 an error, 130
 //! interrupted (what was measured is printed).
 
-pub mod render;
+use crate::export::cross_cpu as render;
+use crate::model::cross_cpu::Outcome;
 
 use crate::args::{parse_seconds, seconds_to_ns, ReportFormat};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use clockscope::counter::calibrate::{calibrate_counter, Calibration};
+use clockscope::counter::calibrate::calibrate_counter;
 use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, Settings};
 use clockscope::linux::{self, CpuList, Evidence};
 use clockscope::Scale;
@@ -122,30 +123,6 @@ pub fn select_cpus(requested: Option<&[usize]>, allowed: &[usize]) -> anyhow::Re
     Ok(requested.to_vec())
 }
 
-/// Everything the command reports.
-pub struct Outcome {
-    pub context: CpuContext,
-    /// The pairs and time planned (`None` with fewer than two CPUs).
-    pub plan: Option<Plan>,
-    pub calibration: Option<Calibration>,
-    pub report: CrossCpuReport,
-    /// Why nothing was measured (fewer than two CPUs).
-    pub note: Option<String>,
-}
-
-impl Outcome {
-    /// The exit status: 130 interrupted, 1 a problem, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if self.report.interrupted {
-            exit::INTERRUPTED
-        } else if self.report.has_problem() {
-            exit::PROBLEM
-        } else {
-            exit::OK
-        }
-    }
-}
-
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     exit::install_interrupt_handler();
@@ -216,8 +193,8 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
         match args.format {
-            ReportFormat::Text => render::plan_text(&plan, &cpus_from, out)?,
-            ReportFormat::Json => render::plan_json(&plan, &context, &cpus_from, out)?,
+            ReportFormat::Text => render::plan_text(out, &plan, &cpus_from)?,
+            ReportFormat::Json => render::plan_json(out, &plan, &context, &cpus_from)?,
         }
         return Ok(exit::OK);
     }
@@ -231,8 +208,8 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match args.format {
-        ReportFormat::Text => render::text(outcome, out),
-        ReportFormat::Json => render::json(outcome, out),
+        ReportFormat::Text => render::text(out, outcome),
+        ReportFormat::Json => render::json(out, outcome),
     }
 }
 

@@ -1,0 +1,30 @@
+//! What `clockscope cross-cpu` measured: the CPUs and their topology, the
+//! plan, the counter calibration and the library's report.
+
+use crate::exit;
+use clockscope::counter::calibrate::Calibration;
+use clockscope::crosscpu::{CpuContext, CrossCpuReport, Plan};
+
+/// Everything the command reports.
+pub struct Outcome {
+    pub context: CpuContext,
+    /// The pairs and time planned (`None` with fewer than two CPUs).
+    pub plan: Option<Plan>,
+    pub calibration: Option<Calibration>,
+    pub report: CrossCpuReport,
+    /// Why nothing was measured (fewer than two CPUs).
+    pub note: Option<String>,
+}
+
+impl Outcome {
+    /// The exit status: 130 interrupted, 1 a problem, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.report.interrupted {
+            exit::INTERRUPTED
+        } else if self.report.has_problem() {
+            exit::PROBLEM
+        } else {
+            exit::OK
+        }
+    }
+}
