@@ -2,6 +2,8 @@
 //! only: a shared VM's timing is not asserted), its errors and 1-CPU case,
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
+mod common;
+use common::{allowed_cpus, clockscope, has_taskset};
 use clockscope::crosscpu::{
     ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, Verdict, WarpResult,
 };
@@ -9,13 +11,6 @@ use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
 use std::process::{Command, Output, Stdio};
-
-fn clockscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clockscope"))
-        .args(args)
-        .output()
-        .expect("run clockscope")
-}
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
@@ -119,19 +114,6 @@ fn real_run_as_text_ends_with_a_summary() {
         last.starts_with("Summary: ") || last.starts_with("Nothing to measure: "),
         "{text}"
     );
-}
-
-fn allowed_cpus() -> Vec<usize> {
-    clockscope::crosscpu::affinity::allowed_cpus().unwrap()
-}
-
-fn has_taskset() -> bool {
-    Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

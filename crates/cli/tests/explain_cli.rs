@@ -3,22 +3,12 @@
 //! test binary; tests that stop a server start their own). Times are only
 //! checked for sanity.
 
+mod common;
+use common::PG_VARS;
 use clockscope_explain::testing::{self, TestServer, PASSWORD_ROLE, SUPERUSER};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-const PG_VARS: [&str; 9] = [
-    "PGHOST",
-    "PGHOSTADDR",
-    "PGPORT",
-    "PGUSER",
-    "PGDATABASE",
-    "PGPASSWORD",
-    "PGSSLMODE",
-    "PGCONNECT_TIMEOUT",
-    "PGSERVICE",
-];
 
 /// `clockscope explain <args>` with the PG* variables cleared, then `env` set.
 fn explain_cmd(args: &[&str], env: &[(&str, String)]) -> Command {

@@ -7,6 +7,8 @@
 //! type, an extra key, a broken rule), so these tests can fail. Times are
 //! never asserted, only the shape.
 
+mod common;
+use common::{allowed_cpus, clockscope, has_taskset, PG_VARS};
 use clockscope::arm::CalibrationEvidence;
 use clockscope::linux::testing::FakeRoot;
 use serde_json::{json, Value};
@@ -76,14 +78,6 @@ fn assert_rejects(v: &jsonschema::Validator, bad: &[(&str, Value)]) {
     for (what, doc) in bad {
         assert!(!v.is_valid(doc), "the schema accepted {what}");
     }
-}
-
-fn clockscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clockscope"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run clockscope")
 }
 
 /// The JSON on stdout, after checking the exit status is one of `codes`.
@@ -388,19 +382,6 @@ fn tsc_embedded_in_check_matches_its_schema() {
     }
 }
 
-fn allowed_cpus() -> Vec<usize> {
-    clockscope::crosscpu::affinity::allowed_cpus().unwrap()
-}
-
-fn has_taskset() -> bool {
-    Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Exit status 1 (a warp or offset found on a shared VM) is a valid outcome.
 fn cross_cpu_json(args: &[&str], what: &str) -> Value {
     let mut all = vec!["cross-cpu"];
@@ -618,18 +599,6 @@ fn generic_timer_report_matches_its_schema() {
     assert!(report.errata.iter().any(|e| e.affects_aarch64), "{:?}", report.errata);
     assert!(doc["resolution_ns"].is_null());
 }
-
-const PG_VARS: [&str; 9] = [
-    "PGHOST",
-    "PGHOSTADDR",
-    "PGPORT",
-    "PGUSER",
-    "PGDATABASE",
-    "PGPASSWORD",
-    "PGSSLMODE",
-    "PGCONNECT_TIMEOUT",
-    "PGSERVICE",
-];
 
 #[test]
 #[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]

@@ -3,16 +3,11 @@
 //! kernel tree through the hidden `--root`, and inputs that must be refused
 //! at once (a FIFO dump, a device node as /proc/cpuinfo, oversized files).
 
+mod common;
+use common::clockscope;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn clockscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clockscope"))
-        .args(args)
-        .output()
-        .expect("run clockscope")
-}
 
 fn dump(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,47 @@
+//! Helpers shared by the CLI's integration tests: running the `clockscope`
+//! binary, the CPUs a cross-CPU run may use, and the libpq environment that
+//! tests clear so a developer's settings cannot reach the test server.
+//! Each test binary uses only some of them.
+#![allow(dead_code)]
+
+use std::process::{Command, Output, Stdio};
+
+/// The `clockscope` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
+
+/// Runs `clockscope` with `args` (stdin closed) and returns what it did.
+pub fn clockscope(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run clockscope")
+}
+
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    clockscope::crosscpu::affinity::allowed_cpus().unwrap()
+}
+
+/// Whether util-linux's `taskset` is installed (to narrow the affinity mask).
+pub fn has_taskset() -> bool {
+    Command::new("taskset")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// libpq's environment variables, removed from the child's environment.
+pub const PG_VARS: [&str; 9] = [
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGUSER",
+    "PGDATABASE",
+    "PGPASSWORD",
+    "PGSSLMODE",
+    "PGCONNECT_TIMEOUT",
+    "PGSERVICE",
+];
