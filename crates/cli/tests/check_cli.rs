@@ -1,14 +1,11 @@
 //! The real `clockscope` binary: bad arguments, a short real run validated
 //! against the JSON schema, Ctrl-C, completions and the man page.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run clockscope")
-}
+mod common;
+use common::{clockscope as run, BIN};
 
 /// Exit 2, exactly one line on stderr containing `needle`, nothing on stdout.
 fn assert_usage_error(args: &[&str], needle: &str) {

@@ -9,11 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run clockscope")
-}
+mod common;
+use common::{clockscope as run, BIN};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
