@@ -1,9 +1,16 @@
 //! The `clockscope` and `pg_test_timing` tools, thin over the `clockscope`
-//! library: argument parsing, running a command, and writing its report.
+//! library. Layers, each importing only those below it (no cycles):
 //!
 //! - [`cli`]: the clap definition of `clockscope` (also drives completions and the man page).
-//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep).
-//! - [`export`]: the check report's formats (text, JSON, Prometheus, SVG plot).
+//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep);
+//!   each gathers its measurements into a model, then hands it to a renderer.
+//! - [`export`]: every renderer (text, JSON, Prometheus, SVG), one folder or file per
+//!   command, writer first: `write(out, &model)`. Never imports [`commands`].
+//! - [`model`]: what a command measured (check's report, stats and verdict; clocks;
+//!   cross-cpu's outcome; sweep's report), plain serialisable values.
+//! - [`args`]: argument helpers shared by the subcommands (formats, seconds, clock names).
+//!
+//! Beside them:
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
 //! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.

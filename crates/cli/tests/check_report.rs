@@ -8,12 +8,12 @@ use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
+use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
 use clockscope_cli::commands::environment::CounterSetup;
-use clockscope_cli::model::check::{CheckReport, Skipped};
+use clockscope_cli::export;
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::verdict::{self, Status};
-use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
-use clockscope_cli::export;
+use clockscope_cli::model::check::{CheckReport, Skipped};
 use clockscope_cli::output_file::OutputFile;
 use clockscope_cli::stdout::ReportWriter;
 use std::io::Write;
@@ -324,7 +324,11 @@ fn modern_rule_fails_on_a_backward_step_alone() {
     let c = &r.clocks[0];
     // Speed and tail alone would pass: only the backward step can fail the rule.
     assert!(c.avg_loop_ns <= verdict::MODERN_AVG_LOOP_NS, "{}", c.avg_loop_ns);
-    assert!(c.percentiles_ns.p99 <= verdict::MODERN_P99_NS, "{}", c.percentiles_ns.p99);
+    assert!(
+        c.percentiles_ns.p99 <= verdict::MODERN_P99_NS,
+        "{}",
+        c.percentiles_ns.p99
+    );
     assert_eq!(c.backward_steps, 1);
     let rule = r.verdict.modern_rule.as_ref().expect("the system clock was measured");
     assert!(!rule.passed, "{}", rule.detail);

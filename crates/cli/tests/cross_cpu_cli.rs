@@ -3,13 +3,13 @@
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
 mod common;
-use common::{allowed_cpus, clockscope, has_taskset};
 use clockscope::crosscpu::{
     ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, Verdict, WarpResult,
 };
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
+use common::{allowed_cpus, clockscope, has_taskset};
 use std::process::{Command, Output, Stdio};
 
 fn json(out: &Output) -> serde_json::Value {

@@ -4,8 +4,8 @@
 //! checked for sanity.
 
 mod common;
-use common::PG_VARS;
 use clockscope_explain::testing::{self, TestServer, PASSWORD_ROLE, SUPERUSER};
+use common::PG_VARS;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};

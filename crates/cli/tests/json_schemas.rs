@@ -8,9 +8,9 @@
 //! never asserted, only the shape.
 
 mod common;
-use common::{allowed_cpus, clockscope, has_taskset, PG_VARS};
 use clockscope::arm::CalibrationEvidence;
 use clockscope::linux::testing::FakeRoot;
+use common::{allowed_cpus, clockscope, has_taskset, PG_VARS};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

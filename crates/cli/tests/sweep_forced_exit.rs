@@ -4,9 +4,9 @@
 
 use clockscope::linux::clocksource::{SysfsClocksource, CLOCKSOURCE0};
 use clockscope::linux::testing::FakeRoot;
-use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::commands::sweep::{sweep, SweepArgs};
 use clockscope_cli::exit;
+use clockscope_cli::model::check::stats::ClockStats;
 use std::sync::Arc;
 
 #[test]

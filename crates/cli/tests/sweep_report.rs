@@ -10,8 +10,8 @@ use clockscope::linux::testing::FakeRoot;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
-use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::commands::sweep::{sweep, write_report, SweepArgs};
+use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::sweep::SweepReport;
 use std::sync::{Arc, Mutex};
 

@@ -8,11 +8,11 @@
 //! measurement starts without waiting for a calibration when the frequency is
 //! known from CPUID or the kernel.
 
-
-
-
-use crate::commands::environment;
 use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::commands::environment;
+use crate::model::check::stats::ClockStats;
+use crate::model::check::verdict::{self, VerdictInputs};
+use crate::model::check::{self as report, CheckReport, Skipped};
 use crate::output_file::OutputFile;
 use crate::{export, progress};
 use anyhow::{bail, Context};
@@ -22,11 +22,8 @@ use clockscope::counter::{self, CounterDetails};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
-use crate::model::check::{self as report, CheckReport, Skipped};
-use crate::model::check::stats::ClockStats;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use crate::model::check::verdict::{self, VerdictInputs};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {

@@ -15,8 +15,8 @@
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::model::check::stats::ClockStats;
-use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::model::check::verdict::{self, VerdictInputs};
+use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;

@@ -6,7 +6,12 @@
 //!
 //! - [`json`]: pretty JSON, shared by every command (schemas in `docs/schema/`).
 //! - [`check`]: `check`'s text, Prometheus and SVG formats.
+//! - [`clocks`]: `clocks`'s text table.
+//! - [`tsc`]: `tsc`'s text (x86 TSC, and the ARM generic timer on aarch64).
+//! - [`cross_cpu`]: `cross-cpu`'s text, JSON and `--plan` forms.
 //! - [`sweep`]: `sweep`'s text and Prometheus formats.
+//!
+//! `explain`'s text form lives with its model in the `clockscope_explain` library.
 
 pub mod check;
 pub mod clocks;

@@ -3,6 +3,9 @@
 //! ([`crate::export`]).
 //!
 //! - [`check`]: the `check` report, its per-clock statistics and its verdict.
+//! - [`clocks`]: every clock source and its resolution.
+//! - [`cross_cpu`]: the CPUs, plan, calibration and cross-CPU report.
+//! - [`sweep`]: the system clock under each kernel clocksource.
 
 pub mod check;
 pub mod clocks;

@@ -2,8 +2,8 @@
 //! node_exporter's textfile collector: gauges prefixed `clockscope_`,
 //! labelled by clock.
 
-use crate::model::check::CheckReport;
 use crate::model::check::verdict::Status;
+use crate::model::check::CheckReport;
 use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::io::{self, Write};

@@ -8,8 +8,8 @@
 //! is in the legend. Colours are the Okabe-Ito palette (told apart with colour
 //! blindness), with a marker shape per group of eight clocks.
 
-use crate::model::check::CheckReport;
 use crate::model::check::stats::ClockStats;
+use crate::model::check::CheckReport;
 use clockscope::escape::escape_untrusted;
 use plotters::prelude::*;
 

@@ -1,8 +1,8 @@
 //! The human report of `clockscope check`: environment, one row per clock,
 //! and the verdict in plain words with the numbers behind it.
 
-use crate::model::check::CheckReport;
 use crate::model::check::verdict::{ExplainPrediction, Status};
+use crate::model::check::CheckReport;
 use clockscope::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 

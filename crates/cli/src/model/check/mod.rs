@@ -5,10 +5,10 @@
 pub mod stats;
 pub mod verdict;
 
-use stats::ClockStats;
-use verdict::Verdict;
 use clockscope::counter::CounterDetails;
 use serde::Serialize;
+use stats::ClockStats;
+use verdict::Verdict;
 
 /// Version of the JSON layout; bumped on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
