@@ -2,6 +2,9 @@
 # Runs every test of clockscope, installing what a fresh machine lacks first:
 #   - PostgreSQL's server binaries (Debian package `postgresql`) for the
 #     `clockscope explain` tests, which start a real server in a temp dir;
+#   - promtool and node_exporter (Debian packages `prometheus`,
+#     `prometheus-node-exporter`) for the Prometheus output's lint test and
+#     the fleet test (scripts/test-fleet.sh);
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
 # Then: formatting and clippy (-D warnings), the workspace's tests (unit,
 # integration against the real binaries and a real PostgreSQL, doc tests),
@@ -22,6 +25,12 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     say "installing postgresql (its server binaries are missing)"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+fi
+if ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
+    say "installing prometheus and prometheus-node-exporter (promtool, node_exporter are missing)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        prometheus prometheus-node-exporter >/dev/null
 fi
 # A package install may start the distribution's cluster; the tests never use it.
 if ! command -v cargo >/dev/null; then
