@@ -8,6 +8,7 @@
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
 # Then: formatting and clippy (-D warnings), the workspace's tests (unit,
 # integration against the real binaries and a real PostgreSQL, doc tests),
+# the fleet files against a real node_exporter and promtool,
 # a compile check of the benchmarks, and the aarch64 tests under qemu.
 #
 # Environment: SKIP_AARCH64=1 skips the aarch64 part; CARGO_TARGET_DIR is honoured.
@@ -45,6 +46,8 @@ say "cargo clippy --workspace --all-targets -D warnings"
 cargo clippy --workspace --all-targets -q -- -D warnings
 say "cargo test --workspace"
 cargo test --workspace -q
+say "fleet files on loopback: node_exporter, promtool, dashboard, systemd units (scripts/test-fleet.sh)"
+./scripts/test-fleet.sh
 say "cargo bench --no-run (benchmarks compile)"
 cargo bench --workspace --no-run -q 2>/dev/null || cargo bench --workspace --no-run
 # A target with no CPU counter support must still build (the library falls
