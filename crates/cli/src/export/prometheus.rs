@@ -41,17 +41,21 @@ fn label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Writes metric families: each `head` (HELP and TYPE) once, then its samples.
-struct Families {
-    out: String,
+/// Writes metric families: each `head` (HELP and TYPE) once, then its samples
+/// (names without the `clockscope_` prefix). Shared with `cross-cpu`.
+pub(crate) struct Families {
+    pub(crate) out: String,
 }
 
 impl Families {
-    fn head(&mut self, name: &str, help: &str) {
+    pub(crate) fn new() -> Families {
+        Families { out: String::new() }
+    }
+    pub(crate) fn head(&mut self, name: &str, help: &str) {
         let _ = writeln!(self.out, "# HELP clockscope_{name} {help}");
         let _ = writeln!(self.out, "# TYPE clockscope_{name} gauge");
     }
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
         let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
         let lbl = if l.is_empty() {
             String::new()
@@ -61,7 +65,7 @@ impl Families {
         let _ = writeln!(self.out, "clockscope_{name}{lbl} {}", fmt_value(value));
     }
     /// A family with one unlabelled sample.
-    fn single(&mut self, name: &str, help: &str, value: f64) {
+    pub(crate) fn single(&mut self, name: &str, help: &str, value: f64) {
         self.head(name, help);
         self.sample(name, &[], value);
     }
@@ -77,7 +81,7 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
-fn flag(b: bool) -> f64 {
+pub(crate) fn flag(b: bool) -> f64 {
     if b {
         1.0
     } else {
@@ -86,8 +90,14 @@ fn flag(b: bool) -> f64 {
 }
 
 /// Nanoseconds to seconds (a division: `20.0 / 1e9` prints as 0.00000002, `20.0 * 1e-9` does not).
-fn secs(ns: f64) -> f64 {
+pub(crate) fn secs(ns: f64) -> f64 {
     ns / 1e9
+}
+
+/// `t` in seconds since the Unix epoch, to the millisecond.
+pub(crate) fn unix_seconds(t: SystemTime) -> f64 {
+    let s = t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    (s * 1000.0).round() / 1000.0
 }
 
 /// The label value of a verdict status (as in the JSON report).
@@ -118,7 +128,7 @@ pub fn render(r: &CheckReport) -> String {
 /// Renders the report as Prometheus text; `finished` is the run's end
 /// (`clockscope_last_run_timestamp_seconds`).
 pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
-    let mut f = Families { out: String::new() };
+    let mut f = Families::new();
     type Getter = fn(&ClockStats) -> Option<f64>;
     let per_clock: [(&str, &str, Getter); 9] = [
         (
@@ -209,11 +219,10 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
         "1 when Ctrl-C or SIGTERM stopped the run early: the numbers cover only what was measured.",
         flag(r.interrupted),
     );
-    let finished_s = finished.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
     f.single(
         "last_run_timestamp_seconds",
         "When this report was written, seconds since the Unix epoch.",
-        (finished_s * 1000.0).round() / 1000.0,
+        unix_seconds(finished),
     );
 
     let v = &r.verdict;

@@ -7,9 +7,10 @@
 //! Exit status: 0 nothing wrong, 1 a warp or a proven offset, 2 an error, 130
 //! interrupted (what was measured is printed).
 
+pub mod prometheus;
 pub mod render;
 
-use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
+use crate::cli::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
@@ -23,6 +24,16 @@ use std::path::Path;
 /// enough for an uncertainty of a few ppm, which is far below what a warp or
 /// offset of tens of ns needs.
 pub const CALIBRATION_BUDGET_NS: u64 = 20_000_000;
+
+/// Output format of `cross-cpu`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrossCpuFormat {
+    #[default]
+    Text,
+    Json,
+    /// Gauges for node_exporter's textfile collector (docs/metrics.md).
+    Prometheus,
+}
 
 /// Which CPU pairs to test.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -49,7 +60,7 @@ pub struct CrossCpuArgs {
 
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: ReportFormat,
+    pub format: CrossCpuFormat,
 
     /// CPUs to test, as a CPU list (`0-3,8`); all must be allowed by the
     /// affinity mask. Default: every allowed CPU.
@@ -149,8 +160,9 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
         measure(cpus, pair_mode, budget_ns, context)?
     };
     match args.format {
-        ReportFormat::Text => render::text(&outcome, out)?,
-        ReportFormat::Json => render::json(&outcome, out)?,
+        CrossCpuFormat::Text => render::text(&outcome, out)?,
+        CrossCpuFormat::Json => render::json(&outcome, out)?,
+        CrossCpuFormat::Prometheus => prometheus::write(&outcome, out)?,
     }
     Ok(outcome.exit_code())
 }
