@@ -13,7 +13,7 @@
 use crate::export::cross_cpu as render;
 use crate::model::cross_cpu::Outcome;
 
-use crate::args::{parse_seconds, seconds_to_ns, ReportFormat};
+use crate::args::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
@@ -27,6 +27,16 @@ use std::path::{Path, PathBuf};
 /// enough for an uncertainty of a few ppm, which is far below what a warp or
 /// offset of tens of ns needs.
 pub const CALIBRATION_BUDGET_NS: u64 = 20_000_000;
+
+/// Output format of `cross-cpu`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrossCpuFormat {
+    #[default]
+    Text,
+    Json,
+    /// Gauges for node_exporter's textfile collector (docs/metrics.md).
+    Prometheus,
+}
 
 /// Which CPU pairs to test.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -57,7 +67,7 @@ pub struct CrossCpuArgs {
 
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: ReportFormat,
+    pub format: CrossCpuFormat,
 
     /// CPUs to test, as a CPU list (`0-3,8`); all must be allowed by the
     /// affinity mask. Default: every allowed CPU.
@@ -193,8 +203,11 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
         match args.format {
-            ReportFormat::Text => render::plan_text(out, &plan, &cpus_from)?,
-            ReportFormat::Json => render::plan_json(out, &plan, &context, &cpus_from)?,
+            CrossCpuFormat::Text => render::plan_text(out, &plan, &cpus_from)?,
+            CrossCpuFormat::Json => render::plan_json(out, &plan, &context, &cpus_from)?,
+            CrossCpuFormat::Prometheus => {
+                bail!("--plan: no Prometheus output (a plan measures nothing); use --format text or json")
+            }
         }
         return Ok(exit::OK);
     }
@@ -208,8 +221,9 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match args.format {
-        ReportFormat::Text => render::text(out, outcome),
-        ReportFormat::Json => render::json(out, outcome),
+        CrossCpuFormat::Text => render::text(out, outcome),
+        CrossCpuFormat::Json => render::json(out, outcome),
+        CrossCpuFormat::Prometheus => Ok(render::prometheus::write(out, outcome)?),
     }
 }
 

@@ -4,6 +4,8 @@
 //! the groups and answers, field names with units); and the plan alone
 //! (`--plan`), as text or JSON.
 
+pub mod prometheus;
+
 use crate::model::cross_cpu::Outcome;
 use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::plan::{PlanGroup, Representative};
