@@ -34,12 +34,14 @@ pub mod connect;
 pub mod error;
 pub mod measure;
 pub mod options;
+pub mod pgfiles;
 pub mod plan;
 pub mod report;
 pub mod session;
 pub mod stats;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tls;
 
 pub use error::Error;
 pub use measure::Step;
