@@ -641,3 +641,41 @@ fn one_sigint_cancels_a_statement_that_hangs() {
         "no cancel request for the session's backend"
     );
 }
+
+#[test]
+fn a_pgpass_others_can_read_is_ignored_with_libpqs_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = testing::shared();
+    let home = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    std::fs::write(&pgpass, format!("*:*:*:{PASSWORD_ROLE}:right-password\n")).unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dsn = server.tcp_dsn(PASSWORD_ROLE, "postgres");
+    let out = explain(
+        &["--dsn", &dsn, "--rows", "1000"],
+        &[("HOME", home.path().display().to_string())],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!(
+            "WARNING: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+            pgpass.display()
+        )
+    );
+    let last = lines.next().unwrap();
+    assert!(
+        last.starts_with("clockscope: error: cannot connect to PostgreSQL at ") && last.contains("password missing"),
+        "{last}"
+    );
+    assert!(lines.next().is_none(), "{err}");
+    // 0600: the same file gives the password and the run succeeds.
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = explain(
+        &["--dsn", &dsn, "--rows", "1000", "--runs", "1"],
+        &[("HOME", home.path().display().to_string())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

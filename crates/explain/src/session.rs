@@ -491,6 +491,15 @@ impl PgSession {
         })
     }
 
+    /// The role this session logged in as (`session_user`).
+    pub fn session_user(&mut self) -> Result<String, Error> {
+        let row = self.statement(
+            "reading the session's user",
+            self.client.query_one("SELECT session_user::text", &[]),
+        )?;
+        Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
+    }
+
     /// The TLS protocol of this session as the server sees it
     /// (`pg_stat_ssl.version`, e.g. `TLSv1.3`), `None` when unencrypted.
     pub fn tls_version(&mut self) -> Result<Option<String>, Error> {
