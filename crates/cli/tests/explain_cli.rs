@@ -551,9 +551,21 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
         server.sql(sql).unwrap();
     }
     let dsn = server.socket_dsn("cli_notemp_user", "cli_notemp");
-    let out = explain(&["--dsn", &dsn, "--rows", "1000"], &[]);
+    // Asked for a table: one line with the server's SQLSTATE.
+    let out = explain(&["--dsn", &dsn, "--rows", "1000", "--workload", "table"], &[]);
     let err = assert_one_line_error(&out, "creating the TEMP table: permission denied");
     assert!(err.contains("(SQLSTATE 42501)"), "{err}");
+    // By default: generate_series, and the report says why.
+    let out = explain(&["--dsn", &dsn, "--rows", "1000", "--runs", "1"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(
+            "Query:    SELECT count(*) FROM pg_catalog.generate_series(1, 1000) (1,000 rows from generate_series, \
+             no table; no TEMP table: the role has no TEMP privilege on this database)"
+        ),
+        "{report}"
+    );
 }
 
 /// A server that completes the startup (trust: AuthenticationOk, a

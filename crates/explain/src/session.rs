@@ -69,6 +69,11 @@ pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
 pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
 /// How often a wait checks the caller's stop request.
 pub const STOP_POLL: Duration = Duration::from_millis(20);
+/// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
+/// transaction.
+pub const READ_ONLY_TRANSACTION: &str = "25006";
+/// SQLSTATE insufficient_privilege: no TEMP privilege.
+pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
 /// `client_connection_check_interval` for PostgreSQL 14+, ms.
 pub const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
 
@@ -249,6 +254,8 @@ pub struct PgSession {
     /// `pg_temp."clockscope_explain_<pid>"`.
     table: String,
     created: bool,
+    /// Set by [`PgSession::use_series`]: EXPLAIN runs on generate_series.
+    series_rows: Option<i32>,
 }
 
 impl PgSession {
@@ -317,6 +324,7 @@ impl PgSession {
             last_word,
             table,
             created: false,
+            series_rows: None,
         })
     }
 
@@ -335,7 +343,42 @@ impl PgSession {
 
     /// The query EXPLAIN runs.
     pub fn query(&self) -> String {
-        format!("SELECT count(*) FROM {}", self.table)
+        match self.series_rows {
+            Some(rows) => format!("SELECT count(*) FROM pg_catalog.generate_series(1, {rows})"),
+            None => format!("SELECT count(*) FROM {}", self.table),
+        }
+    }
+
+    /// Runs EXPLAIN on `generate_series(1, rows)` instead of a TEMP table.
+    pub fn use_series(&mut self, rows: u64) -> Result<(), Error> {
+        let rows =
+            i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit generate_series' int4")))?;
+        self.series_rows = Some(rows);
+        Ok(())
+    }
+
+    /// Why this session cannot create a TEMP table, if it cannot: a hot
+    /// standby, a read-only transaction (default_transaction_read_only), or
+    /// no TEMP privilege on the database. Reads only.
+    pub fn temp_table_blocker(&mut self) -> Result<Option<String>, Error> {
+        let row = self.statement(
+            "checking whether a TEMP table can be created",
+            self.client.query_one(
+                "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('transaction_read_only') = 'on', \
+                 pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP')",
+                &[],
+            ),
+        )?;
+        let (standby, read_only, temp): (bool, bool, bool) = (row.get(0), row.get(1), row.get(2));
+        Ok(if standby {
+            Some("the server is a hot standby (pg_is_in_recovery)".into())
+        } else if read_only {
+            Some("the session is read-only (transaction_read_only = on, e.g. default_transaction_read_only)".into())
+        } else if !temp {
+            Some("the role has no TEMP privilege on this database".into())
+        } else {
+            None
+        })
     }
 
     /// The time by which cleanup must end, fixed at the first stop.
@@ -619,7 +662,13 @@ impl PgSession {
         let create = format!("CREATE TEMP TABLE {} (n int4)", self.table);
         // Marked before it is sent: a stop during the CREATE still drops it.
         self.created = true;
-        self.statement("creating the TEMP table", self.client.batch_execute(&create))?;
+        if let Err(e) = self.statement("creating the TEMP table", self.client.batch_execute(&create)) {
+            // Refused outright (read-only, no privilege): nothing to drop.
+            if matches!(e.sqlstate(), Some(READ_ONLY_TRANSACTION | INSUFFICIENT_PRIVILEGE)) {
+                self.created = false;
+            }
+            return Err(e);
+        }
         let fill = format!("INSERT INTO {} SELECT generate_series(1, $1::int4)", self.table);
         self.statement("filling the TEMP table", self.client.execute(&fill, &[&rows]))?;
         Ok(())

@@ -329,6 +329,46 @@ pub fn shared() -> ServerHandle {
     guard.as_ref().expect("the shared test server was stopped").handle()
 }
 
+static SHARED_TLS: OnceLock<Mutex<Option<(TestServer, TlsFiles)>>> = OnceLock::new();
+
+extern "C" fn stop_shared_tls_at_exit() {
+    if let Some(m) = SHARED_TLS.get() {
+        m.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// The test binary's one shared TLS server ([`TestServer::start_tls`]),
+/// stopped (and its certificates removed) at process exit, as [`shared`].
+pub fn shared_tls() -> TlsHandle {
+    let m = SHARED_TLS.get_or_init(|| {
+        let pair = TestServer::start_tls().unwrap_or_else(|e| panic!("cannot start a TLS test PostgreSQL server: {e}"));
+        // SAFETY: registering a plain extern "C" fn with no arguments.
+        unsafe { libc::atexit(stop_shared_tls_at_exit) };
+        Mutex::new(Some(pair))
+    });
+    let guard = m.lock().unwrap_or_else(|p| p.into_inner());
+    let (server, files) = guard.as_ref().expect("the shared TLS test server was stopped");
+    TlsHandle {
+        server: server.handle(),
+        dir: files.dir.path().to_path_buf(),
+    }
+}
+
+/// How to reach the shared TLS server, and its certificate files.
+#[derive(Clone, Debug)]
+pub struct TlsHandle {
+    pub server: ServerHandle,
+    dir: PathBuf,
+}
+
+impl TlsHandle {
+    /// A file in the certificates' dir: `ca.crt`, `other-ca.crt`,
+    /// `client.crt`, `client.key`.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
 /// How to reach a test server.
 #[derive(Clone, Debug)]
 pub struct ServerHandle {

@@ -6,23 +6,14 @@
 
 use clockscope_explain::connect::{resolve, Target};
 use clockscope_explain::session::PgSession;
-use clockscope_explain::testing::{TestServer, TlsFiles, CERT_ROLE, SUPERUSER};
+use clockscope_explain::testing::{self, TlsHandle, CERT_ROLE, SUPERUSER};
 use clockscope_explain::Error;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-struct Fixture {
-    server: TestServer,
-    files: TlsFiles,
-}
-
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let (server, files) = TestServer::start_tls().unwrap_or_else(|e| panic!("TLS test server: {e}"));
-        Fixture { server, files }
-    })
+fn fixture() -> TlsHandle {
+    testing::shared_tls()
 }
 
 /// Resolves `dsn` with only HOME (and `extra`) in the environment.
@@ -45,12 +36,12 @@ fn empty_home() -> tempfile::TempDir {
 fn dsn(host: &str, user: &str, rest: &str) -> String {
     format!(
         "host={host} hostaddr=127.0.0.1 port={} user={user} dbname=postgres {rest}",
-        fixture().server.port()
+        fixture().server.port
     )
 }
 
 fn ca() -> String {
-    fixture().files.path("ca.crt").display().to_string()
+    fixture().path("ca.crt").display().to_string()
 }
 
 fn one_line_connect_error(e: &Error) -> String {
@@ -120,7 +111,7 @@ fn verify_full_refuses_a_wrong_host_name_and_verify_ca_accepts_it() {
 #[test]
 fn an_untrusted_ca_is_refused_in_every_verifying_mode() {
     let home = empty_home();
-    let other = fixture().files.path("other-ca.crt").display().to_string();
+    let other = fixture().path("other-ca.crt").display().to_string();
     for mode in ["verify-ca", "verify-full", "require"] {
         let t = target(
             &dsn("localhost", SUPERUSER, &format!("sslmode={mode}")),
@@ -166,10 +157,10 @@ fn a_root_certificate_in_home_is_used_as_libpq_does() {
     let home = empty_home();
     let dir = home.path().join(".postgresql");
     std::fs::create_dir(&dir).unwrap();
-    std::fs::copy(fixture().files.path("other-ca.crt"), dir.join("root.crt")).unwrap();
+    std::fs::copy(fixture().path("other-ca.crt"), dir.join("root.crt")).unwrap();
     let t = target(&dsn("127.0.0.1", SUPERUSER, "sslmode=require"), home.path(), &[]).unwrap();
     one_line_connect_error(&connect(&t).unwrap_err());
-    std::fs::copy(fixture().files.path("ca.crt"), dir.join("root.crt")).unwrap();
+    std::fs::copy(fixture().path("ca.crt"), dir.join("root.crt")).unwrap();
     let t = target(&dsn("localhost", SUPERUSER, "sslmode=verify-full"), home.path(), &[]).unwrap();
     assert!(connect(&t).unwrap().is_some());
 }
@@ -177,7 +168,7 @@ fn a_root_certificate_in_home_is_used_as_libpq_does() {
 #[test]
 fn cert_authentication_with_a_client_certificate() {
     let home = empty_home();
-    let f = &fixture().files;
+    let f = fixture();
     let with_cert = format!(
         "sslmode=verify-full sslrootcert={} sslcert={} sslkey={}",
         ca(),
@@ -210,7 +201,7 @@ fn a_key_file_others_can_read_is_refused_before_connecting() {
     use std::os::unix::fs::PermissionsExt;
     let home = empty_home();
     let key = home.path().join("open.key");
-    std::fs::copy(fixture().files.path("client.key"), &key).unwrap();
+    std::fs::copy(fixture().path("client.key"), &key).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     let e = target(
         &dsn(
@@ -218,7 +209,7 @@ fn a_key_file_others_can_read_is_refused_before_connecting() {
             CERT_ROLE,
             &format!(
                 "sslmode=require sslcert={} sslkey={}",
-                fixture().files.path("client.crt").display(),
+                fixture().path("client.crt").display(),
                 key.display()
             ),
         ),
