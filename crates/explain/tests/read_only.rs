@@ -1,6 +1,6 @@
 //! Servers where no TEMP table can be made, against a real PostgreSQL: a
-//! read-only role (default_transaction_read_only) and a role without TEMP
-//! on its database. `--workload auto` falls back to generate_series and says
+//! read-only role (default_transaction_read_only), a role without TEMP on
+//! its database, and a streaming hot standby built from a test primary. `--workload auto` falls back to generate_series and says
 //! why; `--workload table` fails in one line; nothing is left on the server.
 
 use clockscope::Control;
@@ -104,4 +104,23 @@ fn workload_series_and_table_when_asked() {
     let r = run(&opts(server.socket_dsn(SUPERUSER, "postgres"), Workload::Auto)).unwrap();
     assert_eq!(r.workload, Workload::Table);
     assert!(r.query.starts_with("SELECT count(*) FROM pg_temp."), "{}", r.query);
+}
+
+#[test]
+fn a_streaming_hot_standby_gets_generate_series() {
+    // Its own primary, so the standby is stopped before it (both on drop).
+    let primary = testing::TestServer::start().unwrap();
+    let standby = primary.start_standby().unwrap_or_else(|e| panic!("standby: {e}"));
+    let dsn = standby.handle().socket_dsn(SUPERUSER, "postgres");
+    let r = run(&opts(dsn.clone(), Workload::Auto)).unwrap();
+    assert_eq!(r.workload, Workload::Series);
+    assert!(
+        r.workload_reason.as_deref().unwrap().contains("hot standby"),
+        "{:?}",
+        r.workload_reason
+    );
+    let e = run(&opts(dsn, Workload::Table)).unwrap_err();
+    assert_eq!(e.sqlstate(), Some("25006"), "{e}");
+    drop(standby);
+    drop(primary);
 }
