@@ -221,6 +221,7 @@ fn remote_servers_and_noise_are_warned_about() {
     let r = report::build(&inputs);
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(r.warnings[0].contains("not on this machine"));
+    assert!(r.warnings[0].ends_with("inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads"));
     assert!(r.warnings[1].contains("TIMING ON was not slower"));
     let r2 = report::build(&Inputs {
         interrupted: true,
