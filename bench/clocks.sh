@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the criterion benchmarks of crates/clockscope/benches/clocks.rs and
+# Runs the criterion benchmarks of crates/benches/benches/clocks.rs and
 # prints one table: clockscope::instant against std::time::Instant,
 # quanta::Instant, minstant::Instant and a bare RDTSC, the ratios the
 # targets are stated in, and the contention runs (1 and 2 threads).
@@ -25,7 +25,7 @@ trap 'rm -f "$log"' EXIT
 rm -rf "$crit/clocks" "$crit/contention"
 
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
-cargo bench -p clockscope --bench clocks -- "$@" 2>&1 | tee "$log" >&2
+cargo bench -p clockscope-benches --bench clocks -- "$@" 2>&1 | tee "$log" >&2
 
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 [ -n "$cpu_model" ] || cpu_model=$(uname -m)

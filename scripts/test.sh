@@ -3,9 +3,10 @@
 #   - PostgreSQL's server binaries (Debian package `postgresql`) for the
 #     `clockscope explain` tests, which start a real server in a temp dir;
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
-# Then: formatting and clippy (-D warnings), the workspace's tests (unit,
-# integration against the real binaries and a real PostgreSQL, doc tests),
-# a compile check of the benchmarks, and the aarch64 tests under qemu.
+# Then: formatting and clippy (-D warnings, also of the CLI built without its
+# `explain` feature), the workspace's tests (unit, integration against the
+# real binaries and a real PostgreSQL, doc tests), a compile check of the
+# benchmarks (crates/benches), and the aarch64 tests under qemu.
 #
 # Environment: SKIP_AARCH64=1 skips the aarch64 part; CARGO_TARGET_DIR is honoured.
 set -euo pipefail
@@ -34,6 +35,14 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy --workspace --all-targets -D warnings"
 cargo clippy --workspace --all-targets -q -- -D warnings
+# Without the default `explain` feature the tools build without PostgreSQL's
+# client (postgres, tokio): that build must stay warning-free and lean.
+say "cargo clippy -p clockscope-cli --no-default-features (no explain: no postgres/tokio)"
+cargo clippy -q -p clockscope-cli --no-default-features --all-targets -- -D warnings
+lean_deps=$(cargo tree -q -p clockscope-cli --no-default-features -e normal,build --prefix none)
+if grep -E '^(postgres|tokio|tokio-postgres|clockscope-explain) ' <<<"$lean_deps"; then
+    say "clockscope-cli --no-default-features still depends on the crates above"; exit 1
+fi
 say "cargo test --workspace"
 cargo test --workspace -q
 say "cargo bench --no-run (benchmarks compile)"

@@ -35,7 +35,10 @@ pub enum Command {
     /// Whether the clocks agree across CPUs: warp test and offset per CPU pair.
     CrossCpu(commands::cross_cpu::CrossCpuArgs),
     /// Measure EXPLAIN ANALYZE's timing overhead on a real PostgreSQL server.
+    #[cfg(feature = "explain")]
     Explain(commands::explain::ExplainArgs),
+    /// Measure the system clock under every kernel clocksource in turn (`--apply`, root), then restore the original.
+    Sweep(commands::sweep::SweepArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -44,7 +47,7 @@ pub enum Command {
     },
     /// Print the man page (roff): `clockscope.1`, or a subcommand's (`clockscope man tsc`).
     Man {
-        /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, explain).
+        /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, explain, sweep).
         subcommand: Option<String>,
     },
 }
@@ -138,10 +141,11 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]
     fn man_pages_for_every_subcommand() {
         let top = String::from_utf8(man_page(None).unwrap()).unwrap();
         assert!(top.contains(".TH clockscope"), "{}", &top[..200.min(top.len())]);
-        for sub in ["check", "clocks", "tsc", "cross-cpu", "explain"] {
+        for sub in ["check", "clocks", "tsc", "cross-cpu", "explain", "sweep"] {
             let page = String::from_utf8(man_page(Some(sub)).unwrap()).unwrap();
             assert!(
                 page.contains(&format!(".TH clockscope\\-{sub}")) || page.contains(&format!(".TH clockscope-{sub}")),

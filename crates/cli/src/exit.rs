@@ -74,7 +74,9 @@ fn lock_hooks() -> std::sync::MutexGuard<'static, Vec<(u64, ForcedExitHook)>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn run_forced_exit_hooks() {
+/// Runs the registered hooks, as a second signal does before exiting
+/// (public so tests can run them without killing the process).
+pub fn run_forced_exit_hooks() {
     for (_, hook) in lock_hooks().iter() {
         hook();
     }

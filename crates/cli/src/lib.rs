@@ -2,7 +2,7 @@
 //! library: argument parsing, running a command, and writing its report.
 //!
 //! - [`cli`]: the clap definition of `clockscope` (also drives completions and the man page).
-//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain).
+//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep).
 //! - [`export`]: the check report's formats (text, JSON, Prometheus, SVG plot).
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
@@ -10,6 +10,8 @@
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
+
+#![deny(unsafe_code)]
 
 /// `writeln!` whose whole line goes through
 /// [`clockscope::escape::escape_untrusted`]: for report lines that quote

@@ -3,7 +3,7 @@
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
 use clockscope::crosscpu::{
-    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairMode, PairReport, Verdict, WarpResult,
+    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, Verdict, WarpResult,
 };
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::commands::cross_cpu::{render, Outcome};
@@ -35,9 +35,37 @@ fn real_run_reports_every_pair_as_json() {
     if cpus < 2 {
         assert!(pairs.is_empty());
         assert_eq!(code, Some(0));
+        // Written past libtest's output capture, so the skip shows in every run.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"skipped: real_run_reports_every_pair_as_json: the pair checks need 2 allowed CPUs, this process has 1\n",
+        );
         return;
     }
-    assert_eq!(pairs.len(), cpus * (cpus - 1) / 2);
+    // The default is --pairs topology: O(N) pairs covering every CPU.
+    assert_eq!(j["pair_mode"], "topology");
+    assert_eq!(pairs.len() as u64, j["pairs_planned"].as_u64().unwrap());
+    assert!(pairs.len() <= 2 * cpus, "{}", pairs.len());
+    let mut covered: Vec<u64> = pairs
+        .iter()
+        .flat_map(|p| [p["cpu_a"].as_u64().unwrap(), p["cpu_b"].as_u64().unwrap()])
+        .collect();
+    covered.sort_unstable();
+    covered.dedup();
+    if j["topology"].is_string() {
+        // Every CPU is covered except SMT siblings alone on a single-core die.
+        assert!(covered.len() * 2 >= cpus, "{covered:?}");
+    }
+    let answers = j["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), j["clocks"].as_array().unwrap().len());
+    // On one package (this 2-vCPU VM) the answer says there is no package pair.
+    if j["topology"].as_str().is_some_and(|t| t.starts_with("1 package,")) {
+        for a in answers {
+            let text = a["text"].as_str().unwrap();
+            assert!(text.starts_with("1 package (package "), "{text}");
+            assert!(text.contains("no package pair to compare; its CPUs "), "{text}");
+        }
+    }
     if cpus == 2 {
         assert_eq!(pairs.len(), 1);
         assert_eq!((&pairs[0]["cpu_a"], &pairs[0]["cpu_b"]), (&j["cpus"][0], &j["cpus"][1]));
@@ -108,7 +136,11 @@ fn has_taskset() -> bool {
 #[test]
 fn one_allowed_cpu_says_so_and_exits_0() {
     if !has_taskset() {
-        eprintln!("taskset not found: skipped");
+        // Written past libtest's output capture, so the skip shows in every run.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"skipped: one_allowed_cpu_says_so_and_exits_0: taskset not found\n",
+        );
         return;
     }
     // The child inherits this process's affinity mask.
@@ -172,6 +204,11 @@ fn bad_values_exit_2_with_one_line() {
 #[test]
 fn ctrl_c_prints_what_was_measured_and_exits_130() {
     if allowed_cpus().len() < 2 {
+        // Written past libtest's output capture, so the skip shows in every run.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"skipped: ctrl_c_prints_what_was_measured_and_exits_130: needs 2 allowed CPUs, this process has 1\n",
+        );
         return;
     }
     // Two CPUs only, so the run is one pair on any machine.
@@ -255,14 +292,21 @@ fn text_report_of_a_constructed_result() {
     let report = CrossCpuReport {
         cpus: vec![0, 1],
         pair_mode: PairMode::All,
+        topology: None,
         clocks: vec!["rdtscp", "monotonic"],
         pairs_planned: 1,
         budget_ns: 1_000_000_000,
         test_ns: 250_000_000,
+        expected_ns: 1_000_000_000,
+        extended: None,
         min_handovers: 100,
         pairs: vec![PairReport {
             cpu_a: 0,
             cpu_b: 1,
+            kind: PairKind::Unknown,
+            package_a: None,
+            package_b: None,
+            test_ns: 250_000_000,
             clocks: vec![
                 clock_report(clockscope::ClockId::Rdtscp, ghz, warp, offset),
                 clock_report(
@@ -286,6 +330,7 @@ fn text_report_of_a_constructed_result() {
             }),
             cgroup_cpuset: Evidence::Missing("no cgroup cpuset file".into()),
         },
+        plan: None,
         calibration: None,
         report,
         note: None,
@@ -297,7 +342,7 @@ fn text_report_of_a_constructed_result() {
 CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)
 Online CPUs:       0-3 (/sys/devices/system/cpu/online)
 Cgroup cpuset:     not readable
-Budget:            1.000 s over 1 pair x 2 clocks (rdtscp, monotonic) x 2 tests (warp, ping-pong) of 250.0 ms each
+Budget:            1.000 s over 1 pair (all) x 2 clocks (rdtscp, monotonic) x 2 tests (warp, ping-pong) of 250.0 ms each
 
 Columns:
   iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);
@@ -313,6 +358,9 @@ CPU 0 / CPU 1   (a = CPU 0, b = CPU 1; offsets are CPU 1's clock minus CPU 0's)
   rdtscp:    2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at least; at most 1300 ns)
   monotonic: in sync: no warp in 4000 readings; offset of CPU 1 to CPU 0 within [-80 ns, +90 ns]
 
+Answer:            rdtscp:    CPUs disagree (topology unknown): CPU 0 / CPU 1: 2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at least; at most 1300 ns)
+                   monotonic: topology unknown: the CPUs tested agree within ±90 ns
+
 Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 ";
     assert_eq!(String::from_utf8(out).unwrap(), expected);
@@ -327,4 +375,175 @@ Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
     );
     assert_eq!(j["cgroup_cpuset"], serde_json::Value::Null);
     assert_eq!(j["allowed_cpus"], serde_json::json!([0, 1]));
+}
+
+/// A fake sysfs tree of a 2-socket, 48-core, 2-thread server (192 CPUs).
+fn server_root() -> clockscope::linux::testing::FakeRoot {
+    let root = clockscope::linux::testing::FakeRoot::new();
+    clockscope::linux::testing::FakeHost::new(2, 1, 48, 2).write(&root);
+    root
+}
+
+#[test]
+fn plan_of_a_192_cpu_server_from_a_fake_root() {
+    let root = server_root();
+    let r = root.path().to_str().unwrap();
+    let out = clockscope(&["cross-cpu", "--plan", "--root", r, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    assert_eq!(j["mode"], "topology");
+    assert_eq!(j["topology"], "2 packages, 2 dies, 96 cores, 192 CPUs");
+    assert_eq!(j["cpus"].as_array().unwrap().len(), 192);
+    assert_eq!(j["covered_cpus"], j["cpus"]);
+    let pairs = j["pairs"].as_array().unwrap();
+    assert!(pairs.len() <= 2 * 192, "{}", pairs.len());
+    let has = |a: u64, b: u64| pairs.iter().any(|p| p["cpu_a"] == a && p["cpu_b"] == b);
+    assert!(has(0, 48) && has(48, 0), "both directions between the packages");
+    assert!(j["expected_ns"].as_u64().unwrap() <= j["budget_ns"].as_u64().unwrap());
+    assert_eq!(j["extended"], serde_json::Value::Null);
+    assert_eq!(j["groups"][0]["package_a"], 0);
+    assert_eq!(j["groups"][0]["package_b"], 1);
+
+    let out = clockscope(&["cross-cpu", "--plan", "--root", r]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let head: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(
+        head[0],
+        format!("CPUs planned:      0-191 (the online CPUs under {r} (--root))")
+    );
+    assert_eq!(
+        head[1],
+        "Topology:          2 packages, 2 dies, 96 cores, 192 CPUs (sys/devices/system/cpu/cpu*/topology)"
+    );
+    assert_eq!(
+        head[2],
+        "Pairs:             topology: 192 pairs (2 across packages, 190 within a die); SMT siblings not paired \
+         (--smt-pairs pairs them)"
+    );
+    assert!(
+        text.contains("\nRepresentatives:   package 0: CPU 0, package 1: CPU 48\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n  0 / 1         2  40.4 ms\n"), "{text}");
+    assert!(text.contains("\n  within 1     95  479.8 ms\n"), "{text}");
+    assert!(
+        text.contains(
+            "\n  CPU 48 / CPU 0       1 / 0     5.1 ms  across packages\n  CPU 0 / CPU 1     within 0     1.3 ms"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.lines().filter(|l| l.starts_with("  CPU ")).count(), 192);
+
+    // --smt-pairs does not fit 1 s: the plan says how long it takes.
+    let out = clockscope(&["cross-cpu", "--plan", "--root", r, "--smt-pairs"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\nNote:              -d 1.000 s cannot give 286 pairs their minimum"),
+        "{text}"
+    );
+}
+
+#[test]
+fn plan_errors_exit_2_with_one_line() {
+    let root = server_root();
+    let r = root.path().to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec!["--plan", "--root", r, "--pairs", "all"],
+            "--max-time: 18336 CPU pairs need at least 183.936 s (1 ms per test and weight), more than the time limit \
+             of 60.000 s",
+        ),
+        (vec!["--root", r], "the following required arguments were not provided"),
+        (
+            vec!["--plan", "--root", "/nonexistent-clockscope"],
+            "--root /nonexistent-clockscope: not a directory",
+        ),
+        (vec!["--max-time", "0"], "'0' must be a positive number of seconds"),
+    ] {
+        let mut all = vec!["cross-cpu"];
+        all.extend(&args);
+        let out = clockscope(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}
+
+/// A scripted run on a fake 2-socket tree with package 1's clock 500 ns
+/// ahead, planned and measured by the library calls `cross-cpu` makes and
+/// rendered by its text report: the answer names package 1.
+#[test]
+fn text_report_names_the_package_that_is_off() {
+    use clockscope::crosscpu::{plan, run_plan, ClockUnderTest, NoPinning, Settings};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let root = clockscope::linux::testing::FakeRoot::new();
+    let host = clockscope::linux::testing::FakeHost::new(2, 1, 2, 2);
+    host.write(&root);
+    let cpus: Vec<usize> = (0..8).collect();
+    let topology = clockscope::linux::read_topology(root.path(), &cpus)
+        .into_found()
+        .unwrap();
+    let counter = AtomicU64::new(1 << 40);
+    // 1000 ticks at 2 GHz = 500 ns, on package 1's CPUs.
+    let offsets: Vec<u64> = cpus
+        .iter()
+        .map(|&c| if host.place(c).0 == 1 { 1000 } else { 0 })
+        .collect();
+    let clock = move |cpu: usize| counter.fetch_add(1, Ordering::SeqCst) + offsets[cpu];
+    let clocks = vec![ClockUnderTest {
+        id: clockscope::ClockId::Rdtscp,
+        scale: Some(clockscope::Scale::from_hz(2_000_000_000).unwrap()),
+        scale_source: Some("scripted".into()),
+        clock: Box::new(clock),
+    }];
+    let never = || false;
+    let settings = Settings {
+        pair_mode: PairMode::Topology,
+        topology: Ok(&topology),
+        min_handovers: 10,
+        min_grace_ns: 5_000_000_000,
+        ..Settings::new(40_000_000, &NoPinning, &never)
+    };
+    let planned = plan(&cpus, settings.topology, &settings.plan_options(clocks.len())).unwrap();
+    let report = run_plan(&planned, &clocks, &settings, &mut |_, _| {}).unwrap();
+    let outcome = Outcome {
+        context: CpuContext {
+            allowed: cpus.clone(),
+            online: Evidence::Missing("fake".into()),
+            cgroup_cpuset: Evidence::Missing("fake".into()),
+        },
+        plan: Some(planned),
+        calibration: None,
+        report,
+        note: None,
+    };
+    assert_eq!(outcome.exit_code(), 1);
+    let mut out = Vec::new();
+    render::text(&outcome, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains(
+            "\nTopology:          2 packages, 2 dies, 4 cores, 8 CPUs (sys/devices/system/cpu/cpu*/topology)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nAnswer:            rdtscp: package 1 is off: its clock is 499 to 500 ns ahead of package 0's (2 of 2 pairs between them disagree; "),
+        "{text}"
+    );
+    let by_package = text
+        .lines()
+        .skip_while(|l| !l.starts_with("By package"))
+        .nth(2)
+        .unwrap();
+    assert!(by_package.starts_with("  0 / 1"), "{text}");
+    assert!(by_package.ends_with("WARP"), "{by_package}");
+    let mut out = Vec::new();
+    render::json(&outcome, &mut out).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
+    assert_eq!(j["answers"][0]["problem"], true);
 }

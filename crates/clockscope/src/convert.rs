@@ -117,7 +117,7 @@ mod tests {
     /// Exact `floor(ticks * 10^9 / hz)` and whether there is a remainder.
     fn exact(ticks: u64, hz: u64) -> (u128, bool) {
         let num = ticks as u128 * NS_PER_S as u128;
-        (num / hz as u128, num % hz as u128 != 0)
+        (num / hz as u128, !num.is_multiple_of(hz as u128))
     }
 
     fn assert_within_one_ns(ticks: u64, hz: u64) {

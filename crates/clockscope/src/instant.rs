@@ -50,9 +50,10 @@
 //! or the kernel log gives the frequency (a cross-check), 50 ms at most when
 //! none does, and always cut so it ends by 90 ms after the start, leaving
 //! 10 ms of the 100 ms initialisation budget for the rest (see
-//! [`detect`] for the details). The decision is clockscope's own
-//! ([`crate::tsc::policy::clockscope_decision`], [`crate::arm`]'s on
-//! aarch64). RDTSCP is never executed unless CPUID reports it; without it,
+//! [`detect`] for the details). The decision is clockscope's own, found by
+//! the counter layer's one discovery ([`crate::counter::discover()`]:
+//! [`crate::tsc::policy::clockscope_decision`], [`crate::arm`]'s on
+//! aarch64), and the reads are [`crate::counter::arch`]'s. RDTSCP is never executed unless CPUID reports it; without it,
 //! without an invariant TSC, or with any other failed check, the clock is
 //! CLOCK_MONOTONIC (never the wall clock). Nothing here panics.
 //!
@@ -78,21 +79,14 @@
 
 pub mod detect;
 
-// The counter reads, fenced once: RDTSC/RDTSCP, CNTVCT_EL0, or the system
-// clock where there is no counter (counter mode is never chosen there).
-#[cfg_attr(target_arch = "x86_64", path = "instant/x86_64.rs")]
-#[cfg_attr(target_arch = "aarch64", path = "instant/aarch64.rs")]
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_arch = "aarch64")),
-    path = "instant/fallback.rs"
-)]
-mod arch;
-
-pub use detect::{ClockInfo, ClockMode, Config, CounterVerdict, ENV_VAR};
+pub use detect::{ClockInfo, ClockMode, Config, ENV_VAR};
 
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
 use crate::convert::Scale;
+// The counter reads (RDTSC/RDTSCP, CNTVCT_EL0, or the system clock where
+// there is no counter; counter mode is never chosen there).
+use crate::counter::arch;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;

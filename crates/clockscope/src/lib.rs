@@ -14,15 +14,22 @@
 //! late as possible; the hot path never divides or touches floats.
 //!
 //! # Layout
-//! - [`clock`]: every clock source (POSIX clocks, RDTSC/RDTSCP, CNTVCT_EL0),
-//!   fenced per platform; a scripted clock for tests.
+//! - [`counter`]: the one place for CPU-counter platform code: the reads
+//!   (RDTSC, RDTSCP, LFENCE;RDTSC, CNTVCT_EL0, ISB;CNTVCT_EL0) fenced per
+//!   platform, the calibration, one frequency discovery with a calibration
+//!   budget (quick, full, PostgreSQL 19's view) and one
+//!   [`CounterReport`](counter::CounterReport) with its [`Check`](counter::Check)s.
+//! - [`clock`]: every clock source (POSIX clocks, and the counter's reads as
+//!   sources); a scripted clock for tests.
 //! - [`convert`]: ticks-to-ns fixed point, exact to 1 ns over all `u64`.
 //! - [`mod@measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
-//! - [`tsc`]: CPUID decoding, TSC frequency from every source, calibration,
-//!   PostgreSQL's `auto` policy and clockscope's own trust decision.
+//! - [`predict`]: EXPLAIN ANALYZE's timing overhead from a clock read's cost.
+//! - [`tsc`]: CPUID decoding, TSC frequency from every source, PostgreSQL's
+//!   `auto` policy and clockscope's own trust decision.
 //! - [`instant`]: the library as a fast clock for other programs:
 //!   [`Instant`] reads the TSC / generic timer when clockscope trusts it,
-//!   CLOCK_MONOTONIC otherwise, chosen once per process in bounded time.
+//!   CLOCK_MONOTONIC otherwise, chosen once per process in bounded time
+//!   (the counter layer's reads and discovery).
 //! - [`arm`]: the ARM generic timer: MIDR decoding, core homogeneity, known
 //!   counter errata, frequency cross-checks and the trust decision.
 //! - [`crosscpu`]: whether a clock agrees across CPUs: the kernel's warp test
@@ -43,12 +50,14 @@
 pub mod arm;
 pub mod clock;
 pub mod convert;
+pub mod counter;
 pub mod crosscpu;
 pub mod escape;
 pub mod input;
 pub mod instant;
 pub mod linux;
 pub mod measure;
+pub mod predict;
 pub mod ticks;
 pub mod tsc;
 

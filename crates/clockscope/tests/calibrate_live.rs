@@ -1,14 +1,66 @@
-//! Measures both calibrations on this machine against the kernel's TSC
-//! frequency (`#[ignore]`: a measurement, not a test; numbers depend on the
-//! host). Run: `cargo test --release -p clockscope --test calibrate_live --
-//! --ignored --nocapture`. It only checks sanity (a frequency was found and
-//! it is positive).
+//! This machine's counter calibration against the frequency the kernel
+//! publishes for it.
+//!
+//! - `calibration_agrees_with_the_kernel`: clockscope's calibration must
+//!   land within the decision's agreement limit (500 ppm) of the kernel's TSC
+//!   kHz (the perf page, else the kernel log's "tsc: Detected/Refined");
+//!   where the kernel publishes none (no TSC, an unprivileged run without
+//!   the perf page or the log), it prints why it is skipped.
+//! - `compare_calibrations_with_the_kernel` (`#[ignore]`: a measurement, not
+//!   a test; numbers depend on the host) prints both calibrations' errors.
+//!   Run: `cargo test --release -p clockscope --test calibrate_live --
+//!   --ignored --nocapture`.
 
+use clockscope::counter::calibrate::{calibrate_counter, calibrate_postgresql_native, Calibration, DEFAULT_BUDGET_NS};
 use clockscope::linux::LinuxEvidence;
-use clockscope::tsc::calibrate::{calibrate_tsc, calibrate_tsc_postgresql, Calibration, DEFAULT_BUDGET_NS};
+use clockscope::tsc::frequency::DISAGREEMENT_LIMIT_PPM;
 use std::path::Path;
 
 const RUNS: usize = 8;
+
+/// The kernel's own TSC kHz, with where it came from: the perf page (the
+/// kernel's exact conversion), else the kernel log; `Err` with why neither.
+fn kernel_tsc_khz() -> Result<(u64, String), String> {
+    if clockscope::counter::native_kind() != Some(clockscope::counter::CounterKind::Tsc) {
+        return Err(format!("no TSC on {}", std::env::consts::ARCH));
+    }
+    let perf = match clockscope::tsc::report::perf_page_khz() {
+        Ok((khz, how)) => return Ok((khz, format!("perf page, {how}"))),
+        Err(why) => why,
+    };
+    match LinuxEvidence::read(Path::new("/")).kernel_tsc_khz() {
+        Some((khz, msg)) => Ok((khz, msg.label().to_string())),
+        None => Err(format!(
+            "no perf page ({perf}) and no \"tsc: Detected/Refined\" in a readable kernel log"
+        )),
+    }
+}
+
+#[test]
+fn calibration_agrees_with_the_kernel() {
+    let (kernel_khz, source) = match kernel_tsc_khz() {
+        Ok(k) => k,
+        Err(why) => {
+            println!("SKIPPED calibration_agrees_with_the_kernel: the kernel publishes no TSC frequency here: {why}");
+            return;
+        }
+    };
+    // 20 ms bounds the error to a few ppm on an idle machine; a preempted
+    // run only widens the bound, which is checked too.
+    let c = calibrate_counter(20_000_000);
+    let err = c
+        .error_ppm_vs_khz(kernel_khz)
+        .unwrap_or_else(|| panic!("the calibration did not converge: {}", c.note));
+    println!(
+        "calibrated {:?} Hz, kernel {kernel_khz} kHz ({source}): {err:+.3} ppm, bound {:?} ppm",
+        c.hz, c.uncertainty_ppm
+    );
+    assert!(
+        err.abs() <= DISAGREEMENT_LIMIT_PPM,
+        "calibrated {:?} Hz is {err:+.1} ppm from the kernel's {kernel_khz} kHz ({source}); limit {DISAGREEMENT_LIMIT_PPM} ppm",
+        c.hz
+    );
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -66,11 +118,11 @@ fn compare_calibrations_with_the_kernel() {
     let mut pg = Vec::new();
     // Alternate so both see the same machine conditions.
     for _ in 0..RUNS {
-        ours.push(calibrate_tsc(DEFAULT_BUDGET_NS));
-        pg.push(calibrate_tsc_postgresql());
+        ours.push(calibrate_counter(DEFAULT_BUDGET_NS));
+        pg.push(calibrate_postgresql_native());
     }
     summarise(
-        "clockscope calibrate_tsc (RDTSCP vs CLOCK_MONOTONIC_RAW, 50 ms budget)",
+        "clockscope calibrate_counter (RDTSCP vs CLOCK_MONOTONIC_RAW, 50 ms budget)",
         &ours,
         kernel_khz,
     );

@@ -4,7 +4,7 @@
 //! involved and nothing asserts a duration of this machine.
 
 use clockscope::clock::scripted::ScriptedClock;
-use clockscope::tsc::calibrate::{
+use clockscope::counter::calibrate::{
     calibrate, calibrate_postgresql, calibrate_to, Calibration, BATCH_SAMPLES, DEFAULT_TARGET_PPM, MAX_UNCERTAINTY_PPM,
     MIN_ITERATION_NS, PG_MAX_NS, START_SAMPLES,
 };

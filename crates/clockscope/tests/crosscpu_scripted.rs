@@ -55,7 +55,7 @@ impl CpuClock for ScriptedCpus {
         let mut t = now.wrapping_add_signed(self.offsets.get(cpu).copied().unwrap_or(0));
         if cpu == self.faulty {
             let n = self.faulty_reads.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % self.back_every == 0 {
+            if n.is_multiple_of(self.back_every) {
                 self.backward_reads.fetch_add(1, Ordering::Relaxed);
                 t -= self.back_by;
             }

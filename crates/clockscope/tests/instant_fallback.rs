@@ -5,7 +5,8 @@
 //! the TSC unstable). Every test in this file's process forces the system
 //! clock first, so whichever runs first makes the choice.
 
-use clockscope::instant::detect::{choose, verdict_from_tsc_decision, SYSTEM_CLOCK_NAME, SYSTEM_FREQUENCY_SOURCE};
+use clockscope::counter::CounterReport;
+use clockscope::instant::detect::{choose, SYSTEM_CLOCK_NAME, SYSTEM_FREQUENCY_SOURCE};
 use clockscope::instant::{self, AlreadyInitialized, ClockInfo, ClockMode, Config, Instant};
 use clockscope::linux::{Evidence, KernelCmdline, TscFlags};
 use clockscope::tsc::cpuid::{parse_dump, CpuidFacts};
@@ -133,7 +134,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
     };
     let report = TscReport::build(Some(this_machines_cpuid()), Some(live), None);
     assert!(!report.clockscope_decision.trusted);
-    let verdict = verdict_from_tsc_decision(&report.clockscope_decision, 5_000_000);
+    let verdict = CounterReport::from_tsc_report(report, 5_000_000);
     let info = choose(None, Ok(verdict), ("RDTSC", "RDTSCP"), 1234);
     assert_system_clock(&info);
     assert!(!info.trusted && !info.forced);
@@ -176,7 +177,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
     let report = TscReport::build(Some(this_machines_cpuid()), Some(live), None);
     let info = choose(
         None,
-        Ok(verdict_from_tsc_decision(&report.clockscope_decision, 5_000_000)),
+        Ok(CounterReport::from_tsc_report(report, 5_000_000)),
         ("RDTSC", "RDTSCP"),
         0,
     );

@@ -105,7 +105,7 @@ fn precise_readings_exchanged_through_an_atomic_do_not_go_backward() {
             let mut spins = 0u32;
             while round.load(Ordering::Acquire) != r - 1 {
                 spins = spins.wrapping_add(1);
-                if spins % 1024 == 0 {
+                if spins.is_multiple_of(1024) {
                     if abort.load(Ordering::Relaxed) || std::time::Instant::now() > deadline {
                         abort.store(true, Ordering::Relaxed);
                         return steps;

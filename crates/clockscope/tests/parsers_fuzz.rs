@@ -314,7 +314,7 @@ proptest! {
             Ok(list) => {
                 // Ranges, not CPUs, are stored: a huge range costs nothing.
                 assert!(list.ranges().len() <= text.len());
-                assert!(list.highest().map_or(true, |h| h <= clockscope::linux::cpulist::MAX_CPU));
+                assert!(list.highest().is_none_or(|h| h <= clockscope::linux::cpulist::MAX_CPU));
             }
             Err(e) => assert_safe_message(&e.to_string()),
         }

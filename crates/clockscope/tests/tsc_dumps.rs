@@ -41,7 +41,7 @@ fn assert_dump_has_no_live_sources(r: &TscReport) {
         .reasons
         .iter()
         .filter(|x| !x.ok && x.evidence.contains("analysing a CPUID dump"))
-        .map(|x| x.check)
+        .map(|x| x.name)
         .collect();
     assert!(r.clockscope_decision.reasons[1]
         .evidence

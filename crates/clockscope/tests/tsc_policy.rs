@@ -118,7 +118,7 @@ fn decide(facts: &CpuidFacts, kernel: &KernelEvidence, f: &FrequencyReport) -> T
 
 /// The checks that failed, by name.
 fn failed(d: &TscDecision) -> Vec<&'static str> {
-    d.reasons.iter().filter(|r| !r.ok).map(|r| r.check).collect()
+    d.reasons.iter().filter(|r| !r.ok).map(|r| r.name).collect()
 }
 
 #[test]

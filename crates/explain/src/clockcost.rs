@@ -9,11 +9,13 @@
 //!   `INSTR_TIME_SET_CURRENT` reads on Linux (and with
 //!   `timing_clock_source = system` in PostgreSQL 19).
 //! - RDTSC (x86-64 only): PostgreSQL 19's fast TSC read for EXPLAIN, at the
-//!   frequency PostgreSQL 19 would use here ([`clockscope::tsc::postgres_tsc`]:
-//!   CPUID by its rules, else calibration), as its pg_test_timing measures
+//!   frequency PostgreSQL 19 would use here ([`postgres_tsc`], from the
+//!   counter layer: CPUID by its rules, else calibration), as its pg_test_timing measures
 //!   "Fast clock source: RDTSC".
 
 use clockscope::clock::posix::PosixClock;
+use clockscope::counter::discover::full_budget;
+use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
 use clockscope::{measure, ClockSource, Control};
 use serde::Serialize;
 
@@ -55,7 +57,7 @@ pub struct MachineClocks {
 /// `duration_ns` each; `keep_going` is asked between 10 ms chunks.
 pub fn measure_machine(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
     let system = measure_system(duration_ns, keep_going);
-    let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
+    let tsc = postgres_tsc();
     let (rdtsc, rdtsc_unavailable) = match measure_rdtsc(&tsc, duration_ns, keep_going) {
         Ok(c) => (Some(c), None),
         Err(why) => (None, Some(why)),
@@ -90,8 +92,7 @@ pub fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) ->
     }
 }
 
-/// PostgreSQL 19's TSC on this machine: [`clockscope::tsc::postgres_tsc`]
-/// decides its frequency (CPUID by PostgreSQL's rules, else calibration),
+/// PostgreSQL 19's TSC on this machine: [`postgres_tsc`] decides its frequency (CPUID by PostgreSQL's rules, else calibration),
 /// then pg_test_timing's loop runs on RDTSC at that frequency, as
 /// PostgreSQL 19's pg_test_timing does for its "Fast clock source: RDTSC".
 pub fn measure_rdtsc(
@@ -112,24 +113,47 @@ pub fn measure_rdtsc(
     })
 }
 
-#[cfg(target_arch = "x86_64")]
-fn rdtsc_loop(khz: u64, duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<(f64, u64, String), String> {
-    use clockscope::clock::arch::Rdtsc;
-    let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
-    let clock = Rdtsc::new(scale).ok_or("this CPU does not report RDTSCP, which PostgreSQL 19 needs for its TSC")?;
-    let m = measure(&clock, duration_ns, |_| control(keep_going));
-    let per_read_ns = m.avg_loop_ns().ok_or("the RDTSC loop did not run")?;
-    Ok((per_read_ns, m.loops(), clock.name().to_string()))
+/// What PostgreSQL 19 concludes about this machine's TSC, from the counter
+/// layer ([`clockscope::counter::Mode::Postgresql`]): no TSC off x86-64.
+pub fn postgres_tsc() -> clockscope::tsc::PostgresTsc {
+    let discovery = Discovery::postgresql(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
+    let report = counter::discover_with(std::path::Path::new("/"), None, &discovery, &full_budget);
+    report.postgres.tsc.unwrap_or(clockscope::tsc::PostgresTsc {
+        frequency_khz: None,
+        frequency_source: None,
+        calibrated_khz: None,
+        use_by_default: false,
+    })
 }
 
-/// PostgreSQL 19's TSC clock source exists on x86-64 only.
-#[cfg(not(target_arch = "x86_64"))]
-fn rdtsc_loop(
-    _khz: u64,
-    _duration_ns: u64,
-    _keep_going: &mut dyn FnMut() -> bool,
-) -> Result<(f64, u64, String), String> {
-    Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into())
+/// pg_test_timing's loop on PostgreSQL 19's fast TSC read (RDTSC) at `khz`;
+/// `Err` off x86-64 or without RDTSCP.
+fn rdtsc_loop(khz: u64, duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> Result<(f64, u64, String), String> {
+    struct FastLoop<'a> {
+        duration_ns: u64,
+        keep_going: &'a mut dyn FnMut() -> bool,
+    }
+    impl CounterPairVisitor for FastLoop<'_> {
+        type Output = Result<(f64, u64, String), String>;
+        fn visit<P: ClockSource, F: ClockSource>(self, _precise: P, fast: F) -> Self::Output {
+            let keep_going = self.keep_going;
+            let m = measure(&fast, self.duration_ns, |_| control(keep_going));
+            let per_read_ns = m.avg_loop_ns().ok_or(format!("the {} loop did not run", fast.name()))?;
+            Ok((per_read_ns, m.loops(), fast.name().to_string()))
+        }
+    }
+    if counter::native_kind() != Some(CounterKind::Tsc) {
+        return Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into());
+    }
+    let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
+    counter::arch::visit_pair(
+        scale,
+        FastLoop {
+            duration_ns,
+            keep_going,
+        },
+    )
+    .map_err(str::to_string)?
 }
 
 #[cfg(test)]
@@ -163,14 +187,17 @@ mod tests {
 
     #[test]
     fn rdtsc_cost_is_measured_exactly_when_postgresql_19_would_use_the_tsc() {
-        let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
+        let tsc = postgres_tsc();
         match measure_rdtsc(&tsc, 5_000_000, &mut || true) {
             Ok(c) => {
                 assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
                 assert_eq!(c.frequency_khz, tsc.frequency_khz);
                 assert_eq!(c.frequency_source, tsc.frequency_source);
             }
-            Err(why) => assert!(tsc.frequency_khz.is_none() || !cfg!(target_arch = "x86_64"), "{why}"),
+            Err(why) => assert!(
+                tsc.frequency_khz.is_none() || counter::native_kind() != Some(CounterKind::Tsc),
+                "{why}"
+            ),
         }
     }
 }

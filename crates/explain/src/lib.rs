@@ -29,6 +29,11 @@
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
 
+// No unsafe code in the library; the test-support module (feature `testing`)
+// alone calls libc (geteuid, atexit), each call with its SAFETY comment.
+#![cfg_attr(not(feature = "testing"), forbid(unsafe_code))]
+#![cfg_attr(feature = "testing", deny(unsafe_code))]
+
 pub mod clockcost;
 pub mod connect;
 pub mod error;
@@ -40,6 +45,7 @@ pub mod report;
 pub mod session;
 pub mod stats;
 #[cfg(feature = "testing")]
+#[allow(unsafe_code)]
 pub mod testing;
 pub mod tls;
 

@@ -11,6 +11,7 @@
 //! predicted_per_read_ns   = this machine's pg_test_timing loop time for the clock in use
 //! predicted_overhead_per_row_ns = clock reads per row * predicted_per_read_ns
 //! predicted_slowdown      = (OFF + clock reads * predicted_per_read_ns / 1e6) / OFF
+//!                           (clockscope::predict::explain_overhead, per row)
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
 //! ```
 //!
@@ -26,6 +27,7 @@ use crate::connect::Locality;
 use crate::measure::{Skipped, SourceRuns};
 use crate::session::Setting;
 use crate::stats::Spread;
+use clockscope::predict::ExplainOverhead;
 use serde::Serialize;
 use std::io::{self, Write};
 
@@ -133,6 +135,12 @@ fn uses_tsc(clock_source: &str) -> bool {
     crate::measure::current_is(clock_source, "tsc")
 }
 
+/// The library's prediction for a run of `rows` rows taking `timing_off_ms`
+/// with TIMING OFF, `reads_per_row` clock reads of `per_read_ns` each.
+fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) -> ExplainOverhead {
+    clockscope::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
+}
+
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
     let off = Spread::of(&runs.timing_off_ms)?;
     let on = Spread::of(&runs.timing_on_ms)?;
@@ -146,6 +154,7 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
     };
     let predicted = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
     let overhead_per_read_ns = diff_ns / reads as f64;
+    let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
     Some(SourceResult {
         clock_source: runs.clock_source.clone(),
         how: runs.how.clone(),
@@ -162,8 +171,8 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         clock_reads_per_row: reads_per_row,
         predicted_clock: cost.map(|c| c.clock.clone()),
         predicted_per_read_ns: predicted,
-        predicted_overhead_per_row_ns: predicted.map(|p| reads_per_row * p),
-        predicted_slowdown: predicted.map(|p| (off.median + reads as f64 * p / 1e6) / off.median),
+        predicted_overhead_per_row_ns: prediction.map(|p| p.overhead_per_row_ns),
+        predicted_slowdown: prediction.map(|p| p.slowdown),
         observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
         runs_timing_on_ms: runs.timing_on_ms.clone(),
@@ -177,16 +186,16 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
     let rdtsc = machine.rdtsc.as_ref()?.per_read_ns;
     let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
     let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
-    let reads = base.clock_reads_per_run as f64;
-    let slowdown = |per_read: f64| (base.timing_off_ms + reads * per_read / 1e6) / base.timing_off_ms;
+    let rows = base.clock_reads_per_run as f64 / base.clock_reads_per_row;
+    let at = |per_read: f64| predict(base.timing_off_ms, rows, base.clock_reads_per_row, per_read);
     let scaled = rdtsc * ratio;
     Some(TscPrediction {
         rdtsc_per_read_ns: rdtsc,
-        predicted_overhead_per_row_ns: base.clock_reads_per_row * rdtsc,
-        predicted_slowdown: slowdown(rdtsc),
+        predicted_overhead_per_row_ns: at(rdtsc).overhead_per_row_ns,
+        predicted_slowdown: at(rdtsc).slowdown,
         scaled_per_read_ns: scaled,
-        scaled_overhead_per_row_ns: base.clock_reads_per_row * scaled,
-        scaled_slowdown: slowdown(scaled),
+        scaled_overhead_per_row_ns: at(scaled).overhead_per_row_ns,
+        scaled_slowdown: at(scaled).slowdown,
         from_clock_source: base.clock_source.clone(),
     })
 }
@@ -264,7 +273,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

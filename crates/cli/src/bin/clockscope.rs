@@ -1,5 +1,7 @@
 //! `clockscope`: parse arguments, run one command, print its report.
 
+#![forbid(unsafe_code)]
+
 use clap::{CommandFactory, Parser};
 use clockscope_cli::cli::{Cli, Command};
 use clockscope_cli::stdout::{self, ReportWriter};
@@ -49,7 +51,9 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(Command::Clocks(a)) => commands::clocks::run(a, out),
         Some(Command::Tsc(a)) => commands::tsc::run(a, out),
         Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
+        #[cfg(feature = "explain")]
         Some(Command::Explain(a)) => commands::explain::run(a, out),
+        Some(Command::Sweep(a)) => commands::sweep::run(a, out),
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails: generate in memory, write here.
             let mut script = Vec::new();

@@ -3,12 +3,19 @@
 //! and the CPU counter (RDTSCP/RDTSC on x86-64, ISB;CNTVCT_EL0/CNTVCT_EL0 on
 //! aarch64).
 
+#![forbid(unsafe_code)]
+
 use clockscope::clock::posix::PosixClock;
+use clockscope::counter::calibrate::calibrate_postgresql_native;
+use clockscope::counter::discover::full_budget;
+use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope::ClockSource;
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::getopt::Ordering;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -37,85 +44,79 @@ fn main() -> ExitCode {
     }
 }
 
-/// x86-64: PostgreSQL 19's TSC section. The frequency in use (the one the
+/// Hands the counter's precise and fast reads to pg_test_timing's run.
+struct RunWith<'a> {
+    opts: &'a args::Options,
+    system: &'a PosixClock,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    closing_lines: ptt::ClosingLines<'a>,
+}
+
+impl CounterPairVisitor for RunWith<'_> {
+    type Output = std::io::Result<u8>;
+    fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output {
+        let section = ptt::CounterSection {
+            precise: &precise,
+            fast: &fast,
+            closing_lines: self.closing_lines,
+        };
+        ptt::run(self.opts, self.system, Counter::Usable(section), self.out, self.err)
+    }
+}
+
+/// PostgreSQL 19's TSC section on x86-64: the frequency in use (the one the
 /// RDTSCP and RDTSC blocks are converted with, exactly) is PostgreSQL's CPUID
 /// frequency, else clockscope's calibration (PostgreSQL would use its own
 /// calibration there); `TSC frequency from calibration` is a fresh run of
 /// PostgreSQL's calibration algorithm after the blocks, as upstream prints it.
-#[cfg(target_arch = "x86_64")]
+/// On aarch64 the ARM generic timer where PostgreSQL shows the TSC
+/// (PostgreSQL itself has no ARM counter support; the layout is kept);
+/// elsewhere the system clock only, as PostgreSQL builds without a counter
+/// clock.
 fn run_with_counter(
     opts: &args::Options,
     system: &PosixClock,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
-    use clockscope::clock::arch::{Rdtsc, Rdtscp};
-    use clockscope::tsc::calibrate::calibrate_tsc_postgresql;
-    use clockscope::Scale;
-    let tsc = clockscope::tsc::postgres_tsc(std::path::Path::new("/"));
-    let clocks = tsc
-        .frequency_khz
-        .and_then(Scale::from_khz)
-        .and_then(|s| Some((Rdtscp::new(s)?, Rdtsc::new(s)?)));
-    match (clocks, tsc.frequency_khz) {
-        (Some((precise, fast)), Some(in_use_khz)) => {
-            let use_by_default = tsc.use_by_default;
-            let section = ptt::CounterSection {
-                precise: &precise,
-                fast: &fast,
-                closing_lines: Box::new(move || {
-                    ptt::tsc_lines(in_use_khz, calibrate_tsc_postgresql().khz, use_by_default)
-                }),
-            };
-            ptt::run(opts, system, Counter::Usable(section), out, err)
-        }
-        _ => ptt::run::<_, Rdtscp, Rdtsc>(opts, system, Counter::NotUsable(ptt::report::TSC_NOT_USABLE), out, err),
-    }
-}
-
-/// aarch64: clockscope's addition. Upstream PostgreSQL builds without a
-/// counter clock here and prints the system block only; we print the ARM
-/// generic timer in the TSC section's layout (its lines are clockscope's,
-/// named "Generic timer ...", never "TSC ...").
-#[cfg(target_arch = "aarch64")]
-fn run_with_counter(
-    opts: &args::Options,
-    system: &PosixClock,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<u8> {
-    use clockscope::clock::arch::{Cntvct, IsbCntvct};
-    use clockscope::Scale;
-    let timer = clockscope::arm::gather_local_calibrated(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
-    match Scale::from_hz(timer.frequency_hz) {
-        Some(scale) => {
-            let (precise, fast) = (IsbCntvct::new(scale), Cntvct::new(scale));
-            let mut lines = timer.frequency_lines();
-            lines.push(timer.decision_line());
-            let section = ptt::CounterSection {
-                precise: &precise,
-                fast: &fast,
-                closing_lines: Box::new(move || lines),
-            };
-            ptt::run(opts, system, Counter::Usable(section), out, err)
-        }
-        None => ptt::run::<_, IsbCntvct, Cntvct>(
-            opts,
-            system,
-            Counter::NotUsable(ptt::report::GENERIC_TIMER_NOT_USABLE),
-            out,
-            err,
+    let budget = clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS;
+    let report = counter::discover_with(Path::new("/"), None, &Discovery::postgresql(budget), &full_budget);
+    let (lines, not_usable) = match (counter::native_kind(), &report.postgres.tsc, report.generic_timer()) {
+        (None, _, _) => return ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err),
+        (Some(CounterKind::Tsc), Some(tsc), _) => (
+            tsc.frequency_khz.map(|in_use_khz| {
+                let use_by_default = tsc.use_by_default;
+                Box::new(move || ptt::tsc_lines(in_use_khz, calibrate_postgresql_native().khz, use_by_default))
+                    as ptt::ClosingLines
+            }),
+            ptt::report::TSC_NOT_USABLE,
         ),
+        (Some(CounterKind::Tsc), None, _) => (None, ptt::report::TSC_NOT_USABLE),
+        (Some(CounterKind::GenericTimer), _, timer) => (
+            timer.map(|t| {
+                let mut lines = t.frequency_lines();
+                lines.push(t.decision_line());
+                Box::new(move || lines) as ptt::ClosingLines
+            }),
+            ptt::report::GENERIC_TIMER_NOT_USABLE,
+        ),
+    };
+    let visited = match (lines, report.scale()) {
+        (Some(closing_lines), Some(scale)) => {
+            let run = RunWith {
+                opts,
+                system,
+                out: &mut *out,
+                err: &mut *err,
+                closing_lines,
+            };
+            counter::arch::visit_pair(scale, run).ok()
+        }
+        _ => None,
+    };
+    match visited {
+        Some(result) => result,
+        None => ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::NotUsable(not_usable), out, err),
     }
-}
-
-/// Other architectures: the system clock only, as PostgreSQL builds without a counter clock.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn run_with_counter(
-    opts: &args::Options,
-    system: &PosixClock,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> std::io::Result<u8> {
-    ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err)
 }

@@ -6,6 +6,8 @@
 //! measured (exit 130); a second one sends the cancel request and exits at
 //! once. Every failure is one line (exit 2).
 
+#![cfg(feature = "explain")]
+
 use crate::cli::ReportFormat;
 use crate::{exit, progress};
 use clap::Args;

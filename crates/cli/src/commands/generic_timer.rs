@@ -3,6 +3,7 @@
 //! tested everywhere).
 
 use clockscope::arm::{cpu_list, GenericTimerReport};
+use clockscope::counter::{Check, CheckStyle};
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
@@ -102,7 +103,11 @@ pub fn write_text(r: &GenericTimerReport, out: &mut dyn Write) -> io::Result<()>
         }
     )?;
     for reason in &r.reasons {
-        writeln_escaped!(out, "  NOT OK  {reason}")?;
+        writeln_escaped!(
+            out,
+            "  {}",
+            Check::new(false, "", reason.clone()).line(CheckStyle::Table { width: 0 })
+        )?;
     }
     for note in &r.notes {
         writeln_escaped!(out, "  note    {note}")?;

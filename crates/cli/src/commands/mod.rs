@@ -6,4 +6,5 @@ pub mod clocks;
 pub mod cross_cpu;
 pub mod explain;
 pub mod generic_timer;
+pub mod sweep;
 pub mod tsc;

@@ -5,6 +5,7 @@
 use crate::cli::ReportFormat;
 use crate::exit;
 use clap::Args;
+use clockscope::counter::{self, CheckStyle, CounterKind, Discovery};
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope::tsc::policy::Reason;
@@ -59,14 +60,17 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
     // On aarch64 the counter is the generic timer, not a TSC: report that
     // (a recorded x86 CPUID dump can still be analysed).
-    #[cfg(target_arch = "aarch64")]
-    if args.cpuid_dump.is_none() {
-        let timer = clockscope::arm::gather_local_calibrated(args.calibration_ms * 1_000_000);
-        match args.format {
-            ReportFormat::Json => crate::export::json::write(out, &timer)?,
-            ReportFormat::Text => super::generic_timer::write_text(&timer, out)?,
+    if args.cpuid_dump.is_none() && counter::native_kind() == Some(CounterKind::GenericTimer) {
+        let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let discovery = Discovery::full(args.calibration_ms * 1_000_000);
+        let report = counter::discover_with(&root, None, &discovery, &counter::discover::full_budget);
+        if let Some(timer) = report.generic_timer() {
+            match args.format {
+                ReportFormat::Json => crate::export::json::write(out, timer)?,
+                ReportFormat::Text => super::generic_timer::write_text(timer, out)?,
+            }
+            return Ok(exit::OK);
         }
-        return Ok(exit::OK);
     }
     let report = match &args.cpuid_dump {
         Some(path) => {
@@ -99,10 +103,9 @@ fn khz_text(khz: Option<u64>) -> String {
 }
 
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
-    let width = reasons.iter().map(|r| r.check.len()).max().unwrap_or(0);
+    let width = reasons.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in reasons {
-        let mark = if r.ok { "ok    " } else { "NOT OK" };
-        writeln_escaped!(out, "  {mark}  {:<width$}  {}", r.check, r.evidence)?;
+        writeln_escaped!(out, "  {}", r.line(CheckStyle::Table { width }))?;
     }
     Ok(())
 }

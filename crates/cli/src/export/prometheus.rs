@@ -12,7 +12,7 @@ use std::io::{self, Write};
 /// signature) has its control characters written as `\xHH` first, then the
 /// exposition format's escapes apply (backslash, double quote, newline), so
 /// the scraped value reads exactly as the text report shows it.
-fn label(v: &str) -> String {
+pub(crate) fn label(v: &str) -> String {
     escape_untrusted(v)
         .replace('\\', "\\\\")
         .replace('"', "\\\"")

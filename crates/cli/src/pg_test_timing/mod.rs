@@ -17,6 +17,8 @@
 //! - [`report`]: the average line and the two tables of each block.
 
 pub mod args;
+// The crate's only unsafe code: calls into the C library's strtod/strtoul.
+#[allow(unsafe_code)]
 pub mod c_numbers;
 pub mod getopt;
 pub mod report;

@@ -86,7 +86,7 @@ pub fn disagreement_ppm(cntfrq_hz: u64, other_hz: f64) -> Option<f64> {
 }
 
 /// A measured counter rate to compare with CNTFRQ_EL0 (from
-/// `clockscope::tsc::calibrate` run on CNTVCT_EL0 against CLOCK_MONOTONIC_RAW).
+/// `clockscope::counter::calibrate` run on CNTVCT_EL0 against CLOCK_MONOTONIC_RAW).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CalibrationEvidence {
     /// The reference clock's display name, e.g. `clock_gettime (CLOCK_MONOTONIC_RAW)`.
@@ -97,9 +97,9 @@ pub struct CalibrationEvidence {
 }
 
 impl CalibrationEvidence {
-    /// From [`crate::tsc::calibrate`]'s result: only a converged calibration
+    /// From [`crate::counter::calibrate`]'s result: only a converged calibration
     /// with an error bound counts (PostgreSQL's method has none), else None.
-    pub fn from_calibration(c: &crate::tsc::calibrate::Calibration) -> Option<CalibrationEvidence> {
+    pub fn from_calibration(c: &crate::counter::calibrate::Calibration) -> Option<CalibrationEvidence> {
         Some(CalibrationEvidence {
             reference: c.reference.to_string(),
             calibrated_hz: c.hz? as f64,
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn only_bounded_calibrations_are_evidence() {
-        use crate::tsc::calibrate::{Calibration, METHOD_BRACKETED};
+        use crate::counter::calibrate::{Calibration, METHOD_BRACKETED};
         assert_eq!(
             CalibrationEvidence::from_calibration(&Calibration::unavailable("no counter", METHOD_BRACKETED)),
             None

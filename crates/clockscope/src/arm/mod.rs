@@ -1,7 +1,7 @@
 //! The ARM generic timer: frequency, homogeneity of cores, counter errata, trust.
 //!
 //! Pure logic, compiled on every architecture so it is tested everywhere; the
-//! register reads (CNTVCT_EL0, CNTFRQ_EL0) live in `clock/aarch64.rs`, and
+//! register reads (CNTVCT_EL0, CNTFRQ_EL0) live in `counter/aarch64.rs`, and
 //! `gather_local` and `gather_local_calibrated` exist only on aarch64.
 //!
 //! ```text
@@ -123,7 +123,7 @@ system clock on ARM): {why}."
     /// The frequency in kHz as PostgreSQL prints TSC frequencies (`24000`,
     /// `121875`); fractional kHz keep three decimals (`19200`, `62.5` MHz -> `62500`).
     pub fn frequency_khz_text(&self) -> String {
-        if self.frequency_hz % 1000 == 0 {
+        if self.frequency_hz.is_multiple_of(1000) {
             (self.frequency_hz / 1000).to_string()
         } else {
             format!("{:.3}", self.frequency_hz as f64 / 1000.0)
@@ -272,16 +272,16 @@ what it reports, not the host's core",
 /// The live machine: `/`, CNTFRQ_EL0 read from the register.
 #[cfg(target_arch = "aarch64")]
 pub fn gather_local(calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
-    gather(Path::new("/"), crate::clock::arch::cntfrq_hz(), calibration)
+    gather(Path::new("/"), crate::counter::arch::cntfrq_hz(), calibration)
 }
 
 /// The live machine with a calibration of ISB;CNTVCT_EL0 against
-/// CLOCK_MONOTONIC_RAW ([`crate::tsc::calibrate::calibrate_tsc`], at most
+/// CLOCK_MONOTONIC_RAW ([`crate::counter::calibrate::calibrate_counter`], at most
 /// `budget_ns` of reference time). A calibration without a bounded result is
 /// left out of the decision; `calibration_failed` says why.
 #[cfg(target_arch = "aarch64")]
 pub fn gather_local_calibrated(budget_ns: u64) -> GenericTimerReport {
-    let cal = crate::tsc::calibrate::calibrate_tsc(budget_ns);
+    let cal = crate::counter::calibrate::calibrate_counter(budget_ns);
     let evidence = CalibrationEvidence::from_calibration(&cal);
     let mut report = gather_local(evidence.as_ref());
     if evidence.is_none() {

@@ -1,36 +1,13 @@
-//! aarch64 counters: the ARM generic timer's virtual count CNTVCT_EL0 (fast)
-//! and ISB;CNTVCT_EL0 (ordered), with the frequency from CNTFRQ_EL0.
-//! All of this file's unsafe code is here.
+//! aarch64 counters as clock sources: the ARM generic timer's virtual count
+//! CNTVCT_EL0 (fast) and ISB;CNTVCT_EL0 (ordered), with the frequency from
+//! CNTFRQ_EL0. The register reads themselves are in `counter/aarch64.rs`.
 
 use super::{ClockError, ClockId, ClockSource, ClockVisitor};
 use crate::convert::Scale;
+use crate::counter::arch::{cntvct, isb_cntvct};
 use crate::ticks::Ticks;
 
-#[inline(always)]
-fn cntvct() -> u64 {
-    let v: u64;
-    // SAFETY: CNTVCT_EL0 is readable from EL0 on Linux (the kernel sets
-    // CNTKCTL_EL1.EL0VCTEN); the read has no side effects.
-    unsafe { core::arch::asm!("mrs {}, cntvct_el0", out(reg) v, options(nomem, nostack, preserves_flags)) };
-    v
-}
-
-#[inline(always)]
-fn isb_cntvct() -> u64 {
-    let v: u64;
-    // SAFETY: ISB only synchronises the instruction stream; the counter read
-    // is as in `cntvct`.
-    unsafe { core::arch::asm!("isb", "mrs {}, cntvct_el0", out(reg) v, options(nostack, preserves_flags)) };
-    v
-}
-
-/// The counter frequency from CNTFRQ_EL0, in Hz (0 when firmware left it unset).
-pub fn cntfrq_hz() -> u64 {
-    let v: u64;
-    // SAFETY: CNTFRQ_EL0 is readable from EL0; the read has no side effects.
-    unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) v, options(nomem, nostack, preserves_flags)) };
-    v
-}
+pub use crate::counter::arch::cntfrq_hz;
 
 /// CNTVCT_EL0: the fast generic-timer read.
 #[derive(Clone, Copy, Debug)]

@@ -7,9 +7,11 @@
 //! per read). [`ClockId`] names every source the tools know; [`visit`] turns an
 //! id into a concrete source and hands it to a [`ClockVisitor`].
 //!
-//! Platform code is fenced once, here: `arch` is `x86_64.rs` (RDTSC, RDTSCP,
-//! LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no counter).
-//! `posix.rs` holds the clock_gettime/gettimeofday sources every Unix has.
+//! The counter sources are chosen per platform: `arch` is `x86_64.rs` (RDTSC,
+//! RDTSCP, LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no
+//! counter); the instructions themselves are [`crate::counter`]'s, the one
+//! place for counter platform code. `posix.rs` holds the
+//! clock_gettime/gettimeofday sources every Unix has.
 
 #[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
 #[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]
@@ -185,6 +187,17 @@ impl ClockId {
         }
     }
 
+    /// Whether the source must never step backwards: false for the wall
+    /// clocks (CLOCK_REALTIME, its coarse form, CLOCK_TAI, gettimeofday),
+    /// which NTP or an administrator may step; a backward step on any other
+    /// source is a fault.
+    pub const fn is_monotonic(self) -> bool {
+        !matches!(
+            self,
+            ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::Tai | ClockId::GetTimeOfDay
+        )
+    }
+
     /// Whether the source is a CPU counter that needs a frequency.
     pub const fn is_counter(self) -> bool {
         matches!(self.kind(), ClockKind::Counter)
@@ -289,13 +302,24 @@ mod tests {
             // forward step are checked here, not a time.
             let (d, name) = visit(id, Scale::from_khz(1_000_000), ReadTwice).unwrap();
             assert_eq!(name, id.display_name());
-            if !matches!(
-                id,
-                ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::GetTimeOfDay | ClockId::Tai
-            ) {
+            if id.is_monotonic() {
                 assert!(d >= 0, "{id} went backwards between two reads");
             }
         }
+    }
+
+    #[test]
+    fn only_wall_clocks_may_go_backwards() {
+        let wall: Vec<ClockId> = ClockId::ALL.into_iter().filter(|id| !id.is_monotonic()).collect();
+        assert_eq!(
+            wall,
+            [
+                ClockId::Realtime,
+                ClockId::RealtimeCoarse,
+                ClockId::Tai,
+                ClockId::GetTimeOfDay
+            ]
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! x86-64 counters: RDTSC (fast), RDTSCP (precise) and LFENCE;RDTSC, plus the
-//! raw CPUID instruction. All of this file's unsafe code is here.
+//! x86-64 counters as clock sources: RDTSC (fast), RDTSCP (precise) and
+//! LFENCE;RDTSC. The instructions themselves, and CPUID, are in
+//! `counter/x86_64.rs` (re-exported here for the CPUID reader).
 //!
 //! RDTSC may be executed out of order with the instructions around it, which
 //! is fine for EXPLAIN ANALYZE's per-row reads and what PostgreSQL 19 uses as
@@ -10,62 +11,10 @@
 
 use super::{ClockError, ClockId, ClockSource, ClockVisitor};
 use crate::convert::Scale;
+use crate::counter::arch::{lfence_rdtsc, rdtsc, rdtscp};
 use crate::ticks::Ticks;
-use core::arch::x86_64 as intr;
 
-/// Raw CPUID: `[eax, ebx, ecx, edx]` of `leaf`/`subleaf`.
-#[inline]
-pub fn cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
-    // SAFETY: CPUID exists on every x86-64 CPU; it only writes the four
-    // output registers, which the intrinsic returns.
-    #[allow(unused_unsafe)]
-    let r = unsafe { intr::__cpuid_count(leaf, subleaf) };
-    [r.eax, r.ebx, r.ecx, r.edx]
-}
-
-/// Whether CPUID reports RDTSCP (leaf 0x8000_0001, EDX bit 27).
-pub fn cpu_has_rdtscp() -> bool {
-    let max_ext = cpuid(0x8000_0000, 0)[0];
-    max_ext >= 0x8000_0001 && cpuid(0x8000_0001, 0)[3] & (1 << 27) != 0
-}
-
-/// Whether CPUID reports a TSC at all (leaf 1, EDX bit 4).
-pub fn cpu_has_tsc() -> bool {
-    cpuid(0, 0)[0] >= 1 && cpuid(1, 0)[3] & (1 << 4) != 0
-}
-
-#[inline(always)]
-fn rdtsc() -> u64 {
-    // SAFETY: RDTSC exists on every x86-64 CPU (checked by `cpu_has_tsc`
-    // before a counter is built); it only reads the time-stamp counter.
-    #[allow(unused_unsafe)]
-    unsafe {
-        intr::_rdtsc()
-    }
-}
-
-#[inline(always)]
-fn rdtscp() -> u64 {
-    let mut aux = 0u32;
-    // SAFETY: only called through `Rdtscp`/`Rdtsc::now_ordered`, which are
-    // built after `cpu_has_rdtscp` confirmed the instruction; it writes the
-    // TSC_AUX value into `aux`, a valid local.
-    #[allow(unused_unsafe)]
-    unsafe {
-        intr::__rdtscp(&mut aux)
-    }
-}
-
-#[inline(always)]
-fn lfence_rdtsc() -> u64 {
-    // SAFETY: LFENCE (SSE2, part of x86-64) and RDTSC exist on every x86-64
-    // CPU; the fence only orders the following RDTSC after earlier loads.
-    #[allow(unused_unsafe)]
-    unsafe {
-        intr::_mm_lfence();
-        intr::_rdtsc()
-    }
-}
+pub use crate::counter::arch::{cpu_has_rdtscp, cpu_has_tsc, cpuid};
 
 /// RDTSC: PostgreSQL 19's fast TSC read (EXPLAIN ANALYZE). Start and end of a
 /// measuring loop use RDTSCP, as PostgreSQL does.
@@ -118,7 +67,8 @@ impl ClockSource for Rdtsc {
     }
     #[inline(always)]
     fn now_ordered(&self) -> Ticks {
-        Ticks::from_raw(rdtscp())
+        // SAFETY: an `Rdtsc` is only built after `cpu_has_rdtscp`.
+        Ticks::from_raw(unsafe { rdtscp() })
     }
     fn scale(&self) -> Scale {
         self.scale
@@ -131,7 +81,8 @@ impl ClockSource for Rdtscp {
     }
     #[inline(always)]
     fn now(&self) -> Ticks {
-        Ticks::from_raw(rdtscp())
+        // SAFETY: an `Rdtscp` is only built after `cpu_has_rdtscp`.
+        Ticks::from_raw(unsafe { rdtscp() })
     }
     fn scale(&self) -> Scale {
         self.scale

@@ -7,6 +7,7 @@ use super::{ClockUnderTest, CpuClock};
 use crate::clock::posix::PosixClock;
 use crate::clock::{ClockId, ClockSource};
 use crate::convert::Scale;
+use crate::counter::{self, CounterVisitor};
 
 /// Any [`ClockSource`] as a [`CpuClock`]: every read is the source's ordered
 /// read (`now_ordered`), whichever CPU the thread is on.
@@ -51,27 +52,17 @@ pub fn default_clocks(counter_scale: Option<Scale>, scale_source: Option<String>
         .collect()
 }
 
-#[cfg(target_arch = "x86_64")]
+/// The ordered counter read, boxed as a [`CpuClock`]. The source's own
+/// scale is never used here (reads are raw ticks), so any scale will do
+/// when the frequency is unknown.
 fn arch_counter(scale: Option<Scale>) -> Option<(ClockId, Box<dyn CpuClock>)> {
-    use crate::clock::arch::{LfenceRdtsc, Rdtscp};
-    // The source's own scale is never used here (reads are raw ticks), so
-    // any scale will do when the frequency is unknown.
-    let any = scale.unwrap_or(Scale::NANOSECONDS);
-    if let Some(c) = Rdtscp::new(any) {
-        return Some((ClockId::Rdtscp, Box::new(SourceClock(c))));
+    struct Boxed;
+    impl CounterVisitor for Boxed {
+        type Output = (ClockId, Box<dyn CpuClock>);
+        fn visit<C: ClockSource + Copy + Send + Sync + 'static>(self, c: C) -> Self::Output {
+            let id = ClockId::parse(c.name()).expect("every counter read is a ClockId");
+            (id, Box::new(SourceClock(c)))
+        }
     }
-    // Without RDTSCP (some hypervisors hide it), the kernel's other ordered read.
-    let c = LfenceRdtsc::new(any)?;
-    Some((ClockId::LfenceRdtsc, Box::new(SourceClock(c))))
-}
-
-#[cfg(target_arch = "aarch64")]
-fn arch_counter(scale: Option<Scale>) -> Option<(ClockId, Box<dyn CpuClock>)> {
-    let c = crate::clock::arch::IsbCntvct::new(scale.unwrap_or(Scale::NANOSECONDS));
-    Some((ClockId::IsbCntvct, Box::new(SourceClock(c))))
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn arch_counter(_scale: Option<Scale>) -> Option<(ClockId, Box<dyn CpuClock>)> {
-    None
+    counter::arch::visit_ordered(scale.unwrap_or(Scale::NANOSECONDS), Boxed).ok()
 }

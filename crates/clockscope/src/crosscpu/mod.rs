@@ -22,27 +22,33 @@
 //! calls `sched_setaffinity`, [`NoPinning`] does nothing. Every wait is
 //! bounded by the test's deadline plus a grace period ([`spin`]).
 //!
-//! # Budget
-//! [`run_all`] splits `budget_ns` evenly over pairs x clocks x 2 tests, each at
-//! least [`MIN_TEST_NS`]; for N CPUs there are N*(N-1)/2 pairs
-//! ([`PairMode::All`]) or N-1 ([`PairMode::First`], each CPU against the
-//! first, as the kernel checks each CPU against the boot CPU).
+//! # Pairs and budget
+//! [`plan`] chooses the pairs from the CPU topology ([`PairMode::Topology`]:
+//! O(N), every package pair) or takes every pair ([`PairMode::All`],
+//! N*(N-1)/2) or each CPU with the first ([`PairMode::First`], N-1, as the
+//! kernel checks each CPU against the boot CPU), and splits `budget_ns` over
+//! pairs x clocks x 2 tests, weighted towards pairs across packages, each
+//! test at least [`MIN_TEST_NS`] (the rule is in [`plan`]). [`run_plan`]
+//! measures a plan; [`report::CrossCpuReport::package_groups`] and
+//! [`report::CrossCpuReport::answers`] read the result by package.
 
 pub mod affinity;
 pub mod clocks;
 pub mod pingpong;
+pub mod plan;
 pub mod report;
 pub mod spin;
 pub mod warp;
 
 pub use affinity::AffinityError;
 pub use pingpong::{ping_pong, OffsetFinding, OffsetResult};
-pub use report::{ClockPairReport, CrossCpuReport, PairReport, Verdict};
+pub use plan::{plan, PairKind, Plan, PlanError, PlanOptions, PlannedPair};
+pub use report::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairReport, Verdict};
 pub use warp::{warp_test, WarpResult};
 
 use crate::clock::ClockId;
 use crate::convert::Scale;
-use crate::linux::{self, CpuSet, Evidence};
+use crate::linux::{self, CpuSet, Evidence, Topology};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -103,6 +109,9 @@ pub enum CrossCpuError {
     /// A measuring thread panicked.
     #[error("the measuring thread on CPU {cpu} panicked")]
     ThreadPanicked { cpu: usize },
+    /// The run cannot be planned within its time limit.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
 }
 
 /// A clock to test: what it is, how its ticks become ns, and how to read it.
@@ -121,8 +130,11 @@ pub struct ClockUnderTest {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PairMode {
-    /// Every pair: N*(N-1)/2.
+    /// From the CPU topology: package and die representatives with each
+    /// other, every other CPU with its die's representative ([`plan`]).
     #[default]
+    Topology,
+    /// Every pair: N*(N-1)/2.
     All,
     /// Each CPU with the first one: N-1 (the kernel's check against the boot CPU).
     First,
@@ -169,7 +181,8 @@ impl<'a> RunOptions<'a> {
     }
 }
 
-/// The CPU pairs `(a, b)`, `a` before `b` in `cpus`.
+/// The CPU pairs `(a, b)`, `a` before `b` in `cpus`, without topology
+/// ([`PairMode::Topology`] is [`PairMode::First`] here; [`plan`] uses the topology).
 pub fn pairs(cpus: &[usize], mode: PairMode) -> Vec<(usize, usize)> {
     match mode {
         PairMode::All => cpus
@@ -177,21 +190,11 @@ pub fn pairs(cpus: &[usize], mode: PairMode) -> Vec<(usize, usize)> {
             .enumerate()
             .flat_map(|(i, &a)| cpus[i + 1..].iter().map(move |&b| (a, b)))
             .collect(),
-        PairMode::First => match cpus.split_first() {
+        PairMode::First | PairMode::Topology => match cpus.split_first() {
             Some((&first, rest)) => rest.iter().map(|&b| (first, b)).collect(),
             None => Vec::new(),
         },
     }
-}
-
-/// The duration of each test when `budget_ns` is split over `pairs` x
-/// `clocks` x [`TESTS_PER_CLOCK`], at least [`MIN_TEST_NS`].
-pub fn test_duration_ns(budget_ns: u64, pairs: usize, clocks: usize) -> u64 {
-    let tests = (pairs as u64)
-        .saturating_mul(clocks as u64)
-        .saturating_mul(TESTS_PER_CLOCK)
-        .max(1);
-    (budget_ns / tests).max(MIN_TEST_NS)
 }
 
 /// The CPUs this process may use, with context.
@@ -228,18 +231,32 @@ pub struct Settings<'a> {
     /// Each test's grace ([`RunOptions::grace_ns`]) is the larger of this and
     /// its duration.
     pub min_grace_ns: u64,
+    /// The CPUs' topology for [`PairMode::Topology`] and the report by
+    /// package (`Err`: why it was not read).
+    pub topology: Result<&'a Topology, &'a str>,
+    /// Pair the threads of each core with each other too ([`PairMode::Topology`]).
+    pub smt_pairs: bool,
+    /// How far `budget_ns` may be extended to give every test its minimum.
+    pub max_time_ns: u64,
     /// How threads are pinned.
     pub pinner: &'a dyn Pinner,
     /// Asked now and then; true stops the run (Ctrl-C).
     pub stop: &'a (dyn Fn() -> bool + Sync),
 }
 
+/// The default `max_time_ns` (60 s): how far a budget may be extended.
+pub const DEFAULT_MAX_TIME_NS: u64 = 60_000_000_000;
+
 impl<'a> Settings<'a> {
-    /// Every pair, [`DEFAULT_MIN_HANDOVERS`], [`MIN_GRACE_NS`].
+    /// Every pair, no topology, [`DEFAULT_MIN_HANDOVERS`], [`MIN_GRACE_NS`],
+    /// [`DEFAULT_MAX_TIME_NS`].
     pub fn new(budget_ns: u64, pinner: &'a dyn Pinner, stop: &'a (dyn Fn() -> bool + Sync)) -> Self {
         Settings {
             budget_ns,
             pair_mode: PairMode::All,
+            topology: Err("not read"),
+            smt_pairs: false,
+            max_time_ns: DEFAULT_MAX_TIME_NS,
             min_handovers: DEFAULT_MIN_HANDOVERS,
             min_grace_ns: MIN_GRACE_NS,
             pinner,
@@ -248,29 +265,64 @@ impl<'a> Settings<'a> {
     }
 }
 
-/// Runs both tests for every clock on every pair of `cpus`, calling
-/// `progress(done_ns, total_ns)` after each test. A stop request ends the run
-/// after the test in progress; what was measured is kept.
+impl Settings<'_> {
+    /// The plan options of these settings for `clocks` clocks.
+    pub fn plan_options(&self, clocks: usize) -> PlanOptions {
+        PlanOptions {
+            mode: self.pair_mode,
+            smt_pairs: self.smt_pairs,
+            budget_ns: self.budget_ns,
+            max_time_ns: self.max_time_ns,
+            clocks,
+            min_handovers: self.min_handovers,
+        }
+    }
+}
+
+/// Plans the pairs of `cpus` ([`plan::plan`]) and measures them
+/// ([`run_plan`]).
 pub fn run_all(
     cpus: &[usize],
     clocks: &[ClockUnderTest],
     settings: &Settings<'_>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<CrossCpuReport, CrossCpuError> {
+    let planned = plan::plan(cpus, settings.topology, &settings.plan_options(clocks.len()))?;
+    run_plan(&planned, clocks, settings, progress)
+}
+
+/// Runs both tests for every clock on every pair of `planned`, calling
+/// `progress(done_ns, total_ns)` after each test. A stop request ends the run
+/// after the test in progress; what was measured is kept. `settings` gives
+/// the pinning, stop request, handovers and grace (its budget and pair
+/// choice are already in the plan).
+pub fn run_plan(
+    planned: &Plan,
+    clocks: &[ClockUnderTest],
+    settings: &Settings<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<CrossCpuReport, CrossCpuError> {
     let started = Instant::now();
-    let planned = pairs(cpus, settings.pair_mode);
-    let test_ns = test_duration_ns(settings.budget_ns, planned.len(), clocks.len());
-    let total_ns = test_ns.saturating_mul(TESTS_PER_CLOCK * (planned.len() * clocks.len()) as u64);
-    let mut opts = RunOptions::new(test_ns, settings.pinner, settings.stop);
-    opts.min_handovers = settings.min_handovers;
-    opts.grace_ns = test_ns.max(settings.min_grace_ns);
+    let total_ns: u64 = planned
+        .pairs
+        .iter()
+        .map(|p| p.test_ns.saturating_mul(TESTS_PER_CLOCK * clocks.len() as u64))
+        .sum();
     let mut done_ns = 0u64;
     let mut interrupted = false;
     let mut reports = Vec::new();
-    'pairs: for &(a, b) in &planned {
+    'pairs: for planned_pair in &planned.pairs {
+        let (a, b, test_ns) = (planned_pair.cpu_a, planned_pair.cpu_b, planned_pair.test_ns);
+        let mut opts = RunOptions::new(test_ns, settings.pinner, settings.stop);
+        opts.min_handovers = settings.min_handovers;
+        opts.grace_ns = test_ns.max(settings.min_grace_ns);
         let mut pair = PairReport {
             cpu_a: a,
             cpu_b: b,
+            kind: planned_pair.kind,
+            package_a: planned_pair.package_a,
+            package_b: planned_pair.package_b,
+            test_ns,
             clocks: Vec::new(),
         };
         for c in clocks {
@@ -296,12 +348,15 @@ pub fn run_all(
         reports.push(pair);
     }
     Ok(CrossCpuReport {
-        cpus: cpus.to_vec(),
-        pair_mode: settings.pair_mode,
+        cpus: planned.cpus.clone(),
+        pair_mode: planned.mode,
+        topology: planned.topology.clone(),
         clocks: clocks.iter().map(|c| c.id.cli_name()).collect(),
-        pairs_planned: planned.len(),
-        budget_ns: settings.budget_ns,
-        test_ns,
+        pairs_planned: planned.pairs.len(),
+        budget_ns: planned.budget_ns,
+        test_ns: planned.unit_test_ns,
+        expected_ns: planned.expected_ns,
+        extended: planned.extended.clone(),
         min_handovers: settings.min_handovers,
         pairs: reports,
         interrupted,
@@ -314,7 +369,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pairs_and_budget() {
+    fn pairs_without_topology() {
         assert_eq!(pairs(&[0, 1], PairMode::All), vec![(0, 1)]);
         assert_eq!(pairs(&[0, 2, 5], PairMode::All), vec![(0, 2), (0, 5), (2, 5)]);
         assert_eq!(pairs(&[0, 2, 5], PairMode::First), vec![(0, 2), (0, 5)]);
@@ -323,8 +378,5 @@ mod tests {
         let n = 64usize;
         let cpus: Vec<usize> = (0..n).collect();
         assert_eq!(pairs(&cpus, PairMode::All).len(), n * (n - 1) / 2);
-        assert_eq!(test_duration_ns(1_000_000_000, 1, 2), 250_000_000);
-        assert_eq!(test_duration_ns(1_000_000_000, 2016, 2), MIN_TEST_NS);
-        assert_eq!(test_duration_ns(1_000_000_000, 0, 0), 1_000_000_000);
     }
 }

@@ -127,7 +127,7 @@ fn sender<C: CpuClock + ?Sized>(
     let mut r = OffsetResult::default();
     let mut round: u64 = 0;
     loop {
-        if round % CHECK_EVERY_ROUNDS == 0 {
+        if round.is_multiple_of(CHECK_EVERY_ROUNDS) {
             if (opts.stop)() {
                 r.stopped = true;
                 break;

@@ -2,10 +2,12 @@
 //! serialisable report types whose field names carry their units.
 
 use super::pingpong::{OffsetFinding, OffsetResult};
+use super::plan::PairKind;
 use super::warp::WarpResult;
 use super::{ClockUnderTest, PairMode};
 use crate::convert::Scale;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The verdict on one clock for one CPU pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -98,6 +100,14 @@ pub struct ClockPairReport {
 pub struct PairReport {
     pub cpu_a: usize,
     pub cpu_b: usize,
+    /// How the two CPUs relate (across packages, dies, ...).
+    pub kind: PairKind,
+    /// CPU a's package (`None`: topology unknown).
+    pub package_a: Option<i32>,
+    /// CPU b's package.
+    pub package_b: Option<i32>,
+    /// The planned duration of each of its tests.
+    pub test_ns: u64,
     pub clocks: Vec<ClockPairReport>,
 }
 
@@ -108,14 +118,21 @@ pub struct CrossCpuReport {
     pub cpus: Vec<usize>,
     /// Which pairs were planned.
     pub pair_mode: PairMode,
+    /// The topology read (`2 packages, 2 dies, 96 cores, 192 CPUs`), `None` when not read.
+    pub topology: Option<String>,
     /// The clocks tested on each pair (command-line names).
     pub clocks: Vec<&'static str>,
     /// How many pairs were planned (fewer are reported when interrupted).
     pub pairs_planned: usize,
     /// The time budget asked for.
     pub budget_ns: u64,
-    /// The duration of each test (warp or ping-pong) of one clock on one pair.
+    /// The duration of each test (warp or ping-pong) of one clock on a
+    /// weight-1 pair (within a die); others run a multiple ([`PairKind::weight`]).
     pub test_ns: u64,
+    /// How long the planned tests take.
+    pub expected_ns: u64,
+    /// Why the run takes longer than the budget, when it does.
+    pub extended: Option<String>,
     /// Handovers each direction must see before a warp test may end.
     pub min_handovers: u64,
     /// What was measured, one entry per CPU pair.
@@ -169,6 +186,309 @@ impl CrossCpuReport {
         let stop = if self.interrupted { " (interrupted)" } else { "" };
         format!("{head}: {tail}{stop}")
     }
+}
+
+/// One clock's results for one package pair (or within one package), for
+/// the report by topology.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PackageGroup {
+    /// The clock's command-line name.
+    pub clock: &'static str,
+    /// The lower package (`None`: topology unknown).
+    pub package_a: Option<i32>,
+    /// The higher package (equal to `package_a` within one package).
+    pub package_b: Option<i32>,
+    /// CPU pairs measured.
+    pub pairs: usize,
+    /// Pairs with a warp, a proven offset or crossed bounds.
+    pub problems: usize,
+    /// Pairs with too few comparisons.
+    pub inconclusive: usize,
+    /// Warps, all pairs.
+    pub warps: u64,
+    /// The largest backward step, ns (`None` without a frequency).
+    pub max_warp_ns: Option<u64>,
+    /// The lowest lower offset bound of its pairs, ns: every pair's offset is
+    /// at least this. Across packages, oriented as package_b's CPU minus
+    /// package_a's; within one, CPU b minus CPU a of each pair.
+    pub offset_lower_ns: Option<i64>,
+    /// The highest upper offset bound of its pairs, ns.
+    pub offset_upper_ns: Option<i64>,
+    /// The tightest bounds all its pairs allow together (the largest lower and
+    /// smallest upper bound), ns; `None` when they do not overlap or without a round.
+    pub agreed_lower_ns: Option<i64>,
+    /// See `agreed_lower_ns`.
+    pub agreed_upper_ns: Option<i64>,
+    /// The worst pair: a warp before crossed bounds before an offset before
+    /// an inconclusive result, then the largest warp, then the widest offset.
+    pub worst_cpu_a: usize,
+    pub worst_cpu_b: usize,
+    pub worst_verdict: Verdict,
+    pub worst_text: String,
+}
+
+/// One clock's one-line answer by package.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClockAnswer {
+    /// The clock's command-line name.
+    pub clock: &'static str,
+    /// Whether the answer reports a problem.
+    pub problem: bool,
+    /// The answer: `all 2 packages agree within ±66 ns`, or which package is off and by how much.
+    pub text: String,
+}
+
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Warp => 4,
+        Verdict::Inconsistent => 3,
+        Verdict::Offset => 2,
+        Verdict::Inconclusive => 1,
+        Verdict::InSync => 0,
+    }
+}
+
+/// The largest magnitude of a result's offset bounds, ns.
+fn widest_ns(c: &ClockPairReport) -> Option<u64> {
+    Some(c.offset_lower_ns?.unsigned_abs().max(c.offset_upper_ns?.unsigned_abs()))
+}
+
+/// ±N over groups: the largest offset bound magnitude, ns.
+fn within_ns<'a>(groups: impl Iterator<Item = &'a PackageGroup>) -> Option<u64> {
+    groups
+        .filter_map(|g| Some(g.offset_lower_ns?.unsigned_abs().max(g.offset_upper_ns?.unsigned_abs())))
+        .max()
+}
+
+fn agree_words(n: Option<u64>) -> String {
+    match n {
+        Some(n) => format!("agree within ±{n} ns"),
+        None => "show no warp or offset (no offset in ns: the frequency is unknown)".to_string(),
+    }
+}
+
+fn worst_words(g: &PackageGroup) -> String {
+    format!("CPU {} / CPU {}: {}", g.worst_cpu_a, g.worst_cpu_b, g.worst_text)
+}
+
+impl CrossCpuReport {
+    /// Every clock's results grouped by package pair (lower package first),
+    /// across-package groups first, then within each package.
+    pub fn package_groups(&self) -> Vec<PackageGroup> {
+        // (within one package, clock index, lower package, higher package): across packages sort first.
+        type Key = (bool, usize, Option<i32>, Option<i32>);
+        let mut groups: BTreeMap<Key, PackageGroup> = BTreeMap::new();
+        // The worst pair's rank so far: (severity, warp ticks, widest bound).
+        let mut worst_key: BTreeMap<Key, (u8, u64, u64)> = BTreeMap::new();
+        for p in &self.pairs {
+            let (lo_pkg, hi_pkg) = (p.package_a.min(p.package_b), p.package_a.max(p.package_b));
+            let flip = p.package_a != p.package_b && p.package_a > p.package_b;
+            for (ci, c) in p.clocks.iter().enumerate() {
+                let key = (lo_pkg == hi_pkg, ci, lo_pkg, hi_pkg);
+                let (lo, hi) = match (c.offset_lower_ns, c.offset_upper_ns) {
+                    (Some(l), Some(h)) if flip => (Some(-h), Some(-l)),
+                    other => other,
+                };
+                let g = groups.entry(key).or_insert_with(|| PackageGroup {
+                    clock: c.clock,
+                    package_a: lo_pkg,
+                    package_b: hi_pkg,
+                    pairs: 0,
+                    problems: 0,
+                    inconclusive: 0,
+                    warps: 0,
+                    max_warp_ns: c.max_warp_ns.map(|_| 0),
+                    offset_lower_ns: None,
+                    offset_upper_ns: None,
+                    agreed_lower_ns: None,
+                    agreed_upper_ns: None,
+                    worst_cpu_a: p.cpu_a,
+                    worst_cpu_b: p.cpu_b,
+                    worst_verdict: c.verdict,
+                    worst_text: c.verdict_text.clone(),
+                });
+                let first = g.pairs == 0;
+                g.pairs += 1;
+                g.problems += usize::from(c.verdict.is_problem());
+                g.inconclusive += usize::from(c.verdict == Verdict::Inconclusive);
+                g.warps += c.warps;
+                g.max_warp_ns = g.max_warp_ns.zip(c.max_warp_ns).map(|(a, b)| a.max(b));
+                if let (Some(l), Some(h)) = (lo, hi) {
+                    let had = g.offset_lower_ns.is_some();
+                    g.offset_lower_ns = Some(g.offset_lower_ns.map_or(l, |x| x.min(l)));
+                    g.offset_upper_ns = Some(g.offset_upper_ns.map_or(h, |x| x.max(h)));
+                    if !had {
+                        (g.agreed_lower_ns, g.agreed_upper_ns) = (Some(l), Some(h));
+                    } else if let (Some(al), Some(ah)) = (g.agreed_lower_ns, g.agreed_upper_ns) {
+                        let (al, ah) = (al.max(l), ah.min(h));
+                        (g.agreed_lower_ns, g.agreed_upper_ns) =
+                            if al <= ah { (Some(al), Some(ah)) } else { (None, None) };
+                    }
+                }
+                let rank = (severity(c.verdict), c.max_warp_ticks, widest_ns(c).unwrap_or(0));
+                let w = worst_key.entry(key).or_insert(rank);
+                if first || rank > *w {
+                    *w = rank;
+                    g.worst_cpu_a = p.cpu_a;
+                    g.worst_cpu_b = p.cpu_b;
+                    g.worst_verdict = c.verdict;
+                    g.worst_text = c.verdict_text.clone();
+                }
+            }
+        }
+        groups.into_values().collect()
+    }
+
+    /// One answer per clock: whether the packages agree (within ±N ns, the
+    /// largest offset bound between packages), or which package is off and
+    /// by how much. The reference package is the lowest one (it holds the
+    /// boot CPU the kernel synchronises the others to); with three or more
+    /// packages a package is named only when every problem is between it and
+    /// another package.
+    pub fn answers(&self) -> Vec<ClockAnswer> {
+        let groups = self.package_groups();
+        self.clocks
+            .iter()
+            .map(|&clock| {
+                let gs: Vec<&PackageGroup> = groups.iter().filter(|g| g.clock == clock).collect();
+                let (problem, text) = answer(&gs);
+                ClockAnswer { clock, problem, text }
+            })
+            .collect()
+    }
+}
+
+/// The answer for one clock's groups.
+fn answer(gs: &[&PackageGroup]) -> (bool, String) {
+    if gs.is_empty() {
+        return (false, "nothing measured".to_string());
+    }
+    let problems: usize = gs.iter().map(|g| g.problems).sum();
+    let inconclusive: usize = gs.iter().map(|g| g.inconclusive).sum();
+    let worst = gs
+        .iter()
+        .max_by_key(|g| (severity(g.worst_verdict), g.problems))
+        .expect("not empty");
+    let tail = if inconclusive > 0 {
+        format!(
+            "; {inconclusive} pair{} inconclusive",
+            if inconclusive == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
+    if gs.iter().any(|g| g.package_a.is_none()) {
+        return if problems > 0 {
+            (
+                true,
+                format!("CPUs disagree (topology unknown): {}", worst_words(worst)),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "topology unknown: the CPUs tested {}{tail}",
+                    agree_words(within_ns(gs.iter().copied()))
+                ),
+            )
+        };
+    }
+    let mut packages: Vec<i32> = gs.iter().flat_map(|g| [g.package_a, g.package_b]).flatten().collect();
+    packages.sort_unstable();
+    packages.dedup();
+    let cross: Vec<&PackageGroup> = gs.iter().copied().filter(|g| g.package_a != g.package_b).collect();
+    let within_bad = gs
+        .iter()
+        .copied()
+        .filter(|g| g.package_a == g.package_b && g.problems > 0);
+    let within_bad = within_bad.max_by_key(|g| (severity(g.worst_verdict), g.problems));
+    if packages.len() == 1 {
+        let head = format!("1 package (package {}): no package pair to compare", packages[0]);
+        return match within_bad {
+            Some(g) => (true, format!("{head}; its CPUs disagree: {}", worst_words(g))),
+            None => (
+                false,
+                format!("{head}; its CPUs {}{tail}", agree_words(within_ns(gs.iter().copied()))),
+            ),
+        };
+    }
+    let bad: Vec<&PackageGroup> = cross.iter().copied().filter(|g| g.problems > 0).collect();
+    if bad.is_empty() {
+        let mut text = format!(
+            "all {} packages {}",
+            packages.len(),
+            agree_words(within_ns(cross.iter().copied()))
+        );
+        if let Some(g) = within_bad {
+            text.push_str(&format!(
+                ", but CPUs within package {} disagree: {}",
+                g.package_a.unwrap_or_default(),
+                worst_words(g)
+            ));
+        }
+        text.push_str(&tail);
+        return (within_bad.is_some(), text);
+    }
+    let reference = packages[0];
+    let off = if packages.len() == 2 {
+        Some(packages[1])
+    } else {
+        packages.iter().copied().find(|&p| {
+            let has = |g: &PackageGroup| g.package_a == Some(p) || g.package_b == Some(p);
+            bad.iter().all(|g| has(g)) && cross.iter().filter(|g| has(g)).all(|g| g.problems > 0)
+        })
+    };
+    let Some(off) = off else {
+        return (true, format!("packages disagree: {}", worst_words(bad[0])));
+    };
+    // The problem group of `off` with the reference, else its first.
+    let g = bad
+        .iter()
+        .find(|g| g.package_a == Some(reference) && g.package_b == Some(off))
+        .or_else(|| {
+            bad.iter()
+                .find(|g| g.package_a == Some(off) || g.package_b == Some(off))
+        })
+        .expect("off is in a problem group");
+    let other = if g.package_a == Some(off) {
+        g.package_b
+    } else {
+        g.package_a
+    }
+    .unwrap_or_default();
+    let bounds = g
+        .agreed_lower_ns
+        .zip(g.agreed_upper_ns)
+        .or(g.offset_lower_ns.zip(g.offset_upper_ns));
+    // Oriented as `off` minus `other`.
+    let bounds = bounds.map(|(l, h)| if g.package_b == Some(off) { (l, h) } else { (-h, -l) });
+    let warps = if g.warps > 0 {
+        format!(
+            "; {} warp{}{}",
+            g.warps,
+            if g.warps == 1 { "" } else { "s" },
+            g.max_warp_ns.map(|w| format!(", largest {w} ns")).unwrap_or_default()
+        )
+    } else {
+        String::new()
+    };
+    let disagree = format!("{} of {} pairs between them disagree{warps}", g.problems, g.pairs);
+    let text = match bounds {
+        Some((l, h)) if l > 0 || h < 0 => {
+            let (dir, l, h) = if l > 0 { ("ahead of", l, h) } else { ("behind", -h, -l) };
+            let amount = if l == h {
+                format!("{l} ns")
+            } else {
+                format!("{l} to {h} ns")
+            };
+            format!("package {off} is off: its clock is {amount} {dir} package {other}'s ({disagree})")
+        }
+        _ => format!(
+            "package {off} is off against package {other} ({disagree}; worst {})",
+            worst_words(g)
+        ),
+    };
+    (true, text)
 }
 
 /// `ticks` (signed) in ns at `scale`, saturating.

@@ -30,11 +30,11 @@ pub fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant, abort
             return true;
         }
         spins = spins.wrapping_add(1);
-        if spins % CHECK_EVERY_SPINS == 0 {
+        if spins.is_multiple_of(CHECK_EVERY_SPINS) {
             if abort.load(Ordering::Relaxed) || Instant::now() >= hard_deadline {
                 return false;
             }
-            if spins % YIELD_EVERY_SPINS == 0 {
+            if spins.is_multiple_of(YIELD_EVERY_SPINS) {
                 std::thread::yield_now();
             }
         } else {

@@ -1,9 +1,10 @@
 //! How `clockscope::instant` chooses its clock, once per process: the
 //! configuration (and `CLOCKSCOPE_CLOCK`), the evidence it gathers within a
 //! time bound, and the choice, made by clockscope's own decision
-//! ([`crate::tsc::policy::clockscope_decision`] through
+//! ([`crate::tsc::policy::clockscope_decision`] through [`crate::counter::discover()`]:
 //! [`TscReport::build`](crate::tsc::TscReport::build) on x86-64,
-//! `crate::arm::gather_local_calibrated` on aarch64), never re-derived here.
+//! [`crate::arm::gather`] with a calibration cross-check on aarch64), never
+//! re-derived here.
 //!
 //! # Time bound
 //! - x86-64: CPUID, the kernel's files and log
@@ -30,8 +31,10 @@
 //! and [`ClockInfo::reasons`] names the value. Nothing can force the counter.
 
 use crate::convert::Scale;
+use crate::counter::{self, arch, Check, CheckStyle, CounterReport, Discovery, Mode};
 use serde::Serialize;
 use std::ffi::OsStr;
+use std::path::Path;
 
 /// The environment variable that can force the system clock.
 pub const ENV_VAR: &str = "CLOCKSCOPE_CLOCK";
@@ -41,7 +44,7 @@ pub const INIT_BUDGET_NS: u64 = 100_000_000;
 pub const INIT_RESERVE_NS: u64 = 10_000_000;
 /// The largest calibration budget (50 ms, PostgreSQL's own limit), used
 /// when no authoritative source gives the frequency.
-pub const CALIBRATION_BUDGET_NS: u64 = crate::tsc::calibrate::DEFAULT_BUDGET_NS;
+pub const CALIBRATION_BUDGET_NS: u64 = crate::counter::calibrate::DEFAULT_BUDGET_NS;
 /// The calibration that only cross-checks an authoritative frequency (5 ms:
 /// a bound of a few ppm here, far inside the 500 ppm agreement limit).
 pub const CROSS_CHECK_BUDGET_NS: u64 = 5_000_000;
@@ -123,20 +126,6 @@ pub struct ClockInfo {
     pub init_ns: u64,
 }
 
-/// The counter's evidence, reduced to what the choice needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CounterVerdict {
-    /// clockscope's decision.
-    pub trusted: bool,
-    /// The frequency the decision uses.
-    pub frequency_hz: Option<u64>,
-    pub frequency_source: Option<String>,
-    /// The decision's checks, formatted.
-    pub reasons: Vec<String>,
-    /// The calibration budget given.
-    pub calibration_budget_ns: u64,
-}
-
 /// Why the system clock is forced, or `None`: the configuration first, then
 /// the environment variable's value (`env`, as read from [`ENV_VAR`]).
 pub fn forced_reason(config: &Config, env: Option<&OsStr>) -> Option<String> {
@@ -167,11 +156,41 @@ pub fn bounded_budget_ns(wanted_ns: u64, elapsed_ns: u64) -> u64 {
     }
 }
 
+/// The decision's lines as [`ClockInfo::reasons`] gives them: every check
+/// of the TSC (`ok <check>: <evidence>` / `FAILED ...`); the generic timer's
+/// decision line when trusted, else each failed reason, and a note when its
+/// calibration cross-check gave no bounded rate.
+pub fn reasons(report: &CounterReport) -> Vec<String> {
+    const NAME: &str = "generic timer";
+    match report.generic_timer() {
+        Some(t) => {
+            let mut lines: Vec<String> = if t.trusted {
+                vec![Check::new(true, NAME, t.decision_line()).line(CheckStyle::Word)]
+            } else {
+                t.reasons
+                    .iter()
+                    .map(|r| Check::new(false, NAME, r.clone()).line(CheckStyle::Word))
+                    .collect()
+            };
+            if let Some(why) = &t.calibration_failed {
+                lines.push(format!("note calibration cross-check: {why}"));
+            }
+            lines
+        }
+        None => report
+            .decision
+            .iter()
+            .flat_map(|d| &d.checks)
+            .map(|c| c.line(CheckStyle::Word))
+            .collect(),
+    }
+}
+
 /// The choice from the evidence: forced, no usable counter (`Err` with why),
-/// or the counter's verdict.
+/// or the counter's full report.
 pub fn choose(
     forced: Option<String>,
-    counter: Result<CounterVerdict, String>,
+    counter: Result<CounterReport, String>,
     counter_names: (&'static str, &'static str),
     init_ns: u64,
 ) -> ClockInfo {
@@ -196,12 +215,13 @@ pub fn choose(
         Err(why) => return system(vec![format!("{why}: using {SYSTEM_CLOCK_NAME}")], false, false, 0),
         Ok(v) => v,
     };
-    let mut reasons = v.reasons.clone();
-    let scale = v.frequency_hz.and_then(Scale::from_hz);
-    match (v.trusted, scale) {
+    let mut reasons = reasons(&v);
+    let scale = v.scale();
+    match (v.trusted().unwrap_or(false), scale) {
         (true, Some(scale)) => {
             let source = v
-                .frequency_source
+                .frequency
+                .source
                 .clone()
                 .unwrap_or_else(|| "unnamed source".to_string());
             reasons.push(format!(
@@ -247,7 +267,7 @@ pub fn detect(config: &Config) -> ClockInfo {
     let counter = if forced.is_some() {
         Err(String::new())
     } else {
-        counter_verdict(config, &started)
+        counter_report(config, &started)
     };
     choose(forced, counter, COUNTER_NAMES, elapsed_ns(&started))
 }
@@ -256,134 +276,64 @@ fn elapsed_ns(started: &std::time::Instant) -> u64 {
     u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-#[cfg(target_arch = "x86_64")]
-const COUNTER_NAMES: (&str, &str) = ("RDTSC", "RDTSCP");
-#[cfg(target_arch = "aarch64")]
-const COUNTER_NAMES: (&str, &str) = ("CNTVCT_EL0", "ISB;CNTVCT_EL0");
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const COUNTER_NAMES: (&str, &str) = (SYSTEM_CLOCK_NAME, SYSTEM_CLOCK_NAME);
+/// What `now()` and `now_precise()` read in counter mode.
+const COUNTER_NAMES: (&str, &str) = match (arch::FAST, arch::PRECISE) {
+    (Some(fast), Some(precise)) => (fast.display_name(), precise.display_name()),
+    _ => (SYSTEM_CLOCK_NAME, SYSTEM_CLOCK_NAME),
+};
 
 /// One decision line: `ok <check>: <evidence>` or `FAILED ...`.
-pub fn reason_line(ok: bool, check: &str, evidence: &str) -> String {
-    format!("{} {check}: {evidence}", if ok { "ok" } else { "FAILED" })
+pub fn reason_line(ok: bool, check: &'static str, evidence: &str) -> String {
+    Check::new(ok, check, evidence).line(CheckStyle::Word)
 }
 
-#[cfg(target_arch = "x86_64")]
-fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<CounterVerdict, String> {
-    use crate::clock::arch::{cpu_has_rdtscp, cpu_has_tsc};
-    use crate::tsc::cpuid::CpuidFacts;
-    use crate::tsc::policy::KernelEvidence;
-    use crate::tsc::report::{LiveEvidence, TscReport};
-    use std::path::Path;
-
-    // Checked before anything else: RDTSCP raises SIGILL where it is hidden.
-    if !cpu_has_tsc() {
-        return Err("the CPU reports no TSC (CPUID 1 EDX bit 4 clear)".to_string());
+/// This machine's counter, decided with the configured budgets cut to the
+/// initialisation budget; `Err` when it has no ordered read (checked before
+/// anything executes RDTSCP, which raises SIGILL where it is hidden).
+fn counter_report(config: &Config, started: &std::time::Instant) -> Result<CounterReport, String> {
+    if let Some(why) = arch::missing_ordered_read() {
+        return Err(why);
     }
-    if !cpu_has_rdtscp() {
-        return Err(
-            "the CPU reports no RDTSCP (CPUID 0x80000001 EDX bit 27 clear), so no ordered TSC read".to_string(),
-        );
-    }
-    let facts = CpuidFacts::native().ok_or_else(|| "CPUID could not be read".to_string())?;
-    let root = Path::new("/");
-    let mut live = LiveEvidence {
-        root: root.display().to_string(),
-        kernel: KernelEvidence::read(root),
-        perf_page_khz: crate::tsc::report::perf_page_khz(),
-        calibration: Err("not run yet".to_string()),
-        postgresql_calibration: Err(
-            "not run: clockscope::instant runs only clockscope's calibration (PostgreSQL's never decides)".to_string(),
-        ),
+    let discovery = Discovery {
+        mode: Mode::Full,
+        cross_check_ns: config.cross_check_budget_ns,
+        calibration_ns: config.calibration_budget_ns,
+        // PostgreSQL's calibration never decides.
+        postgresql_calibration: false,
     };
-    // Is there an authoritative frequency? Then the calibration is a cross-check.
-    let preliminary = TscReport::build(Some(facts.clone()), Some(live.clone()), None);
-    let wanted = if preliminary.clockscope_frequency.khz.is_some() {
-        config.cross_check_budget_ns
-    } else {
-        config.calibration_budget_ns
-    };
-    let budget = bounded_budget_ns(wanted, elapsed_ns(started));
-    live.calibration = if budget > 0 {
-        Ok(crate::tsc::calibrate::calibrate_tsc(budget))
-    } else {
-        Err(format!(
+    let budget = |wanted: u64| match bounded_budget_ns(wanted, elapsed_ns(started)) {
+        0 => Err(format!(
             "skipped: less than {} ms of the {} ms initialisation budget was left",
             MIN_CALIBRATION_NS / 1_000_000,
             INIT_BUDGET_NS / 1_000_000
-        ))
+        )),
+        b => Ok(b),
     };
-    let report = TscReport::build(Some(facts), Some(live), None);
-    Ok(verdict_from_tsc_decision(&report.clockscope_decision, budget))
-}
-
-/// clockscope's TSC decision as the choice needs it (`calibration_budget_ns`:
-/// the budget the calibration behind it was given).
-pub fn verdict_from_tsc_decision(d: &crate::tsc::TscDecision, calibration_budget_ns: u64) -> CounterVerdict {
-    CounterVerdict {
-        trusted: d.trusted,
-        frequency_hz: d.frequency_khz.and_then(|k| k.checked_mul(1000)),
-        frequency_source: d.frequency_source.clone(),
-        reasons: d
-            .reasons
-            .iter()
-            .map(|r| reason_line(r.ok, r.check, &r.evidence))
-            .collect(),
-        calibration_budget_ns,
-    }
-}
-
-#[cfg(target_arch = "aarch64")]
-fn counter_verdict(config: &Config, started: &std::time::Instant) -> Result<CounterVerdict, String> {
-    // CNTFRQ_EL0 is the authoritative frequency; the calibration cross-checks it.
-    let budget = bounded_budget_ns(config.cross_check_budget_ns, elapsed_ns(started));
-    let report = if budget > 0 {
-        crate::arm::gather_local_calibrated(budget)
-    } else {
-        crate::arm::gather_local(None)
-    };
-    let mut reasons: Vec<String> = if report.trusted {
-        vec![reason_line(true, "generic timer", &report.decision_line())]
-    } else {
-        report
-            .reasons
-            .iter()
-            .map(|r| reason_line(false, "generic timer", r))
-            .collect()
-    };
-    if let Some(why) = &report.calibration_failed {
-        reasons.push(format!("note calibration cross-check: {why}"));
-    }
-    Ok(CounterVerdict {
-        trusted: report.trusted,
-        frequency_hz: Some(report.frequency_hz).filter(|&hz| hz > 0),
-        frequency_source: Some(report.frequency_source.to_string()),
-        reasons,
-        calibration_budget_ns: budget,
-    })
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn counter_verdict(_config: &Config, _started: &std::time::Instant) -> Result<CounterVerdict, String> {
-    Err(format!(
-        "no CPU counter is supported on this architecture ({})",
-        std::env::consts::ARCH
-    ))
+    Ok(counter::discover_with(Path::new("/"), None, &discovery, &budget))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn verdict(trusted: bool, hz: Option<u64>) -> CounterVerdict {
-        CounterVerdict {
-            trusted,
-            frequency_hz: hz,
-            frequency_source: Some("kernel log (tsc: Detected/Refined)".to_string()),
-            reasons: vec![
-                reason_line(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set"),
-                reason_line(trusted, "kernel clocksource", "current clocksource is kvm-clock"),
-            ],
+    fn verdict(trusted: bool, hz: Option<u64>) -> CounterReport {
+        CounterReport {
+            details: None,
+            frequency: crate::counter::CounterFrequency {
+                khz: hz.map(|h| h / 1000),
+                hz,
+                source: Some("kernel log (tsc: Detected/Refined)".to_string()),
+                unknown: None,
+            },
+            decision: Some(crate::counter::Decision {
+                trusted,
+                checks: vec![
+                    Check::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set"),
+                    Check::new(trusted, "kernel clocksource", "current clocksource is kvm-clock"),
+                ],
+                notes: Vec::new(),
+            }),
+            postgres: crate::counter::PostgresCounter::default(),
             calibration_budget_ns: CROSS_CHECK_BUDGET_NS,
         }
     }

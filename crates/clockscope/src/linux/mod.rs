@@ -20,11 +20,13 @@
 //! | online / possible CPUs | `sys/devices/system/cpu/{online,possible}` ([`cpulist`]) |
 //! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
 //! | hypervisor type (Xen) | `sys/hypervisor/type` |
+//! | package, die, core, SMT siblings, NUMA node | `sys/devices/system/cpu/cpu<N>/topology/*`, `cpu<N>/node<M>` ([`topology`]) |
 //!
 //! [`perf`] reads the TSC-to-ns scale the kernel publishes in a perf_event
 //! mmap page; it is a live system call, so it is not part of
 //! [`LinuxEvidence::read`].
 
+pub mod clocksource;
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
@@ -32,11 +34,13 @@ pub mod kmsg;
 pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod topology;
 
 pub use cmdline::KernelCmdline;
 pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
 pub use cpulist::{CpuList, CpuListError};
 pub use kmsg::{KernelKhzSource, KernelLog};
+pub use topology::{read_topology, CpuPlace, Topology};
 
 use crate::escape::escape_untrusted;
 use crate::input::{self, InputLimit};

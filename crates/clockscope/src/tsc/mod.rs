@@ -1,17 +1,18 @@
-//! The TSC: CPUID evidence, its frequency from every source, calibration, and
-//! the decision whether to use it (PostgreSQL 19's `auto` and ours).
+//! The TSC: CPUID evidence, its frequency from every source, and the decision
+//! whether to use it (PostgreSQL 19's `auto` and ours). Reads, calibration
+//! and the discovery that uses all this are [`crate::counter`]'s.
 //!
 //! - [`cpuid`]: CPUID through a reader trait (this CPU, recorded dumps).
 //! - [`frequency`]: every frequency source, PostgreSQL's and Linux's CPUID
 //!   rules, and which frequency is in use.
-//! - [`calibrate`]: calibration against a reference clock.
+//! - [`calibrate`]: calibration against a reference clock (re-exported from
+//!   [`crate::counter`]).
 //! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
 //! - [`report`]: [`TscReport`], everything above in one serialisable value;
 //!   [`detect`] builds it for this machine.
 //! - [`postgres_tsc`]: what PostgreSQL 19's `pg_initialize_timing` does on
 //!   this machine, for `pg_test_timing`.
 
-pub mod calibrate;
 pub mod cpuid;
 pub mod frequency;
 pub mod policy;
@@ -19,6 +20,11 @@ pub mod report;
 
 pub use policy::{PostgresAuto, Reason, TscDecision};
 pub use report::TscReport;
+
+/// The calibration lives in [`crate::counter::calibrate`] (it calibrates
+/// the ARM generic timer too); re-exported for [`frequency`], which reads
+/// its results.
+pub use crate::counter::calibrate;
 
 use std::path::Path;
 
@@ -40,10 +46,10 @@ pub struct PostgresTsc {
     /// `TSC frequency source` (`x86, cpuid 0x15`, `x86, cpuid 0x16`,
     /// `x86, hypervisor, cpuid 0x40000010`, `x86, calibration`).
     pub frequency_source: Option<String>,
-    /// clockscope's calibration ([`calibrate::calibrate_tsc`]), kHz; `None`
+    /// clockscope's calibration ([`calibrate::calibrate_counter`]), kHz; `None`
     /// when it did not converge or the TSC is not usable. (pg_test_timing's
     /// `TSC frequency from calibration` line is PostgreSQL's algorithm, run
-    /// afresh: [`calibrate::calibrate_tsc_postgresql`].)
+    /// afresh: [`calibrate::calibrate_postgresql_native`].)
     pub calibrated_khz: Option<u64>,
     /// PostgreSQL's `auto` policy: frequency known and (TSC_ADJUST or the
     /// kernel's current clocksource is exactly `tsc`).
@@ -58,7 +64,7 @@ pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = calibrate::PG_MAX_NS;
 /// calibration when CPUID gives nothing, and the `auto` policy with the
 /// current clocksource read under `root` (`/` in production).
 ///
-/// The calibration is **clockscope's** ([`calibrate::calibrate_tsc`] against
+/// The calibration is **clockscope's** ([`calibrate::calibrate_counter`] against
 /// CLOCK_MONOTONIC_RAW, bounded at PostgreSQL's 50 ms), not PostgreSQL's own
 /// algorithm: PostgreSQL 19's build, run side by side on the 2-core KVM
 /// guests this was developed on, converged within ~50 µs and read 160-920 ppm
@@ -78,7 +84,7 @@ pub fn postgres_tsc(root: &Path) -> PostgresTsc {
         return no_tsc;
     };
     let clocksource = crate::linux::read_current_clocksource(root).into_found();
-    let calibrated_khz = || calibrate::calibrate_tsc(POSTGRES_CALIBRATION_BUDGET_NS).khz;
+    let calibrated_khz = || calibrate::calibrate_counter(POSTGRES_CALIBRATION_BUDGET_NS).khz;
     postgres_tsc_from(&facts, clocksource.as_deref(), calibrated_khz).unwrap_or(no_tsc)
 }
 

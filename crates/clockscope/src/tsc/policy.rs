@@ -31,23 +31,9 @@ use crate::linux::{Evidence, KernelCmdline, LinuxEvidence, TscFlags};
 use serde::Serialize;
 use std::path::Path;
 
-/// One line of a decision: a check, whether it passed, and the evidence.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Reason {
-    pub ok: bool,
-    pub check: &'static str,
-    pub evidence: String,
-}
-
-impl Reason {
-    fn new(ok: bool, check: &'static str, evidence: impl Into<String>) -> Reason {
-        Reason {
-            ok,
-            check,
-            evidence: evidence.into(),
-        }
-    }
-}
+/// One line of a decision: the counter layer's [`Check`](crate::counter::Check) (serialised as
+/// `{"ok", "check", "evidence"}`).
+pub use crate::counter::Check as Reason;
 
 /// PostgreSQL 19's `auto` decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -28,7 +28,7 @@ pub enum ReportSource {
 
 /// Everything `clockscope tsc` reports. The first fields are the stable,
 /// documented JSON keys.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TscReport {
     /// CPU vendor string (`null` without CPUID).
     pub vendor: Option<String>,
@@ -130,8 +130,8 @@ impl TscReport {
         let calibrations = |f: &CpuidFacts| {
             if f.tsc {
                 (
-                    Ok(calibrate::calibrate_tsc(calibration_budget_ns)),
-                    Ok(calibrate::calibrate_tsc_postgresql()),
+                    Ok(calibrate::calibrate_counter(calibration_budget_ns)),
+                    Ok(calibrate::calibrate_postgresql_native()),
                 )
             } else {
                 let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();

@@ -3,6 +3,7 @@
 //! evidence readers.
 
 use super::report::Environment;
+use clockscope::counter::{self, CheckStyle, CounterDetails, Discovery};
 use clockscope::linux::LinuxEvidence;
 use clockscope::Scale;
 use std::path::Path;
@@ -23,7 +24,7 @@ pub struct CounterSetup {
     /// Why counters cannot be measured at all (no frequency).
     pub unusable_reason: Option<String>,
     pub hypervisor: Option<String>,
-    /// CPUID as read before measuring, reused by the full report (x86-64).
+    /// CPUID as read before measuring (x86-64).
     pub cpuid: Option<clockscope::tsc::cpuid::CpuidFacts>,
 }
 
@@ -41,146 +42,54 @@ impl CounterSetup {
 /// Budget of the calibration run before measuring when no authoritative
 /// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): the
 /// library's default, PostgreSQL's own 50 ms bound.
-pub const QUICK_CALIBRATION_NS: u64 = clockscope::tsc::calibrate::DEFAULT_BUDGET_NS;
+pub const QUICK_CALIBRATION_NS: u64 = clockscope::counter::calibrate::DEFAULT_BUDGET_NS;
 /// Budget of the cross-check calibration in the full report, run after the
 /// measurements (the `clockscope tsc` default).
 pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
 
 /// The counter frequency to convert with, decided before measuring and
 /// without a calibration when an authoritative source gives it.
-#[cfg(target_arch = "x86_64")]
 pub fn quick_counter(root: &Path, linux: &LinuxEvidence) -> CounterSetup {
-    use clockscope::tsc::calibrate::calibrate_tsc;
-    use clockscope::tsc::cpuid::CpuidFacts;
-    use clockscope::tsc::policy::KernelEvidence;
-    use clockscope::tsc::report::TscReport;
-    let cpuid = CpuidFacts::native();
-    let report = TscReport::without_calibration(root, cpuid.clone(), KernelEvidence::from_linux(linux));
-    let mut setup = CounterSetup {
-        hypervisor: report
-            .hypervisor
-            .as_deref()
-            .filter(|h| !h.is_empty())
-            .map(hypervisor_name),
-        // PostgreSQL 19 has a TSC clock only with RDTSCP and an invariant TSC.
-        postgresql_reads_counter: report.rdtscp == Some(true) && report.invariant_tsc == Some(true),
-        cpuid,
-        ..Default::default()
-    };
-    match (
-        report.clockscope_frequency.khz,
-        report.clockscope_frequency.source_label,
-    ) {
-        (Some(khz), label) => {
-            setup.frequency_khz = Some(khz);
-            setup.frequency_source = label.map(str::to_string);
-        }
-        (None, _) if report.rdtscp == Some(true) => {
-            let cal = calibrate_tsc(QUICK_CALIBRATION_NS);
-            match cal.khz {
-                Some(khz) => {
-                    setup.frequency_khz = Some(khz);
-                    setup.frequency_source = Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", cal.note));
-                }
-                None => setup.unusable_reason = Some(format!("no TSC frequency: {}", cal.note)),
-            }
-        }
-        (None, _) => setup.unusable_reason = Some(report.clockscope_frequency.why.clone()),
-    }
-    setup.scale = setup.frequency_khz.and_then(Scale::from_khz);
-    setup
-}
-
-/// The counter frequency to convert with: CNTFRQ_EL0, read at once.
-#[cfg(target_arch = "aarch64")]
-pub fn quick_counter(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
-    let timer = clockscope::arm::gather_local(None);
-    let mut setup = CounterSetup {
-        hypervisor: linux.hypervisor_type.found().cloned(),
-        ..Default::default()
-    };
-    setup.scale = Scale::from_hz(timer.frequency_hz);
-    setup.frequency_khz = (timer.frequency_hz >= 1000).then_some(timer.frequency_hz / 1000);
-    setup.frequency_source = Some(timer.frequency_source.to_string());
-    if setup.scale.is_none() {
-        setup.unusable_reason = Some("CNTFRQ_EL0 reads 0".into());
-    }
-    setup
-}
-
-/// Architectures without a CPU counter clockscope reads.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn quick_counter(_root: &Path, linux: &LinuxEvidence) -> CounterSetup {
+    let report = counter::discover(root, linux, &Discovery::quick(QUICK_CALIBRATION_NS));
+    let tsc = report.tsc();
     CounterSetup {
-        hypervisor: linux.hypervisor_type.found().cloned(),
-        unusable_reason: Some(format!("no CPU counter on {}", std::env::consts::ARCH)),
+        scale: report.scale(),
+        frequency_khz: report.frequency.khz,
+        frequency_source: report.frequency.source.clone(),
+        unusable_reason: report.frequency.unknown.clone(),
+        hypervisor: match tsc {
+            Some(t) => t.hypervisor.as_deref().filter(|h| !h.is_empty()).map(hypervisor_name),
+            None => linux.hypervisor_type.found().cloned(),
+        },
+        postgresql_reads_counter: report.postgres.reads_counter,
+        cpuid: tsc.and_then(|t| t.cpuid.clone()),
         ..Default::default()
     }
 }
 
 /// The full counter report (with its calibrations), gathered after the
 /// measurements: it decides trust and is embedded in the JSON.
-#[cfg(target_arch = "x86_64")]
 pub fn full_counter(
     root: &Path,
     linux: &LinuxEvidence,
     mut setup: CounterSetup,
-) -> (CounterSetup, Option<serde_json::Value>) {
-    use clockscope::tsc::policy::KernelEvidence;
-    let kernel = KernelEvidence::from_linux(linux);
-    let report = clockscope::tsc::TscReport::detect_with(root, setup.cpuid.clone(), kernel, REPORT_CALIBRATION_NS);
-    let d = &report.clockscope_decision;
-    setup.trusted = Some(d.trusted);
-    setup.evidence = d
-        .reasons
-        .iter()
-        .map(|r| format!("{}: {}: {}", if r.ok { "ok" } else { "not ok" }, r.check, r.evidence))
-        .collect();
-    setup.reason = d
-        .reasons
-        .iter()
-        .find(|r| !r.ok)
-        .map(|r| format!("{}: {}", r.check, r.evidence))
-        .or_else(|| Some("every check passed".into()));
-    setup.postgresql_auto_uses_tsc = Some(report.postgresql_auto.use_by_default);
-    (setup, serde_json::to_value(&report).ok())
-}
-
-/// The full generic-timer report (with its calibration cross-check).
-#[cfg(target_arch = "aarch64")]
-pub fn full_counter(
-    _root: &Path,
-    _linux: &LinuxEvidence,
-    mut setup: CounterSetup,
-) -> (CounterSetup, Option<serde_json::Value>) {
-    let timer = clockscope::arm::gather_local_calibrated(REPORT_CALIBRATION_NS);
-    setup.trusted = Some(timer.trusted);
-    setup.evidence = timer
-        .reasons
-        .iter()
-        .map(|r| format!("not ok: {r}"))
-        .chain(timer.notes.iter().map(|n| format!("note: {n}")))
-        .collect();
-    setup.reason = Some(
-        timer
-            .reasons
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "every check passed".into()),
-    );
-    // PostgreSQL 19 has no ARM counter support: auto always picks the system clock.
-    setup.postgresql_auto_uses_tsc = Some(false);
-    (setup, serde_json::to_value(&timer).ok())
-}
-
-/// No counter: nothing more to gather.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn full_counter(
-    _root: &Path,
-    _linux: &LinuxEvidence,
-    setup: CounterSetup,
-) -> (CounterSetup, Option<serde_json::Value>) {
-    (setup, None)
+) -> (CounterSetup, Option<CounterDetails>) {
+    if counter::native_kind().is_none() {
+        return (setup, None);
+    }
+    let report = counter::discover(root, linux, &Discovery::full(REPORT_CALIBRATION_NS));
+    if let Some(d) = &report.decision {
+        setup.evidence = d
+            .checks
+            .iter()
+            .map(|c| c.line(CheckStyle::Colon))
+            .chain(d.notes.iter().map(|n| format!("note: {n}")))
+            .collect();
+    }
+    setup.trusted = report.trusted();
+    setup.reason = report.reason();
+    setup.postgresql_auto_uses_tsc = report.postgres.auto_uses_counter;
+    (setup, report.details)
 }
 
 /// A readable name for a CPUID hypervisor signature.

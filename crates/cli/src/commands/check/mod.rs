@@ -20,6 +20,7 @@ use crate::{export, progress};
 use anyhow::{bail, Context};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::counter::{self, CounterDetails};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
@@ -60,13 +61,9 @@ pub struct CheckArgs {
 /// The clocks measured by default: the system clock and the CPU counter's
 /// precise and fast reads (PostgreSQL 19's three).
 pub fn default_clocks() -> Vec<ClockId> {
-    let counters: &[ClockId] = if cfg!(target_arch = "aarch64") {
-        &[ClockId::IsbCntvct, ClockId::Cntvct]
-    } else {
-        &[ClockId::Rdtscp, ClockId::Rdtsc]
-    };
+    let counters = [counter::arch::PRECISE, counter::arch::FAST];
     let mut v = vec![ClockId::Monotonic];
-    v.extend(counters.iter().copied().filter(|c| c.is_supported().is_ok()));
+    v.extend(counters.into_iter().flatten().filter(|c| c.is_supported().is_ok()));
     v
 }
 
@@ -195,7 +192,7 @@ pub fn build_report(
     linux: &LinuxEvidence,
     counter: &environment::CounterSetup,
     measured: Measured,
-    tsc: Option<serde_json::Value>,
+    tsc: Option<CounterDetails>,
 ) -> CheckReport {
     let Measured {
         stats,

@@ -4,6 +4,7 @@
 
 use super::stats::ClockStats;
 use super::verdict::Verdict;
+use clockscope::counter::CounterDetails;
 use serde::Serialize;
 
 /// Version of the JSON layout; bumped on incompatible changes.
@@ -57,8 +58,9 @@ pub struct CheckReport {
     pub clocks: Vec<ClockStats>,
     pub skipped: Vec<Skipped>,
     pub verdict: Verdict,
-    /// The full `clockscope tsc` report (JSON value), when gathered.
-    pub tsc: Option<serde_json::Value>,
+    /// The full `clockscope tsc` report (the TSC's, or the generic timer's
+    /// on aarch64), when gathered.
+    pub tsc: Option<CounterDetails>,
     /// Whether Ctrl-C stopped the measurements early.
     pub interrupted: bool,
 }

@@ -97,10 +97,7 @@ impl ClockStats {
 
     /// Whether a backward step on this clock is a fault (wall clocks may be stepped by NTP).
     pub fn must_be_monotonic(&self) -> bool {
-        !matches!(
-            self.name.as_str(),
-            "realtime" | "realtime_coarse" | "tai" | "gettimeofday"
-        )
+        ClockId::parse(&self.name).is_none_or(ClockId::is_monotonic)
     }
 }
 

@@ -130,16 +130,14 @@ pub struct Verdict {
 }
 
 fn predict(c: &ClockStats, baseline_row_ns: f64, used_by_postgresql: bool) -> ExplainPrediction {
-    let per_row = READS_PER_ROW_COUNT * c.avg_loop_ns;
-    let off_ms = baseline_row_ns * PREDICTION_ROWS / 1e6;
-    let on_ms = (baseline_row_ns + per_row) * PREDICTION_ROWS / 1e6;
+    let p = clockscope::predict::explain_overhead(baseline_row_ns, READS_PER_ROW_COUNT, c.avg_loop_ns, PREDICTION_ROWS);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.avg_loop_ns,
-        per_row_per_node_ns: per_row,
-        count_timing_off_ms: off_ms,
-        count_timing_on_ms: on_ms,
-        slowdown: if off_ms > 0.0 { on_ms / off_ms } else { f64::NAN },
+        per_row_per_node_ns: p.overhead_per_row_ns,
+        count_timing_off_ms: p.timing_off_ms,
+        count_timing_on_ms: p.timing_on_ms,
+        slowdown: p.slowdown,
         used_by_postgresql,
     }
 }
@@ -264,17 +262,19 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .postgresql_auto_uses_tsc
         .map(|t| if t { "tsc" } else { "system" }.to_string());
     let timing_clock_source_recommendation = if !inputs.postgresql_reads_counter {
-        Some(if cfg!(target_arch = "x86_64") {
-            "PostgreSQL 19: nothing to set: it has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
+        Some(
+            if clockscope::counter::native_kind() == Some(clockscope::counter::CounterKind::Tsc) {
+                "PostgreSQL 19: nothing to set: it has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
              the system clock"
                 .to_string()
-        } else {
-            format!(
-                "PostgreSQL 19: nothing to set: it reads only the system clock on {} (timing_clock_source = tsc \
+            } else {
+                format!(
+                    "PostgreSQL 19: nothing to set: it reads only the system clock on {} (timing_clock_source = tsc \
                  is x86-64 only)",
-                std::env::consts::ARCH
-            )
-        })
+                    std::env::consts::ARCH
+                )
+            },
+        )
     } else {
         match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
             (Some(true), Some(true)) => {

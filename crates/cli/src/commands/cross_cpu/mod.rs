@@ -2,8 +2,11 @@
 //! estimate for every pair of the CPUs this process may run on, for the CPU
 //! counter (RDTSCP / ISB;CNTVCT_EL0) and clock_gettime(CLOCK_MONOTONIC).
 //!
-//! Pipeline: CPUs (affinity mask, online, cgroup cpuset) -> counter
-//! frequency (calibration) -> `clockscope::crosscpu::run_all` -> text or JSON.
+//! Pipeline: CPUs (affinity mask, online, cgroup cpuset) -> topology
+//! (`clockscope::linux::read_topology`) -> plan (`clockscope::crosscpu::plan`:
+//! pairs and time; `--plan` prints it and stops) -> counter frequency
+//! (calibration) -> `clockscope::crosscpu::run_plan` -> text or JSON, with the
+//! results by package pair.
 //! Exit status: 0 nothing wrong, 1 a warp or a proven offset, 2 an error, 130
 //! interrupted (what was measured is printed).
 
@@ -13,11 +16,11 @@ use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Settings};
-use clockscope::linux::CpuList;
-use clockscope::tsc::calibrate::{calibrate_tsc, Calibration};
+use clockscope::counter::calibrate::{calibrate_counter, Calibration};
+use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, Settings};
+use clockscope::linux::{self, CpuList, Evidence};
 use clockscope::Scale;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How long the counter is calibrated before the tests (not part of `-d`):
 /// enough for an uncertainty of a few ppm, which is far below what a warp or
@@ -27,8 +30,11 @@ pub const CALIBRATION_BUDGET_NS: u64 = 20_000_000;
 /// Which CPU pairs to test.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PairsArg {
-    /// Every pair: N*(N-1)/2.
+    /// From the CPU topology: each package's first CPU with every other package's (both ways), each die's with the
+    /// other dies' of its package, every other CPU with its die's first (O(N) pairs).
     #[default]
+    Topology,
+    /// Every pair: N*(N-1)/2.
     All,
     /// Each CPU with the first one: N-1 (as the kernel checks each CPU against the boot CPU).
     First,
@@ -36,7 +42,8 @@ pub enum PairsArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrossCpuArgs {
-    /// Total measuring time in seconds (fractions allowed), shared by all CPU pairs.
+    /// Total measuring time in seconds (fractions allowed), shared by all CPU pairs (more across packages); extended,
+    /// up to --max-time, when it cannot give each test its minimum of 1 ms.
     #[arg(
         short,
         long,
@@ -59,6 +66,31 @@ pub struct CrossCpuArgs {
     /// Which CPU pairs to test.
     #[arg(long, value_enum, default_value_t)]
     pub pairs: PairsArg,
+
+    /// With --pairs topology, also compare the threads of each core with each other (they share one counter, so
+    /// by default they are not paired).
+    #[arg(long)]
+    pub smt_pairs: bool,
+
+    /// The longest the run may take, in seconds, when -d cannot give every test its minimum (1 ms per test, more
+    /// across packages); a plan needing more is refused.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = parse_seconds,
+        allow_hyphen_values = true
+    )]
+    pub max_time: f64,
+
+    /// Print the CPU pairs, their grouping by package and the expected run time, and exit without measuring.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// Plan for the online CPUs and topology under this directory instead of this machine (tests, support
+    /// bundles); needs --plan.
+    #[arg(long, value_name = "DIR", hide = true, requires = "plan")]
+    pub root: Option<PathBuf>,
 }
 
 /// The CPUs given with `--cpus`, sorted and distinct.
@@ -93,6 +125,8 @@ pub fn select_cpus(requested: Option<&[usize]>, allowed: &[usize]) -> anyhow::Re
 /// Everything the command reports.
 pub struct Outcome {
     pub context: CpuContext,
+    /// The pairs and time planned (`None` with fewer than two CPUs).
+    pub plan: Option<Plan>,
     pub calibration: Option<Calibration>,
     pub report: CrossCpuReport,
     /// Why nothing was measured (fewer than two CPUs).
@@ -115,64 +149,129 @@ impl Outcome {
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     exit::install_interrupt_handler();
-    let context = crosscpu::cpu_context(Path::new("/")).context("cannot tell which CPUs this process may use")?;
+    let (root, context) = match &args.root {
+        None => {
+            let root = PathBuf::from("/");
+            let context = crosscpu::cpu_context(&root).context("cannot tell which CPUs this process may use")?;
+            (root, context)
+        }
+        Some(root) => (root.clone(), context_under_root(root)?),
+    };
     let cpus = select_cpus(args.cpus.as_ref().map(|c| c.0.as_slice()), &context.allowed)?;
     let budget_ns = seconds_to_ns(args.duration);
     let pair_mode = match args.pairs {
+        PairsArg::Topology => PairMode::Topology,
         PairsArg::All => PairMode::All,
         PairsArg::First => PairMode::First,
     };
-    let outcome = if cpus.len() < 2 {
+    let topology = linux::read_topology(&root, &cpus);
+    let settings = Settings {
+        pair_mode,
+        topology: match &topology {
+            Evidence::Found(t) => Ok(t),
+            other => Err(other.reason().unwrap_or("not read")),
+        },
+        smt_pairs: args.smt_pairs,
+        max_time_ns: seconds_to_ns(args.max_time),
+        ..Settings::new(budget_ns, &OsPinner, &exit::interrupted)
+    };
+    if cpus.len() < 2 && !args.plan {
         // `--cpus` needs two CPUs (its parser says so), so one CPU here is the affinity mask's doing.
         let note = format!(
             "only CPU {} is available to this process (sched_getaffinity): there is no CPU pair to compare",
             render::cpu_list(&cpus)
         );
-        Outcome {
+        let outcome = Outcome {
             report: CrossCpuReport {
                 cpus,
                 pair_mode,
+                topology: None,
                 clocks: Vec::new(),
                 pairs_planned: 0,
                 budget_ns,
                 test_ns: 0,
+                expected_ns: 0,
+                extended: None,
                 min_handovers: crosscpu::DEFAULT_MIN_HANDOVERS,
                 pairs: Vec::new(),
                 interrupted: false,
                 elapsed_ns: 0,
             },
             context,
+            plan: None,
             calibration: None,
             note: Some(note),
-        }
-    } else {
-        measure(cpus, pair_mode, budget_ns, context)?
-    };
-    match args.format {
-        ReportFormat::Text => render::text(&outcome, out)?,
-        ReportFormat::Json => render::json(&outcome, out)?,
+        };
+        write_outcome(args, &outcome, out)?;
+        return Ok(outcome.exit_code());
     }
+    // The clocks a run tests (their scale comes from the calibration, after planning).
+    let clock_count = clocks::default_clocks(None, None).len();
+    let plan = crosscpu::plan(&cpus, settings.topology, &settings.plan_options(clock_count)).map_err(|e| {
+        anyhow::anyhow!("--max-time: {e}; allow more time with --max-time, or test fewer pairs (--cpus, --pairs)")
+    })?;
+    if args.plan {
+        let cpus_from = match &args.root {
+            Some(r) => format!("the online CPUs under {} (--root)", r.display()),
+            None => "the CPUs allowed by sched_getaffinity".to_string(),
+        };
+        match args.format {
+            ReportFormat::Text => render::plan_text(&plan, &cpus_from, out)?,
+            ReportFormat::Json => render::plan_json(&plan, &context, &cpus_from, out)?,
+        }
+        return Ok(exit::OK);
+    }
+    if let Some(why) = &plan.extended {
+        eprintln!("clockscope: note: -d {why} (at most --max-time)");
+    }
+    let outcome = measure(plan, &settings, context)?;
+    write_outcome(args, &outcome, out)?;
     Ok(outcome.exit_code())
 }
 
-fn measure(cpus: Vec<usize>, pair_mode: PairMode, budget_ns: u64, context: CpuContext) -> anyhow::Result<Outcome> {
-    let calibration = calibrate_tsc(CALIBRATION_BUDGET_NS);
+fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    match args.format {
+        ReportFormat::Text => render::text(outcome, out),
+        ReportFormat::Json => render::json(outcome, out),
+    }
+}
+
+/// With `--root`: the online CPUs under it stand for the allowed ones (the
+/// affinity mask describes this machine, not the tree).
+fn context_under_root(root: &Path) -> anyhow::Result<CpuContext> {
+    if !root.is_dir() {
+        bail!("--root {}: not a directory", root.display());
+    }
+    let online = linux::read_cpus_online_file(root);
+    let Some(set) = online.found() else {
+        bail!(
+            "--root {}: no readable online CPU list ({})",
+            root.display(),
+            online.reason().unwrap_or_default()
+        );
+    };
+    Ok(CpuContext {
+        allowed: set.cpus.cpus().collect(),
+        online: online.clone(),
+        cgroup_cpuset: linux::read_cpuset(root),
+    })
+}
+
+fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyhow::Result<Outcome> {
+    let calibration = calibrate_counter(CALIBRATION_BUDGET_NS);
     let scale = calibration.hz.and_then(Scale::from_hz);
     let source = scale.map(|_| render::calibration_source(&calibration));
     let clocks = clocks::default_clocks(scale, source);
-    // run_all reports the planned total with every step.
-    let bar = progress::bar("cross-cpu", budget_ns);
-    let settings = Settings {
-        pair_mode,
-        ..Settings::new(budget_ns, &OsPinner, &exit::interrupted)
-    };
-    let report = crosscpu::run_all(&cpus, &clocks, &settings, &mut |done, total| {
+    // run_plan reports the planned total with every step.
+    let bar = progress::bar("cross-cpu", planned.expected_ns);
+    let report = crosscpu::run_plan(&planned, &clocks, settings, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     });
     bar.finish_and_clear();
     Ok(Outcome {
         context,
+        plan: Some(planned),
         calibration: Some(calibration),
         report: report?,
         note: None,

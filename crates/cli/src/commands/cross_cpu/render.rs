@@ -1,11 +1,14 @@
 //! The cross-cpu report as text (a table per CPU pair, the verdicts in
-//! words, a summary line) or JSON (the library's report plus the CPU context
-//! and the calibration, field names with units).
+//! words, the results by package pair, one answer per clock, a summary line)
+//! or JSON (the library's report plus the CPU context, the calibration and
+//! the groups and answers, field names with units); and the plan alone
+//! (`--plan`), as text or JSON.
 
 use super::Outcome;
-use clockscope::crosscpu::{ClockPairReport, CrossCpuReport};
+use clockscope::counter::calibrate::Calibration;
+use clockscope::crosscpu::plan::{PlanGroup, Representative};
+use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
 use clockscope::linux::{CpuList, CpuSet, Evidence};
-use clockscope::tsc::calibrate::Calibration;
 use serde::Serialize;
 use std::io::Write;
 
@@ -151,26 +154,28 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     }
     let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if let Some(t) = &r.topology {
+        writeln_escaped!(out, "{}{t} (sys/devices/system/cpu/cpu*/topology)", label("Topology"))?;
+    }
     writeln_escaped!(
         out,
-        "Budget:            {:.3} s over {} pair{} x {} clock{} ({}) x 2 tests (warp, ping-pong) of {} each",
+        "Budget:            {:.3} s over {} pair{} ({}) x {} clock{} ({}) x 2 tests (warp, ping-pong) of {} each{}",
         r.budget_ns as f64 / 1e9,
         r.pairs_planned,
         plural(r.pairs_planned),
+        pair_mode_name(r.pair_mode),
         r.clocks.len(),
         plural(r.clocks.len()),
         r.clocks.join(", "),
-        ms(r.test_ns)
+        ms(r.test_ns),
+        if r.pairs.iter().any(|p| p.kind.weight() > 1) {
+            " for a pair within a die (x4 across packages, x2 across dies)"
+        } else {
+            ""
+        }
     )?;
-    let planned_ns = r.test_ns as u128 * 2 * (r.pairs_planned * r.clocks.len()) as u128;
-    if planned_ns > r.budget_ns as u128 {
-        writeln_escaped!(
-            out,
-            "{}each test takes at least {}, so this run takes about {:.3} s; --pairs first or --cpus test fewer pairs",
-            label("Note"),
-            ms(clockscope::crosscpu::MIN_TEST_NS),
-            planned_ns as f64 / 1e9
-        )?;
+    if let Some(why) = &r.extended {
+        writeln_escaped!(out, "{}-d {why}", label("Note"))?;
     }
     if !r.pairs.is_empty() {
         writeln!(out)?;
@@ -193,6 +198,16 @@ pub fn text(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         for c in &p.clocks {
             writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
         }
+    }
+    let groups = r.package_groups();
+    if r.topology.is_some() && !groups.is_empty() {
+        writeln!(out)?;
+        group_table(out, &groups)?;
+    }
+    let answers = r.answers();
+    if !answers.is_empty() {
+        writeln!(out)?;
+        answer_lines(out, &answers)?;
     }
     writeln!(out)?;
     if r.interrupted {
@@ -244,6 +259,8 @@ struct Json<'a> {
     online_cpus: Option<CpuListFileJson<'a>>,
     cgroup_cpuset: Option<CpuListFileJson<'a>>,
     calibration: &'a Option<Calibration>,
+    package_groups: Vec<PackageGroup>,
+    answers: Vec<ClockAnswer>,
     note: &'a Option<String>,
     problem: bool,
     summary: String,
@@ -258,10 +275,232 @@ pub fn json(o: &Outcome, out: &mut dyn Write) -> anyhow::Result<()> {
         online_cpus: CpuListFileJson::new(&o.context.online),
         cgroup_cpuset: CpuListFileJson::new(&o.context.cgroup_cpuset),
         calibration: &o.calibration,
+        package_groups: o.report.package_groups(),
+        answers: o.report.answers(),
         note: &o.note,
         problem: o.report.has_problem(),
         summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
         exit_code: o.exit_code(),
+    };
+    crate::export::json::write(out, &j)?;
+    Ok(())
+}
+
+fn pair_mode_name(m: clockscope::crosscpu::PairMode) -> &'static str {
+    match m {
+        clockscope::crosscpu::PairMode::Topology => "topology",
+        clockscope::crosscpu::PairMode::All => "all",
+        clockscope::crosscpu::PairMode::First => "first",
+    }
+}
+
+fn package_label(a: Option<i32>, b: Option<i32>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if a == b => format!("within {a}"),
+        (Some(a), Some(b)) => format!("{a} / {b}"),
+        _ => "unknown".to_string(),
+    }
+}
+
+/// The results by package pair: one row per clock and package pair.
+fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<()> {
+    writeln_escaped!(
+        out,
+        "By package (offsets across packages: the higher package's CPU minus the lower's):"
+    )?;
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            vec![
+                package_label(g.package_a, g.package_b),
+                g.clock.to_string(),
+                g.pairs.to_string(),
+                g.problems.to_string(),
+                g.warps.to_string(),
+                opt(g.max_warp_ns),
+                signed(g.offset_lower_ns),
+                signed(g.offset_upper_ns),
+                format!(
+                    "CPU {} / CPU {}: {}",
+                    g.worst_cpu_a,
+                    g.worst_cpu_b,
+                    g.worst_verdict.label()
+                ),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "packages",
+            "clock",
+            "pairs",
+            "problems",
+            "warps",
+            "max warp ns",
+            "offset low ns",
+            "offset high ns",
+            "worst pair",
+        ],
+        &rows,
+    )
+}
+
+fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result<()> {
+    let w = answers.iter().map(|a| a.clock.len()).max().unwrap_or(0) + 1;
+    for (i, a) in answers.iter().enumerate() {
+        let head = if i == 0 { "Answer:" } else { "" };
+        writeln_escaped!(out, "{head:<19}{:<w$} {}", format!("{}:", a.clock), a.text)?;
+    }
+    Ok(())
+}
+
+fn representatives(reps: &[Representative]) -> String {
+    reps.iter()
+        .map(|r| match r.die {
+            None => format!("package {}: CPU {}", r.package, r.cpu),
+            Some(d) => format!("package {} die {d}: CPU {}", r.package, r.cpu),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn group_rows(groups: &[PlanGroup]) -> Vec<Vec<String>> {
+    groups
+        .iter()
+        .map(|g| {
+            vec![
+                package_label(g.package_a, g.package_b),
+                g.pairs.to_string(),
+                ms(g.time_ns),
+            ]
+        })
+        .collect()
+}
+
+/// The plan as text (`--plan`): what a run would do, without measuring.
+pub fn plan_text(p: &Plan, cpus_from: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    writeln_escaped!(out, "{}{} ({cpus_from})", label("CPUs planned"), cpu_list(&p.cpus))?;
+    writeln_escaped!(
+        out,
+        "{}{}",
+        label("Topology"),
+        p.topology.as_deref().map_or("not read".to_string(), |t| format!(
+            "{t} (sys/devices/system/cpu/cpu*/topology)"
+        ))
+    )?;
+    for n in &p.topology_notes {
+        writeln_escaped!(out, "{}{n}", label("Topology note"))?;
+    }
+    let kinds: Vec<String> = p
+        .kind_counts()
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.label()))
+        .collect();
+    let smt = match (p.mode, p.smt_pairs) {
+        (clockscope::crosscpu::PairMode::Topology, false) => "; SMT siblings not paired (--smt-pairs pairs them)",
+        (clockscope::crosscpu::PairMode::Topology, true) => "; SMT siblings paired (--smt-pairs)",
+        _ => "",
+    };
+    writeln_escaped!(
+        out,
+        "{}{}: {} pair{}{}{smt}",
+        label("Pairs"),
+        pair_mode_name(p.mode),
+        p.pairs.len(),
+        plural(p.pairs.len()),
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    )?;
+    if !p.representatives.is_empty() {
+        writeln_escaped!(
+            out,
+            "{}{}",
+            label("Representatives"),
+            representatives(&p.representatives)
+        )?;
+    }
+    writeln_escaped!(
+        out,
+        "{}{} clock{} x 2 tests (warp, ping-pong) per pair; each test {} x weight ({} across packages, {} across \
+         dies, 1 otherwise), and each warp test runs on until it has seen {} handovers each way",
+        label("Tests"),
+        p.clocks,
+        plural(p.clocks),
+        ms(p.unit_test_ns),
+        PairKind::CrossPackage.weight(),
+        PairKind::CrossDie.weight(),
+        p.min_handovers
+    )?;
+    writeln_escaped!(
+        out,
+        "{}{:.3} s (-d {:.3} s, --max-time {:.3} s; each test at least {})",
+        label("Expected time"),
+        p.expected_ns as f64 / 1e9,
+        p.budget_ns as f64 / 1e9,
+        p.max_time_ns as f64 / 1e9,
+        ms(clockscope::crosscpu::MIN_TEST_NS)
+    )?;
+    if let Some(why) = &p.extended {
+        writeln_escaped!(out, "{}-d {why}", label("Note"))?;
+    }
+    for u in &p.uncovered {
+        writeln_escaped!(out, "{}CPU {}: {}", label("Not paired"), u.cpu, u.reason)?;
+    }
+    writeln!(out)?;
+    writeln_escaped!(out, "By package:")?;
+    table(out, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
+    writeln!(out)?;
+    writeln_escaped!(
+        out,
+        "Pairs, in test order (offsets will be CPU b's clock minus CPU a's):"
+    )?;
+    let rows: Vec<Vec<String>> = p
+        .pairs
+        .iter()
+        .map(|x| {
+            vec![
+                format!("CPU {} / CPU {}", x.cpu_a, x.cpu_b),
+                package_label(x.package_a, x.package_b),
+                ms(x.test_ns),
+                x.kind.label().to_string(),
+            ]
+        })
+        .collect();
+    table(out, &["a / b", "packages", "each test", "kind"], &rows)?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    #[serde(flatten)]
+    plan: &'a Plan,
+    /// Where `cpus` came from.
+    cpus_from: &'a str,
+    allowed_cpus: &'a [usize],
+    online_cpus: Option<CpuListFileJson<'a>>,
+    cgroup_cpuset: Option<CpuListFileJson<'a>>,
+    covered_cpus: Vec<usize>,
+}
+
+/// The plan as JSON (`--plan --format json`).
+pub fn plan_json(
+    p: &Plan,
+    context: &clockscope::crosscpu::CpuContext,
+    cpus_from: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let j = PlanJson {
+        plan: p,
+        cpus_from,
+        allowed_cpus: &context.allowed,
+        online_cpus: CpuListFileJson::new(&context.online),
+        cgroup_cpuset: CpuListFileJson::new(&context.cgroup_cpuset),
+        covered_cpus: p.covered().cpus().collect(),
     };
     crate::export::json::write(out, &j)?;
     Ok(())

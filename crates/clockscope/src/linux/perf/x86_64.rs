@@ -191,11 +191,12 @@ fn map_and_read(fd: &OwnedFd) -> Result<PageFields, PerfUnavailable> {
         len,
     };
     for _ in 0..MAX_SEQLOCK_RETRIES {
-        // SAFETY (all reads below): the offsets are those of `struct
+        // SAFETY: (this and the reads below) the offsets are those of `struct
         // perf_event_mmap_page`, within its first 96 bytes and naturally
         // aligned; the page is at least 4096 bytes and page-aligned.
         let seq: u32 = unsafe { page.read(OFF_LOCK) };
         compiler_fence(Ordering::SeqCst);
+        // SAFETY: as for the lock read above.
         let fields = unsafe {
             PageFields {
                 version: page.read(OFF_VERSION),
@@ -207,6 +208,7 @@ fn map_and_read(fd: &OwnedFd) -> Result<PageFields, PerfUnavailable> {
             }
         };
         compiler_fence(Ordering::SeqCst);
+        // SAFETY: as for the lock read above.
         let seq_after: u32 = unsafe { page.read(OFF_LOCK) };
         if seq == seq_after {
             return Ok(fields);

@@ -41,12 +41,15 @@
 //! `CLOCK_MONOTONIC_RAW`, is itself the kernel's TSC clocksource here, so
 //! clockscope's residual is the kernel's own kHz and mult rounding.
 
+use super::{arch, CounterVisitor};
+use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
+use crate::convert::Scale;
 use crate::ticks::Ticks;
 use serde::Serialize;
 
 /// The result of a calibration.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Calibration {
     /// Counter frequency in kHz (rounded to nearest; PostgreSQL's truncated);
     /// `None` when the calibration did not converge (see `note`).
@@ -200,7 +203,7 @@ pub fn calibrate_postgresql<R: ClockSource, C: ClockSource>(reference: &R, count
 // clockscope
 // ---------------------------------------------------------------------------
 
-/// Default budget for [`calibrate_tsc`] callers: PostgreSQL's 50 ms limit,
+/// Default budget for [`calibrate_counter`] callers: PostgreSQL's 50 ms limit,
 /// so the two are compared at the same cost.
 pub const DEFAULT_BUDGET_NS: u64 = PG_MAX_NS;
 /// Stop once the error bound is this small: 1 ppm is 1 µs per second, below
@@ -331,14 +334,14 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
         if r1.delta_since(r0) < 0 || elapsed < 0 {
             backwards += 1;
         } else if !start_done {
-            if start.map_or(true, |s| b.width_ns() < s.width_ns()) {
+            if start.is_none_or(|s| b.width_ns() < s.width_ns()) {
                 start = Some(b);
             }
             if samples >= START_SAMPLES || elapsed as u64 >= start_phase_ns {
                 start_done = true;
             }
         } else {
-            if batch_best.map_or(true, |s| b.width_ns() <= s.width_ns()) {
+            if batch_best.is_none_or(|s| b.width_ns() <= s.width_ns()) {
                 batch_best = Some(b);
             }
             batch_len += 1;
@@ -350,7 +353,7 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
                 match estimate(&s, &e) {
                     Ok(est) => {
                         last_error = None;
-                        if best.map_or(true, |b| est.uncertainty_ppm <= b.uncertainty_ppm) {
+                        if best.is_none_or(|b| est.uncertainty_ppm <= b.uncertainty_ppm) {
                             best = Some(est);
                         }
                     }
@@ -434,51 +437,28 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
 /// Calibrates this CPU's counter with [`calibrate`] against
 /// `CLOCK_MONOTONIC_RAW`: RDTSCP (LFENCE;RDTSC without RDTSCP) on x86-64,
 /// ISB;CNTVCT_EL0 on aarch64.
-pub fn calibrate_tsc(budget_ns: u64) -> Calibration {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::clock::arch::{LfenceRdtsc, Rdtscp};
-        use crate::convert::Scale;
-        let reference = crate::clock::posix::PosixClock::monotonic_raw();
-        if let Some(c) = Rdtscp::new(Scale::NANOSECONDS) {
-            calibrate(&reference, &c, budget_ns)
-        } else if let Some(c) = LfenceRdtsc::new(Scale::NANOSECONDS) {
-            calibrate(&reference, &c, budget_ns)
-        } else {
-            Calibration::unavailable("the CPU reports no TSC (CPUID 1 EDX bit 4)", METHOD_BRACKETED)
+pub fn calibrate_counter(budget_ns: u64) -> Calibration {
+    struct Run(u64);
+    impl CounterVisitor for Run {
+        type Output = Calibration;
+        fn visit<C: ClockSource + Copy + Send + Sync + 'static>(self, counter: C) -> Calibration {
+            calibrate(&PosixClock::monotonic_raw(), &counter, self.0)
         }
     }
-    #[cfg(target_arch = "aarch64")]
-    {
-        use crate::clock::arch::IsbCntvct;
-        use crate::convert::Scale;
-        let reference = crate::clock::posix::PosixClock::monotonic_raw();
-        calibrate(&reference, &IsbCntvct::new(Scale::NANOSECONDS), budget_ns)
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        let _ = budget_ns;
-        Calibration::unavailable("no CPU counter on this architecture", METHOD_BRACKETED)
-    }
+    arch::visit_ordered(Scale::NANOSECONDS, Run(budget_ns))
+        .unwrap_or_else(|why| Calibration::unavailable(why, METHOD_BRACKETED))
 }
 
 /// PostgreSQL 19's calibration as PostgreSQL runs it: RDTSCP against
 /// `CLOCK_MONOTONIC` (x86-64 only, as in PostgreSQL).
-pub fn calibrate_tsc_postgresql() -> Calibration {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::clock::arch::Rdtscp;
-        use crate::convert::Scale;
-        match Rdtscp::new(Scale::NANOSECONDS) {
-            Some(c) => calibrate_postgresql(&crate::clock::posix::PosixClock::monotonic(), &c),
-            None => Calibration::unavailable(
-                "the CPU lacks RDTSCP, which PostgreSQL's TSC support requires",
-                METHOD_POSTGRESQL,
-            ),
+pub fn calibrate_postgresql_native() -> Calibration {
+    struct Run;
+    impl CounterVisitor for Run {
+        type Output = Calibration;
+        fn visit<C: ClockSource + Copy + Send + Sync + 'static>(self, counter: C) -> Calibration {
+            calibrate_postgresql(&PosixClock::monotonic(), &counter)
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        Calibration::unavailable("PostgreSQL calibrates the TSC only on x86-64", METHOD_POSTGRESQL)
-    }
+    arch::visit_postgresql_precise(Scale::NANOSECONDS, Run)
+        .unwrap_or_else(|why| Calibration::unavailable(why, METHOD_POSTGRESQL))
 }

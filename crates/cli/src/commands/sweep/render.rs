@@ -1,0 +1,178 @@
+//! `clockscope sweep`'s text table and Prometheus exposition (the JSON form
+//! is the report serialised, documented in docs/schema/sweep.schema.json).
+
+use super::SweepReport;
+use crate::export::prometheus::label;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// The human report: what is available, the plan or the table, the recommendation.
+pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
+    writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
+    writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
+    if !r.live_sysfs {
+        writeln!(
+            out,
+            "Note: --sysfs-root is not /sys: switching there changes no kernel clock, so every row measures the \
+             clocksource really in use."
+        )?;
+    }
+    writeln!(out)?;
+    if !r.applied {
+        writeln_escaped!(
+            out,
+            "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
+             `clockscope check`'s loop, then put {} back.",
+            r.planned.join(", "),
+            r.duration_per_clocksource_s,
+            r.original
+        )?;
+        writeln!(
+            out,
+            "Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<28} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
+        "clocksource", "read cost", "avg loop", "p99", "max", "clock_gettime", "PG rule", "EXPLAIN"
+    )?;
+    for x in &r.results {
+        writeln_escaped!(
+            out,
+            "{:<28} {:>7} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
+            x.clocksource,
+            x.read_cost_ns,
+            x.avg_loop_ns,
+            x.percentiles_ns.p99,
+            x.percentiles_ns.max,
+            if x.syscall_fallback.is_some() {
+                "syscall"
+            } else {
+                "vDSO"
+            },
+            match &x.postgresql_rule {
+                Some(p) if p.passed => "pass",
+                Some(_) => "FAIL",
+                None => "-",
+            },
+            x.explain
+                .as_ref()
+                .map_or("-".to_string(), |e| format!("{:.2}x", e.slowdown)),
+        )?;
+    }
+    writeln!(
+        out,
+        "read cost: median successive-read difference; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
+        r.baseline_row_ns, r.baseline_source
+    )?;
+    for x in r.results.iter().filter(|x| x.syscall_fallback.is_some()) {
+        writeln_escaped!(
+            out,
+            "{}: {}",
+            x.clocksource,
+            x.syscall_fallback.as_deref().unwrap_or_default()
+        )?;
+    }
+    if r.interrupted {
+        writeln!(out, "Interrupted: the sweep stopped early.")?;
+    }
+    writeln_escaped!(out, "Restored: {} (read back).", r.original)?;
+    if let Some(rec) = &r.recommendation {
+        writeln!(out)?;
+        writeln_escaped!(
+            out,
+            "Recommendation: {}{}: {}",
+            rec.clocksource,
+            if rec.in_use { " (in use, keep it)" } else { "" },
+            rec.why
+        )?;
+        for line in &r.persistence {
+            writeln_escaped!(out, "  - {line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
+pub fn prometheus(r: &SweepReport) -> String {
+    let mut s = String::new();
+    let head = |s: &mut String, name: &str, help: &str| {
+        let _ = writeln!(s, "# HELP clockscope_sweep_{name} {help}");
+        let _ = writeln!(s, "# TYPE clockscope_sweep_{name} gauge");
+    };
+    let sample = |s: &mut String, name: &str, labels: &[(&str, &str)], v: f64| {
+        let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
+        let lbl = if l.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", l.join(","))
+        };
+        let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
+    };
+    type Getter = fn(&super::SweepResult) -> Option<f64>;
+    let per: [(&str, &str, Getter); 7] = [
+        (
+            "read_cost_ns",
+            "Median difference between successive clock_gettime reads under this clocksource, nanoseconds.",
+            |x| Some(x.read_cost_ns as f64),
+        ),
+        (
+            "avg_loop_ns",
+            "Average time of one clock_gettime read plus loop bookkeeping under this clocksource, nanoseconds.",
+            |x| Some(x.avg_loop_ns),
+        ),
+        (
+            "p99_ns",
+            "99th percentile of the successive-read differences, nanoseconds.",
+            |x| Some(x.percentiles_ns.p99 as f64),
+        ),
+        ("max_ns", "Largest successive-read difference, nanoseconds.", |x| {
+            Some(x.percentiles_ns.max as f64)
+        }),
+        (
+            "syscall_fallback",
+            "1 when clock_gettime behaves like a syscall under this clocksource, 0 when it stays in the vDSO.",
+            |x| Some(if x.syscall_fallback.is_some() { 1.0 } else { 0.0 }),
+        ),
+        (
+            "postgresql_rule_passed",
+            "1 when the system clock passes PostgreSQL's pg_test_timing rule under this clocksource.",
+            |x| x.postgresql_rule.as_ref().map(|p| if p.passed { 1.0 } else { 0.0 }),
+        ),
+        (
+            "explain_slowdown",
+            "Predicted EXPLAIN ANALYZE slowdown of a row-heavy count(*) under this clocksource (ratio).",
+            |x| x.explain.as_ref().map(|e| e.slowdown),
+        ),
+    ];
+    for (name, help, get) in per {
+        head(&mut s, name, help);
+        for x in &r.results {
+            if let Some(v) = get(x) {
+                sample(&mut s, name, &[("clocksource", &x.clocksource)], v);
+            }
+        }
+    }
+    head(
+        &mut s,
+        "original",
+        "1 for the clocksource in use before the sweep (restored after it).",
+    );
+    sample(&mut s, "original", &[("clocksource", &r.original)], 1.0);
+    if let Some(rec) = &r.recommendation {
+        head(&mut s, "recommended", "1 for the clocksource clockscope recommends.");
+        sample(&mut s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
+    }
+    head(&mut s, "applied", "1 when clocksources were switched (--apply).");
+    sample(&mut s, "applied", &[], if r.applied { 1.0 } else { 0.0 });
+    head(
+        &mut s,
+        "interrupted",
+        "1 when Ctrl-C or SIGTERM stopped the sweep early.",
+    );
+    sample(&mut s, "interrupted", &[], if r.interrupted { 1.0 } else { 0.0 });
+    s
+}

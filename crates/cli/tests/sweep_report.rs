@@ -1,0 +1,426 @@
+//! `clockscope sweep`'s logic in-process: a fake sysfs root, a scripted clock
+//! per clocksource (so costs differ as they do on real hardware), and
+//! controls that refuse a write or read back another name. Every test checks
+//! that the original clocksource is in place afterwards (or, when its file
+//! vanished, that the error gives the command to restore it).
+
+use clockscope::clock::scripted::ScriptedClock;
+use clockscope::linux::clocksource::{ClocksourceControl, SwitchError, SysfsClocksource, CLOCKSOURCE0};
+use clockscope::linux::testing::FakeRoot;
+use clockscope::measure::{measure, Control};
+use clockscope::{ClockId, Scale};
+use clockscope_cli::cli::CheckFormat;
+use clockscope_cli::commands::check::stats::ClockStats;
+use clockscope_cli::commands::sweep::{sweep, write_report, SweepArgs, SweepReport};
+use std::sync::{Arc, Mutex};
+
+/// The real files under a fake root, with a log of every write, and a
+/// kernel that ignores writes of `ignored` (as it does for a clocksource it
+/// cannot select) and fails writes of `failing`.
+struct Logged {
+    inner: SysfsClocksource,
+    writes: Mutex<Vec<String>>,
+    ignored: Option<&'static str>,
+    failing: Option<&'static str>,
+}
+
+impl ClocksourceControl for Logged {
+    fn current(&self) -> Result<String, SwitchError> {
+        self.inner.current()
+    }
+    fn available(&self) -> Result<Vec<String>, SwitchError> {
+        self.inner.available()
+    }
+    fn write(&self, name: &str) -> Result<(), SwitchError> {
+        self.writes.lock().unwrap().push(name.to_string());
+        if self.failing == Some(name) {
+            return Err(SwitchError::Write {
+                name: name.into(),
+                reason: "Device or resource busy (os error 16)".into(),
+            });
+        }
+        if self.ignored == Some(name) {
+            return Ok(());
+        }
+        self.inner.write(name)
+    }
+    fn manual_command(&self, name: &str) -> String {
+        self.inner.manual_command(name)
+    }
+}
+
+struct Fake {
+    root: FakeRoot,
+    control: Arc<Logged>,
+}
+
+impl Fake {
+    fn new(current: &str, available: &str) -> Fake {
+        Fake::with(current, available, None, None)
+    }
+    fn with(current: &str, available: &str, ignored: Option<&'static str>, failing: Option<&'static str>) -> Fake {
+        let root = FakeRoot::new();
+        root.write(&format!("{CLOCKSOURCE0}/current_clocksource"), &format!("{current}\n"))
+            .write(
+                &format!("{CLOCKSOURCE0}/available_clocksource"),
+                &format!("{available} \n"),
+            );
+        let control = Arc::new(Logged {
+            inner: SysfsClocksource::new(root.path()),
+            writes: Mutex::new(Vec::new()),
+            ignored,
+            failing,
+        });
+        Fake { root, control }
+    }
+    fn current(&self) -> String {
+        std::fs::read_to_string(self.control.inner.current_path()).unwrap()
+    }
+    fn writes(&self) -> Vec<String> {
+        self.control.writes.lock().unwrap().clone()
+    }
+    fn dir(&self) -> String {
+        self.root.path().join(CLOCKSOURCE0).to_string_lossy().into_owned()
+    }
+    fn run(
+        &self,
+        args: &SweepArgs,
+        euid: u32,
+        m: &mut dyn FnMut(&str) -> anyhow::Result<ClockStats>,
+    ) -> anyhow::Result<SweepReport> {
+        let args = SweepArgs {
+            sysfs_root: self.root.path().to_path_buf(),
+            ..args.clone()
+        };
+        sweep(&args, self.control.clone(), &self.dir(), euid, m)
+    }
+}
+
+/// The system clock as a scripted clock stepping `step_ns` per read (costs
+/// per clocksource as PostgreSQL's docs measured them: tsc cheap, acpi_pm a syscall).
+fn scripted(step_ns: u64) -> ClockStats {
+    let reads = 2_000u64;
+    let clock = ScriptedClock::new("scripted", Scale::NANOSECONDS, move |n| {
+        1_000 + n.min(reads + 1) * step_ns
+    });
+    let m = measure(&clock, reads * step_ns, |_| Control::Continue);
+    ClockStats::from_measurement(ClockId::Monotonic, &m, None)
+}
+
+fn cost_of(name: &str) -> u64 {
+    match name {
+        "tsc" => 20,
+        "kvm-clock" => 30,
+        "hpet" => 560,
+        "acpi_pm" => 720,
+        _ => 50,
+    }
+}
+
+fn apply() -> SweepArgs {
+    SweepArgs {
+        apply: true,
+        ..Default::default()
+    }
+}
+
+fn by_cost(name: &str) -> anyhow::Result<ClockStats> {
+    Ok(scripted(cost_of(name)))
+}
+
+#[test]
+fn sweeps_every_clocksource_and_restores_the_original() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    assert_eq!(f.current(), "kvm-clock\n");
+    assert_eq!(f.writes(), ["tsc", "kvm-clock", "acpi_pm", "kvm-clock"]);
+    assert_eq!(r.original, "kvm-clock");
+    assert!(r.applied && !r.interrupted && !r.live_sysfs);
+    let names: Vec<&str> = r.results.iter().map(|x| x.clocksource.as_str()).collect();
+    assert_eq!(names, ["tsc", "kvm-clock", "acpi_pm"]);
+    let tsc = &r.results[0];
+    assert_eq!((tsc.read_cost_ns, tsc.avg_loop_ns.round() as u64), (20, 20));
+    assert_eq!(tsc.clock_gettime, "vdso");
+    assert!(tsc.postgresql_rule.as_ref().unwrap().passed);
+    let acpi = &r.results[2];
+    assert_eq!(acpi.read_cost_ns, 720);
+    assert_eq!(acpi.percentiles_ns.p99, 720);
+    assert_eq!(acpi.clock_gettime, "syscall");
+    assert!(acpi
+        .syscall_fallback
+        .as_deref()
+        .unwrap()
+        .contains("'acpi_pm' has no vDSO read"));
+    assert!(!acpi.postgresql_rule.as_ref().unwrap().passed);
+    // (baseline + two reads per row) / baseline, with the measured ~720 ns loop.
+    assert!((acpi.avg_loop_ns - 720.0).abs() < 15.0, "{}", acpi.avg_loop_ns);
+    let slow = acpi.explain.as_ref().unwrap().slowdown;
+    assert!((slow - (42.66 + 2.0 * acpi.avg_loop_ns) / 42.66).abs() < 1e-6, "{slow}");
+    let rec = r.recommendation.as_ref().unwrap();
+    assert_eq!((rec.clocksource.as_str(), rec.in_use), ("tsc", false));
+    assert_eq!(rec.kernel_parameter, "clocksource=tsc");
+    assert!(r.persistence[0].contains("clocksource=tsc"));
+    for caveat in ["live migration", "suspend", "watchdog"] {
+        assert!(r.persistence.iter().any(|l| l.contains(caveat)), "{caveat}");
+    }
+}
+
+#[test]
+fn keeps_the_clocksource_in_use_when_it_is_nearly_as_cheap() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock");
+    let mut m = |name: &str| Ok(scripted(if name == "tsc" { 20 } else { 21 }));
+    let r = f.run(&apply(), 0, &mut m).unwrap();
+    let rec = r.recommendation.unwrap();
+    assert_eq!((rec.clocksource.as_str(), rec.in_use), ("kvm-clock", true));
+    assert!(rec.why.contains("within 10%"), "{}", rec.why);
+}
+
+#[test]
+fn only_limits_and_orders_the_sweep() {
+    let f = Fake::new("tsc", "tsc hpet acpi_pm");
+    let args = SweepArgs {
+        only: vec!["acpi_pm".into(), "hpet".into(), "acpi_pm".into()],
+        ..apply()
+    };
+    let r = f.run(&args, 0, &mut by_cost).unwrap();
+    assert_eq!(r.planned, ["acpi_pm", "hpet"]);
+    assert_eq!(f.writes(), ["acpi_pm", "hpet", "tsc"]);
+    assert_eq!(f.current(), "tsc\n");
+}
+
+#[test]
+fn without_apply_it_lists_and_writes_nothing() {
+    let f = Fake::new("tsc", "tsc hpet");
+    let mut never = |_: &str| -> anyhow::Result<ClockStats> { panic!("measured without --apply") };
+    let r = f.run(&SweepArgs::default(), 1000, &mut never).unwrap();
+    assert!(!r.applied && r.results.is_empty() && r.recommendation.is_none());
+    assert_eq!(r.planned, ["tsc", "hpet"]);
+    assert!(f.writes().is_empty());
+    let mut text = Vec::new();
+    write_report(&mut text, &r, CheckFormat::Text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("Would switch to tsc, hpet in turn") && text.contains("Nothing was changed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn refuses_without_root_and_writes_nothing() {
+    let f = Fake::new("tsc", "tsc hpet");
+    let mut never = |_: &str| -> anyhow::Result<ClockStats> { panic!("measured without root") };
+    let e = f.run(&apply(), 1000, &mut never).unwrap_err().to_string();
+    assert!(e.contains("needs root (effective uid 1000)"), "{e}");
+    assert!(f.writes().is_empty());
+    assert_eq!(f.current(), "tsc\n");
+}
+
+#[test]
+fn odd_or_unavailable_names_are_refused_before_any_switch() {
+    let f = Fake::new("tsc", "tsc hpet");
+    for (bad, needle) in [
+        ("hpet;reboot", "'hpet;reboot' is not a clocksource name"),
+        ("hpet\n", "is not a clocksource name"),
+        ("../../x", "is not a clocksource name"),
+        (
+            "acpi_pm",
+            "clocksource 'acpi_pm' is not available here (available: tsc, hpet)",
+        ),
+    ] {
+        let args = SweepArgs {
+            only: vec!["hpet".into(), bad.into()],
+            ..apply()
+        };
+        let e = f.run(&args, 0, &mut by_cost).unwrap_err().to_string();
+        assert!(e.contains(needle) && !e.contains('\n'), "{bad:?}: {e}");
+    }
+    assert!(f.writes().is_empty());
+    assert_eq!(f.current(), "tsc\n");
+}
+
+#[test]
+fn a_switch_the_kernel_ignores_is_an_error_and_the_original_comes_back() {
+    let f = Fake::with("tsc", "tsc hpet acpi_pm", Some("hpet"), None);
+    let mut m = by_cost;
+    // tsc is in use: switch to it (no change), then hpet is ignored by the "kernel".
+    let e = f.run(&apply(), 0, &mut m).unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("wrote clocksource 'hpet' but the kernel reads back 'tsc'"),
+        "{msg}"
+    );
+    assert_eq!(f.current(), "tsc\n");
+    assert_eq!(f.writes(), ["tsc", "hpet"], "acpi_pm never tried; tsc already in place");
+}
+
+#[test]
+fn a_write_that_fails_mid_sweep_restores_the_original() {
+    let f = Fake::with("kvm-clock", "tsc acpi_pm kvm-clock", None, Some("acpi_pm"));
+    let e = f.run(&apply(), 0, &mut by_cost).unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("switching to clocksource 'acpi_pm' failed") && msg.contains("clocksource kvm-clock restored"),
+        "{msg}"
+    );
+    assert_eq!(f.writes(), ["tsc", "acpi_pm", "kvm-clock"]);
+    assert_eq!(f.current(), "kvm-clock\n");
+}
+
+#[test]
+fn a_kernel_that_switches_away_during_a_measurement_still_gets_the_original_back() {
+    // The watchdog marks the clocksource unstable mid-measurement: the
+    // kernel now uses acpi_pm; the sweep goes on and restores the original.
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let path = f.control.inner.current_path();
+    let mut m = |name: &str| {
+        if name == "tsc" {
+            std::fs::write(&path, "acpi_pm\n").unwrap();
+        }
+        by_cost(name)
+    };
+    let args = SweepArgs {
+        only: vec!["tsc".into()],
+        ..apply()
+    };
+    f.run(&args, 0, &mut m).unwrap();
+    assert_eq!(f.current(), "kvm-clock\n");
+}
+
+#[test]
+fn a_file_that_disappears_mid_sweep_gives_the_restore_command() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let path = f.control.inner.current_path();
+    let mut m = |name: &str| {
+        if name == "kvm-clock" {
+            std::fs::remove_file(&path).unwrap();
+        }
+        by_cost(name)
+    };
+    let msg = format!("{:#}", f.run(&apply(), 0, &mut m).unwrap_err());
+    assert!(msg.contains("switching to clocksource 'acpi_pm' failed"), "{msg}");
+    assert!(
+        msg.ends_with(&format!("restore it with: echo kvm-clock > {}", path.display())),
+        "{msg}"
+    );
+    assert!(!path.exists(), "the sweep never creates the file");
+    assert!(!msg.contains('\n'));
+}
+
+#[test]
+fn a_panic_inside_a_measurement_restores_the_original() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut m = |name: &str| -> anyhow::Result<ClockStats> {
+            if name == "acpi_pm" {
+                assert_eq!(f.current(), "acpi_pm\n");
+                panic!("injected panic in the measurement");
+            }
+            by_cost(name)
+        };
+        f.run(&apply(), 0, &mut m)
+    }));
+    assert!(r.is_err(), "the panic propagates");
+    assert_eq!(f.current(), "kvm-clock\n");
+    assert_eq!(f.writes(), ["tsc", "kvm-clock", "acpi_pm", "kvm-clock"]);
+}
+
+#[test]
+fn a_missing_file_is_a_one_line_error_before_any_switch() {
+    let f = Fake::new("tsc", "tsc hpet");
+    std::fs::remove_file(f.control.inner.available_path()).unwrap();
+    let e = f.run(&apply(), 0, &mut by_cost).unwrap_err().to_string();
+    assert!(e.contains("available_clocksource") && !e.contains('\n'), "{e}");
+    assert!(f.writes().is_empty());
+    assert_eq!(f.current(), "tsc\n");
+}
+
+fn schema() -> jsonschema::Validator {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schema/sweep.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn json_matches_the_schema_and_prometheus_parses() {
+    let v = schema();
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    for report in [
+        f.run(&apply(), 0, &mut by_cost).unwrap(),
+        f.run(&SweepArgs::default(), 0, &mut by_cost).unwrap(),
+    ] {
+        let mut out = Vec::new();
+        write_report(&mut out, &report, CheckFormat::Json).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let errors: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        // The schema is strict: an extra key or a bad value fails.
+        let mut bad = doc.clone();
+        bad["extra"] = serde_json::json!(1);
+        assert!(!v.is_valid(&bad));
+        let mut bad = doc.clone();
+        bad["original"] = serde_json::json!(3);
+        assert!(!v.is_valid(&bad));
+
+        let mut prom = Vec::new();
+        write_report(&mut prom, &report, CheckFormat::Prometheus).unwrap();
+        let text = String::from_utf8(prom).unwrap();
+        let lines = text.lines().map(|l| Ok(l.to_string()));
+        let scrape = prometheus_parse::Scrape::parse(lines).unwrap();
+        let get = |name: &str, cs: &str| {
+            scrape
+                .samples
+                .iter()
+                .find(|s| s.metric == name && s.labels.get("clocksource") == Some(cs))
+                .map(|s| match s.value {
+                    prometheus_parse::Value::Gauge(g) => g,
+                    _ => f64::NAN,
+                })
+        };
+        assert_eq!(get("clockscope_sweep_original", "kvm-clock"), Some(1.0));
+        if report.applied {
+            assert_eq!(get("clockscope_sweep_read_cost_ns", "acpi_pm"), Some(720.0));
+            assert_eq!(get("clockscope_sweep_syscall_fallback", "acpi_pm"), Some(1.0));
+            assert_eq!(get("clockscope_sweep_syscall_fallback", "tsc"), Some(0.0));
+            assert_eq!(get("clockscope_sweep_recommended", "tsc"), Some(1.0));
+        } else {
+            assert_eq!(get("clockscope_sweep_read_cost_ns", "tsc"), None);
+        }
+    }
+}
+
+#[test]
+fn text_table_and_recommendation() {
+    let f = Fake::new("acpi_pm", "tsc acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    let mut out = Vec::new();
+    write_report(&mut out, &r, CheckFormat::Text).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let acpi = row("acpi_pm ");
+    assert!(
+        acpi.contains("720 ns") && acpi.contains("syscall") && acpi.contains("FAIL"),
+        "{text}"
+    );
+    let tsc = row("tsc ");
+    assert!(
+        tsc.contains(" 20 ns") && tsc.contains("vDSO") && tsc.contains("pass"),
+        "{text}"
+    );
+    assert!(text.contains("Restored: acpi_pm (read back)."), "{text}");
+    assert!(
+        text.contains("Recommendation: tsc: tsc has the cheapest clock_gettime"),
+        "{text}"
+    );
+    assert!(
+        text.contains("add clocksource=tsc to the kernel command line"),
+        "{text}"
+    );
+}

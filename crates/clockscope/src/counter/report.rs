@@ -1,0 +1,202 @@
+//! What clockscope knows about the CPU counter, as one value: which counter
+//! and its full report, the frequency to convert with and where it came
+//! from, the trust decision as a list of [`Check`]s, and what PostgreSQL 19
+//! does with the counter. Built by [`super::discover()`].
+
+use crate::arm::GenericTimerReport;
+use crate::tsc::TscReport;
+use serde::Serialize;
+
+/// One check of a trust decision: whether it passed, what was checked, and
+/// the evidence. Serialised as `{"ok", "check", "evidence"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub ok: bool,
+    /// What was checked (`RDTSCP`, `kernel clocksource`, ...); empty for a
+    /// generic-timer reason, which says everything in its evidence.
+    #[serde(rename = "check")]
+    pub name: &'static str,
+    pub evidence: String,
+}
+
+/// How a check is printed: the one formatter behind every report's lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckStyle {
+    /// `ok: name: evidence` / `not ok: name: evidence` (`clockscope check`'s evidence list).
+    Colon,
+    /// `ok name: evidence` / `FAILED name: evidence` (`clockscope::instant`'s reasons).
+    Word,
+    /// `ok      name  evidence` / `NOT OK  name  evidence`, names padded to
+    /// `width` (`clockscope tsc`'s tables).
+    Table { width: usize },
+}
+
+impl Check {
+    pub fn new(ok: bool, name: &'static str, evidence: impl Into<String>) -> Check {
+        Check {
+            ok,
+            name,
+            evidence: evidence.into(),
+        }
+    }
+
+    /// The check as one line in `style` (no indentation, no newline).
+    pub fn line(&self, style: CheckStyle) -> String {
+        let (mark, sep) = match style {
+            CheckStyle::Colon => (if self.ok { "ok:" } else { "not ok:" }, ": "),
+            CheckStyle::Word => (if self.ok { "ok" } else { "FAILED" }, ": "),
+            CheckStyle::Table { .. } => (if self.ok { "ok    " } else { "NOT OK" }, "  "),
+        };
+        let gap = if matches!(style, CheckStyle::Table { .. }) {
+            "  "
+        } else {
+            " "
+        };
+        match style {
+            _ if self.name.is_empty() => format!("{mark}{gap}{}", self.evidence),
+            CheckStyle::Table { width } => format!("{mark}{gap}{:<width$}{sep}{}", self.name, self.evidence),
+            _ => format!("{mark}{gap}{}{sep}{}", self.name, self.evidence),
+        }
+    }
+}
+
+/// The counter's own report: the TSC's (x86-64) or the generic timer's
+/// (aarch64). Serialises as that report itself.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum CounterDetails {
+    Tsc(Box<TscReport>),
+    GenericTimer(Box<GenericTimerReport>),
+}
+
+/// The frequency to convert the counter's ticks with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CounterFrequency {
+    pub khz: Option<u64>,
+    /// Exact Hz where the source gives them (CNTFRQ_EL0, a calibration),
+    /// else `khz * 1000`.
+    pub hz: Option<u64>,
+    /// Where it came from (`kernel log (tsc: Detected/Refined)`, `arm64, CNTFRQ_EL0`, ...).
+    pub source: Option<String>,
+    /// Why there is none, when there is none.
+    pub unknown: Option<String>,
+}
+
+/// clockscope's trust decision: every check passed (AND).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub trusted: bool,
+    /// Every check (the TSC), or every failed one (the generic timer).
+    pub checks: Vec<Check>,
+    /// Evidence that decided nothing.
+    pub notes: Vec<String>,
+}
+
+/// What PostgreSQL 19 does with the counter.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostgresCounter {
+    /// PostgreSQL 19 can read it (`timing_clock_source = tsc`: the x86-64
+    /// TSC with RDTSCP and an invariant TSC; never the ARM generic timer).
+    pub reads_counter: bool,
+    /// `timing_clock_source = auto` picks it; `None` when not decided.
+    pub auto_uses_counter: Option<bool>,
+    /// What PostgreSQL 19's `pg_initialize_timing` concludes about the TSC
+    /// (its frequency by its rules; [`super::Mode::Postgresql`] only).
+    pub tsc: Option<crate::tsc::PostgresTsc>,
+}
+
+/// Everything about the CPU counter ([`super::discover()`]).
+#[derive(Clone, Debug)]
+pub struct CounterReport {
+    /// The counter's own report; `None` on an architecture without one.
+    pub details: Option<CounterDetails>,
+    pub frequency: CounterFrequency,
+    /// `None` for a quick discovery, which only finds the frequency.
+    pub decision: Option<Decision>,
+    pub postgres: PostgresCounter,
+    /// The budget clockscope's calibration was given (0: none ran).
+    pub calibration_budget_ns: u64,
+}
+
+impl CounterReport {
+    /// The TSC report, on x86-64.
+    pub fn tsc(&self) -> Option<&TscReport> {
+        match &self.details {
+            Some(CounterDetails::Tsc(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The generic timer's report, on aarch64.
+    pub fn generic_timer(&self) -> Option<&GenericTimerReport> {
+        match &self.details {
+            Some(CounterDetails::GenericTimer(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The frequency as a conversion, when known and in range.
+    pub fn scale(&self) -> Option<crate::Scale> {
+        self.frequency.hz.and_then(crate::Scale::from_hz)
+    }
+
+    /// Whether clockscope's decision trusts the counter (`None`: not decided).
+    pub fn trusted(&self) -> Option<bool> {
+        self.decision.as_ref().map(|d| d.trusted)
+    }
+
+    /// The first failed check as `name: evidence` (the evidence alone when
+    /// it has no name), or `every check passed`; `None` when not decided.
+    pub fn reason(&self) -> Option<String> {
+        let d = self.decision.as_ref()?;
+        Some(match d.checks.iter().find(|c| !c.ok) {
+            Some(c) if c.name.is_empty() => c.evidence.clone(),
+            Some(c) => format!("{}: {}", c.name, c.evidence),
+            None => "every check passed".to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_formatter_three_styles() {
+        let ok = Check::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set");
+        let bad = Check::new(false, "kernel clocksource", "current clocksource is kvm-clock");
+        assert_eq!(
+            ok.line(CheckStyle::Colon),
+            "ok: RDTSCP: CPUID 0x80000001 EDX bit 27 set"
+        );
+        assert_eq!(
+            bad.line(CheckStyle::Colon),
+            "not ok: kernel clocksource: current clocksource is kvm-clock"
+        );
+        assert_eq!(ok.line(CheckStyle::Word), "ok RDTSCP: CPUID 0x80000001 EDX bit 27 set");
+        assert_eq!(
+            bad.line(CheckStyle::Word),
+            "FAILED kernel clocksource: current clocksource is kvm-clock"
+        );
+        assert_eq!(
+            ok.line(CheckStyle::Table { width: 8 }),
+            "ok      RDTSCP    CPUID 0x80000001 EDX bit 27 set"
+        );
+        assert_eq!(
+            bad.line(CheckStyle::Table { width: 8 }),
+            "NOT OK  kernel clocksource  current clocksource is kvm-clock"
+        );
+        let unnamed = Check::new(false, "", "CNTFRQ_EL0 reads 0");
+        assert_eq!(unnamed.line(CheckStyle::Colon), "not ok: CNTFRQ_EL0 reads 0");
+        assert_eq!(
+            unnamed.line(CheckStyle::Table { width: 0 }),
+            "NOT OK  CNTFRQ_EL0 reads 0"
+        );
+    }
+
+    #[test]
+    fn serialises_with_the_check_key() {
+        let v = serde_json::to_value(Check::new(true, "RDTSCP", "set")).unwrap();
+        assert_eq!(v, serde_json::json!({"ok": true, "check": "RDTSCP", "evidence": "set"}));
+    }
+}

@@ -1,0 +1,530 @@
+//! Switching the kernel's clocksource safely, for `clockscope sweep`: the
+//! names the kernel offers (`available_clocksource`), the one in use
+//! (`current_clocksource`), a switch that is read back to check it took
+//! effect, and a guard that puts the original back when it is dropped
+//! (success, error, or a panic unwinding through it).
+//!
+//! Everything goes through [`ClocksourceControl`]: [`SysfsClocksource`] is
+//! the real files under a sysfs root (`/sys` in production, a temporary
+//! directory in tests); tests wrap it to make a write fail or read back a
+//! different name. A name is checked ([`validate_name`]) before it is ever
+//! written, so no odd byte reaches the kernel.
+
+use crate::escape::escape_untrusted;
+use crate::input::{self, KERNEL_VALUE};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The clocksource directory under a sysfs root (`/sys`).
+pub const CLOCKSOURCE0: &str = "devices/system/clocksource/clocksource0";
+
+/// The kernel's longest clocksource name (`CS_NAME_LEN` is 32 with the NUL).
+pub const MAX_NAME_LEN: usize = 31;
+
+/// Why a clocksource could not be listed, switched or restored. Each
+/// message is one line; untrusted text in it (names, paths) is escaped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SwitchError {
+    /// A name with characters no kernel clocksource has (or empty, or too long).
+    BadName(String),
+    /// A valid name the kernel does not offer.
+    NotAvailable { name: String, available: Vec<String> },
+    /// `current_clocksource` or `available_clocksource` could not be read.
+    Read(String),
+    /// The write was refused (the file is missing, read-only, not a regular file...).
+    Write { name: String, reason: String },
+    /// The write was accepted but the kernel reads back another clocksource.
+    ReadBack { wanted: String, got: String },
+}
+
+impl fmt::Display for SwitchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SwitchError::BadName(n) => write!(
+                f,
+                "'{}' is not a clocksource name (letters, digits, '_', '-' and '.', at most {MAX_NAME_LEN})",
+                escape_untrusted(n)
+            ),
+            SwitchError::NotAvailable { name, available } => write!(
+                f,
+                "clocksource '{}' is not available here (available: {})",
+                escape_untrusted(name),
+                escape_untrusted(&available.join(", "))
+            ),
+            SwitchError::Read(r) => write!(f, "{r}"),
+            SwitchError::Write { name, reason } => write!(
+                f,
+                "switching to clocksource '{}' failed: {}",
+                escape_untrusted(name),
+                escape_untrusted(reason)
+            ),
+            SwitchError::ReadBack { wanted, got } => write!(
+                f,
+                "wrote clocksource '{}' but the kernel reads back '{}': the switch did not take effect",
+                escape_untrusted(wanted),
+                escape_untrusted(got)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SwitchError {}
+
+/// Checks that `name` looks like a kernel clocksource name (`tsc`,
+/// `kvm-clock`, `acpi_pm`, `hyperv_clocksource_tsc_page`, `arch_sys_counter`):
+/// ASCII letters, digits, `_`, `-`, `.`, not starting with `-`, 1 to 31 bytes.
+pub fn validate_name(name: &str) -> Result<(), SwitchError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SwitchError::BadName(name.to_string()))
+    }
+}
+
+/// The effective uid of this process: switching the clocksource needs 0.
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// No uid outside Unix: never root.
+#[cfg(not(unix))]
+pub fn effective_uid() -> u32 {
+    u32::MAX
+}
+
+/// Reads and writes the kernel's clocksource selection.
+pub trait ClocksourceControl: Send + Sync {
+    /// The clocksource in use.
+    fn current(&self) -> Result<String, SwitchError>;
+    /// The clocksources the kernel could switch to.
+    fn available(&self) -> Result<Vec<String>, SwitchError>;
+    /// Asks the kernel to use `name` (already validated); does not read back.
+    fn write(&self, name: &str) -> Result<(), SwitchError>;
+    /// The shell command a person runs to select `name` by hand.
+    fn manual_command(&self, name: &str) -> String;
+}
+
+/// The sysfs files `<sysfs root>/devices/system/clocksource/clocksource0/
+/// {current,available}_clocksource`.
+#[derive(Clone, Debug)]
+pub struct SysfsClocksource {
+    dir: PathBuf,
+}
+
+impl SysfsClocksource {
+    /// The files under `sysfs_root` (`/sys` on a live system).
+    pub fn new(sysfs_root: &Path) -> Self {
+        SysfsClocksource {
+            dir: sysfs_root.join(CLOCKSOURCE0),
+        }
+    }
+
+    /// `.../clocksource0`.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `.../clocksource0/current_clocksource`.
+    pub fn current_path(&self) -> PathBuf {
+        self.dir.join("current_clocksource")
+    }
+
+    /// `.../clocksource0/available_clocksource`.
+    pub fn available_path(&self) -> PathBuf {
+        self.dir.join("available_clocksource")
+    }
+}
+
+fn read_value(path: &Path) -> Result<String, SwitchError> {
+    input::read_text(path, &KERNEL_VALUE).map_err(|e| SwitchError::Read(e.to_string()))
+}
+
+impl ClocksourceControl for SysfsClocksource {
+    fn current(&self) -> Result<String, SwitchError> {
+        let path = self.current_path();
+        let text = read_value(&path)?;
+        let mut words = text.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some(name), None) if validate_name(name).is_ok() => Ok(name.to_string()),
+            _ => Err(SwitchError::Read(format!(
+                "{}: expected one clocksource name, got {:?}",
+                escape_untrusted(&path.to_string_lossy()),
+                escape_untrusted(text.trim())
+            ))),
+        }
+    }
+
+    fn available(&self) -> Result<Vec<String>, SwitchError> {
+        let path = self.available_path();
+        let text = read_value(&path)?;
+        let names: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        if names.is_empty() || names.len() > 64 || names.iter().any(|n| validate_name(n).is_err()) {
+            return Err(SwitchError::Read(format!(
+                "{}: not a list of clocksource names",
+                escape_untrusted(&path.to_string_lossy())
+            )));
+        }
+        Ok(names)
+    }
+
+    fn write(&self, name: &str) -> Result<(), SwitchError> {
+        validate_name(name)?;
+        let path = self.current_path();
+        let fail = |reason: String| SwitchError::Write {
+            name: name.to_string(),
+            reason: format!("{}: {reason}", path.to_string_lossy()),
+        };
+        // Never create the file (a missing one means this is not a clocksource
+        // directory) and never follow a link or block on a FIFO.
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let mut file = options.open(&path).map_err(|e| fail(e.to_string()))?;
+        let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(fail("not a regular file: refused".to_string()));
+        }
+        // One write, as `echo` does: sysfs takes the value from a single write.
+        file.write_all(format!("{name}\n").as_bytes())
+            .map_err(|e| fail(e.to_string()))
+    }
+
+    fn manual_command(&self, name: &str) -> String {
+        format!("echo {name} > {}", self.current_path().to_string_lossy())
+    }
+}
+
+/// Writes `name` and reads it back: Ok only when the kernel now uses it.
+pub fn switch_to(control: &dyn ClocksourceControl, name: &str) -> Result<(), SwitchError> {
+    validate_name(name)?;
+    control.write(name)?;
+    let got = control.current()?;
+    if got == name {
+        Ok(())
+    } else {
+        Err(SwitchError::ReadBack {
+            wanted: name.to_string(),
+            got,
+        })
+    }
+}
+
+/// Puts `original` back unless it is already in use (then nothing is
+/// written), and reads it back.
+pub fn restore(control: &dyn ClocksourceControl, original: &str) -> Result<(), SwitchError> {
+    if control.current().ok().as_deref() == Some(original) {
+        return Ok(());
+    }
+    switch_to(control, original)
+}
+
+/// The clocksources a sweep visits: `only` (validated, in the order given,
+/// duplicates dropped) or every available one.
+pub fn plan(available: &[String], only: &[String]) -> Result<Vec<String>, SwitchError> {
+    if only.is_empty() {
+        return Ok(available.to_vec());
+    }
+    let mut names: Vec<String> = Vec::new();
+    for n in only {
+        validate_name(n)?;
+        if !available.contains(n) {
+            return Err(SwitchError::NotAvailable {
+                name: n.clone(),
+                available: available.to_vec(),
+            });
+        }
+        if !names.contains(n) {
+            names.push(n.clone());
+        }
+    }
+    Ok(names)
+}
+
+/// Holds the clocksource that was in use before a sweep and puts it back
+/// when dropped (also while a panic unwinds). [`ClocksourceGuard::finish`]
+/// restores explicitly and returns the outcome; a drop that cannot restore
+/// prints the exact command to do it by hand on stderr.
+pub struct ClocksourceGuard {
+    control: Arc<dyn ClocksourceControl>,
+    original: String,
+    done: bool,
+}
+
+impl ClocksourceGuard {
+    /// Remembers the clocksource in use now.
+    pub fn new(control: Arc<dyn ClocksourceControl>) -> Result<Self, SwitchError> {
+        let original = control.current()?;
+        Ok(ClocksourceGuard {
+            control,
+            original,
+            done: false,
+        })
+    }
+
+    /// The clocksource in use when the guard was made.
+    pub fn original(&self) -> &str {
+        &self.original
+    }
+
+    /// The control the guard restores through.
+    pub fn control(&self) -> &Arc<dyn ClocksourceControl> {
+        &self.control
+    }
+
+    /// Switches to `name` and checks the kernel took it.
+    pub fn switch_to(&self, name: &str) -> Result<(), SwitchError> {
+        switch_to(&*self.control, name)
+    }
+
+    /// The command that restores the original by hand.
+    pub fn restore_command(&self) -> String {
+        self.control.manual_command(&self.original)
+    }
+
+    /// Restores the original now; the guard then does nothing on drop.
+    pub fn finish(mut self) -> Result<(), RestoreError> {
+        self.done = true;
+        self.restore_now()
+    }
+
+    fn restore_now(&self) -> Result<(), RestoreError> {
+        restore(&*self.control, &self.original).map_err(|error| RestoreError {
+            original: self.original.clone(),
+            error,
+            command: self.restore_command(),
+        })
+    }
+}
+
+impl Drop for ClocksourceGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            self.done = true;
+            if let Err(e) = self.restore_now() {
+                eprintln!("clockscope: error: {e}");
+            }
+        }
+    }
+}
+
+/// The original clocksource could not be put back: the message ends with
+/// the command that does it by hand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestoreError {
+    pub original: String,
+    pub error: SwitchError,
+    pub command: String,
+}
+
+impl fmt::Display for RestoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "could not restore the clocksource '{}' ({}); restore it with: {}",
+            escape_untrusted(&self.original),
+            self.error,
+            escape_untrusted(&self.command)
+        )
+    }
+}
+
+impl std::error::Error for RestoreError {}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::*;
+    use crate::linux::testing::FakeRoot;
+    use std::sync::Mutex;
+
+    fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
+        let root = FakeRoot::new();
+        root.write(&format!("{CLOCKSOURCE0}/current_clocksource"), &format!("{current}\n"))
+            .write(
+                &format!("{CLOCKSOURCE0}/available_clocksource"),
+                &format!("{available} \n"),
+            );
+        let c = Arc::new(SysfsClocksource::new(root.path()));
+        (root, c)
+    }
+
+    /// The real files, but the kernel ignores writes of `refused` (as it
+    /// does for a name it cannot select) and fails writes of `failing`.
+    struct Picky {
+        inner: SysfsClocksource,
+        refused: &'static str,
+        failing: &'static str,
+        writes: Mutex<Vec<String>>,
+    }
+
+    impl ClocksourceControl for Picky {
+        fn current(&self) -> Result<String, SwitchError> {
+            self.inner.current()
+        }
+        fn available(&self) -> Result<Vec<String>, SwitchError> {
+            self.inner.available()
+        }
+        fn write(&self, name: &str) -> Result<(), SwitchError> {
+            self.writes.lock().unwrap().push(name.to_string());
+            if name == self.failing {
+                return Err(SwitchError::Write {
+                    name: name.into(),
+                    reason: "Invalid argument (os error 22)".into(),
+                });
+            }
+            if name == self.refused {
+                return Ok(());
+            }
+            self.inner.write(name)
+        }
+        fn manual_command(&self, name: &str) -> String {
+            self.inner.manual_command(name)
+        }
+    }
+
+    #[test]
+    fn names() {
+        for ok in [
+            "tsc",
+            "kvm-clock",
+            "acpi_pm",
+            "hyperv_clocksource_tsc_page",
+            "arch_sys_counter",
+            "a.b",
+        ] {
+            assert_eq!(validate_name(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "-tsc",
+            "tsc\n",
+            "ts c",
+            "tsc;reboot",
+            "../x",
+            "t\u{e9}",
+            &"x".repeat(32),
+        ] {
+            let e = validate_name(bad).unwrap_err();
+            assert!(matches!(e, SwitchError::BadName(_)), "{bad:?}");
+            assert!(!e.to_string().chars().any(char::is_control), "{e}");
+        }
+    }
+
+    #[test]
+    fn plan_validates_only_names() {
+        let avail: Vec<String> = ["tsc", "kvm-clock", "acpi_pm"].map(String::from).to_vec();
+        assert_eq!(plan(&avail, &[]).unwrap(), avail);
+        let only = ["acpi_pm", "tsc", "acpi_pm"].map(String::from).to_vec();
+        assert_eq!(plan(&avail, &only).unwrap(), ["acpi_pm", "tsc"]);
+        assert!(matches!(
+            plan(&avail, &["hpet".into()]),
+            Err(SwitchError::NotAvailable { .. })
+        ));
+        assert!(matches!(plan(&avail, &["tsc x".into()]), Err(SwitchError::BadName(_))));
+    }
+
+    #[test]
+    fn switch_reads_back_and_guard_restores_on_drop() {
+        let (root, c) = fake("tsc", "tsc kvm-clock acpi_pm");
+        assert_eq!(c.available().unwrap(), ["tsc", "kvm-clock", "acpi_pm"]);
+        {
+            let g = ClocksourceGuard::new(c.clone()).unwrap();
+            assert_eq!(g.original(), "tsc");
+            g.switch_to("acpi_pm").unwrap();
+            assert_eq!(c.current().unwrap(), "acpi_pm");
+            assert_eq!(
+                g.restore_command(),
+                format!(
+                    "echo tsc > {}",
+                    root.path().join(CLOCKSOURCE0).join("current_clocksource").display()
+                )
+            );
+        }
+        assert_eq!(c.current().unwrap(), "tsc");
+    }
+
+    #[test]
+    fn guard_restores_while_a_panic_unwinds() {
+        let (_root, c) = fake("kvm-clock", "tsc kvm-clock");
+        let c2 = c.clone();
+        let r = std::panic::catch_unwind(move || {
+            let g = ClocksourceGuard::new(c2.clone()).unwrap();
+            g.switch_to("tsc").unwrap();
+            assert_eq!(c2.current().unwrap(), "tsc");
+            panic!("measurement failed");
+        });
+        assert!(r.is_err());
+        assert_eq!(c.current().unwrap(), "kvm-clock");
+    }
+
+    #[test]
+    fn refused_and_failed_writes_are_errors_and_the_original_comes_back() {
+        let (root, _) = fake("tsc", "tsc hpet acpi_pm");
+        let picky = Arc::new(Picky {
+            inner: SysfsClocksource::new(root.path()),
+            refused: "hpet",
+            failing: "acpi_pm",
+            writes: Mutex::new(Vec::new()),
+        });
+        let g = ClocksourceGuard::new(picky.clone()).unwrap();
+        assert_eq!(
+            g.switch_to("hpet").unwrap_err(),
+            SwitchError::ReadBack {
+                wanted: "hpet".into(),
+                got: "tsc".into()
+            }
+        );
+        assert!(matches!(g.switch_to("acpi_pm"), Err(SwitchError::Write { .. })));
+        g.finish().unwrap();
+        assert_eq!(picky.current().unwrap(), "tsc");
+        // Nothing was in need of restoring: no write of the original.
+        assert_eq!(*picky.writes.lock().unwrap(), ["hpet", "acpi_pm"]);
+    }
+
+    #[test]
+    fn a_file_that_disappears_gives_the_manual_command() {
+        let (root, c) = fake("tsc", "tsc hpet");
+        let g = ClocksourceGuard::new(c.clone()).unwrap();
+        g.switch_to("hpet").unwrap();
+        std::fs::remove_file(c.current_path()).unwrap();
+        let e = g.finish().unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("could not restore the clocksource 'tsc'")
+                && msg.ends_with(&format!(
+                    "restore it with: echo tsc > {}",
+                    root.path().join(CLOCKSOURCE0).join("current_clocksource").display()
+                )),
+            "{msg}"
+        );
+        assert!(!c.current_path().exists(), "a write never creates the file");
+        assert!(!msg.contains('\n'));
+    }
+
+    #[test]
+    fn odd_files_are_refused() {
+        let (_root, c) = fake("tsc two", "tsc");
+        assert!(matches!(c.current(), Err(SwitchError::Read(_))));
+        let (_root, c) = fake("tsc", "tsc bad\x1bname");
+        assert!(matches!(c.available(), Err(SwitchError::Read(_))));
+        let (_root, c) = fake("tsc", "tsc");
+        std::fs::remove_file(c.current_path()).unwrap();
+        std::os::unix::fs::symlink(c.available_path(), c.current_path()).unwrap();
+        assert!(matches!(c.write("tsc"), Err(SwitchError::Write { .. })));
+        assert_eq!(std::fs::read_to_string(c.available_path()).unwrap(), "tsc \n");
+        assert!(matches!(c.write("a b"), Err(SwitchError::BadName(_))));
+    }
+}
