@@ -93,6 +93,10 @@ pub struct Report {
     /// The TEMP table's size as estimated before it was created
     /// (`session::estimated_table_bytes`), bytes.
     pub temp_table_estimated_bytes: u64,
+    /// What EXPLAIN ran on: `table` or `series` (generate_series).
+    pub workload: crate::options::Workload,
+    /// Why generate_series ran under `--workload auto`.
+    pub workload_reason: Option<String>,
     pub runs: u32,
     pub warmup_runs: u32,
     pub clock_reads_formula: String,
@@ -116,6 +120,8 @@ pub struct Inputs<'a> {
     pub query: &'a str,
     pub rows: u64,
     pub temp_table_estimated_bytes: u64,
+    pub workload: crate::options::Workload,
+    pub workload_reason: Option<&'a str>,
     pub runs: u32,
     pub warmup_runs: u32,
     pub sources: &'a [SourceRuns],
@@ -204,7 +210,8 @@ pub fn build(inp: &Inputs) -> Report {
     let mut warnings = Vec::new();
     if !inp.locality.is_local() {
         warnings.push(format!(
-            "the server ({}) is not on this machine: the prediction uses this machine's clocks, not the server's",
+            "the server ({}) is not on this machine: the prediction uses this machine's clocks, not the server's; \
+             the server's own cost per clock read is inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads",
             inp.server
         ));
     }
@@ -246,6 +253,8 @@ pub fn build(inp: &Inputs) -> Report {
         query: inp.query.to_string(),
         rows: inp.rows,
         temp_table_estimated_bytes: inp.temp_table_estimated_bytes,
+        workload: inp.workload,
+        workload_reason: inp.workload_reason.map(str::to_string),
         runs: inp.runs,
         warmup_runs: inp.warmup_runs,
         clock_reads_formula: CLOCK_READS_FORMULA.to_string(),
@@ -311,13 +320,26 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             None => writeln!(out, "  {:<32} {}", s.name, s.server_value)?,
         }
     }
-    writeln!(
-        out,
-        "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
-        r.query,
-        thousands(r.rows),
-        crate::options::size_text(r.temp_table_estimated_bytes)
-    )?;
+    if r.workload == crate::options::Workload::Series {
+        writeln!(
+            out,
+            "Query:    {} ({} rows from generate_series, no table{})",
+            r.query,
+            thousands(r.rows),
+            r.workload_reason
+                .as_deref()
+                .map(|w| format!("; {w}"))
+                .unwrap_or_default()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
+            r.query,
+            thousands(r.rows),
+            crate::options::size_text(r.temp_table_estimated_bytes)
+        )?;
+    }
     writeln!(
         out,
         "Runs:     {} per mode after {} warm-up, TIMING OFF and ON alternating; times are EXPLAIN's \"Execution Time\"",

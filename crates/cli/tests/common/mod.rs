@@ -33,8 +33,9 @@ pub fn has_taskset() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// libpq's environment variables, removed from the child's environment.
-pub const PG_VARS: [&str; 9] = [
+/// libpq's environment variables (connection, TLS files, service and
+/// password files, options), removed from the child's environment.
+pub const PG_VARS: [&str; 18] = [
     "PGHOST",
     "PGHOSTADDR",
     "PGPORT",
@@ -44,4 +45,13 @@ pub const PG_VARS: [&str; 9] = [
     "PGSSLMODE",
     "PGCONNECT_TIMEOUT",
     "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGSYSCONFDIR",
+    "PGPASSFILE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGSSLCRL",
+    "PGOPTIONS",
+    "PGAPPNAME",
 ];
