@@ -3,10 +3,10 @@
 //! and the discovery that uses all this are [`crate::counter`]'s.
 //!
 //! - [`cpuid`]: CPUID through a reader trait (this CPU, recorded dumps).
-//! - [`frequency`]: every frequency source, PostgreSQL's and Linux's CPUID
-//!   rules, and which frequency is in use.
-//! - [`calibrate`]: calibration against a reference clock (re-exported from
-//!   [`crate::counter`]).
+//! - [`rules`]: PostgreSQL's and Linux's CPUID rules and the plausibility
+//!   ranges, pure functions of CPUID registers.
+//! - [`frequency`]: every frequency source in one table, and which frequency
+//!   is in use.
 //! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
 //! - [`report`]: [`TscReport`], everything above in one serialisable value;
 //!   [`detect`] builds it for this machine.
@@ -17,14 +17,12 @@ pub mod cpuid;
 pub mod frequency;
 pub mod policy;
 pub mod report;
+pub mod rules;
 
 pub use policy::{PostgresAuto, Reason, TscDecision};
 pub use report::TscReport;
 
-/// The calibration lives in [`crate::counter::calibrate`] (it calibrates
-/// the ARM generic timer too); re-exported for [`frequency`], which reads
-/// its results.
-pub use crate::counter::calibrate;
+use crate::counter::calibrate;
 
 use std::path::Path;
 
