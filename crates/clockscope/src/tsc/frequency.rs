@@ -296,11 +296,10 @@ fn implausible_text(sources: &[FrequencySource]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// Builds the frequency table and both choices from the inputs: every
-/// source's value ([`source_table`]), PostgreSQL 19's choice
-/// ([`postgresql_choice`]), clockscope's ([`clockscope_choice`]), every
-/// source's disagreement with the frequency in use ([`mark_disagreement`]),
-/// and whether the cross-checking sources agree ([`agreement`]).
+/// Builds the frequency table and both choices from the inputs, in steps:
+/// every source's value, PostgreSQL 19's choice, clockscope's choice, every
+/// source's disagreement with the frequency in use, and whether the
+/// cross-checking sources agree.
 pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     let mut sources = source_table(inputs);
     let linux = inputs.cpuid.map(linux_cpuid_khz);

@@ -64,11 +64,9 @@ pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = calibrate::PG_MAX_NS;
 ///
 /// The calibration is **clockscope's** ([`calibrate::calibrate_counter`] against
 /// CLOCK_MONOTONIC_RAW, bounded at PostgreSQL's 50 ms), not PostgreSQL's own
-/// algorithm: PostgreSQL 19's build, run side by side on the 2-core KVM
-/// guests this was developed on, converged within ~50 µs and read 160-920 ppm
-/// below the kernel's TSC frequency (median -529 ppm over 8 runs, see
-/// `/work/shared/reference/pg19-pg_test_timing.md` §5), and its algorithm has
-/// no error bound; ours reports one (see [`calibrate`]). It is used both for
+/// algorithm, which stops after a short window, has a bias of hundreds of ppm
+/// on KVM guests (measured: `bench/README.md`) and no error bound; ours
+/// reports one (see [`calibrate`]). It is used both for
 /// `calibrated_khz` and, when CPUID gives nothing, for `frequency_khz`
 /// (source `x86, calibration`). Takes up to 50 ms when the TSC is usable.
 pub fn postgres_tsc(root: &Path) -> PostgresTsc {

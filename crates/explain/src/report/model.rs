@@ -82,7 +82,7 @@ pub struct Report {
     pub interrupted: bool,
 }
 
-/// The inputs [`build`] turns into a report.
+/// The inputs [`build`](super::build) turns into a report.
 pub struct Inputs<'a> {
     pub server_version: &'a str,
     pub server_version_num: u32,
