@@ -443,7 +443,7 @@ fn clockscope_choice(
                     source_label: None,
                     why: format!(
                         "no authoritative source (CPUID, hypervisor leaf, kernel){} and no converged calibration ({})",
-                        implausible_text(&sources).map_or(String::new(), |t| format!("; implausible: {t}")),
+                        implausible_text(sources).map_or(String::new(), |t| format!("; implausible: {t}")),
                         cal.note
                     ),
                 },
@@ -475,11 +475,11 @@ fn mark_disagreement(sources: &mut [FrequencySource], clockscope: &ClockscopeCho
 fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
     match clockscope.source {
         // An implausible value is evidence of a problem whatever is in use.
-        _ if implausible_text(&sources).is_some() => Agreement {
+        _ if implausible_text(sources).is_some() => Agreement {
             agree: false,
             evidence: format!(
                 "implausible, not used: {}",
-                implausible_text(&sources).unwrap_or_default()
+                implausible_text(sources).unwrap_or_default()
             ),
         },
         None => Agreement {
