@@ -2,11 +2,15 @@
 # Runs every test of clockscope, installing what a fresh machine lacks first:
 #   - PostgreSQL's server binaries (Debian package `postgresql`) for the
 #     `clockscope explain` tests, which start a real server in a temp dir;
+#   - promtool and node_exporter (Debian packages `prometheus`,
+#     `prometheus-node-exporter`) for the Prometheus output's lint test and
+#     the fleet test (scripts/test-fleet.sh);
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
 # Then: formatting and clippy (-D warnings, also of the CLI built without its
 # `explain` feature), the workspace's tests (unit, integration against the
-# real binaries and a real PostgreSQL, doc tests), a compile check of the
-# benchmarks (crates/benches), and the aarch64 tests under qemu.
+# real binaries and a real PostgreSQL, doc tests), the fleet files against a
+# real node_exporter and promtool, a compile check of the benchmarks
+# (crates/benches), and the aarch64 tests under qemu.
 #
 # Environment: SKIP_AARCH64=1 skips the aarch64 part; CARGO_TARGET_DIR is honoured.
 set -euo pipefail
@@ -23,6 +27,12 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     say "installing postgresql (its server binaries are missing)"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+fi
+if ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
+    say "installing prometheus and prometheus-node-exporter (promtool, node_exporter are missing)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        prometheus prometheus-node-exporter >/dev/null
 fi
 # A package install may start the distribution's cluster; the tests never use it.
 if ! command -v cargo >/dev/null; then
@@ -45,6 +55,8 @@ if grep -E '^(postgres|tokio|tokio-postgres|clockscope-explain) ' <<<"$lean_deps
 fi
 say "cargo test --workspace"
 cargo test --workspace -q
+say "fleet files on loopback: node_exporter, promtool, dashboard, systemd units (scripts/test-fleet.sh)"
+./scripts/test-fleet.sh
 say "cargo bench --no-run (benchmarks compile)"
 cargo bench --workspace --no-run -q 2>/dev/null || cargo bench --workspace --no-run
 # A target with no CPU counter support must still build (the library falls

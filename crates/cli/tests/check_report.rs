@@ -189,36 +189,47 @@ fn prometheus_output_parses_back() {
                 ref other => panic!("{metric} is not a gauge: {other:?}"),
             })
     };
-    let avg = get("clockscope_avg_loop_ns", "monotonic").unwrap();
-    assert!((avg - r.clocks[0].avg_loop_ns).abs() < 1e-9);
-    assert_eq!(get("clockscope_backward_steps", "rdtsc"), Some(0.0));
-    assert_eq!(get("clockscope_resolution_ns", "monotonic"), Some(19.0));
+    let avg = get("clockscope_clock_read_seconds", "monotonic").unwrap();
+    assert!((avg - r.clocks[0].avg_loop_ns / 1e9).abs() < 1e-18);
+    assert_eq!(get("clockscope_clock_backward_steps", "rdtsc"), Some(0.0));
+    assert_eq!(get("clockscope_clock_resolution_seconds", "monotonic"), Some(19e-9));
     let p99 = scrape
         .samples
         .iter()
         .find(|s| {
-            s.metric == "clockscope_duration_ns"
-                && s.labels.get("quantile") == Some("0.99")
+            s.metric == "clockscope_clock_step_seconds"
+                && s.labels.get("percentile") == Some("99")
                 && s.labels.get("clock") == Some("rdtsc")
         })
         .unwrap();
-    assert!(matches!(p99.value, prometheus_parse::Value::Gauge(v) if v == r.clocks[1].percentiles_ns.p99 as f64));
+    assert!(matches!(p99.value, prometheus_parse::Value::Gauge(v) if v == r.clocks[1].percentiles_ns.p99 as f64 / 1e9));
     assert!(scrape
         .samples
         .iter()
         .any(|s| s.metric == "clockscope_info" && s.labels.get("clocksource") == Some("tsc")));
-    let slowdown = get("clockscope_explain_predicted_slowdown", "rdtsc").unwrap();
+    let slowdown = get("clockscope_explain_predicted_slowdown_ratio", "rdtsc").unwrap();
     assert!((slowdown - r.verdict.explain_tsc.as_ref().unwrap().slowdown).abs() < 1e-9);
-    let ok = scrape
+    // The verdict is a state set: the current status 1, every other one 0.
+    let states: Vec<(String, f64)> = scrape
         .samples
         .iter()
-        .find(|s| s.metric == "clockscope_verdict_ok")
-        .unwrap();
-    assert!(ok.labels.is_empty() && matches!(ok.value, prometheus_parse::Value::Gauge(v) if v == 1.0));
-    assert!(scrape
-        .samples
-        .iter()
-        .any(|s| s.metric == "clockscope_verdict_info" && s.labels.get("status") == Some("good")));
+        .filter(|s| s.metric == "clockscope_verdict")
+        .map(|s| match s.value {
+            prometheus_parse::Value::Gauge(v) => (s.labels.get("status").unwrap().to_string(), v),
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("broken", 0.0),
+            ("bad", 0.0),
+            ("fair", 0.0),
+            ("good", 1.0),
+            ("no_verdict", 0.0)
+        ]
+        .map(|(s, v)| (s.to_string(), v))
+    );
     assert!(text.lines().all(|l| l.starts_with('#') || l.starts_with("clockscope_")));
 }
 

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const PG_VARS: [&str; 9] = [
+const PG_VARS: [&str; 18] = [
     "PGHOST",
     "PGHOSTADDR",
     "PGPORT",
@@ -18,7 +18,23 @@ const PG_VARS: [&str; 9] = [
     "PGSSLMODE",
     "PGCONNECT_TIMEOUT",
     "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGSYSCONFDIR",
+    "PGPASSFILE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGSSLCRL",
+    "PGOPTIONS",
+    "PGAPPNAME",
 ];
+
+/// An empty HOME for every run (no ~/.pgpass, ~/.pg_service.conf or
+/// ~/.postgresql of the machine's user), unless a test sets its own.
+fn empty_home() -> &'static std::path::Path {
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
 
 /// `clockscope explain <args>` with the PG* variables cleared, then `env` set.
 fn explain_cmd(args: &[&str], env: &[(&str, String)]) -> Command {
@@ -27,6 +43,7 @@ fn explain_cmd(args: &[&str], env: &[(&str, String)]) -> Command {
     for v in PG_VARS {
         cmd.env_remove(v);
     }
+    cmd.env("HOME", empty_home());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -202,28 +219,6 @@ fn a_table_above_2_gb_needs_max_table_size() {
     assert_one_line_error(&out, "--max-table-size: 'lots' is not a size");
 }
 
-#[test]
-fn dsn_sslmode_is_refused_like_pgsslmode() {
-    let dsn = format!(
-        "host=127.0.0.1 port={} user=x dbname=x sslmode=verify-full",
-        dead_port()
-    );
-    let out = explain(&["--dsn", &dsn], &[]);
-    let err = assert_one_line_error(
-        &out,
-        "--dsn sslmode=verify-full: this build of clockscope has no TLS support",
-    );
-    let out = explain(
-        &["--dsn", "host=/tmp user=x"],
-        &[("PGSSLMODE", "verify-full".to_string())],
-    );
-    let from_env = assert_one_line_error(&out, "PGSSLMODE=verify-full: ");
-    assert_eq!(
-        err.split_once(": this build").unwrap().1,
-        from_env.split_once(": this build").unwrap().1
-    );
-}
-
 /// A server that accepts TCP connections on 127.0.0.1 and never says a word;
 /// each accepted connection is reported on the channel and kept open.
 fn silent_tcp_server() -> (u16, mpsc::Receiver<()>) {
@@ -269,6 +264,31 @@ fn assert_silent_server_times_out(dsn: &str, accepted: &mpsc::Receiver<()>, pref
     // The timeout cannot fire early; the brief allows 1 s for the rest.
     assert!(took >= Duration::from_secs(2), "gave up after {took:?}");
     assert!(took < Duration::from_secs(3), "took {took:?}");
+}
+
+#[test]
+fn tls_files_that_are_missing_are_one_line_errors_naming_the_setting() {
+    let home = tempfile::tempdir().unwrap();
+    let home_s = home.path().display().to_string();
+    let dsn = format!(
+        "host=127.0.0.1 port={} user=x dbname=x sslmode=verify-full sslrootcert=/nonexistent/ca.pem",
+        dead_port()
+    );
+    let out = explain(&["--dsn", &dsn], &[("HOME", home_s.clone())]);
+    assert_one_line_error(&out, "--dsn sslrootcert: /nonexistent/ca.pem: ");
+    // verify-full with no root file at all (an empty HOME), from PGSSLMODE.
+    let dsn = format!("host=127.0.0.1 port={} user=x dbname=x", dead_port());
+    let out = explain(
+        &["--dsn", &dsn],
+        &[("HOME", home_s.clone()), ("PGSSLMODE", "verify-full".to_string())],
+    );
+    let err = assert_one_line_error(&out, "sslmode=verify-full: root certificate file \"");
+    assert!(err.contains(".postgresql/root.crt"), "{err}");
+    let out = explain(
+        &["--dsn", &dsn],
+        &[("HOME", home_s), ("PGSSLMODE", "sometimes".to_string())],
+    );
+    assert_one_line_error(&out, "PGSSLMODE: 'sometimes' is not one of");
 }
 
 #[test]
@@ -531,9 +551,21 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
         server.sql(sql).unwrap();
     }
     let dsn = server.socket_dsn("cli_notemp_user", "cli_notemp");
-    let out = explain(&["--dsn", &dsn, "--rows", "1000"], &[]);
+    // Asked for a table: one line with the server's SQLSTATE.
+    let out = explain(&["--dsn", &dsn, "--rows", "1000", "--workload", "table"], &[]);
     let err = assert_one_line_error(&out, "creating the TEMP table: permission denied");
     assert!(err.contains("(SQLSTATE 42501)"), "{err}");
+    // By default: generate_series, and the report says why.
+    let out = explain(&["--dsn", &dsn, "--rows", "1000", "--runs", "1"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(
+            "Query:    SELECT count(*) FROM pg_catalog.generate_series(1, 1000) (1,000 rows from generate_series, \
+             no table; no TEMP table: the role has no TEMP privilege on this database)"
+        ),
+        "{report}"
+    );
 }
 
 /// A server that completes the startup (trust: AuthenticationOk, a
@@ -620,4 +652,42 @@ fn one_sigint_cancels_a_statement_that_hangs() {
         Ok((4242, 7)),
         "no cancel request for the session's backend"
     );
+}
+
+#[test]
+fn a_pgpass_others_can_read_is_ignored_with_libpqs_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = testing::shared();
+    let home = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    std::fs::write(&pgpass, format!("*:*:*:{PASSWORD_ROLE}:right-password\n")).unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dsn = server.tcp_dsn(PASSWORD_ROLE, "postgres");
+    let out = explain(
+        &["--dsn", &dsn, "--rows", "1000"],
+        &[("HOME", home.path().display().to_string())],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let mut lines = err.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!(
+            "WARNING: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+            pgpass.display()
+        )
+    );
+    let last = lines.next().unwrap();
+    assert!(
+        last.starts_with("clockscope: error: cannot connect to PostgreSQL at ") && last.contains("password missing"),
+        "{last}"
+    );
+    assert!(lines.next().is_none(), "{err}");
+    // 0600: the same file gives the password and the run succeeds.
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = explain(
+        &["--dsn", &dsn, "--rows", "1000", "--runs", "1"],
+        &[("HOME", home.path().display().to_string())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

@@ -1,19 +1,21 @@
 //! Where to connect, by libpq's conventions: a conninfo string or URI, with
-//! whatever it leaves out taken from PGHOST, PGHOSTADDR, PGPORT, PGUSER,
-//! PGDATABASE, PGPASSWORD, PGCONNECT_TIMEOUT and PGSSLMODE, then libpq's
+//! whatever it leaves out taken from the environment (PGHOST, PGHOSTADDR,
+//! PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGCONNECT_TIMEOUT, PGAPPNAME, the
+//! PGSSL* variables, PGSERVICE, PGPASSFILE), then from the service file's
+//! entry (`service=` or PGSERVICE, see [`crate::pgfiles`]), then libpq's
 //! defaults (a unix socket in /var/run/postgresql or /tmp, port 5432, the OS
-//! user name). Also decides whether the server is on this machine.
+//! user name); a password still missing is looked up in the password file
+//! (`passfile=`, PGPASSFILE, `~/.pgpass`). TLS settings are planned by
+//! [`crate::tls`]. Also decides whether the server is on this machine.
 //!
-//! `connect_timeout` (the DSN's, else PGCONNECT_TIMEOUT, else 10 s) bounds the
-//! whole connection set-up, as in libpq: socket connect, startup and
-//! authentication, per host tried; 0 or less means no limit (as in libpq; Ctrl-C
-//! still stops the wait) and 1 is raised to 2 (libpq's rounding guard).
-//!
-//! Not supported, and said so in one line when asked for: TLS (`sslmode`
-//! require/verify-ca/verify-full, from the DSN or PGSSLMODE alike; this build
-//! has no TLS library) and `~/.pgpass` lookup.
+//! `connect_timeout` (the DSN's, else PGCONNECT_TIMEOUT, else the service's,
+//! else 10 s) bounds the whole connection set-up, as in libpq: socket
+//! connect, TLS, startup and authentication, per host tried; 0 or less means
+//! no limit (as in libpq; Ctrl-C still stops the wait) and 1 is raised to 2
+//! (libpq's rounding guard).
 
 use crate::error::Error;
+use crate::{pgfiles, tls};
 use clockscope::escape::escape_untrusted;
 use serde::Serialize;
 use std::net::IpAddr;
@@ -75,33 +77,53 @@ pub struct Target {
     /// `host=... port=... user=... dbname=...`, never the password.
     pub description: String,
     pub locality: Locality,
+    /// How TLS is used (libpq's sslmode and certificate files).
+    pub tls: tls::Tls,
+    /// The service file entry used (`service=`, PGSERVICE), if any.
+    pub service: Option<String>,
+    /// Where the password came from (`--dsn password`, `PGPASSWORD`, a
+    /// service file, a password file line), never the password.
+    pub password_source: Option<String>,
 }
 
+/// libpq's keys that the client library does not know (or knows fewer
+/// values of): read here and removed from the DSN before it parses it.
+const OWN_KEYS: [&str; 7] = [
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslcrl",
+    "service",
+    "passfile",
+];
+
 /// Resolves `dsn` (or nothing) against the environment `env` (a lookup, so
-/// tests pass a map) into a connection target.
+/// tests pass a map) into a connection target. Precedence is libpq's: the
+/// DSN, then the environment, then the service file's entry, then defaults.
 pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Result<Target, Error> {
     let env = |name: &str| env(name).filter(|v| !v.is_empty());
-    // The client library knows fewer sslmode values than libpq (no allow,
-    // verify-ca, verify-full) and drops connect_timeout=0, so read both from
-    // the DSN first; a DSN's sslmode is checked as PGSSLMODE is.
-    let mut dsn_ssl_mode = None;
+    let home = env("HOME").map(PathBuf::from);
+    // The DSN's own keys (see OWN_KEYS), then the rest for the client library.
+    let mut own: Vec<(String, String)> = Vec::new();
     let mut dsn_timeout = None;
     let mut parse_text = dsn.map(str::to_string);
     if let Some(text) = dsn {
-        if let Some((span, value)) = dsn_param(text, "sslmode") {
-            let mode = ssl_mode("--dsn sslmode", &value)?;
-            dsn_ssl_mode = Some(mode);
-            let known = if mode == SslMode::Disable { "disable" } else { "prefer" };
-            let mut rewritten = text.to_string();
-            rewritten.replace_range(span, known);
-            parse_text = Some(rewritten);
-        }
-        if let Some((_, value)) = dsn_param(text, "connect_timeout") {
-            if let Ok(secs) = value.trim().parse::<i64>() {
-                dsn_timeout = Some(libpq_timeout(secs));
+        if let Some(params) = dsn_params(text) {
+            for p in &params {
+                if OWN_KEYS.contains(&p.key.as_str()) {
+                    own.push((p.key.clone(), p.value.clone()));
+                }
+                if p.key == "connect_timeout" {
+                    if let Ok(secs) = p.value.trim().parse::<i64>() {
+                        dsn_timeout = Some(libpq_timeout(secs));
+                    }
+                }
             }
+            parse_text = Some(strip_params(text, &params, &OWN_KEYS));
         }
     }
+    let dsn_own = |key: &str| own.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let mut config = match &parse_text {
         Some(text) => text.parse::<Config>().map_err(|e| {
             let (message, _) = crate::error::describe(&e);
@@ -110,62 +132,98 @@ pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Resul
         None => Config::new(),
     };
 
+    // The service file's entry, below the DSN and the environment.
+    let service = match dsn_own("service") {
+        Some(name) => Some((name, "--dsn service")),
+        None => env("PGSERVICE").map(|n| (n, "PGSERVICE")),
+    };
+    let service = match service {
+        Some((name, source)) => Some(pgfiles::find_service(&name, source, home.as_deref(), &env)?),
+        None => None,
+    };
+    let from_service = |key: &str| -> Option<(String, String)> {
+        let s = service.as_ref()?;
+        s.get(key).map(|v| (v.to_string(), s.source_of(key)))
+    };
+    // A value and where it came from: the DSN's own keys, the variable, the service.
+    let pick = |key: &str, var: &str| -> Option<(String, String)> {
+        dsn_own(key)
+            .map(|v| (v, format!("--dsn {key}")))
+            .or_else(|| env(var).map(|v| (v, var.to_string())))
+            .or_else(|| from_service(key))
+    };
+    let from_env_or_service =
+        |var: &str, key: &str| env(var).map(|v| (v, var.to_string())).or_else(|| from_service(key));
+
     if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
-        match env("PGHOST") {
-            Some(hosts) => {
-                for h in hosts.split(',') {
-                    add_host(&mut config, h);
-                }
+        let hosts = match env("PGHOST") {
+            Some(h) => Some(h),
+            None if env("PGHOSTADDR").is_none() => from_service("host").map(|(h, _)| h),
+            None => None,
+        };
+        let addrs = match env("PGHOSTADDR") {
+            Some(a) => Some((a, "PGHOSTADDR".to_string())),
+            None if hosts.is_none() => from_service("hostaddr"),
+            None => None,
+        };
+        if let Some(hosts) = &hosts {
+            for h in hosts.split(',') {
+                add_host(&mut config, h);
             }
-            None => {
-                if let Some(addrs) = env("PGHOSTADDR") {
-                    for a in addrs.split(',') {
-                        let ip: IpAddr = a
-                            .trim()
-                            .parse()
-                            .map_err(|_| Error::Settings(format!("PGHOSTADDR: '{a}' is not an IP address")))?;
-                        config.hostaddr(ip);
-                    }
-                } else {
-                    config.host_path(default_socket_dir());
-                }
+        }
+        if let Some((addrs, source)) = &addrs {
+            for a in addrs.split(',') {
+                let ip: IpAddr = a.trim().parse().map_err(|_| {
+                    Error::Settings(format!("{source}: '{}' is not an IP address", escape_untrusted(a)))
+                })?;
+                config.hostaddr(ip);
             }
+        }
+        if hosts.is_none() && addrs.is_none() {
+            config.host_path(default_socket_dir());
         }
     }
     if config.get_ports().is_empty() {
-        let port = match env("PGPORT") {
-            Some(p) => p
-                .trim()
-                .parse::<u16>()
-                .ok()
-                .filter(|&p| p > 0)
-                .ok_or_else(|| Error::Settings(format!("PGPORT: '{p}' is not a port number")))?,
-            None => 5432,
-        };
+        let port =
+            match from_env_or_service("PGPORT", "port") {
+                Some((p, source)) => p.trim().parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| {
+                    Error::Settings(format!("{source}: '{}' is not a port number", escape_untrusted(&p)))
+                })?,
+                None => 5432,
+            };
         config.port(port);
     }
     if config.get_user().is_none() {
-        if let Some(user) = env("PGUSER") {
+        if let Some((user, _)) = from_env_or_service("PGUSER", "user") {
             config.user(&user);
         }
     }
     if config.get_dbname().is_none() {
-        if let Some(db) = env("PGDATABASE") {
+        if let Some((db, _)) = from_env_or_service("PGDATABASE", "dbname") {
             config.dbname(&db);
         }
     }
+    let mut password_source = None;
     if config.get_password().is_none() {
-        if let Some(pw) = env("PGPASSWORD") {
+        if let Some((pw, source)) = from_env_or_service("PGPASSWORD", "password") {
             config.password(pw);
+            password_source = Some(source);
+        }
+    } else {
+        password_source = Some("--dsn password".to_string());
+    }
+    if config.get_options().is_none() {
+        if let Some((options, _)) = from_env_or_service("PGOPTIONS", "options") {
+            config.options(&options);
         }
     }
     let connect_timeout = match dsn_timeout {
         Some(t) => t,
-        None => match env("PGCONNECT_TIMEOUT") {
-            Some(t) => {
+        None => match from_env_or_service("PGCONNECT_TIMEOUT", "connect_timeout") {
+            Some((t, source)) => {
                 let secs: i64 = t.trim().parse().map_err(|_| {
                     Error::Settings(format!(
-                        "PGCONNECT_TIMEOUT: '{}' is not a number of seconds",
+                        "{source}: '{}' is not a number of seconds",
                         escape_untrusted(&t)
                     ))
                 })?;
@@ -180,28 +238,54 @@ pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Resul
         config.connect_timeout(t);
     }
     if config.get_application_name().is_none() {
-        match env("PGAPPNAME") {
-            Some(name) => config.application_name(&name),
+        match from_env_or_service("PGAPPNAME", "application_name") {
+            Some((name, _)) => config.application_name(&name),
             None => config.application_name(APPLICATION_NAME),
         };
     }
 
-    // sslmode: the DSN's own setting wins over PGSSLMODE.
-    let mode = match dsn_ssl_mode {
-        Some(mode) => Some(mode),
-        None => env("PGSSLMODE").map(|m| ssl_mode("PGSSLMODE", &m)).transpose()?,
+    // TLS: each setting from the DSN, else its PGSSL* variable, else the service.
+    let setting = |key: &str, var: &str| pick(key, var).map(|(value, source)| tls::Setting { value, source });
+    let ssl_mode = match pick("sslmode", "PGSSLMODE") {
+        Some((value, source)) => Some(tls::SslMode::parse(&source, &value)?),
+        None => None,
     };
-    if let Some(mode) = mode {
-        config.ssl_mode(mode);
+    let tls = tls::plan(
+        &tls::TlsSettings {
+            mode: ssl_mode,
+            root_cert: setting("sslrootcert", "PGSSLROOTCERT"),
+            cert: setting("sslcert", "PGSSLCERT"),
+            key: setting("sslkey", "PGSSLKEY"),
+            crl: setting("sslcrl", "PGSSLCRL"),
+        },
+        home.as_deref(),
+    )?;
+    let locality = locality(&config);
+    // libpq never uses TLS on a unix socket, whatever sslmode says.
+    if locality == Locality::UnixSocket {
+        config.ssl_mode(SslMode::Disable);
+    } else {
+        config.ssl_mode(tls.mode.first_attempt());
     }
 
-    let locality = locality(&config);
+    // The password file, when nothing else gave a password.
+    if config.get_password().is_none() {
+        let passfile = pick("passfile", "PGPASSFILE");
+        if let Some(found) = pgfiles::password_for(&config, passfile, home.as_deref())? {
+            config.password(found.password);
+            password_source = Some(found.source);
+        }
+    }
+
     let description = describe(&config);
     Ok(Target {
         config,
         connect_timeout,
         description,
         locality,
+        tls,
+        service: service.map(|s| s.name),
+        password_source,
     })
 }
 
@@ -211,47 +295,85 @@ fn libpq_timeout(secs: i64) -> Option<Duration> {
     (secs > 0).then(|| Duration::from_secs(secs.max(2) as u64))
 }
 
-/// The client's mode for a libpq `sslmode` value from `source` (`PGSSLMODE`
-/// or `--dsn sslmode`): disable, or prefer for allow/prefer (this build never
-/// uses TLS, so both connect without it); one-line errors for the modes that
-/// need TLS and for unknown values.
-fn ssl_mode(source: &str, value: &str) -> Result<SslMode, Error> {
-    match value {
-        "disable" => Ok(SslMode::Disable),
-        "allow" | "prefer" => Ok(SslMode::Prefer),
-        "require" | "verify-ca" | "verify-full" => Err(no_tls(&format!("{source}={value}"))),
-        other => Err(Error::Settings(format!(
-            "{source}: '{}' is not one of disable, allow, prefer, require, verify-ca, verify-full",
-            escape_untrusted(other)
-        ))),
-    }
+/// One `key=value` of a conninfo string or a URI's query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub key: String,
+    pub value: String,
+    /// The raw text of the value in the DSN.
+    pub value_span: Range<usize>,
+    /// The raw text of the whole pair.
+    pub pair_span: Range<usize>,
 }
 
-/// The last value of `key` in a libpq conninfo string (`key=value`, values
-/// optionally single-quoted, backslash escapes) or URI (`?key=value&...`,
-/// percent-encoded): the byte range of its raw text in `dsn` and its decoded
-/// value. `None` when absent or when the text does not parse (the client
-/// library then reports the error). Written by hand: the client library's
-/// parser is private, and only these two keys need reading before it.
+/// `dsn` without the pairs whose key is in `keys` (a URI's query is rebuilt
+/// from the remaining pairs).
+fn strip_params(dsn: &str, params: &[Param], keys: &[&str]) -> String {
+    let is_uri = dsn.starts_with("postgresql://") || dsn.starts_with("postgres://");
+    if is_uri {
+        let Some(q) = dsn.find('?') else {
+            return dsn.to_string();
+        };
+        let kept: Vec<&str> = params
+            .iter()
+            .filter(|p| !keys.contains(&p.key.as_str()))
+            .map(|p| &dsn[p.pair_span.clone()])
+            .collect();
+        let mut out = dsn[..q].to_string();
+        if !kept.is_empty() {
+            out.push('?');
+            out.push_str(&kept.join("&"));
+        }
+        return out;
+    }
+    let mut out = dsn.to_string();
+    for p in params.iter().rev() {
+        if keys.contains(&p.key.as_str()) {
+            out.replace_range(p.pair_span.clone(), " ");
+        }
+    }
+    out
+}
+
+/// The last value of `key` in a libpq conninfo string or URI: the byte
+/// range of its raw text in `dsn` and its decoded value (see [`dsn_params`]).
 pub fn dsn_param(dsn: &str, key: &str) -> Option<(Range<usize>, String)> {
+    dsn_params(dsn)?
+        .into_iter()
+        .rev()
+        .find(|p| p.key == key)
+        .map(|p| (p.value_span, p.value))
+}
+
+/// Every `key=value` of a libpq conninfo string (values optionally
+/// single-quoted, backslash escapes) or of a URI's query (`?key=value&...`,
+/// percent-encoded), in order. `None` when the text does not parse (the
+/// client library then reports the error). Written by hand: the client
+/// library's parser is private, and it rejects libpq keys it does not know.
+pub fn dsn_params(dsn: &str) -> Option<Vec<Param>> {
+    let mut found = Vec::new();
     if dsn.starts_with("postgresql://") || dsn.starts_with("postgres://") {
-        let query_start = dsn.find('?')? + 1;
-        let mut found = None;
+        let Some(q) = dsn.find('?') else {
+            return Some(found);
+        };
+        let query_start = q + 1;
         let mut pos = query_start;
         for pair in dsn[query_start..].split('&') {
             if let Some((k, v)) = pair.split_once('=') {
-                if percent_decode(k)? == key {
-                    let start = pos + k.len() + 1;
-                    found = Some((start..start + v.len(), percent_decode(v)?));
-                }
+                let start = pos + k.len() + 1;
+                found.push(Param {
+                    key: percent_decode(k)?,
+                    value: percent_decode(v)?,
+                    value_span: start..start + v.len(),
+                    pair_span: pos..pos + pair.len(),
+                });
             }
             pos += pair.len() + 1;
         }
-        return found;
+        return Some(found);
     }
     let bytes = dsn.as_bytes();
     let mut i = 0;
-    let mut found = None;
     let skip_space = |mut i: usize| {
         while i < bytes.len() && bytes[i].is_ascii_whitespace() {
             i += 1;
@@ -261,7 +383,7 @@ pub fn dsn_param(dsn: &str, key: &str) -> Option<(Range<usize>, String)> {
     loop {
         i = skip_space(i);
         if i >= bytes.len() {
-            return found;
+            return Some(found);
         }
         let key_start = i;
         while i < bytes.len() && bytes[i] != b'=' && !bytes[i].is_ascii_whitespace() {
@@ -301,9 +423,12 @@ pub fn dsn_param(dsn: &str, key: &str) -> Option<(Range<usize>, String)> {
                 i += 1;
             }
         }
-        if this_key == key {
-            found = Some((value_start..i, String::from_utf8(value).ok()?));
-        }
+        found.push(Param {
+            key: this_key.to_string(),
+            value: String::from_utf8(value).ok()?,
+            value_span: value_start..i,
+            pair_span: key_start..i,
+        });
     }
 }
 
@@ -328,12 +453,6 @@ fn percent_decode(text: &str) -> Option<String> {
 /// Resolves against the process environment.
 pub fn resolve_from_env(dsn: Option<&str>) -> Result<Target, Error> {
     resolve(dsn, &|name| std::env::var(name).ok())
-}
-
-fn no_tls(what: &str) -> Error {
-    Error::Settings(format!(
-        "{what}: this build of clockscope has no TLS support; use sslmode=disable or prefer, or a unix socket"
-    ))
 }
 
 fn add_host(config: &mut Config, host: &str) {
@@ -516,18 +635,18 @@ mod tests {
             ),
             (
                 None,
-                &[("PGSSLMODE", "require")],
-                "PGSSLMODE=require: this build of clockscope has no TLS support",
-            ),
-            (
-                None,
                 &[("PGSSLMODE", "sometimes")],
                 "PGSSLMODE: 'sometimes' is not one of",
             ),
             (
-                Some("host=/tmp sslmode=require"),
+                Some("host=db sslmode=verify-full sslrootcert=/nonexistent/ca.pem"),
                 &[],
-                "--dsn sslmode=require: this build",
+                "--dsn sslrootcert: /nonexistent/ca.pem: ",
+            ),
+            (
+                None,
+                &[("PGSSLCERT", "/nonexistent/c.pem")],
+                "PGSSLCERT: /nonexistent/c.pem: ",
             ),
         ];
         for (dsn, env, want) in cases {
@@ -535,43 +654,102 @@ mod tests {
             assert!(e.starts_with(want), "{e}");
             assert!(!e.contains('\n'));
         }
-        // The DSN's sslmode wins over the variable.
-        let t = resolve(Some("host=/tmp sslmode=disable"), &env_of(&[("PGSSLMODE", "require")])).unwrap();
-        assert_eq!(t.config.get_ssl_mode(), SslMode::Disable);
     }
 
     #[test]
-    fn dsn_sslmode_gets_the_same_messages_as_pgsslmode() {
-        let no_tls = "this build of clockscope has no TLS support; use sslmode=disable or prefer, or a unix socket";
-        for mode in ["require", "verify-ca", "verify-full"] {
-            let from_env = resolve(None, &env_of(&[("PGSSLMODE", mode)])).unwrap_err().to_string();
-            assert_eq!(from_env, format!("PGSSLMODE={mode}: {no_tls}"));
-            for dsn in [
-                format!("host=/tmp sslmode={mode}"),
-                format!("host=/tmp sslmode = '{mode}'"),
-                format!("postgresql://u@localhost/db?connect_timeout=3&sslmode={mode}"),
-            ] {
-                let from_dsn = resolve(Some(&dsn), &env_of(&[])).unwrap_err().to_string();
-                assert_eq!(from_dsn, format!("--dsn sslmode={mode}: {no_tls}"), "{dsn}");
-            }
-        }
-        let odd = resolve(Some("host=/tmp sslmode=sometimes"), &env_of(&[]))
-            .unwrap_err()
-            .to_string();
+    fn sslmode_comes_from_the_dsn_then_pgsslmode() {
+        let home = tempfile::tempdir().unwrap();
+        let home_s = home.path().display().to_string();
+        let mode = |dsn: &str, env: &[(&str, &str)]| {
+            let mut env: Vec<(&str, &str)> = env.to_vec();
+            env.push(("HOME", &home_s));
+            resolve(Some(dsn), &env_of(&env)).map(|t| (t.tls.mode, t.config.get_ssl_mode()))
+        };
+        use crate::tls::SslMode as L;
+        assert_eq!(mode("host=db", &[]).unwrap(), (L::Prefer, SslMode::Prefer));
         assert_eq!(
-            odd,
+            mode("host=db sslmode=allow", &[]).unwrap(),
+            (L::Allow, SslMode::Disable)
+        );
+        assert_eq!(
+            mode("host=db sslmode='require'", &[("PGSSLMODE", "disable")]).unwrap(),
+            (L::Require, SslMode::Require)
+        );
+        assert_eq!(
+            mode("postgresql://u@db/x?connect_timeout=3&sslmode=require", &[]).unwrap(),
+            (L::Require, SslMode::Require)
+        );
+        assert_eq!(
+            mode("host=db", &[("PGSSLMODE", "disable")]).unwrap(),
+            (L::Disable, SslMode::Disable)
+        );
+        // libpq never uses TLS on a unix socket.
+        assert_eq!(
+            mode("host=/tmp sslmode=require", &[]).unwrap(),
+            (L::Require, SslMode::Disable)
+        );
+        let e = mode("host=db sslmode=verify-full", &[]).unwrap_err().to_string();
+        assert!(e.starts_with("sslmode=verify-full: root certificate file"), "{e}");
+        let e = mode("host=db sslmode=sometimes", &[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
             "--dsn sslmode: 'sometimes' is not one of disable, allow, prefer, require, verify-ca, verify-full"
         );
-        // allow and prefer connect without TLS, from either source.
-        for (dsn, env) in [
-            (Some("host=/tmp sslmode=allow"), &[][..]),
-            (Some("postgres://%2Ftmp/db?sslmode=allow"), &[][..]),
-            (None, &[("PGSSLMODE", "allow")][..]),
-            (Some("host=/tmp sslmode=prefer"), &[][..]),
-        ] {
-            let t = resolve(dsn, &env_of(env)).unwrap();
-            assert_eq!(t.config.get_ssl_mode(), SslMode::Prefer, "{dsn:?}");
-        }
+    }
+
+    #[test]
+    fn libpq_only_keys_are_removed_before_the_client_parses() {
+        let dsn = "host=db sslrootcert='/a b' user=u sslkey=/k passfile=/p";
+        let params = dsn_params(dsn).unwrap();
+        let stripped = strip_params(dsn, &params, &OWN_KEYS);
+        assert_eq!(stripped.split_whitespace().collect::<Vec<_>>(), ["host=db", "user=u"]);
+        let uri = "postgresql://u@db/x?sslcert=%2Fc&connect_timeout=3&service=s";
+        let params = dsn_params(uri).unwrap();
+        assert_eq!(
+            strip_params(uri, &params, &OWN_KEYS),
+            "postgresql://u@db/x?connect_timeout=3"
+        );
+        let uri = "postgresql://u@db/x?service=s";
+        assert_eq!(
+            strip_params(uri, &dsn_params(uri).unwrap(), &OWN_KEYS),
+            "postgresql://u@db/x"
+        );
+    }
+
+    #[test]
+    fn precedence_is_dsn_then_environment_then_service() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("services");
+        std::fs::write(
+            &file,
+            "[svc]\nhost=svc-host\nport=7000\nuser=svc-user\ndbname=svc-db\nsslmode=disable\n",
+        )
+        .unwrap();
+        let file_s = file.display().to_string();
+        let home_s = dir.path().display().to_string();
+        let base = [("PGSERVICEFILE", file_s.as_str()), ("HOME", home_s.as_str())];
+        let resolve_with = |dsn: Option<&str>, extra: &[(&str, &str)]| {
+            let mut env = base.to_vec();
+            env.extend_from_slice(extra);
+            resolve(dsn, &env_of(&env)).unwrap()
+        };
+        let t = resolve_with(Some("service=svc"), &[]);
+        assert_eq!(t.description, "host=svc-host port=7000 user=svc-user dbname=svc-db");
+        assert_eq!(t.tls.mode, crate::tls::SslMode::Disable);
+        assert_eq!(t.service.as_deref(), Some("svc"));
+        let t = resolve_with(
+            None,
+            &[("PGSERVICE", "svc"), ("PGUSER", "env-user"), ("PGSSLMODE", "require")],
+        );
+        assert_eq!(t.description, "host=svc-host port=7000 user=env-user dbname=svc-db");
+        assert_eq!(t.tls.mode, crate::tls::SslMode::Require);
+        let t = resolve_with(Some("service=svc port=7100"), &[("PGPORT", "7200")]);
+        assert_eq!(t.description, "host=svc-host port=7100 user=svc-user dbname=svc-db");
+        let e = resolve(Some("service=nope"), &env_of(&base)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--dsn service: definition of service \"nope\" not found"),
+            "{e}"
+        );
     }
 
     #[test]

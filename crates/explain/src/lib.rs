@@ -39,6 +39,7 @@ pub mod connect;
 pub mod error;
 pub mod measure;
 pub mod options;
+pub mod pgfiles;
 pub mod plan;
 pub mod report;
 pub mod session;
@@ -46,6 +47,7 @@ pub mod stats;
 #[cfg(feature = "testing")]
 #[allow(unsafe_code)]
 pub mod testing;
+pub mod tls;
 
 pub use error::Error;
 pub use measure::Step;
@@ -92,7 +94,9 @@ pub fn run_with(
     (interruption.on_connected)(session.cancel_request());
     let mut info = session.server_info()?;
     // The server's page size, before anything is created.
-    opts.check_table_size(info.block_size)?;
+    if opts.workload != options::Workload::Series {
+        opts.check_table_size(info.block_size)?;
+    }
     session.prepare(&mut info, opts.rows)?;
     let clock_setting =
         measure::has_clock_source_setting(info.version_num, info.setting("timing_clock_source").is_some());
@@ -104,9 +108,37 @@ pub fn run_with(
             observer(step)
         }
     };
-    let measured = session
-        .create_table(opts.rows)
-        .and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
+    // The workload: a TEMP table, or generate_series where none can be made.
+    let mut workload = opts.workload;
+    let mut workload_reason = None;
+    if workload == options::Workload::Auto {
+        if let Some(why) = session.temp_table_blocker()? {
+            workload = options::Workload::Series;
+            workload_reason = Some(format!("no TEMP table: {why}"));
+        }
+    }
+    let prepared = match workload {
+        options::Workload::Series => session.use_series(opts.rows),
+        _ => match session.create_table(opts.rows) {
+            Err(e)
+                if opts.workload == options::Workload::Auto
+                    && matches!(
+                        e.sqlstate(),
+                        Some(session::READ_ONLY_TRANSACTION | session::INSUFFICIENT_PRIVILEGE)
+                    ) =>
+            {
+                workload = options::Workload::Series;
+                workload_reason = Some(format!("no TEMP table: {e}"));
+                session.use_series(opts.rows)
+            }
+            other => {
+                workload = options::Workload::Table;
+                other
+            }
+        },
+    };
+    let measured =
+        prepared.and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
     // Drop the table whatever happened (a broken connection already lost it).
     let dropped = session.drop_table();
     let server_runs = measured?;
@@ -133,6 +165,8 @@ pub fn run_with(
         query: &query,
         rows: opts.rows,
         temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
+        workload,
+        workload_reason: workload_reason.as_deref(),
         runs: opts.runs,
         warmup_runs: options::WARMUP_RUNS,
         sources: &server_runs.sources,

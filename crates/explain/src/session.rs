@@ -42,8 +42,11 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{AsyncMessage, CancelToken, Client, Connection, NoTls, SimpleQueryMessage, Socket};
+use tokio_postgres::{AsyncMessage, CancelToken, Client, Connection, SimpleQueryMessage, Socket};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The connection's stream: plain or TLS (rustls), as the target's sslmode says.
+type Stream = <MakeRustlsConnect as tokio_postgres::tls::MakeTlsConnect<Socket>>::Stream;
 
 /// Server-side `statement_timeout`, fixed part: the statements that do not
 /// scale with rows (settings, CREATE, DROP) take milliseconds.
@@ -66,6 +69,11 @@ pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
 pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
 /// How often a wait checks the caller's stop request.
 pub const STOP_POLL: Duration = Duration::from_millis(20);
+/// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
+/// transaction.
+pub const READ_ONLY_TRANSACTION: &str = "25006";
+/// SQLSTATE insufficient_privilege: no TEMP privilege.
+pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
 /// `client_connection_check_interval` for PostgreSQL 14+, ms.
 pub const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
 
@@ -91,6 +99,8 @@ pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
 #[derive(Clone)]
 pub struct CancelRequest {
     token: CancelToken,
+    /// The session's TLS connector: a cancel request goes as the session did.
+    tls: MakeRustlsConnect,
 }
 
 impl CancelRequest {
@@ -102,7 +112,7 @@ impl CancelRequest {
         };
         rt.block_on(async {
             matches!(
-                tokio::time::timeout(CANCEL_TIMEOUT, self.token.cancel_query(NoTls)).await,
+                tokio::time::timeout(CANCEL_TIMEOUT, self.token.cancel_query(self.tls.clone())).await,
                 Ok(Ok(()))
             )
         })
@@ -232,6 +242,7 @@ pub struct PgSession {
     rt: Runtime,
     client: Client,
     cancel: CancelToken,
+    tls: MakeRustlsConnect,
     stop: StopCheck,
     /// The client-side deadline per statement.
     deadline: Duration,
@@ -243,6 +254,8 @@ pub struct PgSession {
     /// `pg_temp."clockscope_explain_<pid>"`.
     table: String,
     created: bool,
+    /// Set by [`PgSession::use_series`]: EXPLAIN runs on generate_series.
+    series_rows: Option<i32>,
 }
 
 impl PgSession {
@@ -264,9 +277,22 @@ impl PgSession {
         }
         let setup = target.setup_timeout();
         let deadline = setup.map(|t| Instant::now() + t);
-        let (client, connection) = match rt.block_on(wait(target.config.connect(NoTls), deadline, &*stop)) {
+        // sslmode=allow: without TLS first, then with it if the server
+        // refused the login (as libpq; the same deadline covers both).
+        let attempt = async {
+            let first = target.config.connect(target.tls.connector()).await;
+            match first {
+                Err(e) if target.tls.mode == crate::tls::SslMode::Allow && e.as_db_error().is_some() => {
+                    let mut with_tls = target.config.clone();
+                    with_tls.ssl_mode(tokio_postgres::config::SslMode::Require);
+                    with_tls.connect(target.tls.connector()).await
+                }
+                other => other,
+            }
+        };
+        let (client, connection) = match rt.block_on(wait(attempt, deadline, &*stop)) {
             Waited::Done(Ok(pair)) => pair,
-            Waited::Done(Err(e)) => return Err(Error::connect(&target.description, &e)),
+            Waited::Done(Err(e)) => return Err(tls_hint(Error::connect(&target.description, &e), target)),
             Waited::Stopped => return Err(Error::Interrupted),
             Waited::TimedOut => {
                 return Err(connect_error(format!(
@@ -289,6 +315,7 @@ impl PgSession {
         Ok(PgSession {
             rt,
             cancel: client.cancel_token(),
+            tls: target.tls.connector(),
             client,
             stop,
             deadline: client_deadline_for(0),
@@ -297,6 +324,7 @@ impl PgSession {
             last_word,
             table,
             created: false,
+            series_rows: None,
         })
     }
 
@@ -304,6 +332,7 @@ impl PgSession {
     pub fn cancel_request(&self) -> CancelRequest {
         CancelRequest {
             token: self.cancel.clone(),
+            tls: self.tls.clone(),
         }
     }
 
@@ -314,7 +343,42 @@ impl PgSession {
 
     /// The query EXPLAIN runs.
     pub fn query(&self) -> String {
-        format!("SELECT count(*) FROM {}", self.table)
+        match self.series_rows {
+            Some(rows) => format!("SELECT count(*) FROM pg_catalog.generate_series(1, {rows})"),
+            None => format!("SELECT count(*) FROM {}", self.table),
+        }
+    }
+
+    /// Runs EXPLAIN on `generate_series(1, rows)` instead of a TEMP table.
+    pub fn use_series(&mut self, rows: u64) -> Result<(), Error> {
+        let rows =
+            i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit generate_series' int4")))?;
+        self.series_rows = Some(rows);
+        Ok(())
+    }
+
+    /// Why this session cannot create a TEMP table, if it cannot: a hot
+    /// standby, a read-only transaction (default_transaction_read_only), or
+    /// no TEMP privilege on the database. Reads only.
+    pub fn temp_table_blocker(&mut self) -> Result<Option<String>, Error> {
+        let row = self.statement(
+            "checking whether a TEMP table can be created",
+            self.client.query_one(
+                "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('transaction_read_only') = 'on', \
+                 pg_catalog.has_database_privilege(pg_catalog.current_database(), 'TEMP')",
+                &[],
+            ),
+        )?;
+        let (standby, read_only, temp): (bool, bool, bool) = (row.get(0), row.get(1), row.get(2));
+        Ok(if standby {
+            Some("the server is a hot standby (pg_is_in_recovery)".into())
+        } else if read_only {
+            Some("the session is read-only (transaction_read_only = on, e.g. default_transaction_read_only)".into())
+        } else if !temp {
+            Some("the role has no TEMP privilege on this database".into())
+        } else {
+            None
+        })
     }
 
     /// The time by which cleanup must end, fixed at the first stop.
@@ -387,7 +451,7 @@ impl PgSession {
 
     async fn cancel_and_settle<F: Future>(&self, fut: Pin<&mut F>, by: Instant) {
         let cancel_by = by.min(Instant::now() + CANCEL_TIMEOUT);
-        let _ = tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(NoTls)).await;
+        let _ = tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(self.tls.clone())).await;
         // A cancelled statement ends at once with SQLSTATE 57014 and leaves
         // the connection usable.
         if tokio::time::timeout_at(by.into(), fut).await.is_err() {
@@ -468,6 +532,31 @@ impl PgSession {
             block_size,
             settings,
         })
+    }
+
+    /// The role this session logged in as (`session_user`).
+    pub fn session_user(&mut self) -> Result<String, Error> {
+        let row = self.statement(
+            "reading the session's user",
+            self.client.query_one("SELECT session_user::text", &[]),
+        )?;
+        Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
+    }
+
+    /// The TLS protocol of this session as the server sees it
+    /// (`pg_stat_ssl.version`, e.g. `TLSv1.3`), `None` when unencrypted.
+    pub fn tls_version(&mut self) -> Result<Option<String>, Error> {
+        let rows = self.statement(
+            "reading the session's TLS state",
+            self.client.query(
+                "SELECT version FROM pg_catalog.pg_stat_ssl WHERE pid = pg_catalog.pg_backend_pid() AND ssl",
+                &[],
+            ),
+        )?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.get::<_, Option<&str>>(0))
+            .map(|v| escape_untrusted(v).into_owned()))
     }
 
     /// `pg_settings.setting` of `name` for this session (in the setting's
@@ -573,7 +662,13 @@ impl PgSession {
         let create = format!("CREATE TEMP TABLE {} (n int4)", self.table);
         // Marked before it is sent: a stop during the CREATE still drops it.
         self.created = true;
-        self.statement("creating the TEMP table", self.client.batch_execute(&create))?;
+        if let Err(e) = self.statement("creating the TEMP table", self.client.batch_execute(&create)) {
+            // Refused outright (read-only, no privilege): nothing to drop.
+            if matches!(e.sqlstate(), Some(READ_ONLY_TRANSACTION | INSUFFICIENT_PRIVILEGE)) {
+                self.created = false;
+            }
+            return Err(e);
+        }
         let fill = format!("INSERT INTO {} SELECT generate_series(1, $1::int4)", self.table);
         self.statement("filling the TEMP table", self.client.execute(&fill, &[&rows]))?;
         Ok(())
@@ -602,9 +697,41 @@ impl PgSession {
     }
 }
 
+/// A certificate failure, said in libpq's terms: which file did not vouch
+/// for the server, or which sslmode checks the host name.
+fn tls_hint(err: Error, target: &Target) -> Error {
+    let Error::Connect {
+        target: at,
+        mut message,
+        sqlstate,
+    } = err
+    else {
+        return err;
+    };
+    if message.contains("UnknownIssuer") {
+        let root = target
+            .tls
+            .root_cert
+            .as_ref()
+            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
+            .unwrap_or_default();
+        message = format!(
+            "the server's certificate is not signed by a CA in the root certificate file {root} (sslrootcert; \
+             TLS: UnknownIssuer)"
+        );
+    } else if message.contains("not valid for name") || message.contains("NotValidForName") {
+        message.push_str(" (sslmode=verify-full checks the host name; verify-ca checks only the chain)");
+    }
+    Error::Connect {
+        target: at,
+        message,
+        sqlstate,
+    }
+}
+
 /// Drives the connection (the client's requests go through it) and keeps the
 /// last thing the server said before it went away.
-async fn drive(mut connection: Connection<Socket, NoTlsStream>, last_word: LastWord) {
+async fn drive(mut connection: Connection<Socket, Stream>, last_word: LastWord) {
     let keep = |said: &str| {
         *last_word.lock().unwrap_or_else(|p| p.into_inner()) = Some(escape_untrusted(said).into_owned());
     };

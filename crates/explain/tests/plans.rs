@@ -106,6 +106,8 @@ fn arithmetic_from_recorded_runs() {
         runs: 3,
         warmup_runs: 1,
         temp_table_estimated_bytes: 36_249_600,
+        workload: clockscope_explain::options::Workload::Table,
+        workload_reason: None,
         sources: &[runs],
         skipped: &[],
         machine: &m,
@@ -206,6 +208,8 @@ fn remote_servers_and_noise_are_warned_about() {
         runs: 3,
         warmup_runs: 1,
         temp_table_estimated_bytes: 36_249_600,
+        workload: clockscope_explain::options::Workload::Table,
+        workload_reason: None,
         sources: std::slice::from_ref(&runs),
         skipped: &[],
         machine: &m,
@@ -215,6 +219,7 @@ fn remote_servers_and_noise_are_warned_about() {
     let r = report::build(&inputs);
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(r.warnings[0].contains("not on this machine"));
+    assert!(r.warnings[0].ends_with("inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads"));
     assert!(r.warnings[1].contains("TIMING ON was not slower"));
     let r2 = report::build(&Inputs {
         interrupted: true,

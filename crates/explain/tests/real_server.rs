@@ -148,7 +148,13 @@ fn a_role_without_temp_rights_is_refused_at_the_temp_table() {
     ] {
         server.sql(sql).unwrap();
     }
-    let err = run(&small(server.socket_dsn("notemp_user", "notemp"))).unwrap_err();
+    // Asked for the table (the default, auto, falls back to generate_series:
+    // tests/read_only.rs).
+    let opts = Options {
+        workload: clockscope_explain::options::Workload::Table,
+        ..small(server.socket_dsn("notemp_user", "notemp"))
+    };
+    let err = run(&opts).unwrap_err();
     assert_eq!(err.sqlstate(), Some("42501"), "{err}");
     let text = err.to_string();
     assert!(text.starts_with("creating the TEMP table: permission denied"), "{text}");

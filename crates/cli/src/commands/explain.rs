@@ -35,9 +35,32 @@ pub struct ExplainArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
 
+    /// What EXPLAIN runs on: a TEMP table, generate_series (no table: hot standbys, read-only roles), or auto
+    /// (the table when the server allows one).
+    #[arg(long, value_enum, default_value_t = WorkloadArg::Auto)]
+    pub workload: WorkloadArg,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+}
+
+/// `--workload`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadArg {
+    Auto,
+    Table,
+    Series,
+}
+
+impl From<WorkloadArg> for options::Workload {
+    fn from(w: WorkloadArg) -> options::Workload {
+        match w {
+            WorkloadArg::Auto => options::Workload::Auto,
+            WorkloadArg::Table => options::Workload::Table,
+            WorkloadArg::Series => options::Workload::Series,
+        }
+    }
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
@@ -48,6 +71,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         rows,
         runs: args.runs,
         max_table_bytes,
+        workload: args.workload.into(),
         ..Options::new(args.dsn.clone())
     };
     opts.validate()?;

@@ -1,12 +1,34 @@
-//! Prometheus text exposition format (version 0.0.4), ready for
-//! node_exporter's textfile collector: gauges prefixed `clockscope_`,
-//! labelled by clock.
+//! Prometheus text exposition format (version 0.0.4) of `clockscope check`,
+//! ready for node_exporter's textfile collector, by Prometheus's naming
+//! conventions (`promtool check metrics` finds nothing to lint): every metric
+//! a gauge prefixed `clockscope_`, in base units (`_seconds`, `_hertz`,
+//! `_ratio`), labelled by clock where it is per clock.
+//!
+//! Every metric name, its labels and meaning are listed in `docs/metrics.md`;
+//! a test fails when the rendered set and that document disagree, so names
+//! stay stable. Percentiles are one gauge with a `percentile` label (not a
+//! summary: a run's distribution is a snapshot, and a summary's `_sum` and
+//! `_count` promise counters that only grow, which `rate()` would misread).
 
 use crate::commands::check::report::CheckReport;
-use crate::commands::check::verdict::Status;
+use crate::commands::check::stats::ClockStats;
+use crate::commands::check::verdict::{RuleResult, Status};
 use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Every verdict status, in the order the state set lists them.
+pub const STATUSES: [Status; 5] = [
+    Status::Broken,
+    Status::Bad,
+    Status::Fair,
+    Status::Good,
+    Status::NoVerdict,
+];
+
+/// The `percentile` label values of `clockscope_clock_step_seconds`.
+pub const PERCENTILES: [&str; 6] = ["50", "90", "99", "99.9", "99.99", "100"];
 
 /// A label value: untrusted text (a kernel's clocksource name, a hypervisor
 /// signature) has its control characters written as `\xHH` first, then the
@@ -19,16 +41,21 @@ pub(crate) fn label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-struct Family<'a> {
-    out: &'a mut String,
+/// Writes metric families: each `head` (HELP and TYPE) once, then its samples
+/// (names without the `clockscope_` prefix). Shared with `cross-cpu`.
+pub(crate) struct Families {
+    pub(crate) out: String,
 }
 
-impl Family<'_> {
-    fn head(&mut self, name: &str, help: &str) {
+impl Families {
+    pub(crate) fn new() -> Families {
+        Families { out: String::new() }
+    }
+    pub(crate) fn head(&mut self, name: &str, help: &str) {
         let _ = writeln!(self.out, "# HELP clockscope_{name} {help}");
         let _ = writeln!(self.out, "# TYPE clockscope_{name} gauge");
     }
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
         let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
         let lbl = if l.is_empty() {
             String::new()
@@ -36,6 +63,11 @@ impl Family<'_> {
             format!("{{{}}}", l.join(","))
         };
         let _ = writeln!(self.out, "clockscope_{name}{lbl} {}", fmt_value(value));
+    }
+    /// A family with one unlabelled sample.
+    pub(crate) fn single(&mut self, name: &str, help: &str, value: f64) {
+        self.head(name, help);
+        self.sample(name, &[], value);
     }
 }
 
@@ -49,47 +81,100 @@ fn fmt_value(v: f64) -> String {
     }
 }
 
-/// Renders the report as Prometheus text.
+pub(crate) fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Nanoseconds to seconds (a division: `20.0 / 1e9` prints as 0.00000002, `20.0 * 1e-9` does not).
+pub(crate) fn secs(ns: f64) -> f64 {
+    ns / 1e9
+}
+
+/// `t` in seconds since the Unix epoch, to the millisecond.
+pub(crate) fn unix_seconds(t: SystemTime) -> f64 {
+    let s = t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    (s * 1000.0).round() / 1000.0
+}
+
+/// The label value of a verdict status (as in the JSON report).
+pub fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Broken => "broken",
+        Status::Bad => "bad",
+        Status::Fair => "fair",
+        Status::Good => "good",
+        Status::NoVerdict => "no_verdict",
+    }
+}
+
+/// The short clock name (`monotonic`, `rdtsc`) of a display name the verdict
+/// uses, so every metric is labelled the same way.
+fn clock_label<'a>(r: &'a CheckReport, display_name: &'a str) -> &'a str {
+    r.clocks
+        .iter()
+        .find(|c| c.display_name == display_name)
+        .map_or(display_name, |c| c.name.as_str())
+}
+
+/// Renders the report as Prometheus text, stamped with the current time.
 pub fn render(r: &CheckReport) -> String {
-    let mut s = String::new();
-    let mut f = Family { out: &mut s };
-    type Getter = fn(&crate::commands::check::stats::ClockStats) -> Option<f64>;
-    let per_clock: [(&str, &str, Getter); 8] = [
+    render_at(r, SystemTime::now())
+}
+
+/// Renders the report as Prometheus text; `finished` is the run's end
+/// (`clockscope_last_run_timestamp_seconds`).
+pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
+    let mut f = Families::new();
+    type Getter = fn(&ClockStats) -> Option<f64>;
+    let per_clock: [(&str, &str, Getter); 9] = [
         (
-            "avg_loop_ns",
-            "Average time of one clock read plus loop bookkeeping, nanoseconds.",
-            |c| Some(c.avg_loop_ns),
+            "clock_read_seconds",
+            "Average time of one clock read plus loop bookkeeping.",
+            |c| Some(secs(c.avg_loop_ns)),
         ),
         (
-            "loops",
-            "Clock reads with a forward difference during the measurement.",
+            "clock_reads",
+            "Clock reads with a forward or zero difference during the measurement.",
             |c| Some(c.loops as f64),
         ),
         (
-            "resolution_ns",
-            "Smallest non-zero difference between successive reads, nanoseconds.",
-            |c| c.resolution_ns.map(|v| v as f64),
+            "clock_measured_seconds",
+            "Time the clock was measured for (less than asked when interrupted).",
+            |c| Some(secs(c.elapsed_ns as f64)),
         ),
-        ("getres_ns", "clock_getres(2) of the clock, nanoseconds.", |c| {
-            c.clock_getres_ns.map(|v| v as f64)
-        }),
         (
-            "zero_steps_ratio",
+            "clock_resolution_seconds",
+            "Observed resolution: the smallest non-zero difference between successive reads.",
+            |c| c.resolution_ns.map(|v| secs(v as f64)),
+        ),
+        (
+            "clock_getres_seconds",
+            "Resolution the kernel reports for the clock (clock_getres(2)).",
+            |c| c.clock_getres_ns.map(|v| secs(v as f64)),
+        ),
+        (
+            "clock_zero_steps_ratio",
             "Fraction of successive reads that returned the same time.",
             |c| Some(c.zero_steps_pct / 100.0),
         ),
         (
-            "under_1us_ratio",
-            "Fraction of successive-read differences under 1 microsecond.",
+            "clock_steps_below_microsecond_ratio",
+            "Fraction of successive-read differences under 1 microsecond (PostgreSQL's rule needs > 0.9).",
             |c| Some(c.under_1us_pct / 100.0),
         ),
-        ("backward_steps", "Successive reads that went backwards in time.", |c| {
-            Some(c.backward_steps as f64)
-        }),
         (
-            "largest_backward_ns",
-            "Largest backward step between successive reads, nanoseconds.",
-            |c| Some(c.largest_backward_ns as f64),
+            "clock_backward_steps",
+            "Successive reads that went backwards in time.",
+            |c| Some(c.backward_steps as f64),
+        ),
+        (
+            "clock_largest_backward_step_seconds",
+            "Largest backward step between successive reads (0 when none).",
+            |c| Some(secs(c.largest_backward_ns as f64)),
         ),
     ];
     for (name, help, get) in per_clock {
@@ -101,87 +186,144 @@ pub fn render(r: &CheckReport) -> String {
         }
     }
     f.head(
-        "duration_ns",
-        "Percentiles of the difference between successive reads, nanoseconds.",
+        "clock_step_seconds",
+        "Percentiles of the difference between successive reads (percentile 100 is the largest).",
     );
     for c in &r.clocks {
         let p = &c.percentiles_ns;
-        for (q, v) in [
-            ("0.5", p.p50),
-            ("0.9", p.p90),
-            ("0.99", p.p99),
-            ("0.999", p.p99_9),
-            ("0.9999", p.p99_99),
-            ("1", p.max),
-        ] {
-            f.sample("duration_ns", &[("clock", &c.name), ("quantile", q)], v as f64);
+        let values = [p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.max];
+        for (pct, v) in PERCENTILES.iter().zip(values) {
+            f.sample(
+                "clock_step_seconds",
+                &[("clock", &c.name), ("percentile", pct)],
+                secs(v as f64),
+            );
         }
     }
-    f.head(
+    if !r.skipped.is_empty() {
+        f.head(
+            "clock_skipped",
+            "1 for each clock asked for that could not be measured (the text and JSON reports say why).",
+        );
+        for s in &r.skipped {
+            f.sample("clock_skipped", &[("clock", &s.name)], 1.0);
+        }
+    }
+    f.single(
+        "requested_duration_seconds",
+        "Time asked for each clock's measurement (-d).",
+        r.duration_per_clock_s,
+    );
+    f.single(
         "interrupted",
         "1 when Ctrl-C or SIGTERM stopped the run early: the numbers cover only what was measured.",
+        flag(r.interrupted),
     );
-    f.sample("interrupted", &[], if r.interrupted { 1.0 } else { 0.0 });
+    f.single(
+        "last_run_timestamp_seconds",
+        "When this report was written, seconds since the Unix epoch.",
+        unix_seconds(finished),
+    );
+
     let v = &r.verdict;
     f.head(
-        "verdict_ok",
-        "1 when the verdict is good, fair or no verdict; 0 when bad or time went backwards.",
+        "verdict",
+        "The verdict as a state set: 1 for the current status, 0 for every other one.",
     );
-    f.sample("verdict_ok", &[], if v.exit_code() == 0 { 1.0 } else { 0.0 });
-    f.head(
-        "verdict_info",
-        "The verdict's status as a label; the value is always 1.",
+    for s in STATUSES {
+        f.sample("verdict", &[("status", status_name(s))], flag(v.status == s));
+    }
+    f.single(
+        "problems",
+        "Problems the verdict lists (time went backwards, a failed rule, a syscall clock).",
+        v.problems.len() as f64,
     );
-    f.sample("verdict_info", &[("status", status_name(v.status))], 1.0);
-    if let Some(t) = r.environment.counter_trusted {
+    f.single(
+        "syscall_fallback",
+        "1 when the system clock costs a syscall per read (its clocksource has no vDSO read, or reads are that slow).",
+        flag(v.syscall_fallback.is_some()),
+    );
+    let rules: [(&str, &Option<RuleResult>); 2] = [("postgresql", &v.postgresql_rule), ("modern", &v.modern_rule)];
+    if rules.iter().any(|(_, r)| r.is_some()) {
         f.head(
-            "counter_trusted",
-            "1 when clockscope trusts the CPU counter (TSC / generic timer) by all evidence.",
+            "rule_passed",
+            "1 when the clock passes the rule: postgresql (> 90% of reads under 1 us, average under 100 ns) \
+             or modern (clockscope's: average <= 50 ns, p99 <= 200 ns, no backward step).",
         );
-        f.sample("counter_trusted", &[], if t { 1.0 } else { 0.0 });
+        for (name, rule) in rules {
+            if let Some(rule) = rule {
+                f.sample(
+                    "rule_passed",
+                    &[("rule", name), ("clock", clock_label(r, &rule.clock))],
+                    flag(rule.passed),
+                );
+            }
+        }
     }
-    if let Some(k) = r.environment.counter_frequency_khz {
-        f.head("counter_frequency_khz", "CPU counter frequency in use, kHz.");
-        let src = r.environment.counter_frequency_source.clone().unwrap_or_default();
-        f.sample("counter_frequency_khz", &[("source", &src)], k as f64);
+    let predictions: Vec<_> = [&v.explain_system, &v.explain_tsc].into_iter().flatten().collect();
+    if !predictions.is_empty() {
+        f.head(
+            "explain_predicted_slowdown_ratio",
+            "Predicted EXPLAIN ANALYZE run time of a 1M-row count(*) with TIMING ON over TIMING OFF, reading this clock.",
+        );
+        for p in &predictions {
+            f.sample(
+                "explain_predicted_slowdown_ratio",
+                &[("clock", clock_label(r, &p.clock))],
+                p.slowdown,
+            );
+        }
+        f.head(
+            "explain_predicted_row_overhead_seconds",
+            "Predicted EXPLAIN ANALYZE timing overhead per row per plan node (two clock reads).",
+        );
+        for p in &predictions {
+            f.sample(
+                "explain_predicted_row_overhead_seconds",
+                &[("clock", clock_label(r, &p.clock))],
+                secs(p.per_row_per_node_ns),
+            );
+        }
     }
-    f.head(
-        "explain_predicted_slowdown",
-        "Predicted EXPLAIN ANALYZE slowdown of a 1M-row count(*), ratio.",
+    f.single(
+        "explain_baseline_row_seconds",
+        "Time per row of the count(*) with TIMING OFF the prediction starts from (--baseline-row-ns or the reference).",
+        secs(v.baseline_row_ns),
     );
-    for p in [&v.explain_system, &v.explain_tsc].into_iter().flatten() {
-        // The same short clock label as every other metric.
-        let name = r
-            .clocks
-            .iter()
-            .find(|c| c.display_name == p.clock)
-            .map_or(p.clock.as_str(), |c| c.name.as_str());
-        f.sample("explain_predicted_slowdown", &[("clock", name)], p.slowdown);
-    }
-    f.head("info", "Environment labels; the value is always 1.");
+
     let e = &r.environment;
+    if let Some(t) = e.counter_trusted {
+        f.single(
+            "tsc_trusted",
+            "1 when clockscope trusts the CPU's time stamp counter (the TSC; the generic timer on ARM) by all evidence.",
+            flag(t),
+        );
+    }
+    if let Some(k) = e.counter_frequency_khz {
+        f.head(
+            "tsc_frequency_hertz",
+            "Frequency of the CPU's time stamp counter clockscope converts with, and where it comes from.",
+        );
+        let src = e.counter_frequency_source.as_deref().unwrap_or("");
+        f.sample("tsc_frequency_hertz", &[("source", src)], k as f64 * 1000.0);
+    }
+    if let Some(n) = e.cpus {
+        f.single("cpus", "CPUs this process may run on (its affinity mask).", n as f64);
+    }
+    f.head("info", "The run's environment in labels; the value is always 1.");
     f.sample(
         "info",
         &[
             ("version", r.tool.trim_start_matches("clockscope ")),
-            ("kernel", e.kernel_release.as_deref().unwrap_or("")),
             ("clocksource", e.current_clocksource.as_deref().unwrap_or("")),
+            ("cpu_model", e.cpu_model.as_deref().unwrap_or("")),
             ("hypervisor", e.hypervisor.as_deref().unwrap_or("")),
+            ("kernel", e.kernel_release.as_deref().unwrap_or("")),
             ("arch", &e.arch),
         ],
         1.0,
     );
-    s
-}
-
-fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Broken => "broken",
-        Status::Bad => "bad",
-        Status::Fair => "fair",
-        Status::Good => "good",
-        Status::NoVerdict => "no_verdict",
-    }
+    f.out
 }
 
 /// Writes the Prometheus text.
@@ -199,5 +341,13 @@ mod tests {
         assert_eq!(label("a\"b\\c"), "a\\\"b\\\\c");
         // Control characters become `\xHH` text, whose backslash the format escapes.
         assert_eq!(label("kvm\x1b]0;x\x07\n"), "kvm\\\\x1b]0;x\\\\x07\\\\x0a");
+    }
+
+    #[test]
+    fn values_are_written_as_the_format_spells_them() {
+        assert_eq!(fmt_value(f64::NAN), "NaN");
+        assert_eq!(fmt_value(f64::INFINITY), "+Inf");
+        assert_eq!(fmt_value(2.5e-8), "0.000000025");
+        assert_eq!(fmt_value(3.0), "3");
     }
 }

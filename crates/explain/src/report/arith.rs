@@ -86,7 +86,8 @@ pub fn build(inp: &Inputs) -> Report {
     let mut warnings = Vec::new();
     if !inp.locality.is_local() {
         warnings.push(format!(
-            "the server ({}) is not on this machine: the prediction uses this machine's clocks, not the server's",
+            "the server ({}) is not on this machine: the prediction uses this machine's clocks, not the server's; \
+             the server's own cost per clock read is inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads",
             inp.server
         ));
     }
@@ -128,6 +129,8 @@ pub fn build(inp: &Inputs) -> Report {
         query: inp.query.to_string(),
         rows: inp.rows,
         temp_table_estimated_bytes: inp.temp_table_estimated_bytes,
+        workload: inp.workload,
+        workload_reason: inp.workload_reason.map(str::to_string),
         runs: inp.runs,
         warmup_runs: inp.warmup_runs,
         clock_reads_formula: CLOCK_READS_FORMULA.to_string(),

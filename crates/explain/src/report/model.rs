@@ -69,6 +69,10 @@ pub struct Report {
     /// The TEMP table's size as estimated before it was created
     /// (`session::estimated_table_bytes`), bytes.
     pub temp_table_estimated_bytes: u64,
+    /// What EXPLAIN ran on: `table` or `series` (generate_series).
+    pub workload: crate::options::Workload,
+    /// Why generate_series ran under `--workload auto`.
+    pub workload_reason: Option<String>,
     pub runs: u32,
     pub warmup_runs: u32,
     pub clock_reads_formula: String,
@@ -92,6 +96,8 @@ pub struct Inputs<'a> {
     pub query: &'a str,
     pub rows: u64,
     pub temp_table_estimated_bytes: u64,
+    pub workload: crate::options::Workload,
+    pub workload_reason: Option<&'a str>,
     pub runs: u32,
     pub warmup_runs: u32,
     pub sources: &'a [SourceRuns],

@@ -56,13 +56,26 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             None => writeln!(out, "  {:<32} {}", s.name, s.server_value)?,
         }
     }
-    writeln!(
-        out,
-        "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
-        r.query,
-        thousands(r.rows),
-        crate::options::size_text(r.temp_table_estimated_bytes)
-    )?;
+    if r.workload == crate::options::Workload::Series {
+        writeln!(
+            out,
+            "Query:    {} ({} rows from generate_series, no table{})",
+            r.query,
+            thousands(r.rows),
+            r.workload_reason
+                .as_deref()
+                .map(|w| format!("; {w}"))
+                .unwrap_or_default()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
+            r.query,
+            thousands(r.rows),
+            crate::options::size_text(r.temp_table_estimated_bytes)
+        )?;
+    }
     writeln!(
         out,
         "Runs:     {} per mode after {} warm-up, TIMING OFF and ON alternating; times are EXPLAIN's \"Execution Time\"",

@@ -52,6 +52,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
+    /// Write the report to FILE instead of stdout, replacing it atomically (e.g. a node_exporter textfile
+    /// collector's `clockscope.prom`); a missing or unwritable directory fails before measuring.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
     /// ns per row of a count(*) with TIMING OFF, to predict EXPLAIN ANALYZE's slowdown
     /// (default: 42.66 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers; `clockscope explain` measures yours).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
@@ -244,6 +249,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         .as_deref()
         .map(|p| OutputFile::prepare("--plot", p))
         .transpose()?;
+    let output = args
+        .output
+        .as_deref()
+        .map(|p| OutputFile::prepare("--output", p))
+        .transpose()?;
     let root = Path::new("/");
     let linux = LinuxEvidence::read(root);
     let counter = environment::quick_counter(root, &linux);
@@ -266,7 +276,17 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         allowed_cpus: clockscope::crosscpu::affinity::allowed_cpus().ok(),
     };
     let report = build_report(args, &linux, &counter, measured, tsc);
-    finish(args, &report, plot, out)
+    match output {
+        None => finish(args, &report, plot, out),
+        Some(file) => {
+            // The whole report, then one atomic replace; an interrupted run's
+            // report is written too, saying so (`clockscope_interrupted 1`).
+            let mut bytes = Vec::new();
+            let code = finish(args, &report, plot, &mut bytes)?;
+            file.commit(&bytes)?;
+            Ok(code)
+        }
+    }
 }
 
 /// Writes a finished report: the plot first (if it cannot be written,

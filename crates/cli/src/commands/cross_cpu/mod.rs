@@ -10,9 +10,10 @@
 //! Exit status: 0 nothing wrong, 1 a warp or a proven offset, 2 an error, 130
 //! interrupted (what was measured is printed).
 
+pub mod prometheus;
 pub mod render;
 
-use crate::cli::{parse_seconds, seconds_to_ns, ReportFormat};
+use crate::cli::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
@@ -26,6 +27,16 @@ use std::path::{Path, PathBuf};
 /// enough for an uncertainty of a few ppm, which is far below what a warp or
 /// offset of tens of ns needs.
 pub const CALIBRATION_BUDGET_NS: u64 = 20_000_000;
+
+/// Output format of `cross-cpu`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrossCpuFormat {
+    #[default]
+    Text,
+    Json,
+    /// Gauges for node_exporter's textfile collector (docs/metrics.md).
+    Prometheus,
+}
 
 /// Which CPU pairs to test.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -56,7 +67,7 @@ pub struct CrossCpuArgs {
 
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: ReportFormat,
+    pub format: CrossCpuFormat,
 
     /// CPUs to test, as a CPU list (`0-3,8`); all must be allowed by the
     /// affinity mask. Default: every allowed CPU.
@@ -216,8 +227,11 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
         match args.format {
-            ReportFormat::Text => render::plan_text(&plan, &cpus_from, out)?,
-            ReportFormat::Json => render::plan_json(&plan, &context, &cpus_from, out)?,
+            CrossCpuFormat::Text => render::plan_text(&plan, &cpus_from, out)?,
+            CrossCpuFormat::Json => render::plan_json(&plan, &context, &cpus_from, out)?,
+            CrossCpuFormat::Prometheus => {
+                bail!("--plan: no Prometheus output (a plan measures nothing); use --format text or json")
+            }
         }
         return Ok(exit::OK);
     }
@@ -231,8 +245,9 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match args.format {
-        ReportFormat::Text => render::text(outcome, out),
-        ReportFormat::Json => render::json(outcome, out),
+        CrossCpuFormat::Text => render::text(outcome, out),
+        CrossCpuFormat::Json => render::json(outcome, out),
+        CrossCpuFormat::Prometheus => Ok(prometheus::write(outcome, out)?),
     }
 }
 
