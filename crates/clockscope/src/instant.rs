@@ -57,10 +57,9 @@
 //! without an invariant TSC, or with any other failed check, the clock is
 //! CLOCK_MONOTONIC (never the wall clock). Nothing here panics.
 //!
-//! Measured on the 2-core KVM guest this was developed on (`examples/bare_reads`,
-//! `bench/README.md`): 4.8-17.4 ms, median 5.8 ms, over 20 processes as root
-//! (kernel log readable: a 5 ms cross-check); 29.6-42.9 ms unprivileged (no
-//! authoritative frequency there, so a calibration to 1 ppm); 1-4 µs forced.
+//! Initialisation therefore takes at most 100 ms, and a few µs when the system
+//! clock is forced. Times measured on one machine, with its CPU named:
+//! `bench/README.md` (`examples/bare_reads`).
 //!
 //! Force the system clock with `CLOCKSCOPE_CLOCK=system` in the environment,
 //! or [`init_with`]`(Config { force_system_clock: true, ..Config::default() })`

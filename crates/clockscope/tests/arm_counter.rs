@@ -2,10 +2,21 @@
 //! qemu-aarch64). Checks behaviour, never absolute times.
 #![cfg(target_arch = "aarch64")]
 
-use clockscope::arm::{gather_local, gather_local_calibrated, FREQUENCY_SOURCE};
+use clockscope::arm::{GenericTimerReport, FREQUENCY_SOURCE};
 use clockscope::clock::arch::{cntfrq_hz, Cntvct, IsbCntvct};
+use clockscope::counter::discover::{discover_with, full_budget};
+use clockscope::counter::Discovery;
 use clockscope::{ClockId, ClockSource, Scale};
+use std::path::Path;
 use std::time::Duration;
+
+/// This machine's generic timer report, by the counter layer's discovery.
+fn local(d: &Discovery) -> GenericTimerReport {
+    let r = discover_with(Path::new("/"), None, d, &full_budget);
+    r.generic_timer()
+        .expect("the generic timer's report on aarch64")
+        .clone()
+}
 
 #[test]
 fn cntfrq_is_nonzero() {
@@ -43,7 +54,7 @@ fn the_counter_sources_are_supported() {
 
 #[test]
 fn local_report_uses_the_register() {
-    let r = gather_local(None);
+    let r = local(&Discovery::quick(0));
     assert_eq!(r.frequency_hz, cntfrq_hz());
     assert_eq!(r.frequency_source, FREQUENCY_SOURCE);
     assert!(r.resolution_ns.unwrap() > 0.0);
@@ -53,7 +64,7 @@ fn local_report_uses_the_register() {
 
 #[test]
 fn local_calibration_is_compared_or_explained() {
-    let r = gather_local_calibrated(20_000_000);
+    let r = local(&Discovery::full(20_000_000));
     match r.calibrated_hz {
         Some(hz) => {
             assert!(hz.is_finite() && hz > 0.0);

@@ -8,9 +8,10 @@ use clockscope::counter::calibrate::{Calibration, METHOD_BRACKETED, METHOD_POSTG
 use clockscope::counter::discover::{discover_generic_timer, discover_tsc, full_budget};
 use clockscope::counter::{Calibrator, CheckStyle, Discovery, Mode, TscEvidence};
 use clockscope::linux::testing::FakeRoot;
-use clockscope::linux::{Evidence, KernelCmdline, TscFlags};
-use clockscope::tsc::cpuid::{parse_dump, CpuidFacts};
+use clockscope::linux::{Evidence, KernelCmdline};
 use clockscope::tsc::policy::{KernelEvidence, KernelLogTsc};
+
+mod common;
 
 /// Calibrations that converge at a scripted rate and record every budget.
 struct Scripted {
@@ -46,31 +47,13 @@ impl Calibrator for Scripted {
     }
 }
 
-fn kvm_cpuid() -> CpuidFacts {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/cpuid/kvm_this_machine.cpuid-r.txt"
-    );
-    let text = std::fs::read_to_string(path).expect("recorded CPUID dump");
-    CpuidFacts::from_recorded(&parse_dump(&text).expect("parses").leaves)
-}
-
 /// A kernel timing with the TSC; `log_khz` is the kernel log's "tsc: Detected" frequency.
 fn kernel(log_khz: Option<u64>) -> KernelEvidence {
     KernelEvidence {
         kernel_release: Evidence::Found("6.18.0".to_string()),
         current_clocksource: Evidence::Found("tsc".to_string()),
         available_clocksources: Evidence::Found(vec!["tsc".to_string(), "kvm-clock".to_string()]),
-        tsc_flags: Evidence::Found(TscFlags {
-            tsc: true,
-            constant_tsc: true,
-            nonstop_tsc: true,
-            tsc_known_freq: true,
-            tsc_reliable: false,
-            tsc_adjust: true,
-            rdtscp: true,
-            hypervisor: true,
-        }),
+        tsc_flags: Evidence::Found(common::kvm_guest_tsc_flags()),
         cpu_model_name: Some("AMD EPYC".to_string()),
         cmdline: Evidence::Found(KernelCmdline::parse("BOOT_IMAGE=/vmlinuz ro quiet")),
         kernel_log: Evidence::Found(KernelLogTsc {
@@ -86,7 +69,7 @@ fn kernel(log_khz: Option<u64>) -> KernelEvidence {
 fn evidence(log_khz: Option<u64>) -> TscEvidence {
     TscEvidence {
         root: "/injected".to_string(),
-        cpuid: Some(kvm_cpuid()),
+        cpuid: Some(common::kvm_cpuid()),
         kernel: kernel(log_khz),
         perf_page_khz: Err("injected: none".to_string()),
     }

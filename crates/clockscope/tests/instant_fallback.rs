@@ -8,12 +8,13 @@
 use clockscope::counter::CounterReport;
 use clockscope::instant::detect::{choose, SYSTEM_CLOCK_NAME, SYSTEM_FREQUENCY_SOURCE};
 use clockscope::instant::{self, AlreadyInitialized, ClockInfo, ClockMode, Config, Instant};
-use clockscope::linux::{Evidence, KernelCmdline, TscFlags};
-use clockscope::tsc::cpuid::{parse_dump, CpuidFacts};
+use clockscope::linux::{Evidence, KernelCmdline};
 use clockscope::tsc::policy::{KernelEvidence, KernelLogTsc};
 use clockscope::tsc::report::LiveEvidence;
 use clockscope::tsc::TscReport;
 use clockscope::Scale;
+
+mod common;
 
 /// Forces the system clock (or finds it forced by an earlier test).
 fn forced() -> &'static ClockInfo {
@@ -86,31 +87,13 @@ fn forced_fallback_readings_are_ordered_nanoseconds() {
     assert_eq!(prev.checked_duration_since(later).is_none(), later > prev);
 }
 
-fn this_machines_cpuid() -> CpuidFacts {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/cpuid/kvm_this_machine.cpuid-r.txt"
-    );
-    let text = std::fs::read_to_string(path).expect("recorded CPUID dump");
-    CpuidFacts::from_recorded(&parse_dump(&text).expect("parses").leaves)
-}
-
 /// A kernel that stopped timing with the TSC and says why.
 fn kernel_that_marked_the_tsc_unstable() -> KernelEvidence {
     KernelEvidence {
         kernel_release: Evidence::Found("6.18.0".to_string()),
         current_clocksource: Evidence::Found("kvm-clock".to_string()),
         available_clocksources: Evidence::Found(vec!["kvm-clock".to_string()]),
-        tsc_flags: Evidence::Found(TscFlags {
-            tsc: true,
-            constant_tsc: true,
-            nonstop_tsc: true,
-            tsc_known_freq: true,
-            tsc_reliable: false,
-            tsc_adjust: true,
-            rdtscp: true,
-            hypervisor: true,
-        }),
+        tsc_flags: Evidence::Found(common::kvm_guest_tsc_flags()),
         cpu_model_name: Some("Intel(R) Xeon(R) Processor".to_string()),
         cmdline: Evidence::Found(KernelCmdline::parse("BOOT_IMAGE=/vmlinuz ro quiet")),
         kernel_log: Evidence::Found(KernelLogTsc {
@@ -132,7 +115,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
         calibration: Err("injected: not run".to_string()),
         postgresql_calibration: Err("injected: not run".to_string()),
     };
-    let report = TscReport::build(Some(this_machines_cpuid()), Some(live), None);
+    let report = TscReport::build(Some(common::kvm_cpuid()), Some(live), None);
     assert!(!report.clockscope_decision.trusted);
     let verdict = CounterReport::from_tsc_report(report, 5_000_000);
     let info = choose(None, Ok(verdict), ("RDTSC", "RDTSCP"), 1234);
@@ -174,7 +157,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
         calibration: Err("injected: not run".to_string()),
         postgresql_calibration: Err("injected: not run".to_string()),
     };
-    let report = TscReport::build(Some(this_machines_cpuid()), Some(live), None);
+    let report = TscReport::build(Some(common::kvm_cpuid()), Some(live), None);
     let info = choose(
         None,
         Ok(CounterReport::from_tsc_report(report, 5_000_000)),

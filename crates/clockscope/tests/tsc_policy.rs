@@ -3,10 +3,12 @@
 //! injected evidence (recorded CPUID leaves, kernel evidence values,
 //! calibration results).
 
-use clockscope::linux::{Evidence, KernelCmdline, TscFlags};
+use clockscope::linux::{Evidence, KernelCmdline};
 use clockscope::tsc::cpuid::{CpuidFacts, RecordedCpuid, SIGNATURE_KVM, SIGNATURE_VMWARE};
 use clockscope::tsc::frequency::{frequency_report, CalibrationInput, FrequencyInputs, FrequencyReport, SourceId};
 use clockscope::tsc::policy::{clockscope_decision, postgres_auto, KernelEvidence, KernelLogTsc, TscDecision};
+
+mod common;
 
 const KERNEL_KHZ: u64 = 2_599_998;
 
@@ -55,16 +57,7 @@ fn good_kernel() -> KernelEvidence {
         kernel_release: Evidence::Found("6.18.0".to_string()),
         current_clocksource: Evidence::Found("tsc".to_string()),
         available_clocksources: Evidence::Found(vec!["tsc".to_string(), "kvm-clock".to_string()]),
-        tsc_flags: Evidence::Found(TscFlags {
-            tsc: true,
-            constant_tsc: true,
-            nonstop_tsc: true,
-            tsc_known_freq: true,
-            tsc_reliable: false,
-            tsc_adjust: true,
-            rdtscp: true,
-            hypervisor: true,
-        }),
+        tsc_flags: Evidence::Found(common::kvm_guest_tsc_flags()),
         cpu_model_name: Some("Intel(R) Xeon(R) Processor".to_string()),
         cmdline: Evidence::Found(KernelCmdline::parse("BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet")),
         kernel_log: Evidence::Found(KernelLogTsc {

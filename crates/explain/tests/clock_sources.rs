@@ -6,6 +6,9 @@ use clockscope::Control;
 use clockscope_explain::measure::{run_sources, ExplainServer, Step};
 use clockscope_explain::{Error, Options};
 
+mod common;
+use common::data;
+
 /// A server that answers from the hand-written PostgreSQL 19 plans, with
 /// "Execution Time" replaced by a counter so every run is distinguishable.
 struct Scripted {
@@ -22,7 +25,6 @@ struct Scripted {
 
 impl Scripted {
     fn new(refuse: fn(&str) -> Option<&'static str>, show: &'static str) -> Scripted {
-        let data = |n: &str| std::fs::read_to_string(format!("{}/tests/data/{n}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         Scripted {
             off: data("pg19_count_100k_timing_off.json"),
             on: data("pg19_count_100k_timing_on.json"),

@@ -7,10 +7,8 @@ use clockscope_explain::measure::SourceRuns;
 use clockscope_explain::plan::parse_explain_json;
 use clockscope_explain::report::{self, Inputs};
 
-fn data(name: &str) -> String {
-    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+mod common;
+use common::data;
 
 #[test]
 fn pg15_count_plans() {

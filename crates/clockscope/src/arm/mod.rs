@@ -2,7 +2,7 @@
 //!
 //! Pure logic, compiled on every architecture so it is tested everywhere; the
 //! register reads (CNTVCT_EL0, CNTFRQ_EL0) live in `counter/aarch64.rs`, and
-//! `gather_local` and `gather_local_calibrated` exist only on aarch64.
+//! [`crate::counter::discover()`] gathers this machine's report.
 //!
 //! ```text
 //! gather(root, cntfrq_hz, calibration) -> GenericTimerReport
@@ -267,27 +267,6 @@ what it reports, not the host's core",
         notes,
         cores: scan.cores,
     }
-}
-
-/// The live machine: `/`, CNTFRQ_EL0 read from the register.
-#[cfg(target_arch = "aarch64")]
-pub fn gather_local(calibration: Option<&CalibrationEvidence>) -> GenericTimerReport {
-    gather(Path::new("/"), crate::counter::arch::cntfrq_hz(), calibration)
-}
-
-/// The live machine with a calibration of ISB;CNTVCT_EL0 against
-/// CLOCK_MONOTONIC_RAW ([`crate::counter::calibrate::calibrate_counter`], at most
-/// `budget_ns` of reference time). A calibration without a bounded result is
-/// left out of the decision; `calibration_failed` says why.
-#[cfg(target_arch = "aarch64")]
-pub fn gather_local_calibrated(budget_ns: u64) -> GenericTimerReport {
-    let cal = crate::counter::calibrate::calibrate_counter(budget_ns);
-    let evidence = CalibrationEvidence::from_calibration(&cal);
-    let mut report = gather_local(evidence.as_ref());
-    if evidence.is_none() {
-        report.calibration_failed = Some(cal.note);
-    }
-    report
 }
 
 /// Models whose MIDR is a hypervisor's placeholder, not a real core: Apple's

@@ -30,16 +30,11 @@
 //! tightest ones are kept, so they do not bias the result. The bound is
 //! relative to the reference clock: `CLOCK_MONOTONIC_RAW` is not slewed by NTP.
 //!
-//! # Measured
-//! On the 2-core KVM guest (Intel Xeon, kernel "tsc: Detected 2599.998 MHz
-//! processor") this crate was developed on, 8 alternating runs of each
-//! (`cargo test --release -p clockscope --test calibrate_live -- --ignored
-//! --nocapture`, four sets while other builds shared the machine):
-//! clockscope +0.015..+0.080 ppm from the kernel's kHz (set medians +0.047..
-//! +0.066), bound 1 ppm, 27-28 ms each; PostgreSQL's algorithm -983..-3 ppm
-//! (set medians -25, -34, -39, -795), 31-99 µs each. The reference,
-//! `CLOCK_MONOTONIC_RAW`, is itself the kernel's TSC clocksource here, so
-//! clockscope's residual is the kernel's own kHz and mult rounding.
+//! # Accuracy
+//! The result is within `uncertainty_ppm` of the counter's rate as the
+//! reference clock counts time, when it converged; PostgreSQL's algorithm has
+//! no such bound. Both measured side by side on one machine, with its CPU
+//! named: `bench/README.md`.
 
 use super::{arch, CounterVisitor};
 use crate::clock::posix::PosixClock;
@@ -210,9 +205,9 @@ pub const DEFAULT_BUDGET_NS: u64 = PG_MAX_NS;
 /// what a kHz-rounded frequency (0.4 ppm at 2.6 GHz) can express anyway.
 pub const DEFAULT_TARGET_PPM: f64 = 1.0;
 /// Above this bound the result is reported as "did not converge": 500 ppm is
-/// 0.5 ms per second, about the median error PostgreSQL's calibration showed
-/// on other KVM guests (-529 ppm, reference notes §5); a wider bound says
-/// nothing useful about the frequency.
+/// 0.5 ms per second, about the median error of PostgreSQL's calibration on
+/// KVM guests (`bench/README.md`); a wider bound says nothing useful about
+/// the frequency.
 pub const MAX_UNCERTAINTY_PPM: f64 = 500.0;
 /// Brackets taken for the start anchor (a few µs of reads); the tightest is kept.
 pub const START_SAMPLES: u64 = 256;

@@ -45,8 +45,10 @@ pub const INIT_RESERVE_NS: u64 = 10_000_000;
 /// The largest calibration budget (50 ms, PostgreSQL's own limit), used
 /// when no authoritative source gives the frequency.
 pub const CALIBRATION_BUDGET_NS: u64 = crate::counter::calibrate::DEFAULT_BUDGET_NS;
-/// The calibration that only cross-checks an authoritative frequency (5 ms:
-/// a bound of a few ppm here, far inside the 500 ppm agreement limit).
+/// The calibration that only cross-checks an authoritative frequency (5 ms;
+/// a result whose bound exceeds
+/// [`MAX_UNCERTAINTY_PPM`](crate::counter::calibrate::MAX_UNCERTAINTY_PPM)
+/// counts as not converged and cross-checks nothing).
 pub const CROSS_CHECK_BUDGET_NS: u64 = 5_000_000;
 /// Below this budget a calibration is not started (1 ms cannot bound the
 /// frequency within the agreement limit on a preempted VM).

@@ -3,10 +3,10 @@
 //! and the discovery that uses all this are [`crate::counter`]'s.
 //!
 //! - [`cpuid`]: CPUID through a reader trait (this CPU, recorded dumps).
-//! - [`frequency`]: every frequency source, PostgreSQL's and Linux's CPUID
-//!   rules, and which frequency is in use.
-//! - [`calibrate`]: calibration against a reference clock (re-exported from
-//!   [`crate::counter`]).
+//! - [`rules`]: PostgreSQL's and Linux's CPUID rules and the plausibility
+//!   ranges, pure functions of CPUID registers.
+//! - [`frequency`]: every frequency source in one table, and which frequency
+//!   is in use.
 //! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
 //! - [`report`]: [`TscReport`], everything above in one serialisable value;
 //!   [`detect`] builds it for this machine.
@@ -17,14 +17,12 @@ pub mod cpuid;
 pub mod frequency;
 pub mod policy;
 pub mod report;
+pub mod rules;
 
 pub use policy::{PostgresAuto, Reason, TscDecision};
 pub use report::TscReport;
 
-/// The calibration lives in [`crate::counter::calibrate`] (it calibrates
-/// the ARM generic timer too); re-exported for [`frequency`], which reads
-/// its results.
-pub use crate::counter::calibrate;
+use crate::counter::calibrate;
 
 use std::path::Path;
 
@@ -66,11 +64,9 @@ pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = calibrate::PG_MAX_NS;
 ///
 /// The calibration is **clockscope's** ([`calibrate::calibrate_counter`] against
 /// CLOCK_MONOTONIC_RAW, bounded at PostgreSQL's 50 ms), not PostgreSQL's own
-/// algorithm: PostgreSQL 19's build, run side by side on the 2-core KVM
-/// guests this was developed on, converged within ~50 µs and read 160-920 ppm
-/// below the kernel's TSC frequency (median -529 ppm over 8 runs, see
-/// `/work/shared/reference/pg19-pg_test_timing.md` §5), and its algorithm has
-/// no error bound; ours reports one (see [`calibrate`]). It is used both for
+/// algorithm, which stops after a short window, has a bias of hundreds of ppm
+/// on KVM guests (measured: `bench/README.md`) and no error bound; ours
+/// reports one (see [`calibrate`]). It is used both for
 /// `calibrated_khz` and, when CPUID gives nothing, for `frequency_khz`
 /// (source `x86, calibration`). Takes up to 50 ms when the TSC is usable.
 pub fn postgres_tsc(root: &Path) -> PostgresTsc {

@@ -1,0 +1,158 @@
+//! The report's arithmetic (see [`super`]): medians, overheads per row and
+//! per read, and the prediction from this machine's clock cost.
+
+use super::model::{Inputs, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+use crate::clockcost::MachineClocks;
+use crate::measure::SourceRuns;
+use crate::stats::Spread;
+use clockscope::predict::ExplainOverhead;
+
+fn uses_tsc(clock_source: &str) -> bool {
+    crate::measure::current_is(clock_source, "tsc")
+}
+
+/// The library's prediction for a run of `rows` rows taking `timing_off_ms`
+/// with TIMING OFF, `reads_per_row` clock reads of `per_read_ns` each.
+fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) -> ExplainOverhead {
+    clockscope::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
+}
+
+fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
+    let off = Spread::of(&runs.timing_off_ms)?;
+    let on = Spread::of(&runs.timing_on_ms)?;
+    let diff_ns = (on.median - off.median) * 1e6;
+    let reads = runs.clock_reads_per_run;
+    let reads_per_row = reads as f64 / rows as f64;
+    let cost = if uses_tsc(&runs.clock_source) {
+        machine.rdtsc.as_ref()
+    } else {
+        Some(&machine.system)
+    };
+    let predicted = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
+    let overhead_per_read_ns = diff_ns / reads as f64;
+    let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
+    Some(SourceResult {
+        clock_source: runs.clock_source.clone(),
+        how: runs.how.clone(),
+        timing_off_ms: off.median,
+        timing_off_ms_min: off.min,
+        timing_off_ms_max: off.max,
+        timing_on_ms: on.median,
+        timing_on_ms_min: on.min,
+        timing_on_ms_max: on.max,
+        slowdown: on.median / off.median,
+        overhead_per_row_ns: diff_ns / rows as f64,
+        overhead_per_read_ns,
+        clock_reads_per_run: reads,
+        clock_reads_per_row: reads_per_row,
+        predicted_clock: cost.map(|c| c.clock.clone()),
+        predicted_per_read_ns: predicted,
+        predicted_overhead_per_row_ns: prediction.map(|p| p.overhead_per_row_ns),
+        predicted_slowdown: prediction.map(|p| p.slowdown),
+        observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
+        runs_timing_off_ms: runs.timing_off_ms.clone(),
+        runs_timing_on_ms: runs.timing_on_ms.clone(),
+    })
+}
+
+fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<TscPrediction> {
+    if results.iter().any(|r| uses_tsc(&r.clock_source)) {
+        return None;
+    }
+    let rdtsc = machine.rdtsc.as_ref()?.per_read_ns;
+    let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
+    let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
+    let rows = base.clock_reads_per_run as f64 / base.clock_reads_per_row;
+    let at = |per_read: f64| predict(base.timing_off_ms, rows, base.clock_reads_per_row, per_read);
+    let scaled = rdtsc * ratio;
+    Some(TscPrediction {
+        rdtsc_per_read_ns: rdtsc,
+        predicted_overhead_per_row_ns: at(rdtsc).overhead_per_row_ns,
+        predicted_slowdown: at(rdtsc).slowdown,
+        scaled_per_read_ns: scaled,
+        scaled_overhead_per_row_ns: at(scaled).overhead_per_row_ns,
+        scaled_slowdown: at(scaled).slowdown,
+        from_clock_source: base.clock_source.clone(),
+    })
+}
+
+/// Computes the report from what was measured.
+pub fn build(inp: &Inputs) -> Report {
+    let clock_sources: Vec<SourceResult> = inp
+        .sources
+        .iter()
+        .filter_map(|s| source_result(s, inp.rows, inp.machine))
+        .collect();
+    let mut warnings = Vec::new();
+    if !inp.locality.is_local() {
+        warnings.push(format!(
+            "the server ({}) is not on this machine: the prediction uses this machine's clocks, not the server's; \
+             the server's own cost per clock read is inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads",
+            inp.server
+        ));
+    }
+    for r in &clock_sources {
+        if r.timing_on_ms <= r.timing_off_ms {
+            warnings.push(format!(
+                "{}: TIMING ON was not slower than TIMING OFF; the runs are noise-bound (use more --rows or --runs)",
+                r.clock_source
+            ));
+        }
+        if r.predicted_per_read_ns.is_none() {
+            warnings.push(format!(
+                "{}: no prediction, this machine cannot read that clock",
+                r.clock_source
+            ));
+        }
+    }
+    if inp.interrupted {
+        let done: Vec<String> = clock_sources
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} of {} runs on {}",
+                    r.runs_timing_on_ms.len(),
+                    inp.runs,
+                    r.clock_source
+                )
+            })
+            .collect();
+        warnings.push(format!("interrupted: {}", done.join(", ")));
+    }
+    let tsc = tsc_prediction(&clock_sources, inp.machine);
+    Report {
+        server_version: inp.server_version.to_string(),
+        server_version_num: inp.server_version_num,
+        server: inp.server.to_string(),
+        server_locality: inp.locality.clone(),
+        settings: inp.settings.to_vec(),
+        query: inp.query.to_string(),
+        rows: inp.rows,
+        temp_table_estimated_bytes: inp.temp_table_estimated_bytes,
+        workload: inp.workload,
+        workload_reason: inp.workload_reason.map(str::to_string),
+        runs: inp.runs,
+        warmup_runs: inp.warmup_runs,
+        clock_reads_formula: CLOCK_READS_FORMULA.to_string(),
+        this_machine: inp.machine.clone(),
+        clock_measure_ns: inp.clock_measure_ns,
+        clock_sources,
+        skipped_clock_sources: inp.skipped.to_vec(),
+        tsc_prediction: tsc,
+        warnings,
+        interrupted: inp.interrupted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsc_is_recognised_in_show_values() {
+        assert!(uses_tsc("tsc"));
+        assert!(uses_tsc("auto (tsc)"));
+        assert!(!uses_tsc("auto (system)"));
+        assert!(!uses_tsc("system"));
+    }
+}

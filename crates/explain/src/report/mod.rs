@@ -1,0 +1,36 @@
+//! The result: medians and spread per clock source, the overhead per row and
+//! per clock read, the prediction from this machine's clock cost, and the
+//! text and JSON forms of all that.
+//!
+//! - [`model`]: what a run measured ([`Report`], serialised as the JSON form)
+//!   and the [`Inputs`] it is built from.
+//! - [`arith`]: the arithmetic below, [`build`].
+//! - [`text`]: the text form, [`write_text`].
+//!
+//! # Arithmetic (medians of the runs)
+//!
+//! ```text
+//! slowdown                = ON / OFF
+//! overhead_per_row_ns     = (ON - OFF) * 1e6 / rows
+//! overhead_per_read_ns    = (ON - OFF) * 1e6 / clock reads per run     (see plan.rs)
+//! predicted_per_read_ns   = this machine's pg_test_timing loop time for the clock in use
+//! predicted_overhead_per_row_ns = clock reads per row * predicted_per_read_ns
+//! predicted_slowdown      = (OFF + clock reads * predicted_per_read_ns / 1e6) / OFF
+//!                           (clockscope::predict::explain_overhead, per row)
+//! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
+//! ```
+//!
+//! The TSC prediction for a server that did not run on the TSC uses the
+//! RDTSC loop time in place of the system clock's: `predicted_*` as above
+//! with `rdtsc_per_read_ns`, and a `scaled_*` variant that also applies the
+//! observed/predicted ratio measured on the system clock
+//! (`rdtsc_per_read_ns * observed_over_predicted`), for the part of a read
+//! that the executor overlaps with its own work or adds to it.
+
+pub mod arith;
+pub mod model;
+pub mod text;
+
+pub use arith::build;
+pub use model::{Inputs, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+pub use text::{thousands, write_text};
