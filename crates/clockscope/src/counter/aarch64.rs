@@ -57,8 +57,11 @@ pub fn read_fast() -> u64 {
 /// `Instant::now_precise()` in counter mode: ISB;CNTVCT_EL0.
 ///
 /// # Safety
-/// None beyond [`read_fast`]'s; `unsafe` only to share the x86-64
-/// signature, where the ordered read needs a CPUID check.
+/// The portable contract of every platform's `read_ordered`: call it only
+/// after the counter layer found the ordered read available (on x86-64,
+/// CPUID's RDTSCP bit; `Instant`'s counter mode guarantees it), so callers
+/// are written once for every platform. On aarch64 the condition always
+/// holds: Linux lets EL0 read CNTVCT_EL0.
 #[inline(always)]
 pub unsafe fn read_ordered() -> u64 {
     isb_cntvct()

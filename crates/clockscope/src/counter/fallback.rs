@@ -30,7 +30,10 @@ pub fn read_fast() -> u64 {
 /// CLOCK_MONOTONIC (counter mode is never chosen here).
 ///
 /// # Safety
-/// None needed: kept `unsafe` to share the counter reads' signature.
+/// The portable contract of every platform's `read_ordered`: call it only
+/// after the counter layer found the ordered read available (on x86-64,
+/// CPUID's RDTSCP bit; `Instant`'s counter mode guarantees it), so callers
+/// are written once for every platform. Here the condition always holds.
 #[inline(always)]
 pub unsafe fn read_ordered() -> u64 {
     read_fast()
