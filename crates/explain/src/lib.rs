@@ -26,6 +26,7 @@
 //!   tests replay recorded plans.
 //! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
 //! - [`clockcost`]: this machine's per-read costs.
+//! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
 
@@ -47,6 +48,7 @@ pub mod stats;
 #[cfg(feature = "testing")]
 #[allow(unsafe_code)]
 pub mod testing;
+pub mod timing_settings;
 pub mod tls;
 
 pub use error::Error;
@@ -55,6 +57,10 @@ pub use options::{parse_rows, Options};
 pub use report::Report;
 
 use clockscope::Control;
+
+/// Passes over the 256-page file in the page-cache reference read
+/// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
+pub const PAGE_READ_ROUNDS: usize = 10;
 
 /// How the caller stops a run from outside (Ctrl-C, SIGTERM).
 pub struct Interruption<'a> {
@@ -93,6 +99,8 @@ pub fn run_with(
     let mut session = session::PgSession::connect(&target, std::sync::Arc::clone(&stop))?;
     (interruption.on_connected)(session.cancel_request());
     let mut info = session.server_info()?;
+    // Read before the session changes anything (it never changes these).
+    let server_timing = session.timing_settings()?;
     // The server's page size, before anything is created.
     if opts.workload != options::Workload::Series {
         opts.check_table_size(info.block_size)?;
@@ -156,12 +164,28 @@ pub fn run_with(
         !stopped
     };
     let machine = clockcost::measure_machine(opts.clock_measure_ns, &mut || keep_going("this machine's clocks"));
+    let page_read = if keep_going("an 8 kB read from the page cache") {
+        timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|ns| timing_settings::PageReadReference {
+            ns,
+            source: if target.locality.is_local() {
+                "an 8 kB pread from the OS page cache, median of 2,560 measured on this machine (the server's)"
+            } else {
+                "an 8 kB pread from the OS page cache measured on this machine, not the server's: an example"
+            }
+            .to_string(),
+        })
+    } else {
+        None
+    };
     Ok(report::build(&report::Inputs {
         server_version: &info.version,
         server_version_num: info.version_num,
+        server_version_full: &info.version_full,
         server: &target.description,
         locality: target.locality.clone(),
         settings: &info.settings,
+        timing_settings: &server_timing,
+        page_read,
         query: &query,
         rows: opts.rows,
         temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),

@@ -194,6 +194,9 @@ pub struct ServerInfo {
     pub version: String,
     /// `server_version_num`, e.g. 150018.
     pub version_num: u32,
+    /// `SELECT version()`: the build, compiler and platform, e.g.
+    /// "PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu, ...".
+    pub version_full: String,
     /// `block_size` in bytes.
     pub block_size: u64,
     /// The shown settings the server has, in [`SHOWN_SETTINGS`] order.
@@ -492,13 +495,14 @@ impl PgSession {
             "reading the server version",
             self.client.query_one(
                 "SELECT current_setting('server_version'), current_setting('server_version_num'), \
-                 current_setting('block_size')",
+                 current_setting('block_size'), pg_catalog.version()",
                 &[],
             ),
         )?;
         let version = escape_untrusted(row.get::<_, &str>(0)).into_owned();
         let num_text = escape_untrusted(row.get::<_, &str>(1)).into_owned();
         let block_text = escape_untrusted(row.get::<_, &str>(2)).into_owned();
+        let version_full = escape_untrusted(row.get::<_, &str>(3)).into_owned();
         let version_num = num_text
             .trim()
             .parse()
@@ -529,9 +533,38 @@ impl PgSession {
         Ok(ServerInfo {
             version,
             version_num,
+            version_full,
             block_size,
             settings,
         })
+    }
+
+    /// The server's timing settings ([`crate::timing_settings::TIMING_SETTINGS`])
+    /// from `pg_settings`, as the server has them: one read, nothing set.
+    /// auto_explain's rows exist only where the module is loaded.
+    pub fn timing_settings(&mut self) -> Result<Vec<crate::timing_settings::ServerSetting>, Error> {
+        let names: Vec<&str> = crate::timing_settings::TIMING_SETTINGS.to_vec();
+        let rows = self.statement(
+            "reading the server's timing settings",
+            self.client.query(
+                "SELECT name, setting, pg_catalog.current_setting(name), vartype, source, context \
+                 FROM pg_catalog.pg_settings WHERE name = ANY($1)",
+                &[&names],
+            ),
+        )?;
+        let text = |r: &tokio_postgres::Row, i: usize| escape_untrusted(r.get::<_, Option<&str>>(i).unwrap_or("")).into_owned();
+        Ok(crate::timing_settings::TIMING_SETTINGS
+            .iter()
+            .filter_map(|name| rows.iter().find(|r| r.get::<_, &str>(0) == *name))
+            .map(|r| crate::timing_settings::ServerSetting {
+                name: text(r, 0),
+                setting: text(r, 1),
+                shown: text(r, 2),
+                vartype: text(r, 3),
+                source: text(r, 4),
+                context: text(r, 5),
+            })
+            .collect())
     }
 
     /// The role this session logged in as (`session_user`).

@@ -120,12 +120,16 @@ pub fn build(inp: &Inputs) -> Report {
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }
     let tsc = tsc_prediction(&clock_sources, inp.machine);
+    let timing_settings =
+        crate::timing_settings::judge(inp.timing_settings, &clock_sources, inp.page_read.clone());
     Report {
         server_version: inp.server_version.to_string(),
         server_version_num: inp.server_version_num,
+        server_version_full: inp.server_version_full.to_string(),
         server: inp.server.to_string(),
         server_locality: inp.locality.clone(),
         settings: inp.settings.to_vec(),
+        timing_settings,
         query: inp.query.to_string(),
         rows: inp.rows,
         temp_table_estimated_bytes: inp.temp_table_estimated_bytes,

@@ -5,6 +5,7 @@ use crate::clockcost::MachineClocks;
 use crate::connect::Locality;
 use crate::measure::{Skipped, SourceRuns};
 use crate::session::Setting;
+use crate::timing_settings::{PageReadReference, ServerSetting, TimingSettings};
 use serde::Serialize;
 
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
@@ -60,10 +61,14 @@ pub struct TscPrediction {
 pub struct Report {
     pub server_version: String,
     pub server_version_num: u32,
+    /// `SELECT version()`, escaped.
+    pub server_version_full: String,
     /// `host=... port=... user=... dbname=...`.
     pub server: String,
     pub server_locality: Locality,
     pub settings: Vec<Setting>,
+    /// The server's own timing settings, judged (`timing_settings.rs`).
+    pub timing_settings: TimingSettings,
     pub query: String,
     pub rows: u64,
     /// The TEMP table's size as estimated before it was created
@@ -90,9 +95,14 @@ pub struct Report {
 pub struct Inputs<'a> {
     pub server_version: &'a str,
     pub server_version_num: u32,
+    pub server_version_full: &'a str,
     pub server: &'a str,
     pub locality: Locality,
     pub settings: &'a [Setting],
+    /// The server's timing settings as read, and the page-cache read
+    /// their I/O costs are set against.
+    pub timing_settings: &'a [ServerSetting],
+    pub page_read: Option<PageReadReference>,
     pub query: &'a str,
     pub rows: u64,
     pub temp_table_estimated_bytes: u64,

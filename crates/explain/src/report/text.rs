@@ -1,6 +1,7 @@
 //! The report as text, for people: `clockscope explain`'s default output.
 
 use super::model::Report;
+use crate::timing_settings::TimingSettings;
 use crate::connect::Locality;
 use std::io::{self, Write};
 
@@ -42,6 +43,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         r.server,
         locality_text(&r.server_locality)
     )?;
+    writeln!(out, "Version:  {}", r.server_version_full)?;
     writeln!(out, "Settings:")?;
     for s in &r.settings {
         match &s.session_value {
@@ -189,8 +191,58 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         (None, Some(why)) => writeln!(out, "  {:<34} not measured: {why}", "RDTSC")?,
         (None, None) => {}
     }
+    write_timing_settings(&r.timing_settings, out)?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// The server's timing settings, judged, and the ALTER SYSTEM lines.
+fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<()> {
+    if t.settings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    match (t.per_read_ns, &t.priced_with_clock_source) {
+        (Some(ns), Some(clock)) => writeln!(
+            out,
+            "The server's timing settings (pg_settings), priced at {ns:.2} ns per clock read ({clock}, inferred from \
+             EXPLAIN: (ON - OFF) / clock reads):"
+        )?,
+        _ => writeln!(
+            out,
+            "The server's timing settings (pg_settings; not priced: TIMING ON was not slower than TIMING OFF):"
+        )?,
+    }
+    if let Some(p) = &t.page_read {
+        writeln!(out, "  reference: {:.2} us, {}", p.ns / 1000.0, p.source)?;
+    }
+    for s in &t.settings {
+        writeln!(
+            out,
+            "  {:<30} {} (source: {}, context: {})",
+            s.name, s.judgement, s.source, s.context
+        )?;
+    }
+    let recs: Vec<_> = t.settings.iter().filter_map(|s| s.recommendation.as_ref()).collect();
+    if recs.is_empty() {
+        return writeln!(out, "No change recommended.");
+    }
+    writeln!(out, "Recommended (clockscope changed nothing; run these as a superuser):")?;
+    for r in &recs {
+        writeln!(out, "  {}  -- {}", r.alter_system, r.reason)?;
+    }
+    if recs.iter().any(|r| r.then.is_some()) {
+        writeln!(out, "  SELECT pg_reload_conf();  -- applies those that need no restart")?;
+    }
+    let restart: Vec<&str> = recs
+        .iter()
+        .filter(|r| r.needs_restart)
+        .map(|r| r.alter_system.as_str())
+        .collect();
+    if !restart.is_empty() {
+        writeln!(out, "  restart the server for: {}", restart.join(" "))?;
     }
     Ok(())
 }
