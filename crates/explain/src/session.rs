@@ -752,6 +752,16 @@ fn tls_hint(err: Error, target: &Target) -> Error {
             "the server's certificate is not signed by a CA in the root certificate file {root} (sslrootcert; \
              TLS: UnknownIssuer)"
         );
+    } else if message.contains("Revoked") {
+        let crl = target
+            .tls
+            .crl
+            .as_ref()
+            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
+            .unwrap_or_default();
+        message = format!(
+            "the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)"
+        );
     } else if message.contains("not valid for name") || message.contains("NotValidForName") {
         message.push_str(" (sslmode=verify-full checks the host name; verify-ca checks only the chain)");
     }

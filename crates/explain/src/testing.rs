@@ -107,17 +107,23 @@ static SERVER_START: Mutex<()> = Mutex::new(());
 impl TestServer {
     /// initdb, configure, start; roles set up. Fails with a clear message.
     pub fn start() -> Result<TestServer, String> {
-        TestServer::start_with(None).map(|(server, _)| server)
+        TestServer::start_with(None, "").map(|(server, _)| server)
+    }
+
+    /// [`TestServer::start`] with `extra_conf` appended to postgresql.conf
+    /// (e.g. `shared_preload_libraries = 'auto_explain'`).
+    pub fn start_configured(extra_conf: &str) -> Result<TestServer, String> {
+        TestServer::start_with(None, extra_conf).map(|(server, _)| server)
     }
 
     /// [`TestServer::start`] with TLS on: certificates generated into a temp
     /// dir ([`TlsFiles`]), `hostssl ... cert` for [`CERT_ROLE`].
     pub fn start_tls() -> Result<(TestServer, TlsFiles), String> {
         let files = TlsFiles::generate()?;
-        TestServer::start_with(Some(files)).map(|(server, files)| (server, files.expect("TLS files")))
+        TestServer::start_with(Some(files), "").map(|(server, files)| (server, files.expect("TLS files")))
     }
 
-    fn start_with(tls: Option<TlsFiles>) -> Result<(TestServer, Option<TlsFiles>), String> {
+    fn start_with(tls: Option<TlsFiles>, extra_conf: &str) -> Result<(TestServer, Option<TlsFiles>), String> {
         let _serial = SERVER_START.lock().unwrap_or_else(|p| p.into_inner());
         let bin = find_pg_bin()?;
         let dir = tempfile::Builder::new()
@@ -165,6 +171,7 @@ impl TestServer {
             sock.display()
         );
         append(&data.join("postgresql.conf"), &conf)?;
+        append(&data.join("postgresql.conf"), &format!("{extra_conf}\n"))?;
         let mut hba = String::new();
         if let Some(files) = &tls {
             // The server's key must belong to the server's user, mode 0600.
@@ -421,7 +428,9 @@ pub struct TlsHandle {
 
 impl TlsHandle {
     /// A file in the certificates' dir: `ca.crt`, `other-ca.crt`,
-    /// `client.crt`, `client.key`.
+    /// `client.crt`, `client.key`, `crl-server-revoked.pem` (the CA revokes
+    /// the server's certificate), `crl-other-revoked.pem` (it revokes a
+    /// serial no certificate here has).
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
@@ -463,6 +472,13 @@ impl ServerHandle {
     }
 }
 
+/// The serial number of the test server's certificate.
+pub const SERVER_CERT_SERIAL: u64 = 0x5e_01;
+/// The serial number of the test client's certificate.
+pub const CLIENT_CERT_SERIAL: u64 = 0xc1_01;
+/// A serial number no test certificate has (revoked by `crl-other-revoked.pem`).
+pub const UNUSED_SERIAL: u64 = 0x0d_ead;
+
 /// Certificates for a TLS test server, generated with rcgen, written (PEM)
 /// into a temp dir the client side reads: `ca.crt` (signed the server's and
 /// the client's), `other-ca.crt` (an unrelated CA), `client.crt` and
@@ -494,9 +510,14 @@ impl TlsFiles {
         };
         let (ca_cert, ca_key) = ca("clockscope test CA")?;
         let (other_ca, _) = ca("clockscope untrusted CA")?;
-        let leaf = |sans: Vec<String>, cn: &str, usage: ExtendedKeyUsagePurpose| -> Result<(String, String), String> {
+        let leaf = |sans: Vec<String>,
+                    cn: &str,
+                    usage: ExtendedKeyUsagePurpose,
+                    serial: u64|
+         -> Result<(String, String), String> {
             let key = KeyPair::generate().map_err(err)?;
             let mut params = CertificateParams::new(sans).map_err(err)?;
+            params.serial_number = Some(serial.into());
             params.distinguished_name.push(DnType::CommonName, cn);
             params.extended_key_usages = vec![usage];
             let cert = params.signed_by(&key, &ca_cert, &ca_key).map_err(err)?;
@@ -506,8 +527,35 @@ impl TlsFiles {
             vec!["localhost".into()],
             "localhost",
             ExtendedKeyUsagePurpose::ServerAuth,
+            SERVER_CERT_SERIAL,
         )?;
-        let (client_cert, client_key) = leaf(vec![], CERT_ROLE, ExtendedKeyUsagePurpose::ClientAuth)?;
+        let (client_cert, client_key) = leaf(
+            vec![],
+            CERT_ROLE,
+            ExtendedKeyUsagePurpose::ClientAuth,
+            CLIENT_CERT_SERIAL,
+        )?;
+        // Revocation lists from the CA: one revoking the server's
+        // certificate, one revoking only a serial nobody holds.
+        let crl = |revoked: u64| -> Result<String, String> {
+            rcgen::CertificateRevocationListParams {
+                this_update: rcgen::date_time_ymd(2025, 1, 1),
+                next_update: rcgen::date_time_ymd(2100, 1, 1),
+                crl_number: 1.into(),
+                issuing_distribution_point: None,
+                revoked_certs: vec![rcgen::RevokedCertParams {
+                    serial_number: revoked.into(),
+                    revocation_time: rcgen::date_time_ymd(2025, 1, 1),
+                    reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                    invalidity_date: None,
+                }],
+                key_identifier_method: rcgen::KeyIdMethod::Sha256,
+            }
+            .signed_by(&ca_cert, &ca_key)
+            .and_then(|c| c.pem())
+            .map_err(err)
+        };
+        let (crl_server_revoked, crl_other_revoked) = (crl(SERVER_CERT_SERIAL)?, crl(UNUSED_SERIAL)?);
         let dir = tempfile::Builder::new()
             .prefix("clockscope-tls-")
             .tempdir()
@@ -523,6 +571,8 @@ impl TlsFiles {
         write("other-ca.crt", &other_ca.pem(), 0o644)?;
         write("client.crt", &client_cert, 0o644)?;
         write("client.key", &client_key, 0o600)?;
+        write("crl-server-revoked.pem", &crl_server_revoked, 0o644)?;
+        write("crl-other-revoked.pem", &crl_other_revoked, 0o644)?;
         Ok(TlsFiles {
             ca_cert_pem: ca_cert.pem(),
             dir,
@@ -531,7 +581,8 @@ impl TlsFiles {
         })
     }
 
-    /// A file in the dir: `ca.crt`, `other-ca.crt`, `client.crt`, `client.key`.
+    /// A file in the dir: `ca.crt`, `other-ca.crt`, `client.crt`, `client.key`,
+    /// `crl-server-revoked.pem`, `crl-other-revoked.pem`.
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }

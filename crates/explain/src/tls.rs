@@ -128,6 +128,8 @@ pub struct Tls {
     pub root_cert: Option<PathBuf>,
     /// The client certificate file sent, if any.
     pub client_cert: Option<PathBuf>,
+    /// The revocation list file checked with the server's chain, if any.
+    pub crl: Option<PathBuf>,
     connector: MakeRustlsConnect,
 }
 
@@ -138,6 +140,7 @@ impl std::fmt::Debug for Tls {
             .field("verification", &self.verification)
             .field("root_cert", &self.root_cert)
             .field("client_cert", &self.client_cert)
+            .field("crl", &self.crl)
             .finish()
     }
 }
@@ -240,6 +243,7 @@ pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
         .map_err(|e| Error::Settings(format!("TLS: {e}")))?;
 
     let mut root_cert = None;
+    let mut crl_file = None;
     let verifier: Arc<dyn ServerCertVerifier> = if mode == SslMode::Disable {
         Arc::new(NoCheck(Arc::clone(&provider)))
     } else {
@@ -296,6 +300,7 @@ pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
                     if crls.is_empty() {
                         return Err(bad_pem(&crl_source, &crl_path, "revocation list"));
                     }
+                    crl_file = Some(crl_path);
                 }
                 let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
                     .with_crls(crls)
@@ -350,6 +355,7 @@ pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
         verification,
         root_cert,
         client_cert,
+        crl: crl_file,
         connector: MakeRustlsConnect::new(config),
     })
 }

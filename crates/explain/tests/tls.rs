@@ -241,3 +241,79 @@ fn a_cancel_request_goes_over_tls_when_the_session_does() {
     let s = PgSession::connect(&t, Arc::new(|| false)).unwrap();
     assert!(s.cancel_request().send_blocking());
 }
+
+/// `sslcrl` (libpq: checked with the chain when it is verified). rustls's
+/// webpki verifier applies the revocation lists to the server's chain; the
+/// client's own certificate is the server's to check (`ssl_crl_file`).
+#[test]
+fn a_revocation_list_that_revokes_the_servers_certificate_refuses_verify_full() {
+    let home = empty_home();
+    let crl = fixture().path("crl-server-revoked.pem").display().to_string();
+    for (how, rest, env) in [
+        (
+            "--dsn sslcrl",
+            format!("sslmode=verify-full sslrootcert={} sslcrl={crl}", ca()),
+            vec![],
+        ),
+        (
+            "PGSSLCRL",
+            format!("sslmode=verify-full sslrootcert={}", ca()),
+            vec![("PGSSLCRL", crl.clone())],
+        ),
+    ] {
+        let t = target(&dsn("localhost", SUPERUSER, &rest), home.path(), &env).unwrap();
+        assert_eq!(
+            t.tls.crl.as_deref().map(|p| p.display().to_string()),
+            Some(crl.clone()),
+            "{how}"
+        );
+        let text = one_line_connect_error(&connect(&t).unwrap_err());
+        assert!(
+            text.ends_with(&format!(
+                "the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)"
+            )),
+            "{how}: {text}"
+        );
+    }
+    // verify-ca checks the chain, and so the list, too.
+    let t = target(
+        &dsn(
+            "127.0.0.1",
+            SUPERUSER,
+            &format!("sslmode=verify-ca sslrootcert={} sslcrl={crl}", ca()),
+        ),
+        home.path(),
+        &[],
+    )
+    .unwrap();
+    let text = one_line_connect_error(&connect(&t).unwrap_err());
+    assert!(text.contains("(sslcrl; TLS: Revoked)"), "{text}");
+}
+
+#[test]
+fn a_revocation_list_that_revokes_another_certificate_still_connects() {
+    let home = empty_home();
+    let crl = fixture().path("crl-other-revoked.pem").display().to_string();
+    let t = target(
+        &dsn(
+            "localhost",
+            SUPERUSER,
+            &format!("sslmode=verify-full sslrootcert={} sslcrl={crl}", ca()),
+        ),
+        home.path(),
+        &[],
+    )
+    .unwrap();
+    assert!(t.tls.crl.is_some());
+    assert!(connect(&t).unwrap().is_some());
+    // A client certificate the list does not name still logs in.
+    let f = fixture();
+    let with_cert = format!(
+        "sslmode=verify-full sslrootcert={} sslcrl={crl} sslcert={} sslkey={}",
+        ca(),
+        f.path("client.crt").display(),
+        f.path("client.key").display()
+    );
+    let t = target(&dsn("localhost", CERT_ROLE, &with_cert), home.path(), &[]).unwrap();
+    assert!(connect(&t).unwrap().is_some());
+}
