@@ -106,6 +106,16 @@ pub fn run_with(
         opts.check_table_size(info.block_size)?;
     }
     session.prepare(&mut info, opts.rows)?;
+    let mut auto_explain_warning = None;
+    if let Some(min_duration) = timing_settings::auto_explain_on(&server_timing) {
+        if !session.turn_off_auto_explain(&mut info, min_duration)? {
+            auto_explain_warning = Some(format!(
+                "auto_explain is on (log_min_duration = {min_duration}) and this role may not turn it off for its \
+                 session (superuser only): it instrumented and logged the measured statements too, so with \
+                 log_analyze and log_timing on the TIMING OFF runs were timed as well and the overhead is understated"
+            ));
+        }
+    }
     let clock_setting =
         measure::has_clock_source_setting(info.version_num, info.setting("timing_clock_source").is_some());
 
@@ -177,7 +187,7 @@ pub fn run_with(
     } else {
         None
     };
-    Ok(report::build(&report::Inputs {
+    let mut report = report::build(&report::Inputs {
         server_version: &info.version,
         server_version_num: info.version_num,
         server_version_full: &info.version_full,
@@ -198,5 +208,7 @@ pub fn run_with(
         machine: &machine,
         clock_measure_ns: opts.clock_measure_ns,
         interrupted: stopped,
-    }))
+    });
+    report.warnings.extend(auto_explain_warning);
+    Ok(report)
 }

@@ -689,6 +689,41 @@ impl PgSession {
         Ok(())
     }
 
+    /// Turns auto_explain off for this session only (`SET
+    /// auto_explain.log_min_duration = -1`): where it is on, it would
+    /// instrument (and log) the measured statements too, timing the TIMING
+    /// OFF runs as well when log_analyze and log_timing are on. Superuser
+    /// only: Ok(false) when the server refuses, nothing changed. Records
+    /// the change in `info`.
+    pub fn turn_off_auto_explain(&mut self, info: &mut ServerInfo, server_value: &str) -> Result<bool, Error> {
+        const NAME: &str = "auto_explain.log_min_duration";
+        match self.statement(
+            "SET auto_explain.log_min_duration",
+            self.client.batch_execute("SET auto_explain.log_min_duration = -1"),
+        ) {
+            Ok(()) => {}
+            Err(e) if e.sqlstate().is_some() => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        let now: String = self
+            .statement(
+                "reading auto_explain.log_min_duration",
+                self.client.query_one("SELECT current_setting($1)", &[&NAME]),
+            )?
+            .get(0);
+        info.settings.push(Setting {
+            name: NAME.to_string(),
+            server_value: server_value.to_string(),
+            session_value: Some(escape_untrusted(&now).into_owned()),
+            why: Some(
+                "auto_explain would instrument and log the measured statements too (with log_analyze and \
+                 log_timing, the TIMING OFF runs would be timed as well)"
+                    .into(),
+            ),
+        });
+        Ok(true)
+    }
+
     /// Creates the TEMP table with `rows` rows from generate_series.
     pub fn create_table(&mut self, rows: u64) -> Result<(), Error> {
         let rows = i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit the int4 column")))?;

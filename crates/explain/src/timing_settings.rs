@@ -161,6 +161,16 @@ pub struct TimingSettings {
     pub settings: Vec<JudgedSetting>,
 }
 
+/// auto_explain's `log_min_duration` as SHOW prints it, when the module is
+/// loaded and on (>= 0): it then acts on this session's statements too.
+pub fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
+    settings
+        .iter()
+        .find(|s| s.name == "auto_explain.log_min_duration" && s.vartype == "integer")
+        .filter(|s| s.setting.parse::<i64>().is_ok_and(|m| m >= 0))
+        .map(|s| s.shown.as_str())
+}
+
 /// Reads 8 kB pages of a 2 MiB file in the temp dir over and over (after one
 /// warming pass, so they come from the page cache) and returns the median
 /// ns per read of `rounds` passes; None when the file cannot be made or read

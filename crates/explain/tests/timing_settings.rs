@@ -1,0 +1,211 @@
+//! The server's own timing settings, judged, against real PostgreSQL servers:
+//! one configured with the classic footgun (track_io_timing on, auto_explain
+//! loaded with log_analyze, log_timing and log_min_duration = 0) and the
+//! default shared one. Checks the exact ALTER SYSTEM lines, that nothing on
+//! the server changed (pg_settings and pg_file_settings, which shows ALTER
+//! SYSTEM's file, compared before and after), that auto_explain was kept off
+//! the measured statements, and the `version()` string. Times are never
+//! asserted: what depends on them is checked against the report's own numbers.
+
+use clockscope::Control;
+use clockscope_explain::testing::{self, ServerHandle, TestServer, SUPERUSER};
+use clockscope_explain::timing_settings::{JudgedSetting, IO_TIMING_MAX_SHARE};
+use clockscope_explain::{Options, Report};
+
+const FOOTGUN_CONF: &str = "track_io_timing = on\nshared_preload_libraries = 'auto_explain'\n\
+     auto_explain.log_analyze = on\nauto_explain.log_timing = on\nauto_explain.log_min_duration = 0\n";
+
+/// A role without superuser rights (it may not SET auto_explain.*).
+const PLAIN_ROLE: &str = "clockscope_plain";
+
+fn small(dsn: String) -> Options {
+    Options {
+        rows: 100_000,
+        runs: 2,
+        clock_measure_ns: 20_000_000,
+        ..Options::new(Some(dsn))
+    }
+}
+
+fn run(opts: &Options) -> Report {
+    clockscope_explain::run(opts, &mut |_| Control::Continue).unwrap()
+}
+
+/// Every setting as the server has it, and every line of its configuration
+/// files (postgresql.auto.conf is where ALTER SYSTEM writes), from a new
+/// session.
+fn server_state(server: &ServerHandle) -> (Vec<(String, String, String)>, Vec<(String, String, String)>) {
+    let mut c = server.superuser_client().unwrap();
+    let settings = c
+        .query("SELECT name, setting, source FROM pg_settings ORDER BY name", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let files = c
+        .query(
+            "SELECT sourcefile, name, coalesce(setting, '') FROM pg_file_settings ORDER BY sourcefile, sourceline",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    (settings, files)
+}
+
+fn find<'a>(r: &'a Report, name: &str) -> &'a JudgedSetting {
+    r.timing_settings
+        .settings
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} not judged: {:#?}", r.timing_settings))
+}
+
+fn alter_lines(r: &Report) -> Vec<&str> {
+    r.timing_settings
+        .settings
+        .iter()
+        .filter_map(|s| s.recommendation.as_ref())
+        .map(|x| x.alter_system.as_str())
+        .collect()
+}
+
+fn text(r: &Report) -> String {
+    let mut out = Vec::new();
+    clockscope_explain::report::write_text(r, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn assert_version(r: &Report) {
+    assert!(
+        r.server_version_full.starts_with("PostgreSQL 1"),
+        "{}",
+        r.server_version_full
+    );
+    // version() names the release server_version gives (its first word).
+    let release = r.server_version.split_whitespace().next().unwrap();
+    assert!(
+        r.server_version_full.contains(release),
+        "{} / {}",
+        r.server_version_full,
+        r.server_version
+    );
+    assert!(
+        text(r).contains(&format!("Version:  {}\n", r.server_version_full)),
+        "{}",
+        text(r)
+    );
+}
+
+#[test]
+fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
+    let server = TestServer::start_configured(FOOTGUN_CONF).unwrap();
+    let handle = server.handle();
+    handle.sql(&format!("CREATE ROLE {PLAIN_ROLE} LOGIN")).unwrap();
+    let before = server_state(&handle);
+    let r = run(&small(handle.socket_dsn(SUPERUSER, "postgres")));
+    assert_eq!(server_state(&handle), before, "a run changed the server's settings");
+    assert_version(&r);
+
+    let io = find(&r, "track_io_timing");
+    assert_eq!(
+        (io.value.as_str(), io.source.as_str(), io.context.as_str()),
+        ("on", "configuration file", "superuser")
+    );
+    let wal = find(&r, "track_wal_io_timing");
+    assert_eq!((wal.value.as_str(), wal.source.as_str()), ("off", "default"));
+    assert!(wal.recommendation.is_none(), "{wal:?}");
+    for (name, value) in [
+        ("auto_explain.log_analyze", "on"),
+        ("auto_explain.log_timing", "on"),
+        ("auto_explain.log_min_duration", "0"),
+    ] {
+        assert_eq!(find(&r, name).value, value, "{name}");
+    }
+
+    // The footgun: exact lines, whatever the clock costs.
+    let lines = alter_lines(&r);
+    assert!(
+        lines.contains(&"ALTER SYSTEM SET auto_explain.log_timing = off;"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"ALTER SYSTEM SET auto_explain.log_min_duration = '3s';"),
+        "{lines:?}"
+    );
+    // track_io_timing: recommended off exactly when its own price says so.
+    let share = io.cost.as_ref().and_then(|c| c.share_of_reference);
+    let io_off = share.is_some_and(|s| s > IO_TIMING_MAX_SHARE);
+    assert_eq!(
+        lines.contains(&"ALTER SYSTEM SET track_io_timing = off;"),
+        io_off,
+        "{io:?}"
+    );
+    assert_eq!(lines.len(), 2 + usize::from(io_off), "{lines:?}");
+    if let (Some(c), Some(per_read)) = (&io.cost, r.timing_settings.per_read_ns) {
+        assert_eq!(c.ns, 2.0 * per_read);
+        assert_eq!(c.clock_reads, 2.0);
+        assert!(r.timing_settings.page_read.as_ref().unwrap().ns > 0.0);
+    }
+    for s in &r.timing_settings.settings {
+        if let Some(x) = &s.recommendation {
+            assert_eq!(x.then.as_deref(), Some("SELECT pg_reload_conf();"), "{s:?}");
+            assert!(!x.needs_restart, "{s:?}");
+        }
+    }
+    let t = text(&r);
+    for needle in [
+        "Recommended (clockscope changed nothing; run these as a superuser):",
+        "  ALTER SYSTEM SET auto_explain.log_timing = off;  -- with log_min_duration = 0 every statement",
+        "  ALTER SYSTEM SET auto_explain.log_min_duration = '3s';  -- ",
+        "  SELECT pg_reload_conf();",
+    ] {
+        assert!(t.contains(needle), "missing {needle:?} in\n{t}");
+    }
+
+    // The superuser's session kept auto_explain off its own statements: the
+    // log has none of them, and the report says what it set.
+    let ae = r
+        .settings
+        .iter()
+        .find(|s| s.name == "auto_explain.log_min_duration")
+        .expect("the session's auto_explain change is shown");
+    assert_eq!((ae.server_value.as_str(), ae.session_value.as_deref()), ("0", Some("-1")));
+    assert!(!server.log().contains("clockscope_explain_"), "{}", server.log());
+    assert!(r.warnings.iter().all(|w| !w.contains("auto_explain")), "{:?}", r.warnings);
+
+    // A role that may not: the same judgement, and a warning that auto_explain
+    // timed the runs (its plans of them are in the log).
+    let before = server_state(&handle);
+    let r = run(&small(handle.socket_dsn(PLAIN_ROLE, "postgres")));
+    assert_eq!(server_state(&handle), before);
+    assert!(alter_lines(&r).contains(&"ALTER SYSTEM SET auto_explain.log_timing = off;"));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("auto_explain is on (log_min_duration = 0) and this role may not turn it off")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(server.log().contains("clockscope_explain_"));
+}
+
+#[test]
+fn a_default_server_needs_no_change() {
+    let server = testing::shared();
+    let before = server_state(&server);
+    let r = run(&small(server.socket_dsn(SUPERUSER, "postgres")));
+    assert_eq!(server_state(&server), before, "a run changed the server's settings");
+    assert_version(&r);
+    let names: Vec<&str> = r.timing_settings.settings.iter().map(|s| s.name.as_str()).collect();
+    // PostgreSQL 15: no timing_clock_source; auto_explain not loaded.
+    assert_eq!(names, ["track_io_timing", "track_wal_io_timing"]);
+    for s in &r.timing_settings.settings {
+        assert_eq!((s.value.as_str(), s.source.as_str()), ("off", "default"), "{s:?}");
+        assert!(s.recommendation.is_none(), "{s:?}");
+        assert!(s.judgement.starts_with("off: "), "{s:?}");
+    }
+    assert!(r.settings.iter().all(|s| !s.name.starts_with("auto_explain")));
+    assert!(text(&r).contains("\nNo change recommended.\n"), "{}", text(&r));
+}
