@@ -105,6 +105,19 @@ fn json_has_the_documented_keys() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert!(v["server_version"].as_str().unwrap().len() > 2);
     assert!(v["server_version_num"].as_u64().unwrap() >= 150_000);
+    // version(): the release server_version names, the build and platform.
+    let full = v["server_version_full"].as_str().unwrap();
+    let release = v["server_version"].as_str().unwrap().split(' ').next().unwrap();
+    assert!(full.starts_with(&format!("PostgreSQL {release}")), "{full}");
+    // A default server: its timing settings read and judged, nothing to change.
+    let judged = v["timing_settings"]["settings"].as_array().unwrap();
+    assert!(
+        judged
+            .iter()
+            .any(|s| s["name"] == "track_io_timing" && s["value"] == "off"),
+        "{judged:?}"
+    );
+    assert!(judged.iter().all(|s| s["recommendation"].is_null()), "{judged:?}");
     assert_eq!(v["server_locality"], "loopback");
     assert_eq!(v["rows"], 100_000);
     let src = &v["clock_sources"][0];

@@ -619,6 +619,14 @@ fn explain_on_a_real_postgresql_matches_its_schema() {
     assert_valid(&v, &doc, "explain --format json");
     assert_eq!(doc["rows"], 20_000);
     assert_eq!(doc["server_locality"], "unix_socket");
+    // A recommendation as the footgun server gets it (the default server has none).
+    let recommended = with(
+        &doc,
+        "/timing_settings/settings/0/recommendation",
+        json!({"alter_system": "ALTER SYSTEM SET track_io_timing = off;", "then": "SELECT pg_reload_conf();",
+               "needs_restart": false, "reason": "r"}),
+    );
+    assert_valid(&v, &recommended, "explain with a recommendation");
     assert_rejects(
         &v,
         &[
@@ -635,6 +643,19 @@ fn explain_on_a_real_postgresql_matches_its_schema() {
                 with_extra_key(&doc, "/this_machine/system"),
             ),
             ("no clock source", with(&doc, "/clock_sources", json!([]))),
+            ("no version() string", with(&doc, "/server_version_full", json!(null))),
+            (
+                "an extra key in a judged setting",
+                with_extra_key(&doc, "/timing_settings/settings/0"),
+            ),
+            (
+                "a recommendation that is not ALTER SYSTEM",
+                with(
+                    &doc,
+                    "/timing_settings/settings/0/recommendation",
+                    json!({"alter_system": "SET track_io_timing = off", "then": null, "needs_restart": false, "reason": "r"}),
+                ),
+            ),
         ],
     );
 }

@@ -552,7 +552,9 @@ impl PgSession {
                 &[&names],
             ),
         )?;
-        let text = |r: &tokio_postgres::Row, i: usize| escape_untrusted(r.get::<_, Option<&str>>(i).unwrap_or("")).into_owned();
+        let text = |r: &tokio_postgres::Row, i: usize| {
+            escape_untrusted(r.get::<_, Option<&str>>(i).unwrap_or("")).into_owned()
+        };
         Ok(crate::timing_settings::TIMING_SETTINGS
             .iter()
             .filter_map(|name| rows.iter().find(|r| r.get::<_, &str>(0) == *name))
@@ -794,9 +796,8 @@ fn tls_hint(err: Error, target: &Target) -> Error {
             .as_ref()
             .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
             .unwrap_or_default();
-        message = format!(
-            "the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)"
-        );
+        message =
+            format!("the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)");
     } else if message.contains("not valid for name") || message.contains("NotValidForName") {
         message.push_str(" (sslmode=verify-full checks the host name; verify-ca checks only the chain)");
     }

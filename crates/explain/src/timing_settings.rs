@@ -200,7 +200,7 @@ pub fn measure_page_cache_read(rounds: usize) -> Option<f64> {
         .map(|_| pass(&mut buf).map(|d| d.as_nanos() as f64 / PAGES as f64))
         .collect::<Option<_>>()?;
     per_read.sort_by(f64::total_cmp);
-    Some(per_read[per_read.len() / 2])
+    Some(per_read[per_read.len() / 2]).filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// No page-cache reference off unix.
@@ -218,9 +218,9 @@ fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult]) -
         .and_then(|c| {
             sources.iter().find(|r| {
                 r.clock_source == c.shown
-                    || ["tsc", "system"]
-                        .iter()
-                        .any(|w| crate::measure::current_is(&c.shown, w) && crate::measure::current_is(&r.clock_source, w))
+                    || ["tsc", "system"].iter().any(|w| {
+                        crate::measure::current_is(&c.shown, w) && crate::measure::current_is(&r.clock_source, w)
+                    })
             })
         })
         .or_else(|| sources.first())
@@ -266,7 +266,12 @@ fn recommend(s: &ServerSetting, value: &str, reason: String) -> Option<Recommend
     }
 }
 
-fn judged(s: &ServerSetting, cost: Option<SettingCost>, judgement: String, rec: Option<Recommendation>) -> JudgedSetting {
+fn judged(
+    s: &ServerSetting,
+    cost: Option<SettingCost>,
+    judgement: String,
+    rec: Option<Recommendation>,
+) -> JudgedSetting {
     JudgedSetting {
         name: s.name.clone(),
         value: s.shown.clone(),
@@ -305,7 +310,13 @@ fn io_cost_text(c: &SettingCost) -> String {
     }
 }
 
-fn judge_io_timing(s: &ServerSetting, per: &str, reads: f64, per_read: Option<f64>, page: Option<&PageReadReference>) -> JudgedSetting {
+fn judge_io_timing(
+    s: &ServerSetting,
+    per: &str,
+    reads: f64,
+    per_read: Option<f64>,
+    page: Option<&PageReadReference>,
+) -> JudgedSetting {
     let cost = io_cost(per, reads, per_read, page);
     let on = is_on(s);
     let Some(c) = &cost else {
@@ -335,7 +346,10 @@ fn judge_io_timing(s: &ServerSetting, per: &str, reads: f64, per_read: Option<f6
             ),
         ),
         (true, Some(_)) => (format!("on: {}, within the {limit:.0}% limit", io_cost_text(c)), None),
-        (true, None) => (format!("on: {}; no page-cache reference to judge it", io_cost_text(c)), None),
+        (true, None) => (
+            format!("on: {}; no page-cache reference to judge it", io_cost_text(c)),
+            None,
+        ),
         (false, _) => (
             format!(
                 "off: no cost; turned on it would cost {}{}",
@@ -362,7 +376,13 @@ pub fn judge(settings: &[ServerSetting], sources: &[SourceResult], page: Option<
         out.push(judge_io_timing(s, "block I/O", READS_PER_IO, per_read, page.as_ref()));
     }
     if let Some(s) = get("track_wal_io_timing") {
-        out.push(judge_io_timing(s, "WAL write or sync", READS_PER_WAL_IO, per_read, page.as_ref()));
+        out.push(judge_io_timing(
+            s,
+            "WAL write or sync",
+            READS_PER_WAL_IO,
+            per_read,
+            page.as_ref(),
+        ));
     }
     if let Some(s) = get("timing_clock_source") {
         out.push(judge_clock_source(s, sources));
@@ -445,10 +465,7 @@ pub fn judge(settings: &[ServerSetting], sources: &[SourceResult], page: Option<
             };
             match why {
                 Some(why) => (format!("on: {measured}"), recommend(timing, "off", why)),
-                None => (
-                    format!("on: {measured}, below {LOG_TIMING_MAX_SLOWDOWN}x"),
-                    None,
-                ),
+                None => (format!("on: {measured}, below {LOG_TIMING_MAX_SLOWDOWN}x"), None),
             }
         };
         out.push(judged(timing, cost, judgement, rec));
@@ -606,7 +623,11 @@ mod tests {
         let c = t.settings[0].cost.as_ref().unwrap();
         assert_eq!(c.ns, 50.0);
         assert!((c.share_of_reference.unwrap() - 50.0 / 1500.0).abs() < 1e-12);
-        assert!(t.settings[0].judgement.contains("within the 10% limit"), "{:?}", t.settings[0]);
+        assert!(
+            t.settings[0].judgement.contains("within the 10% limit"),
+            "{:?}",
+            t.settings[0]
+        );
         // A syscall clock (hpet): 2 x 600 ns is 80% of the read: turn it off.
         let t = judge(&on, &[source("system", 600.0, 20.0)], page(1500.0));
         assert_eq!(lines(&t), ["ALTER SYSTEM SET track_io_timing = off;"]);
@@ -617,7 +638,11 @@ mod tests {
         let off = [setting("track_io_timing", "off", "bool")];
         let t = judge(&off, &[source("system", 600.0, 20.0)], page(1500.0));
         assert!(lines(&t).is_empty());
-        assert!(t.settings[0].judgement.starts_with("off: no cost"), "{:?}", t.settings[0]);
+        assert!(
+            t.settings[0].judgement.starts_with("off: no cost"),
+            "{:?}",
+            t.settings[0]
+        );
     }
 
     #[test]
@@ -651,7 +676,12 @@ mod tests {
         );
         let timing = t.settings.iter().find(|s| s.name == "auto_explain.log_timing").unwrap();
         assert_eq!(timing.cost.as_ref().unwrap().ns, 40.0);
-        assert!(timing.recommendation.as_ref().unwrap().reason.contains("log_min_duration = 0"));
+        assert!(timing
+            .recommendation
+            .as_ref()
+            .unwrap()
+            .reason
+            .contains("log_min_duration = 0"));
     }
 
     #[test]
@@ -661,7 +691,12 @@ mod tests {
         assert!(lines(&t).is_empty(), "{t:?}");
         let t = judge(&s, &[source("system", 60.0, 2.4)], None);
         assert_eq!(lines(&t), ["ALTER SYSTEM SET auto_explain.log_timing = off;"]);
-        assert!(t.settings[1].recommendation.as_ref().unwrap().reason.contains("whatever log_min_duration"));
+        assert!(t.settings[1]
+            .recommendation
+            .as_ref()
+            .unwrap()
+            .reason
+            .contains("whatever log_min_duration"));
         // Timing without log_analyze, or auto_explain disabled, costs nothing.
         for s in [auto_explain("off", "on", "0"), auto_explain("on", "on", "-1")] {
             let t = judge(&s, &[source("system", 600.0, 20.0)], None);

@@ -171,9 +171,16 @@ fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
         .iter()
         .find(|s| s.name == "auto_explain.log_min_duration")
         .expect("the session's auto_explain change is shown");
-    assert_eq!((ae.server_value.as_str(), ae.session_value.as_deref()), ("0", Some("-1")));
+    assert_eq!(
+        (ae.server_value.as_str(), ae.session_value.as_deref()),
+        ("0", Some("-1"))
+    );
     assert!(!server.log().contains("clockscope_explain_"), "{}", server.log());
-    assert!(r.warnings.iter().all(|w| !w.contains("auto_explain")), "{:?}", r.warnings);
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("auto_explain")),
+        "{:?}",
+        r.warnings
+    );
 
     // A role that may not: the same judgement, and a warning that auto_explain
     // timed the runs (its plans of them are in the log).

@@ -120,8 +120,7 @@ pub fn build(inp: &Inputs) -> Report {
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }
     let tsc = tsc_prediction(&clock_sources, inp.machine);
-    let timing_settings =
-        crate::timing_settings::judge(inp.timing_settings, &clock_sources, inp.page_read.clone());
+    let timing_settings = crate::timing_settings::judge(inp.timing_settings, &clock_sources, inp.page_read.clone());
     Report {
         server_version: inp.server_version.to_string(),
         server_version_num: inp.server_version_num,

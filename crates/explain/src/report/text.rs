@@ -1,8 +1,8 @@
 //! The report as text, for people: `clockscope explain`'s default output.
 
 use super::model::Report;
-use crate::timing_settings::TimingSettings;
 use crate::connect::Locality;
+use crate::timing_settings::TimingSettings;
 use std::io::{self, Write};
 
 /// `1234567` -> `1,234,567`.
@@ -229,7 +229,10 @@ fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<
     if recs.is_empty() {
         return writeln!(out, "No change recommended.");
     }
-    writeln!(out, "Recommended (clockscope changed nothing; run these as a superuser):")?;
+    writeln!(
+        out,
+        "Recommended (clockscope changed nothing; run these as a superuser):"
+    )?;
     for r in &recs {
         writeln!(out, "  {}  -- {}", r.alter_system, r.reason)?;
     }
