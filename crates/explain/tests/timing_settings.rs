@@ -34,7 +34,10 @@ fn run(opts: &Options) -> Report {
 /// Every setting as the server has it, and every line of its configuration
 /// files (postgresql.auto.conf is where ALTER SYSTEM writes), from a new
 /// session.
-fn server_state(server: &ServerHandle) -> (Vec<(String, String, String)>, Vec<(String, String, String)>) {
+/// Rows of three text columns.
+type Rows3 = Vec<(String, String, String)>;
+
+fn server_state(server: &ServerHandle) -> (Rows3, Rows3) {
     let mut c = server.superuser_client().unwrap();
     let settings = c
         .query("SELECT name, setting, source FROM pg_settings ORDER BY name", &[])
