@@ -58,7 +58,7 @@ pub use report::Report;
 
 use clockscope::Control;
 
-/// Passes over the 256-page file in the page-cache reference read
+/// Passes over the file of the page-cache reference read
 /// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
 pub const PAGE_READ_ROUNDS: usize = 10;
 
@@ -177,12 +177,16 @@ pub fn run_with(
     let page_read = if keep_going("an 8 kB read from the page cache") {
         timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|ns| timing_settings::PageReadReference {
             ns,
-            source: if target.locality.is_local() {
-                "an 8 kB pread from the OS page cache, median of 2,560 measured on this machine (the server's)"
-            } else {
-                "an 8 kB pread from the OS page cache measured on this machine, not the server's: an example"
-            }
-            .to_string(),
+            source: format!(
+                "an 8 kB pread from the OS page cache (median of {PAGE_READ_ROUNDS} passes over {} pages) measured \
+                 on this machine, {}",
+                timing_settings::PAGE_READ_PAGES,
+                if target.locality.is_local() {
+                    "the server's"
+                } else {
+                    "not the server's: an example"
+                }
+            ),
         })
     } else {
         None

@@ -80,6 +80,9 @@ pub const LOG_MIN_DURATION_EXAMPLE: &str = "3s";
 /// block size.
 pub const PAGE_BYTES: usize = 8192;
 
+/// Pages in the file [`measure_page_cache_read`] reads (2 MiB).
+pub const PAGE_READ_PAGES: u64 = 256;
+
 /// One row of `pg_settings`, as read (text escaped).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerSetting {
@@ -179,7 +182,7 @@ pub fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
 pub fn measure_page_cache_read(rounds: usize) -> Option<f64> {
     use std::io::Write;
     use std::os::unix::fs::FileExt;
-    const PAGES: u64 = 256;
+    const PAGES: u64 = PAGE_READ_PAGES;
     let mut file = tempfile::tempfile().ok()?;
     let page = vec![0x5a_u8; PAGE_BYTES];
     for _ in 0..PAGES {
