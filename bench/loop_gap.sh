@@ -54,7 +54,8 @@ done
 
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 family=$(awk -F': ' '/^cpu family/ {f=$2} /^model\t/ {m=$2} END {printf "family %s model %s", f, m}' /proc/cpuinfo 2>/dev/null || true)
-tsc_line=$(dmesg 2>/dev/null | grep -m1 -o 'tsc: Detected [0-9.]* MHz' || echo "tsc: (kernel log unreadable)")
+tsc_line=$({ dmesg 2>/dev/null || true; } | grep -o 'tsc: Detected [0-9.]* MHz' | head -n1 || true)
+[ -n "$tsc_line" ] || tsc_line="tsc: (kernel log unreadable)"
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo "unknown")
 
 python3 - "$results" "$started" "${cpu_model:-$(uname -m)} ($family, \"$tsc_line\")" "$(uname -r)" "$clocksource" "$(nproc)" <<'PY'

@@ -37,6 +37,13 @@ use std::time::SystemTime;
 /// Smallest share drawn on the histogram's log axis, percent.
 const MIN_SHARE_PCT: f64 = 1e-6;
 
+/// Top of the histogram's log axis, percent (labels stop at 100%).
+const HISTOGRAM_TOP_PCT: f64 = 250.0;
+
+/// The CDF's markers stop once this share of reads is below the bucket's
+/// upper edge: the flat tail near 100% would be a row of markers.
+const CDF_MARKERS_UP_TO_PCT: f64 = 99.9;
+
 /// PostgreSQL's rule, as the 1 µs line's label.
 pub const POSTGRESQL_RULE: &str = "1 µs: PostgreSQL's rule, good when > 90% of reads are under 1 µs";
 
@@ -175,7 +182,7 @@ fn histogram_steps(c: &ClockStats) -> Curve {
 /// zero differences, flat across each bucket and up at its upper edge by
 /// its share, to 100% at the last one's upper edge; a marker at each
 /// non-empty bucket's upper corner (the exact share of reads shorter than
-/// 2^k ns).
+/// 2^k ns) until the share reaches [`CDF_MARKERS_UP_TO_PCT`].
 fn cdf_steps(c: &ClockStats) -> Curve {
     let total: u64 = c.histogram.iter().map(|b| b.count).sum();
     let mut curve = Curve::default();
@@ -195,9 +202,11 @@ fn cdf_steps(c: &ClockStats) -> Curve {
         }
         if bucket.count > 0 {
             line.push((hi, share(below)));
+            if share(below) < CDF_MARKERS_UP_TO_PCT {
+                curve.markers.push((hi, share(below + bucket.count)));
+            }
             below += bucket.count;
             line.push((hi, share(below)));
-            curve.markers.push((hi, share(below)));
         }
         if below == total {
             break;
@@ -270,7 +279,7 @@ fn title_lines(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> [String;
 fn legend_detail(c: &ClockStats) -> String {
     let (cost, how) = read_cost_ns(c);
     let zero = if c.zero_steps_pct > 0.0 {
-        format!(", {:.2}% zero steps", c.zero_steps_pct)
+        format!(", {:.1}% zero steps", c.zero_steps_pct)
     } else {
         String::new()
     };
@@ -283,12 +292,14 @@ fn legend_detail(c: &ClockStats) -> String {
 /// Pixels of the legend per clock and of the chart's title band.
 const LEGEND_ROW: i32 = 40;
 const TITLE_BAND: u32 = 86;
-const LEGEND_WIDTH: u32 = 400;
+const LEGEND_WIDTH: u32 = 450;
+/// The SVG's width, pixels.
+const WIDTH: u32 = 1320;
 
 fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> anyhow::Result<()> {
     let n = r.clocks.len() as u32;
     let height = (TITLE_BAND + 150 + n * LEGEND_ROW as u32).max(620);
-    let root = SVGBackend::with_string(svg, (1240, height)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE).map_err(anyhow_err)?;
     let (top, rest) = root.split_vertically(TITLE_BAND);
     let [t1, t2, t3] = title_lines(r, kind, header);
@@ -298,7 +309,7 @@ fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) 
         .map_err(anyhow_err)?;
     top.draw(&Text::new(t3, (16, 62), ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80))))
         .map_err(anyhow_err)?;
-    let (chart_area, legend_area) = rest.split_horizontally(1240 - LEGEND_WIDTH);
+    let (chart_area, legend_area) = rest.split_horizontally(WIDTH - LEGEND_WIDTH);
 
     // The x axis reaches past the longest difference and always shows 1 µs.
     let max_edge = r
@@ -340,17 +351,18 @@ fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) 
         }
         PlotKind::Histogram => {
             let mut chart = chart_builder(&chart_area)
-                .build_cartesian_2d(x_range, (MIN_SHARE_PCT..100f64).log_scale())
+                // Headroom above 100% so a full bucket's step and markers show.
+                .build_cartesian_2d(x_range, (MIN_SHARE_PCT..HISTOGRAM_TOP_PCT).log_scale())
                 .map_err(anyhow_err)?;
             chart
                 .configure_mesh()
                 .x_desc("time between successive reads (log2 buckets)")
                 .y_desc("% of reads in the bucket")
                 .x_label_formatter(&ns_label)
-                .y_label_formatter(&pct_label)
+                .y_label_formatter(&|p| if *p > 100.0 { String::new() } else { pct_label(p) })
                 .draw()
                 .map_err(anyhow_err)?;
-            draw_common(&mut chart, r, kind, MIN_SHARE_PCT, 100.0)?;
+            draw_common(&mut chart, r, kind, MIN_SHARE_PCT, HISTOGRAM_TOP_PCT)?;
         }
     }
     draw_legend(&legend_area, r, kind)?;
@@ -568,7 +580,6 @@ mod tests {
                 (32.0, 50.0),
                 (64.0, 50.0),
                 (64.0, 60.0),
-                (128.0, 60.0),
                 (256.0, 60.0),
                 (256.0, 100.0),
             ]]
