@@ -220,7 +220,7 @@ mod x86 {
         g.bench_function("table_load_only", |b| {
             b.iter_custom(|n| {
                 let slots = short.len() as u64;
-                let t = timed(n, |n| {
+                timed(n, |n| {
                     let (mut prev, mut acc) = (rdtsc(), 0u64);
                     for _ in 0..n {
                         let cur = rdtsc();
@@ -233,8 +233,7 @@ mod x86 {
                         }
                     }
                     black_box(acc);
-                });
-                t
+                })
             })
         });
         g.bench_function("table_store_only", |b| {
@@ -291,7 +290,7 @@ mod x86 {
         g.bench_function("table_fixed_slot", |b| {
             b.iter_custom(|n| {
                 let slot: *mut u64 = &mut short[0];
-                let t = timed(n, |n| {
+                timed(n, |n| {
                     let (mut prev, mut acc) = (rdtsc(), 0u64);
                     for _ in 0..n {
                         let cur = rdtsc();
@@ -302,8 +301,7 @@ mod x86 {
                         unsafe { slot.write_volatile(slot.read_volatile() + 1) };
                     }
                     black_box(acc);
-                });
-                t
+                })
             })
         });
         let mut odd = table(khz);

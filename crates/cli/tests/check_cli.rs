@@ -40,7 +40,10 @@ fn bad_arguments_are_one_line_and_exit_2() {
     assert_usage_error(&["--bogus"], "--bogus");
     assert_usage_error(&["--baseline-row-ns", "-3", "-d", "0.01"], "--baseline-row-ns");
     assert_usage_error(&["--all", "--clock", "rdtsc"], "--all");
-    assert_usage_error(&["--plot-kind", "pie", "--plot", "x.svg"], "invalid value 'pie' for '--plot-kind");
+    assert_usage_error(
+        &["--plot-kind", "pie", "--plot", "x.svg"],
+        "invalid value 'pie' for '--plot-kind",
+    );
 }
 
 #[test]

@@ -668,13 +668,16 @@ fn svg_plot_stands_alone_with_title_fields_and_the_1us_line() {
             "2026-11-23 19:40 UTC",
             &format!("kernel {kernel}"),
             &format!("clocksource {clocksource}"),
-                        &format!(" s per clock, {} clocks", r.clocks.len()),
+            &format!(" s per clock, {} clocks", r.clocks.len()),
         ] {
             assert!(svg.contains(field), "{kind:?}: {field} missing");
         }
         assert!(!svg.contains('\x1b'));
         // The 1 us line with PostgreSQL's rule, and "µs" on the axis.
-        assert!(svg.contains(&POSTGRESQL_RULE.replace('>', "&gt;").replace('\'', "&apos;")), "{kind:?}");
+        assert!(
+            svg.contains(&POSTGRESQL_RULE.replace('>', "&gt;").replace('\'', "&apos;")),
+            "{kind:?}"
+        );
         assert!(svg.contains("µs"));
         // Each clock in the legend with its read cost.
         for c in &r.clocks {

@@ -240,8 +240,13 @@ fn pct_label(p: &f64) -> String {
 /// The title's three lines.
 fn title_lines(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> [String; 3] {
     let env = &r.environment;
-    let unknown = |v: &Option<String>| v.as_deref().map_or("unknown".to_string(), |s| escape_untrusted(s).into_owned());
-    let cpus = env.cpus.map_or(String::new(), |n| format!(", {n} CPU{}", if n == 1 { "" } else { "s" }));
+    let unknown = |v: &Option<String>| {
+        v.as_deref()
+            .map_or("unknown".to_string(), |s| escape_untrusted(s).into_owned())
+    };
+    let cpus = env
+        .cpus
+        .map_or(String::new(), |n| format!(", {n} CPU{}", if n == 1 { "" } else { "s" }));
     let guest = env
         .hypervisor
         .as_deref()
@@ -263,7 +268,11 @@ fn title_lines(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> [String;
         PlotKind::Histogram => "Share of reads per log2 bucket of the time between successive reads (2^(k-1) .. 2^k ns)",
     };
     [
-        format!("Clock read times on {}, {}", escape_untrusted(&header.host), escape_untrusted(&header.time_utc)),
+        format!(
+            "Clock read times on {}, {}",
+            escape_untrusted(&header.host),
+            escape_untrusted(&header.time_utc)
+        ),
         format!(
             "kernel {}, clocksource {}, {}{cpus}{guest}; {per_clock} ({})",
             unknown(&env.kernel_release),
@@ -303,19 +312,33 @@ fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) 
     root.fill(&WHITE).map_err(anyhow_err)?;
     let (top, rest) = root.split_vertically(TITLE_BAND);
     let [t1, t2, t3] = title_lines(r, kind, header);
-    top.draw(&Text::new(t1, (16, 10), ("sans-serif", 22).into_font().style(FontStyle::Bold)))
-        .map_err(anyhow_err)?;
+    top.draw(&Text::new(
+        t1,
+        (16, 10),
+        ("sans-serif", 22).into_font().style(FontStyle::Bold),
+    ))
+    .map_err(anyhow_err)?;
     top.draw(&Text::new(t2, (16, 40), ("sans-serif", 15)))
         .map_err(anyhow_err)?;
-    top.draw(&Text::new(t3, (16, 62), ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80))))
-        .map_err(anyhow_err)?;
+    top.draw(&Text::new(
+        t3,
+        (16, 62),
+        ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80)),
+    ))
+    .map_err(anyhow_err)?;
     let (chart_area, legend_area) = rest.split_horizontally(WIDTH - LEGEND_WIDTH);
 
     // The x axis reaches past the longest difference and always shows 1 µs.
     let max_edge = r
         .clocks
         .iter()
-        .flat_map(|c| c.histogram.iter().enumerate().filter(|(_, b)| b.count > 0).map(|(i, _)| i))
+        .flat_map(|c| {
+            c.histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.count > 0)
+                .map(|(i, _)| i)
+        })
         .filter_map(bucket_edges_ns)
         .map(|(_, hi)| hi)
         .fold(2048.0f64, f64::max);
@@ -344,7 +367,8 @@ fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) 
                 .map_err(anyhow_err)?;
             chart
                 .draw_series(std::iter::once(
-                    EmptyElement::at((1.0, 90.0)) + Text::new("90%", (4, -16), ("sans-serif", 12).into_font().color(&grey)),
+                    EmptyElement::at((1.0, 90.0))
+                        + Text::new("90%", (4, -16), ("sans-serif", 12).into_font().color(&grey)),
                 ))
                 .map_err(anyhow_err)?;
             draw_common(&mut chart, r, kind, 0.0, 100.0)?;
@@ -447,7 +471,9 @@ fn draw_markers<Y: Ranged<ValueType = f64>>(
             .draw_series(points.map(|p| EmptyElement::at(p) + TriangleMarker::new((dx, dy), 6, fill)))
             .map(|_| ()),
         LineStyle::Dotted => chart
-            .draw_series(points.map(|p| EmptyElement::at(p) + Rectangle::new([(dx - 4, dy - 4), (dx + 4, dy + 4)], fill)))
+            .draw_series(
+                points.map(|p| EmptyElement::at(p) + Rectangle::new([(dx - 4, dy - 4), (dx + 4, dy + 4)], fill)),
+            )
             .map(|_| ()),
     }
     .map_err(anyhow_err)
@@ -478,8 +504,12 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, r: &CheckReport, kind: Plo
         .map_err(anyhow_err)?;
         // plotters escapes XML's `<`, `&` and quotes in text; control
         // characters are ours to escape.
-        area.draw(&Text::new(escape_untrusted(&c.display_name), (56, y), name_font.clone()))
-            .map_err(anyhow_err)?;
+        area.draw(&Text::new(
+            escape_untrusted(&c.display_name),
+            (56, y),
+            name_font.clone(),
+        ))
+        .map_err(anyhow_err)?;
         area.draw(&Text::new(legend_detail(c), (56, y + 17), detail_font.clone()))
             .map_err(anyhow_err)?;
         y += LEGEND_ROW;
@@ -493,7 +523,8 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, r: &CheckReport, kind: Plo
     ];
     for note in notes {
         y += 4;
-        area.draw(&Text::new(note, (4, y), detail_font.clone())).map_err(anyhow_err)?;
+        area.draw(&Text::new(note, (4, y), detail_font.clone()))
+            .map_err(anyhow_err)?;
         y += 16;
     }
     Ok(())
@@ -548,7 +579,10 @@ mod tests {
         assert_eq!(ns_label(&1500.0), "1.5 µs");
         assert_eq!(pct_label(&10.0), "10%");
         assert_eq!(pct_label(&0.001), "0.001%");
-        assert_eq!(utc_minutes(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_980_000)), "2026-11-29 19:20 UTC");
+        assert_eq!(
+            utc_minutes(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_980_000)),
+            "2026-11-29 19:20 UTC"
+        );
     }
 
     #[test]
