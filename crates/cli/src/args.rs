@@ -13,6 +13,18 @@ pub enum CheckFormat {
     Prometheus,
 }
 
+/// What `check --plot` draws.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PlotKind {
+    /// Share of reads at or below each time, cumulative: the default, because it answers PostgreSQL's question
+    /// (are > 90% of reads under 1 µs?) where the curve crosses the 1 µs line, and shows each clock's median and
+    /// tail as the places where it crosses 50% and nears 100%.
+    #[default]
+    Cdf,
+    /// Share of reads per log2 bucket, on a log scale: the shape of the distribution and its rare long reads.
+    Histogram,
+}
+
 /// Output format of the other reports.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ReportFormat {

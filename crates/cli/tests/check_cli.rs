@@ -40,6 +40,10 @@ fn bad_arguments_are_one_line_and_exit_2() {
     assert_usage_error(&["--bogus"], "--bogus");
     assert_usage_error(&["--baseline-row-ns", "-3", "-d", "0.01"], "--baseline-row-ns");
     assert_usage_error(&["--all", "--clock", "rdtsc"], "--all");
+    assert_usage_error(
+        &["--plot-kind", "pie", "--plot", "x.svg"],
+        "invalid value 'pie' for '--plot-kind",
+    );
 }
 
 #[test]
@@ -107,6 +111,9 @@ fn real_short_run_json_matches_the_schema_and_plots() {
     );
     let svg_text = std::fs::read_to_string(&svg).unwrap();
     assert!(svg_text.contains("<svg") && svg_text.contains("CLOCK_MONOTONIC_COARSE"));
+    // The default kind is the CDF; the title names the host's kernel.
+    assert!(svg_text.contains("Clock read times on ") && svg_text.contains("cumulative"));
+    assert!(svg_text.contains("1 µs: PostgreSQL"));
 }
 
 #[test]

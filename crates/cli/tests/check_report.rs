@@ -649,9 +649,45 @@ fn untrusted_environment_text_is_escaped_in_text_and_prometheus() {
 }
 
 #[test]
-fn svg_plot_is_drawn() {
-    let svg = export::check::svg::render(&good_report()).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("clock_gettime (CLOCK_MONOTONIC)") && svg.contains("RDTSC"));
+fn svg_plot_stands_alone_with_title_fields_and_the_1us_line() {
+    use clockscope_cli::args::PlotKind;
+    use export::check::svg::{PlotHeader, POSTGRESQL_RULE};
+    let header = PlotHeader {
+        host: "db-7\x1b[2J".into(),
+        time_utc: "2026-11-23 19:40 UTC".into(),
+    };
+    let r = good_report();
+    for kind in [PlotKind::Cdf, PlotKind::Histogram] {
+        let svg = export::check::svg::render(&r, kind, &header).unwrap();
+        assert!(svg.starts_with("<svg"), "{kind:?}");
+        // The title: host (escaped), date, kernel, clocksource, measured time.
+        let kernel = r.environment.kernel_release.as_deref().unwrap();
+        let clocksource = r.environment.current_clocksource.as_deref().unwrap();
+        for field in [
+            "db-7\\x1b[2J",
+            "2026-11-23 19:40 UTC",
+            &format!("kernel {kernel}"),
+            &format!("clocksource {clocksource}"),
+            &format!(" s per clock, {} clocks", r.clocks.len()),
+        ] {
+            assert!(svg.contains(field), "{kind:?}: {field} missing");
+        }
+        assert!(!svg.contains('\x1b'));
+        // The 1 us line with PostgreSQL's rule, and "µs" on the axis.
+        assert!(
+            svg.contains(&POSTGRESQL_RULE.replace('>', "&gt;").replace('\'', "&apos;")),
+            "{kind:?}"
+        );
+        assert!(svg.contains("µs"));
+        // Each clock in the legend with its read cost.
+        for c in &r.clocks {
+            assert!(svg.contains(&c.display_name), "{kind:?}");
+            assert!(svg.contains(&format!("read cost {:.1} ns", c.avg_loop_ns)), "{kind:?}");
+        }
+    }
+    let cdf = export::check::svg::render(&r, PlotKind::Cdf, &header).unwrap();
+    let hist = export::check::svg::render(&r, PlotKind::Histogram, &header).unwrap();
+    assert!(cdf.contains("cumulative") && !hist.contains("cumulative"));
 }
 
 #[test]

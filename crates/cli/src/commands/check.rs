@@ -8,7 +8,7 @@
 //! measurement starts without waiting for a calibration when the frequency is
 //! known from CPUID or the kernel.
 
-use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat, PlotKind};
 use crate::commands::environment;
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{self, VerdictInputs};
@@ -46,6 +46,12 @@ pub struct CheckArgs {
     /// Also draw the measured clocks' duration distributions to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// What --plot draws: `cdf` (default), the share of reads at or below each time, which shows PostgreSQL's rule
+    /// (> 90% of reads under 1 µs) where each curve crosses the 1 µs line; `histogram`, the share per log2 bucket on a
+    /// log scale, which shows the rare long reads.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t)]
+    pub plot_kind: PlotKind,
 
     /// Write the report to FILE instead of stdout, replacing it atomically (e.g. a node_exporter textfile
     /// collector's `clockscope.prom`); a missing or unwritable directory fails before measuring.
@@ -286,7 +292,8 @@ pub fn finish(
                     escape_untrusted(&args.plot.as_deref().unwrap_or(Path::new("")).to_string_lossy())
                 )
             };
-            let svg = export::check::svg::render(report).with_context(what)?;
+            let header = export::check::svg::PlotHeader::this_host_now();
+            let svg = export::check::svg::render(report, args.plot_kind, &header).with_context(what)?;
             plot.commit(svg.as_bytes())?;
         }
     }
