@@ -155,7 +155,9 @@ pub fn run_with(
         },
     };
     let local = target.locality.is_local();
-    let cpu_before = local.then(|| contention::CpuSample::read(std::path::Path::new("/"))).flatten();
+    let cpu_before = local
+        .then(|| contention::CpuSample::read(std::path::Path::new("/")))
+        .flatten();
     let measured =
         prepared.and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
     let cpu_after = cpu_before.and_then(|_| contention::CpuSample::read(std::path::Path::new("/")));

@@ -23,10 +23,10 @@
 
 use crate::error::Error;
 use crate::options::{Options, MAX_RUNS, WARMUP_RUNS};
-use std::time::{Duration, Instant};
 use crate::plan::{parse_explain_json, PlanSummary};
 use clockscope::Control;
 use serde::Serialize;
+use std::time::{Duration, Instant};
 
 /// First server version (`server_version_num`) with `timing_clock_source`.
 pub const PG19_VERSION_NUM: u32 = 190_000;

@@ -152,7 +152,9 @@ impl Options {
 /// no writes are the server's to enforce (see `session`).
 pub fn check_query(query: &str) -> Result<(), Error> {
     if query.trim().trim_matches(';').trim().is_empty() {
-        return Err(Error::Query("is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement".into()));
+        return Err(Error::Query(
+            "is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement".into(),
+        ));
     }
     if query.contains('\0') {
         return Err(Error::Query("contains a NUL byte, which PostgreSQL cannot take".into()));

@@ -834,7 +834,10 @@ pub fn query_error(e: Error, sql: &str) -> Error {
     let Error::Server { message, sqlstate, .. } = &e else {
         return e;
     };
-    let state = sqlstate.as_deref().map(|s| format!(" (SQLSTATE {s})")).unwrap_or_default();
+    let state = sqlstate
+        .as_deref()
+        .map(|s| format!(" (SQLSTATE {s})"))
+        .unwrap_or_default();
     let keyword = first_keyword(sql);
     match sqlstate.as_deref() {
         Some(READ_ONLY_TRANSACTION) => Error::Query(format!(
@@ -888,6 +891,27 @@ impl PgSession {
                 row.try_get::<_, JsonText>(0)
                     .map(|j| j.0)
                     .map_err(|e| Error::Plan(format!("EXPLAIN's result: {}", crate::error::describe(&e).0)))
+            })
+            .and_then(|plan| {
+                // READ ONLY does not stop everything under EXPLAIN ANALYZE
+                // (CREATE TABLE AS and SELECT INTO create their table on
+                // PostgreSQL 15): any write takes a transaction id, so one
+                // assigned means the query wrote. ROLLBACK undoes it below.
+                let wrote: bool = self
+                    .statement(
+                        "checking that --query wrote nothing",
+                        self.client
+                            .query_one("SELECT pg_catalog.txid_current_if_assigned() IS NOT NULL", &[]),
+                    )?
+                    .get(0);
+                if wrote {
+                    return Err(Error::Query(
+                        "the query writes (it took a transaction id, e.g. CREATE TABLE AS or SELECT INTO, which \
+                         READ ONLY does not stop under EXPLAIN); rolled back, nothing changed"
+                            .into(),
+                    ));
+                }
+                Ok(plan)
             });
         let rolled_back = self.cleanup_statement("ROLLBACK", self.client.batch_execute("ROLLBACK"));
         let plan = result.map_err(|e| query_error(e, sql))?;
@@ -1038,17 +1062,29 @@ mod tests {
             "CREATE TABLE t (a int)",
         );
         assert!(
-            ddl.to_string().starts_with("--query: EXPLAIN cannot run a CREATE statement"),
+            ddl.to_string()
+                .starts_with("--query: EXPLAIN cannot run a CREATE statement"),
             "{ddl}"
         );
-        let syntax = query_error(server_error("syntax error at or near \"FRM\"", "42601"), "SELECT 1 FRM t");
-        assert!(syntax.to_string().starts_with("--query: the server refused it: syntax error"), "{syntax}");
+        let syntax = query_error(
+            server_error("syntax error at or near \"FRM\"", "42601"),
+            "SELECT 1 FRM t",
+        );
+        assert!(
+            syntax
+                .to_string()
+                .starts_with("--query: the server refused it: syntax error"),
+            "{syntax}"
+        );
         let timeout = query_error(
             server_error("canceling statement due to statement timeout", "57014"),
             "SELECT pg_sleep(9)",
         );
         assert!(timeout.to_string().starts_with("--max-time: "), "{timeout}");
-        assert!(matches!(query_error(Error::Interrupted, "SELECT 1"), Error::Interrupted));
+        assert!(matches!(
+            query_error(Error::Interrupted, "SELECT 1"),
+            Error::Interrupted
+        ));
     }
 
     #[test]

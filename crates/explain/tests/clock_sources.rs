@@ -50,7 +50,11 @@ impl ExplainServer for Scripted {
     fn explain(&mut self, timing: bool) -> Result<String, Error> {
         self.calls
             .push(format!("{} {}", if timing { "on" } else { "off" }, self.current));
-        let ms = if timing { 2.0 * (self.next_ms - 1.0) } else { self.next_ms };
+        let ms = if timing {
+            2.0 * (self.next_ms - 1.0)
+        } else {
+            self.next_ms
+        };
         self.next_ms += 1.0;
         Ok(with_time(if timing { &self.on } else { &self.off }, ms))
     }

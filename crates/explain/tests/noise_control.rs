@@ -184,7 +184,9 @@ fn a_statement_cut_by_the_time_cap_keeps_the_pairs_before_it() {
     // In the warm-up there is nothing to keep: one line naming --max-time.
     let mut s = Timed::new(&[10.0], &[2.0]);
     s.fail_at = Some(1);
-    let e = go(&mut s, false, &opts(5, Duration::from_secs(60))).unwrap_err().to_string();
+    let e = go(&mut s, false, &opts(5, Duration::from_secs(60)))
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("--max-time: ") && e.contains("warm-up"), "{e}");
 }
 
@@ -198,7 +200,11 @@ fn two_clock_sources_share_the_time() {
     }
     assert!(s.clock_ms.get() <= 4000.0, "{}", s.clock_ms.get());
     // The first source left the second about half: neither took it all.
-    let first: f64 = out.sources[0].timing_off_ms.iter().chain(&out.sources[0].timing_on_ms).sum();
+    let first: f64 = out.sources[0]
+        .timing_off_ms
+        .iter()
+        .chain(&out.sources[0].timing_on_ms)
+        .sum();
     assert!(first <= 2000.0, "the first source took {first} ms of 4000");
     assert!(out.sources[1].timing_on_ms.len() >= 4, "{:?}", out.sources[1]);
 }
@@ -264,7 +270,10 @@ fn timing_off_that_varies_over_10_percent_is_warned_about_with_how_much() {
     assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
     let n = &quiet.clock_sources[0].noise;
     assert!(n.target_reached && n.pairs == 6);
-    assert_eq!((n.slowdown_ci_low.is_some(), n.slowdown_ci_high.is_some()), (true, true));
+    assert_eq!(
+        (n.slowdown_ci_low.is_some(), n.slowdown_ci_high.is_some()),
+        (true, true)
+    );
 
     // 10 ms, then one run at 13.4 ms: (13.4 - 10) / 10.05 = 34%.
     let noisy = build(
@@ -273,10 +282,16 @@ fn timing_off_that_varies_over_10_percent_is_warned_about_with_how_much() {
         StopReason::Precision,
         None,
     );
-    let w: Vec<&String> = noisy.warnings.iter().filter(|w| w.contains("TIMING OFF varied")).collect();
+    let w: Vec<&String> = noisy
+        .warnings
+        .iter()
+        .filter(|w| w.contains("TIMING OFF varied"))
+        .collect();
     assert_eq!(w.len(), 1, "{:?}", noisy.warnings);
     assert!(
-        w[0].starts_with("system: TIMING OFF varied by 34% between runs ((max - min) / median of 6 runs: 10.000 to 13.400 ms)"),
+        w[0].starts_with(
+            "system: TIMING OFF varied by 34% between runs ((max - min) / median of 6 runs: 10.000 to 13.400 ms)"
+        ),
         "{}",
         w[0]
     );
@@ -312,7 +327,12 @@ fn a_busy_machine_is_warned_about_from_proc_stat() {
         warn_fraction: clockscope_explain::contention::BUSY_WARN_FRACTION,
     };
     let steady = (vec![10.0; 6], vec![18.0; 6]);
-    let r = build(steady.0.clone(), steady.1.clone(), StopReason::Precision, Some(contention(busy)));
+    let r = build(
+        steady.0.clone(),
+        steady.1.clone(),
+        StopReason::Precision,
+        Some(contention(busy)),
+    );
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
         r.warnings[0].starts_with("other processes kept 49% of this machine's 2 CPUs busy during the runs"),
@@ -336,8 +356,10 @@ fn precision_missed_at_max_time_is_warned_about() {
     assert!(!n.target_reached);
     assert_eq!((n.slowdown_min, n.slowdown_max), (1.0, 3.0));
     assert!(
-        r.warnings.iter().any(|w| w.contains("the 95% interval of the median slowdown is +-")
-            && w.ends_with("after 8 pairs: --max-time ended the runs (raise it for more pairs)")),
+        r.warnings
+            .iter()
+            .any(|w| w.contains("the 95% interval of the median slowdown is +-")
+                && w.ends_with("after 8 pairs: --max-time ended the runs (raise it for more pairs)")),
         "{:?}",
         r.warnings
     );

@@ -156,7 +156,11 @@ fn arithmetic_from_recorded_runs() {
     ));
     // Only the noise control's: made-up runs 2 to 4 ms, and 3 pairs.
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
-    assert!(r.warnings[0].starts_with("system: TIMING OFF varied by"), "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with("system: TIMING OFF varied by"),
+        "{:?}",
+        r.warnings
+    );
     assert!(r.warnings[1].contains("needs at least 6 pairs"), "{:?}", r.warnings);
 
     // The text report says all of it, on lines a reader can find.

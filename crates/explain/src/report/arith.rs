@@ -194,7 +194,11 @@ pub fn build(inp: &Inputs) -> Report {
             .collect();
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }
-    if let Some(c) = inp.cpu_contention.as_ref().filter(|c| c.other_busy_fraction >= c.warn_fraction) {
+    if let Some(c) = inp
+        .cpu_contention
+        .as_ref()
+        .filter(|c| c.other_busy_fraction >= c.warn_fraction)
+    {
         warnings.push(format!(
             "other processes kept {:.0}% of this machine's {} CPUs busy during the runs (/proc/stat, clockscope's and \
              the server's statements' time left out), and the server runs here: its runs compete with them, \

@@ -36,5 +36,7 @@ pub mod model;
 pub mod text;
 
 pub use arith::build;
-pub use model::{CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+pub use model::{
+    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+};
 pub use text::{thousands, write_text};
