@@ -133,8 +133,8 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         };
         let stopped = match n.stopped_by {
             crate::measure::StopReason::Precision => "target +-5% reached",
-            crate::measure::StopReason::MaxTime => "target +-5% NOT reached: --max-time ended the runs",
-            crate::measure::StopReason::MaxRuns => "target +-5% NOT reached in the most pairs",
+            crate::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
+            crate::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
             crate::measure::StopReason::Interrupted => "interrupted",
         };
         writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
