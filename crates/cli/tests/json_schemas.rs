@@ -669,8 +669,14 @@ fn explain_query_on_a_real_postgresql_matches_its_schema() {
     assert_rejects(
         &v,
         &[
-            ("an unknown stop", with(&doc, "/clock_sources/0/noise/stopped_by", json!("bored"))),
-            ("an extra key in a node", with_extra_key(&doc, "/query_breakdown/nodes/0")),
+            (
+                "an unknown stop",
+                with(&doc, "/clock_sources/0/noise/stopped_by", json!("bored")),
+            ),
+            (
+                "an extra key in a node",
+                with_extra_key(&doc, "/query_breakdown/nodes/0"),
+            ),
             ("an extra key in noise", with_extra_key(&doc, "/clock_sources/0/noise")),
         ],
     );

@@ -103,6 +103,10 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
                     bar.set_prefix(format!("EXPLAIN ANALYZE, {clock_source}"));
                     bar.set_position(0);
                 }
+                // Past --runs the noise control decides: grow by a pair.
+                if bar.position() >= bar.length().unwrap_or(0) {
+                    bar.inc_length(2);
+                }
                 bar.inc(1);
             }
             Step::MeasuringClock { clock } => bar.set_prefix(format!("measuring {clock}")),

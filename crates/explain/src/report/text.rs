@@ -248,7 +248,7 @@ fn write_query_breakdown(q: &super::model::QueryBreakdown, out: &mut dyn Write) 
         "node", "clock reads", "added", "of own time"
     )?;
     let mut by_cost: Vec<&crate::nodes::NodeCost> = q.nodes.iter().collect();
-    by_cost.sort_by(|a, b| b.clock_reads.cmp(&a.clock_reads));
+    by_cost.sort_by_key(|n| std::cmp::Reverse(n.clock_reads));
     for n in by_cost.iter().take(SHOWN_NODES) {
         let name: String = n.node.chars().take(36).collect();
         writeln!(
