@@ -44,7 +44,7 @@ pub struct ExplainArgs {
 
     /// Measure this statement instead of count(*) over a TEMP table: one statement, each run inside
     /// BEGIN READ ONLY ... ROLLBACK (writes are refused by the server, nothing is kept).
-    #[arg(long, value_name = "SQL", conflicts_with_all = ["rows", "max_table_size", "workload"])]
+    #[arg(long, value_name = "SQL", allow_hyphen_values = true, conflicts_with_all = ["rows", "max_table_size", "workload"])]
     pub query: Option<String>,
 
     /// What EXPLAIN runs on: a TEMP table, generate_series (no table: hot standbys, read-only roles), or auto
