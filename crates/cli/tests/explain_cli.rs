@@ -917,3 +917,26 @@ fn one_sigint_cancels_a_running_query_on_the_server() {
         "the server still runs the query"
     );
 }
+
+#[test]
+fn bad_max_time_and_query_options_fail_before_connecting() {
+    // A DSN nobody answers: the errors come before any connection.
+    let dsn = format!("host=127.0.0.1 port={} connect_timeout=1", dead_port());
+    for (args, prefix) in [
+        (vec!["--max-time", "0"], "--max-time: must be above 0"),
+        (vec!["--max-time", "-5"], "--max-time: must be above 0"),
+        (
+            vec!["--max-time", "abc"],
+            "--max-time: 'abc' is not a number of seconds",
+        ),
+        (vec!["--query", ""], "--query: is empty"),
+        (
+            vec!["--query", "SELECT 1", "--rows", "5"],
+            "the argument '--query <SQL>' cannot be used with '--rows <ROWS>'",
+        ),
+    ] {
+        let mut all = vec!["--dsn", dsn.as_str()];
+        all.extend(args);
+        assert_one_line_error(&explain(&all, &[]), prefix);
+    }
+}
