@@ -133,9 +133,26 @@ fn json_has_the_documented_keys() {
             "clock_sources[0].{key} in {src}"
         );
     }
+    // --runs 2 is the minimum; the noise control's interval needs 6 pairs.
+    let pairs = src["noise"]["pairs"].as_u64().unwrap();
+    assert!(pairs >= 2, "{src}");
     for key in ["runs_timing_off_ms", "runs_timing_on_ms"] {
-        assert_eq!(src[key].as_array().map(Vec::len), Some(2), "{key} in {src}");
+        assert_eq!(
+            src[key].as_array().map(Vec::len),
+            Some(pairs as usize),
+            "{key} in {src}"
+        );
     }
+    let noise = &src["noise"];
+    let stopped = noise["stopped_by"].as_str().unwrap();
+    assert!(["precision", "max_time"].contains(&stopped), "{noise}");
+    assert_eq!(noise["target_reached"], stopped == "precision", "{noise}");
+    assert_eq!(v["max_time_s"], 60.0);
+    assert!(
+        v["cpu_contention"]["other_busy_fraction"].as_f64().is_some(),
+        "{}",
+        v["cpu_contention"]
+    );
     // statement_timeout was set for the session: 30 s + 20 us x 100,000 rows.
     let timeout = v["settings"]
         .as_array()
@@ -684,4 +701,255 @@ fn a_pgpass_others_can_read_is_ignored_with_libpqs_warning() {
         &[("HOME", home.path().display().to_string())],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// `--query` against the shared server: exit code, stdout, stderr.
+fn query(sql: &str, extra: &[&str]) -> Output {
+    let server = testing::shared();
+    let dsn = server.socket_dsn(SUPERUSER, "postgres");
+    let mut args = vec!["--dsn", dsn.as_str(), "--query", sql];
+    args.extend_from_slice(extra);
+    explain(&args, &[])
+}
+
+fn count_rows(table: &str) -> i64 {
+    let mut c = testing::shared().superuser_client().unwrap();
+    c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn a_query_that_reads_a_table_is_measured_node_by_node() {
+    let server = testing::shared();
+    server
+        .sql("CREATE TABLE cli_q_read AS SELECT g AS n FROM generate_series(1, 50000) g; ANALYZE cli_q_read")
+        .unwrap();
+    let sql = "SELECT count(*) FROM cli_q_read WHERE n % 2 = 0";
+    let out = query(sql, &["--format", "json", "--max-time", "8"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["workload"], "query");
+    assert_eq!(v["query"], sql);
+    let src = &v["clock_sources"][0];
+    // Aggregate: 1 row, 1 loop; Seq Scan: 25,000 rows kept, 1 loop.
+    assert_eq!(src["clock_reads_per_run"], 2 * (1 + 1) + 2 * (25_000 + 1), "{src}");
+    assert!(src["noise"]["pairs"].as_u64().unwrap() >= 5, "{src}");
+    let b = &v["query_breakdown"];
+    let nodes = b["nodes"].as_array().unwrap();
+    let scan = nodes
+        .iter()
+        .find(|n| n["node"] == "Seq Scan on cli_q_read")
+        .unwrap_or_else(|| panic!("no scan in {b}"));
+    assert_eq!(scan["rows_total"], 25_000);
+    assert_eq!(scan["clock_reads"], 50_002);
+    let added = b["added_ms"].as_f64().unwrap();
+    let shared: f64 = nodes.iter().map(|n| n["added_ms"].as_f64().unwrap()).sum();
+    assert!(
+        (shared - added).abs() <= 1e-9 * added.abs().max(1.0),
+        "{shared} vs {added}"
+    );
+    assert_eq!(b["auto_explain_log_timing_added_ms"], b["added_ms"]);
+    assert_eq!(b["auto_explain_log_timing_slowdown"], src["slowdown"]);
+
+    // The text form names the query, the costliest node and auto_explain.
+    let out = query(sql, &["--max-time", "4", "--runs", "1"]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for needle in [
+        "Query:    SELECT count(*) FROM cli_q_read WHERE n % 2 = 0 (--query; each run in BEGIN READ ONLY",
+        "  Seq Scan on cli_q_read",
+        "auto_explain.log_timing = on",
+        "95% interval of the median",
+    ] {
+        assert!(report.contains(needle), "missing {needle:?} in\n{report}");
+    }
+    // Nothing left behind: no session, no open transaction.
+    assert!(
+        testing::wait_for(Duration::from_secs(5), || clockscope_sessions(&server, "") == 0),
+        "a clockscope session is still there"
+    );
+}
+
+#[test]
+fn a_query_that_writes_is_refused_and_the_table_is_unchanged() {
+    let server = testing::shared();
+    server
+        .sql(
+            "CREATE TABLE cli_q_write (n int); INSERT INTO cli_q_write VALUES (1), (2), (3); CREATE SEQUENCE cli_q_seq",
+        )
+        .unwrap();
+    for sql in [
+        "DELETE FROM cli_q_write",
+        "UPDATE cli_q_write SET n = n + 1",
+        "INSERT INTO cli_q_write SELECT * FROM cli_q_write",
+        "WITH d AS (DELETE FROM cli_q_write RETURNING n) SELECT count(*) FROM d",
+        "SELECT nextval('cli_q_seq')",
+        "SELECT n FROM cli_q_write FOR UPDATE",
+    ] {
+        let out = query(sql, &[]);
+        let err = assert_one_line_error(
+            &out,
+            "--query: the query writes, which this READ ONLY transaction refused",
+        );
+        assert!(
+            err.contains("read-only transaction") && err.contains("(SQLSTATE 25006)"),
+            "{sql}: {err}"
+        );
+    }
+    // READ ONLY lets these create their table under EXPLAIN ANALYZE; the
+    // transaction id they take gives them away, and ROLLBACK removes it.
+    for sql in [
+        "CREATE TABLE cli_q_copy AS SELECT * FROM cli_q_write",
+        "SELECT * INTO cli_q_copy FROM cli_q_write",
+    ] {
+        let out = query(sql, &[]);
+        assert_one_line_error(&out, "--query: the query writes (it took a transaction id");
+    }
+    assert_eq!(count_rows("cli_q_write"), 3);
+    assert_eq!(count_rows("cli_q_write WHERE n IN (1, 2, 3)"), 3);
+    let mut c = server.superuser_client().unwrap();
+    let seq: bool = c.query_one("SELECT is_called FROM cli_q_seq", &[]).unwrap().get(0);
+    assert!(!seq, "the sequence moved");
+    let copy: bool = c
+        .query_one("SELECT to_regclass('cli_q_copy') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!copy, "CREATE TABLE AS left a table");
+}
+
+#[test]
+fn a_failing_query_is_one_line_with_the_servers_text_escaped() {
+    let out = query("SELECT 1/0", &[]);
+    let err = assert_one_line_error(&out, "--query: the server refused it: division by zero");
+    assert!(err.ends_with("(SQLSTATE 22012)\n"), "{err}");
+    // The server echoes the name; its control character comes out escaped.
+    let out = query("SELECT * FROM \"no\u{1b}[2Jtable\"", &[]);
+    let err = assert_one_line_error(&out, "--query: the server refused it: relation ");
+    assert!(err.contains("no\\x1b[2Jtable") && !err.contains('\u{1b}'), "{err:?}");
+    let out = query("SELECT 1 FRM x", &[]);
+    assert_one_line_error(&out, "--query: the server refused it: syntax error");
+    let out = query("  ;  ", &[]);
+    assert_one_line_error(&out, "--query: is empty");
+}
+
+#[test]
+fn several_statements_and_utility_statements_are_refused() {
+    let server = testing::shared();
+    server
+        .sql("CREATE TABLE cli_q_multi (n int); INSERT INTO cli_q_multi VALUES (1), (2)")
+        .unwrap();
+    for sql in [
+        "SELECT 1; SELECT 2",
+        "SELECT 1; DELETE FROM cli_q_multi",
+        "SELECT 1; COMMIT; DELETE FROM cli_q_multi",
+    ] {
+        let out = query(sql, &[]);
+        assert_one_line_error(&out, "--query: several statements; give one statement");
+    }
+    assert_eq!(count_rows("cli_q_multi"), 2);
+    for (sql, kind) in [
+        ("CREATE TABLE cli_q_ddl (a int)", "CREATE"),
+        ("DROP TABLE cli_q_multi", "DROP"),
+        ("VACUUM cli_q_multi", "VACUUM"),
+        ("-- a comment\nTRUNCATE cli_q_multi", "TRUNCATE"),
+    ] {
+        let out = query(sql, &[]);
+        assert_one_line_error(
+            &out,
+            &format!("--query: EXPLAIN cannot run a {kind} statement (a utility statement or DDL)"),
+        );
+    }
+    assert_eq!(count_rows("cli_q_multi"), 2);
+    let mut c = server.superuser_client().unwrap();
+    let made: bool = c
+        .query_one("SELECT to_regclass('cli_q_ddl') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!made);
+}
+
+#[test]
+fn max_time_bounds_the_runs_of_a_query() {
+    // Pairs of 2 x 150 ms against a 1.5 s cap: the runs stop before it.
+    let out = query(
+        "SELECT pg_sleep(0.15)",
+        &["--max-time", "1.5", "--runs", "20", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let src = &v["clock_sources"][0];
+    assert_eq!(src["noise"]["stopped_by"], "max_time", "{src}");
+    let pairs = src["noise"]["pairs"].as_u64().unwrap();
+    assert!((1..20).contains(&pairs), "{pairs} pairs");
+    let spent: f64 = ["runs_timing_off_ms", "runs_timing_on_ms"]
+        .iter()
+        .flat_map(|k| src[*k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .sum();
+    assert!(spent < 1500.0, "the pairs took {spent} ms of a 1.5 s cap");
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("--max-time ended the runs")),
+        "{}",
+        v["warnings"]
+    );
+
+    // One run longer than the cap: statement_timeout cancels it, one line.
+    let start = Instant::now();
+    let out = query("SELECT pg_sleep(20)", &["--max-time", "1"]);
+    let err = assert_one_line_error(&out, "--max-time: a run of --query was cancelled by statement_timeout");
+    assert!(err.contains("warm-up"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+}
+
+#[test]
+fn one_sigint_cancels_a_running_query_on_the_server() {
+    let server = testing::shared();
+    let dsn = server.socket_dsn(SUPERUSER, "postgres");
+    let child = explain_cmd(&["--dsn", &dsn, "--query", "SELECT pg_sleep(30) AS cli_q_sleep"], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleeping = "AND query LIKE '%cli_q_sleep%' AND state = 'active'";
+    let running = testing::wait_for(Duration::from_secs(20), || clockscope_sessions(&server, sleeping) == 1);
+    if running {
+        signal(&child, libc::SIGINT);
+    }
+    let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
+    let err = text(&out.stderr);
+    assert!(running, "the query never ran: {err}");
+    assert!(exited, "one SIGINT did not stop the query");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(
+        testing::wait_for(Duration::from_secs(2), || clockscope_sessions(&server, sleeping) == 0),
+        "the server still runs the query"
+    );
+}
+
+#[test]
+fn bad_max_time_and_query_options_fail_before_connecting() {
+    // A DSN nobody answers: the errors come before any connection.
+    let dsn = format!("host=127.0.0.1 port={} connect_timeout=1", dead_port());
+    for (args, prefix) in [
+        (vec!["--max-time", "0"], "--max-time: must be above 0"),
+        (vec!["--max-time", "-5"], "--max-time: must be above 0"),
+        (
+            vec!["--max-time", "abc"],
+            "--max-time: 'abc' is not a number of seconds",
+        ),
+        (vec!["--query", ""], "--query: is empty"),
+        (
+            vec!["--query", "SELECT 1", "--rows", "5"],
+            "the argument '--query <SQL>' cannot be used with '--rows <ROWS>'",
+        ),
+    ] {
+        let mut all = vec!["--dsn", dsn.as_str()];
+        all.extend(args);
+        assert_one_line_error(&explain(&all, &[]), prefix);
+    }
 }

@@ -659,3 +659,46 @@ fn explain_on_a_real_postgresql_matches_its_schema() {
         ],
     );
 }
+
+#[test]
+#[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]
+fn explain_query_on_a_real_postgresql_matches_its_schema() {
+    use clockscope_explain::testing::{self, SUPERUSER};
+    let server = testing::shared();
+    let dsn = server.socket_dsn(SUPERUSER, "postgres");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clockscope"));
+    cmd.args([
+        "explain",
+        "--dsn",
+        &dsn,
+        "--query",
+        "SELECT count(*) FROM generate_series(1, 20000) g WHERE g % 3 = 0",
+        "--max-time",
+        "3",
+        "--format",
+        "json",
+    ]);
+    for var in PG_VARS {
+        cmd.env_remove(var);
+    }
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    let doc = json_out(&out, &[0], "explain --query --format json");
+    let v = validator("explain.schema.json");
+    assert_valid(&v, &doc, "explain --query --format json");
+    assert_eq!(doc["workload"], "query");
+    assert!(!doc["query_breakdown"]["nodes"].as_array().unwrap().is_empty());
+    assert_rejects(
+        &v,
+        &[
+            (
+                "an unknown stop",
+                with(&doc, "/clock_sources/0/noise/stopped_by", json!("bored")),
+            ),
+            (
+                "an extra key in a node",
+                with_extra_key(&doc, "/query_breakdown/nodes/0"),
+            ),
+            ("an extra key in noise", with_extra_key(&doc, "/clock_sources/0/noise")),
+        ],
+    );
+}

@@ -16,6 +16,13 @@ pub enum Error {
     /// `--runs` is out of range.
     #[error("--runs: {0}")]
     Runs(String),
+    /// `--query` was refused: empty, several statements, a write, a
+    /// utility statement, or the server's error running it.
+    #[error("--query: {0}")]
+    Query(String),
+    /// `--max-time` is out of range, or a single run could not end within it.
+    #[error("--max-time: {0}")]
+    MaxTime(String),
     /// `--max-table-size` is not a size, or the TEMP table would be larger
     /// than it allows (the message names the option either way).
     #[error("{0}")]

@@ -10,6 +10,12 @@
 //! timing makes, counted from the plan ([`plan`] documents the formula from
 //! PostgreSQL's instrument.c).
 //!
+//! With `--query SQL` the user's statement runs instead, each run inside
+//! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server), and
+//! the report adds the per-node breakdown ([`nodes`]). Either way the pairs
+//! go on until the median slowdown is known within +-5% (95%) or
+//! `--max-time` ([`measure`]).
+//!
 //! # What is predicted
 //! pg_test_timing's loop on this machine's clocks ([`clockcost`]) gives a
 //! cost per read; times the reads per row, that predicts the overhead per
@@ -25,6 +31,9 @@
 //! - [`measure`]: the alternating runs per clock source, over a trait so
 //!   tests replay recorded plans.
 //! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
+//! - [`stats`]: medians, the paired slowdowns' 95% interval, the stopping rule.
+//! - [`contention`]: other work on this machine during the runs (/proc/stat).
+//! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
@@ -37,8 +46,10 @@
 
 pub mod clockcost;
 pub mod connect;
+pub mod contention;
 pub mod error;
 pub mod measure;
+pub mod nodes;
 pub mod options;
 pub mod pgfiles;
 pub mod plan;
@@ -105,6 +116,9 @@ pub fn run_with(
     if opts.workload != options::Workload::Series {
         opts.check_table_size(info.block_size)?;
     }
+    if let Some(sql) = &opts.query {
+        session.use_query(sql, opts.max_time);
+    }
     session.prepare(&mut info, opts.rows)?;
     let mut auto_explain_warning = None;
     if let Some(min_duration) = timing_settings::auto_explain_on(&server_timing) {
@@ -129,13 +143,16 @@ pub fn run_with(
     // The workload: a TEMP table, or generate_series where none can be made.
     let mut workload = opts.workload;
     let mut workload_reason = None;
-    if workload == options::Workload::Auto {
+    if opts.query.is_some() {
+        workload = options::Workload::Query;
+    } else if workload == options::Workload::Auto {
         if let Some(why) = session.temp_table_blocker()? {
             workload = options::Workload::Series;
             workload_reason = Some(format!("no TEMP table: {why}"));
         }
     }
     let prepared = match workload {
+        options::Workload::Query => Ok(()),
         options::Workload::Series => session.use_series(opts.rows),
         _ => match session.create_table(opts.rows) {
             Err(e)
@@ -155,8 +172,13 @@ pub fn run_with(
             }
         },
     };
+    let local = target.locality.is_local();
+    let cpu_before = local
+        .then(|| contention::CpuSample::read(std::path::Path::new("/")))
+        .flatten();
     let measured =
         prepared.and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
+    let cpu_after = cpu_before.and_then(|_| contention::CpuSample::read(std::path::Path::new("/")));
     // Drop the table whatever happened (a broken connection already lost it).
     let dropped = session.drop_table();
     let server_runs = measured?;
@@ -165,6 +187,24 @@ pub fn run_with(
     }
     let query = session.query();
     drop(session);
+    let cpu_contention = cpu_before.zip(cpu_after).and_then(|(before, after)| {
+        Some(report::CpuContention {
+            other_busy_fraction: contention::other_busy_fraction(&before, &after, server_runs.server_busy_ms)?,
+            cpus: after.cpus,
+            warn_fraction: contention::BUSY_WARN_FRACTION,
+        })
+    });
+    // --query has no table: its "rows" are the most any plan node returned.
+    let rows = if workload == options::Workload::Query {
+        server_runs
+            .sources
+            .first()
+            .and_then(|s| s.timing_on_plan.as_deref())
+            .and_then(|p| plan::parse_explain_json(p).ok())
+            .map_or(1, |p| p.max_node_rows().max(1))
+    } else {
+        opts.rows
+    };
 
     let mut stopped = server_runs.interrupted;
     let mut keep_going = |clock: &str| {
@@ -201,7 +241,7 @@ pub fn run_with(
         timing_settings: &server_timing,
         page_read,
         query: &query,
-        rows: opts.rows,
+        rows,
         temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
         workload,
         workload_reason: workload_reason.as_deref(),
@@ -212,6 +252,8 @@ pub fn run_with(
         machine: &machine,
         clock_measure_ns: opts.clock_measure_ns,
         interrupted: stopped,
+        max_time: opts.max_time,
+        cpu_contention,
     });
     report.warnings.extend(auto_explain_warning);
     Ok(report)

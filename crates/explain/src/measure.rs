@@ -11,12 +11,22 @@
 //! superuser-only setting `timing_clock_source` (auto | system | tsc): we SET
 //! it to 'system' and to 'tsc' in turn when the role may, else measure the
 //! current setting and say why.
+//!
+//! # Noise control
+//! Pairs (TIMING OFF then ON) go on until the 95% interval of the median
+//! paired slowdown (ON/OFF of each pair, [`crate::stats::median_interval`])
+//! is within +-5% of it, with at least `--runs` pairs first; or until
+//! `--max-time` (counted from the first warm-up, over all clock sources,
+//! which share what is left equally) would be passed by one more pair
+//! (judged by the last pair's time); or at [`MAX_RUNS`] pairs. Which of
+//! these ended the runs is [`StopReason`].
 
 use crate::error::Error;
-use crate::options::{Options, WARMUP_RUNS};
+use crate::options::{Options, MAX_RUNS, WARMUP_RUNS};
 use crate::plan::{parse_explain_json, PlanSummary};
 use clockscope::Control;
 use serde::Serialize;
+use std::time::{Duration, Instant};
 
 /// First server version (`server_version_num`) with `timing_clock_source`.
 pub const PG19_VERSION_NUM: u32 = 190_000;
@@ -34,6 +44,24 @@ pub trait ExplainServer {
     fn show_clock_source(&mut self) -> Result<String, Error>;
     /// `RESET timing_clock_source`.
     fn reset_clock_source(&mut self) -> Result<(), Error>;
+    /// The time left for the next EXPLAIN under `--max-time`: a server that
+    /// can bound one statement (`--query`'s `SET LOCAL statement_timeout`)
+    /// does; the statement then fails with [`Error::MaxTime`].
+    fn limit_next(&mut self, _left: Duration) {}
+}
+
+/// What ended a clock source's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The 95% interval of the median slowdown came within +-5%.
+    Precision,
+    /// `--max-time` would have been passed by another pair.
+    MaxTime,
+    /// [`MAX_RUNS`] pairs ran without reaching the precision.
+    MaxRuns,
+    /// Ctrl-C (or the observer) stopped the runs.
+    Interrupted,
 }
 
 /// Which measurement is about to start (for progress and Ctrl-C).
@@ -63,6 +91,10 @@ pub struct SourceRuns {
     pub timing_on_ms: Vec<f64>,
     /// Clock reads per TIMING ON run, from its plan's counts.
     pub clock_reads_per_run: u64,
+    /// What ended the runs.
+    pub stopped_by: StopReason,
+    /// The last TIMING ON plan's JSON (for `--query`'s per-node breakdown).
+    pub timing_on_plan: Option<String>,
 }
 
 /// A clock source that was wanted but could not be measured.
@@ -79,6 +111,9 @@ pub struct ServerRuns {
     pub skipped: Vec<Skipped>,
     /// Ctrl-C (or the observer) stopped the runs early.
     pub interrupted: bool,
+    /// "Execution Time" of every EXPLAIN, warm-ups included, summed (ms):
+    /// the server's busy time on our behalf.
+    pub server_busy_ms: f64,
 }
 
 /// Whether the server has `timing_clock_source` (PostgreSQL 19+ and the
@@ -96,24 +131,45 @@ pub fn run_sources(
     opts: &Options,
     observer: &mut dyn FnMut(&Step) -> Control,
 ) -> Result<ServerRuns, Error> {
+    let start = Instant::now();
+    run_sources_timed(server, clock_setting, opts, observer, &mut || start.elapsed())
+}
+
+/// [`run_sources`] with the time since the start from `elapsed` (a scripted
+/// clock in tests), which `--max-time` is counted on.
+pub fn run_sources_timed(
+    server: &mut dyn ExplainServer,
+    clock_setting: bool,
+    opts: &Options,
+    observer: &mut dyn FnMut(&Step) -> Control,
+    elapsed: &mut dyn FnMut() -> Duration,
+) -> Result<ServerRuns, Error> {
     let mut out = ServerRuns {
         sources: Vec::new(),
         skipped: Vec::new(),
         interrupted: false,
+        server_busy_ms: 0.0,
+    };
+    let mut timer = Timer {
+        elapsed,
+        max_time: opts.max_time,
+        until: opts.max_time,
     };
     if !clock_setting {
         let how = "the server's only clock for EXPLAIN (before PostgreSQL 19)".to_string();
-        run_one(server, "system", how, opts, observer, &mut out)?;
+        run_one(server, "system", how, opts, observer, &mut timer, &mut out)?;
         return check_any(out);
     }
 
     let current = server.show_clock_source()?;
     let mut was_set = false;
     let mut denied: Option<Error> = None;
-    for want in ["system", "tsc"] {
+    for (i, want) in ["system", "tsc"].into_iter().enumerate() {
         if out.interrupted {
             break;
         }
+        // Each source gets an equal share of the time left.
+        timer.share(2 - i as u32);
         match server.set_clock_source(want) {
             Err(Error::Interrupted) => {
                 out.interrupted = true;
@@ -122,7 +178,7 @@ pub fn run_sources(
             Ok(()) => {
                 was_set = true;
                 let how = format!("SET timing_clock_source = '{want}' for this session");
-                run_one(server, want, how, opts, observer, &mut out)?;
+                run_one(server, want, how, opts, observer, &mut timer, &mut out)?;
             }
             Err(e) if e.sqlstate() == Some(INSUFFICIENT_PRIVILEGE) => {
                 denied = Some(e);
@@ -154,7 +210,8 @@ pub fn run_sources(
         }
         if !out.interrupted {
             let how = format!("the current setting; {reason}");
-            run_one(server, &current, how, opts, observer, &mut out)?;
+            timer.share(1);
+            run_one(server, &current, how, opts, observer, &mut timer, &mut out)?;
         }
     }
     check_any(out)
@@ -184,8 +241,38 @@ fn check_any(out: ServerRuns) -> Result<ServerRuns, Error> {
     Ok(out)
 }
 
-fn explain_once(server: &mut dyn ExplainServer, timing: bool, rows: u64) -> Result<PlanSummary, Error> {
-    let plan = parse_explain_json(&server.explain(timing)?)?;
+/// `--max-time` on a clock (`elapsed` since the start).
+struct Timer<'a> {
+    elapsed: &'a mut dyn FnMut() -> Duration,
+    max_time: Duration,
+    /// The current source's runs end by this time since the start.
+    until: Duration,
+}
+
+impl Timer<'_> {
+    /// Gives the next source its share of the time left, `sources` being
+    /// the sources still to run (this one included).
+    fn share(&mut self, sources: u32) {
+        let now = (self.elapsed)();
+        self.until = now + self.max_time.saturating_sub(now) / sources.max(1);
+    }
+
+    fn left(&mut self) -> Duration {
+        self.until.saturating_sub((self.elapsed)())
+    }
+}
+
+/// One EXPLAIN: the plan and its JSON text. `rows` is the row count the
+/// count(*) workload must see (`None` for `--query`).
+fn explain_once(
+    server: &mut dyn ExplainServer,
+    timing: bool,
+    rows: Option<u64>,
+    busy_ms: &mut f64,
+) -> Result<(PlanSummary, String), Error> {
+    let text = server.explain(timing)?;
+    let plan = parse_explain_json(&text)?;
+    *busy_ms += plan.execution_time_ms;
     if plan.has_node_timing != timing {
         return Err(Error::Plan(format!(
             "asked for TIMING {}, the plan {} per-node times",
@@ -193,13 +280,13 @@ fn explain_once(server: &mut dyn ExplainServer, timing: bool, rows: u64) -> Resu
             if plan.has_node_timing { "has" } else { "has no" }
         )));
     }
-    if plan.max_node_rows() != rows {
+    if let Some(rows) = rows.filter(|r| plan.max_node_rows() != *r) {
         return Err(Error::Plan(format!(
             "the scan returned {} rows, the TEMP table has {rows}",
             plan.max_node_rows()
         )));
     }
-    Ok(plan)
+    Ok((plan, text))
 }
 
 fn run_one(
@@ -208,6 +295,7 @@ fn run_one(
     how: String,
     opts: &Options,
     observer: &mut dyn FnMut(&Step) -> Control,
+    timer: &mut Timer,
     out: &mut ServerRuns,
 ) -> Result<(), Error> {
     let mut src = SourceRuns {
@@ -216,14 +304,25 @@ fn run_one(
         timing_off_ms: Vec::new(),
         timing_on_ms: Vec::new(),
         clock_reads_per_run: 0,
+        stopped_by: StopReason::MaxRuns,
+        timing_on_plan: None,
     };
+    let rows = if opts.query.is_some() { None } else { Some(opts.rows) };
+    let min_pairs = opts.runs.clamp(1, MAX_RUNS);
     let mut ask = |run: u32, timing: bool| {
         observer(&Step::Explain {
             clock_source,
             run,
-            runs: opts.runs,
+            runs: min_pairs,
             timing,
         }) == Control::Continue
+    };
+    // How a statement's failure ends the runs: a stop or the time cap keep
+    // the pairs so far (the time cap only once a pair exists).
+    let ended = |e: &Error, pairs: usize| match e {
+        Error::Interrupted => Some(StopReason::Interrupted),
+        Error::MaxTime(_) if pairs > 0 => Some(StopReason::MaxTime),
+        _ => None,
     };
     for _ in 0..WARMUP_RUNS {
         for timing in [false, true] {
@@ -231,39 +330,82 @@ fn run_one(
                 out.interrupted = true;
                 return Ok(());
             }
-            match explain_once(server, timing, opts.rows) {
+            let left = timer.left();
+            server.limit_next(left);
+            match explain_once(server, timing, rows, &mut out.server_busy_ms) {
                 Err(Error::Interrupted) => {
                     out.interrupted = true;
                     return Ok(());
+                }
+                Err(Error::MaxTime(why)) => {
+                    return Err(Error::MaxTime(format!(
+                        "{why}; the warm-up run did not end within {:.1} s",
+                        left.as_secs_f64()
+                    )))
                 }
                 other => other?,
             };
         }
     }
-    'runs: for run in 1..=opts.runs {
+    let mut last_pair = Duration::ZERO;
+    'runs: for run in 1..=MAX_RUNS {
+        let pairs = src.timing_on_ms.len();
+        if pairs >= min_pairs as usize {
+            let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
+            if crate::stats::precision(&ratios).is_some_and(|p| p.reached) {
+                src.stopped_by = StopReason::Precision;
+                break;
+            }
+        }
+        // Another pair like the last would pass the cap: stop (after one pair).
+        let pair_start = (timer.elapsed)();
+        if pairs > 0 && pair_start + last_pair > timer.until {
+            src.stopped_by = StopReason::MaxTime;
+            break;
+        }
         let mut pair = [0.0; 2];
         for timing in [false, true] {
             if !ask(run, timing) {
                 out.interrupted = true;
+                src.stopped_by = StopReason::Interrupted;
                 break 'runs;
             }
+            let left = timer.left();
+            if left.is_zero() && pairs > 0 {
+                src.stopped_by = StopReason::MaxTime;
+                break 'runs;
+            }
+            server.limit_next(left);
             // Stopped mid-statement (the server's EXPLAIN was cancelled):
             // the pairs so far count, as for a stop between statements.
-            let plan = match explain_once(server, timing, opts.rows) {
-                Err(Error::Interrupted) => {
-                    out.interrupted = true;
-                    break 'runs;
-                }
-                other => other?,
+            let (plan, text) = match explain_once(server, timing, rows, &mut out.server_busy_ms) {
+                Err(e) => match ended(&e, pairs) {
+                    Some(why) => {
+                        out.interrupted |= why == StopReason::Interrupted;
+                        src.stopped_by = why;
+                        break 'runs;
+                    }
+                    None => return Err(e),
+                },
+                Ok(p) => p,
             };
             pair[timing as usize] = plan.execution_time_ms;
             if timing {
                 src.clock_reads_per_run = plan.clock_reads();
+                src.timing_on_plan = Some(text);
             }
         }
         // Only whole pairs count, so both modes have the same runs.
         src.timing_off_ms.push(pair[0]);
         src.timing_on_ms.push(pair[1]);
+        last_pair = (timer.elapsed)().saturating_sub(pair_start);
+    }
+    if src.stopped_by == StopReason::MaxRuns {
+        // The loop ran out: was the last pair the precise one?
+        let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
+        if crate::stats::precision(&ratios).is_some_and(|p| p.reached) {
+            src.stopped_by = StopReason::Precision;
+        }
     }
     if !src.timing_on_ms.is_empty() {
         out.sources.push(src);

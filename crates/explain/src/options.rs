@@ -4,16 +4,25 @@
 use crate::error::Error;
 use crate::session::{estimated_table_bytes, HEAP_BYTES_PER_INT4_ROW};
 use clockscope::escape::escape_untrusted;
+use std::time::Duration;
 
 /// Default table size: large enough that the per-row cost dominates the
 /// fixed per-query cost (planning, executor start-up) by ~1000x.
 pub const DEFAULT_ROWS: u64 = 1_000_000;
 /// Largest table: 1e9 rows of int4 is ~36 GB of TEMP table.
 pub const MAX_ROWS: u64 = 1_000_000_000;
-/// Default EXPLAIN runs per timing mode.
+/// Default EXPLAIN runs per timing mode: the fewest pairs before the noise
+/// control may stop (it needs 6 for its 95% interval, so it goes on to at
+/// least 6 unless `--max-time` ends the runs first).
 pub const DEFAULT_RUNS: u32 = 5;
-/// Most runs per timing mode.
+/// Most runs per timing mode, and the most pairs the noise control runs.
 pub const MAX_RUNS: u32 = 1000;
+/// Default `--max-time`: the noise control's cap on the server runs.
+pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(60);
+/// Largest `--max-time`: a day.
+pub const MAX_MAX_TIME: Duration = Duration::from_secs(86_400);
+/// Longest `--query` accepted, bytes.
+pub const MAX_QUERY_BYTES: usize = 1 << 20;
 /// Untimed EXPLAIN runs per mode before the measured ones: the first scan sets
 /// hint bits and fills the local buffers.
 pub const WARMUP_RUNS: u32 = 1;
@@ -45,6 +54,9 @@ pub enum Workload {
     /// table's while the clock reads per row, and so the overhead per read,
     /// stay comparable.
     Series,
+    /// The user's own statement (`--query`), each run inside
+    /// `BEGIN READ ONLY ... ROLLBACK`.
+    Query,
 }
 
 /// A validated request.
@@ -63,6 +75,10 @@ pub struct Options {
     pub max_table_bytes: Option<u64>,
     /// `--workload`.
     pub workload: Workload,
+    /// `--query`: the user's statement instead of the count(*) workload.
+    pub query: Option<String>,
+    /// `--max-time`: the cap on the server runs (warm-up and pairs).
+    pub max_time: Duration,
 }
 
 impl Options {
@@ -75,6 +91,8 @@ impl Options {
             clock_measure_ns: CLOCK_MEASURE_NS,
             max_table_bytes: None,
             workload: Workload::Auto,
+            query: None,
+            max_time: DEFAULT_MAX_TIME,
         }
     }
 
@@ -83,6 +101,17 @@ impl Options {
         check_rows(self.rows)?;
         if !(1..=MAX_RUNS).contains(&self.runs) {
             return Err(Error::Runs(format!("must be in 1..={MAX_RUNS}, got {}", self.runs)));
+        }
+        if self.max_time.is_zero() || self.max_time > MAX_MAX_TIME {
+            return Err(Error::MaxTime(format!(
+                "must be above 0 and at most {} s, got {} s",
+                MAX_MAX_TIME.as_secs(),
+                self.max_time.as_secs_f64()
+            )));
+        }
+        if let Some(q) = &self.query {
+            check_query(q)?;
+            return Ok(());
         }
         if self.workload == Workload::Series {
             return Ok(());
@@ -116,6 +145,45 @@ impl Options {
             _ => Ok(()),
         }
     }
+}
+
+/// Checks `--query` before connecting: not empty, no NUL byte (the protocol
+/// cannot carry one), at most [`MAX_QUERY_BYTES`]. One statement only and
+/// no writes are the server's to enforce (see `session`).
+pub fn check_query(query: &str) -> Result<(), Error> {
+    if query.trim().trim_matches(';').trim().is_empty() {
+        return Err(Error::Query(
+            "is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement".into(),
+        ));
+    }
+    if query.contains('\0') {
+        return Err(Error::Query("contains a NUL byte, which PostgreSQL cannot take".into()));
+    }
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::Query(format!(
+            "is {} bytes, above the {MAX_QUERY_BYTES}-byte limit",
+            query.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses `--max-time SECONDS`: a positive number of seconds (a fraction
+/// allowed), at most a day.
+pub fn parse_max_time(text: &str) -> Result<Duration, Error> {
+    let shown = escape_untrusted(text);
+    let secs: f64 = text
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && !text.starts_with('+'))
+        .ok_or_else(|| Error::MaxTime(format!("'{shown}' is not a number of seconds (e.g. 60, 2.5)")))?;
+    if !(secs > 0.0 && secs <= MAX_MAX_TIME.as_secs_f64()) {
+        return Err(Error::MaxTime(format!(
+            "must be above 0 and at most {} s, got {shown}",
+            MAX_MAX_TIME.as_secs()
+        )));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 fn check_rows(rows: u64) -> Result<u64, Error> {
@@ -366,6 +434,24 @@ mod tests {
             o.validate().unwrap_err().to_string(),
             "--runs: must be in 1..=1000, got 0"
         );
+    }
+
+    #[test]
+    fn max_time_and_query_are_checked() {
+        assert_eq!(parse_max_time("60").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_max_time("0.5").unwrap(), Duration::from_millis(500));
+        for bad in ["0", "-1", "abc", "", "inf", "NaN", "1e9", "+5"] {
+            let e = parse_max_time(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--max-time: "), "{bad:?}: {e}");
+        }
+        for bad in ["", "  ", ";", "SELECT 1\0"] {
+            let e = check_query(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--query: "), "{bad:?}: {e}");
+        }
+        let mut o = Options::new(None);
+        o.query = Some("SELECT 1".into());
+        o.rows = 1_000_000_000; // no table, so no size check
+        assert!(o.validate().is_ok());
     }
 
     #[test]

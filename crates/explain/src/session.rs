@@ -259,6 +259,11 @@ pub struct PgSession {
     created: bool,
     /// Set by [`PgSession::use_series`]: EXPLAIN runs on generate_series.
     series_rows: Option<i32>,
+    /// Set by [`PgSession::use_query`]: EXPLAIN runs the user's statement,
+    /// each run in `BEGIN READ ONLY ... ROLLBACK`, within `--max-time`.
+    user_query: Option<(String, Duration)>,
+    /// The time `--max-time` leaves the next EXPLAIN ([`ExplainServer::limit_next`]).
+    time_left: Option<Duration>,
 }
 
 impl PgSession {
@@ -328,6 +333,8 @@ impl PgSession {
             table,
             created: false,
             series_rows: None,
+            user_query: None,
+            time_left: None,
         })
     }
 
@@ -346,6 +353,9 @@ impl PgSession {
 
     /// The query EXPLAIN runs.
     pub fn query(&self) -> String {
+        if let Some((sql, _)) = &self.user_query {
+            return sql.clone();
+        }
         match self.series_rows {
             Some(rows) => format!("SELECT count(*) FROM pg_catalog.generate_series(1, {rows})"),
             None => format!("SELECT count(*) FROM {}", self.table),
@@ -358,6 +368,14 @@ impl PgSession {
             i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit generate_series' int4")))?;
         self.series_rows = Some(rows);
         Ok(())
+    }
+
+    /// Runs EXPLAIN on the user's statement `sql` (`--query`): each run in
+    /// `BEGIN READ ONLY` with `SET LOCAL statement_timeout` at the time
+    /// `--max-time` leaves, then `ROLLBACK`; statements bounded by
+    /// `max_time` (call before [`PgSession::prepare`]).
+    pub fn use_query(&mut self, sql: &str, max_time: Duration) {
+        self.user_query = Some((sql.to_string(), max_time));
     }
 
     /// Why this session cannot create a TEMP table, if it cannot: a hot
@@ -612,19 +630,27 @@ impl PgSession {
     /// Records the changes in `info`.
     pub fn prepare(&mut self, info: &mut ServerInfo, rows: u64) -> Result<(), Error> {
         self.deadline = client_deadline_for(rows);
-        let timeout = statement_timeout_for(rows);
-        // (name, value, why, optional: a refusal is not an error)
-        let mut changes: Vec<(&str, String, String, bool)> = vec![(
-            "statement_timeout",
-            timeout.as_millis().to_string(),
-            format!(
-                "a server-side bound on each statement, {} s + {} us per row (the client gives up {} s later)",
-                STATEMENT_TIMEOUT_BASE.as_secs(),
-                STATEMENT_TIMEOUT_PER_ROW.as_micros(),
+        let mut timeout = statement_timeout_for(rows);
+        let mut timeout_why = format!(
+            "a server-side bound on each statement, {} s + {} us per row (the client gives up {} s later)",
+            STATEMENT_TIMEOUT_BASE.as_secs(),
+            STATEMENT_TIMEOUT_PER_ROW.as_micros(),
+            CLIENT_DEADLINE_GRACE.as_secs()
+        );
+        let query_mode = self.user_query.is_some();
+        if let Some((_, max_time)) = &self.user_query {
+            // Whole milliseconds, at least 1 (0 would turn the timeout off).
+            timeout = Duration::from_millis((max_time.as_millis() as u64).max(1));
+            self.deadline = timeout + CLIENT_DEADLINE_GRACE;
+            timeout_why = format!(
+                "--max-time; each run of --query also gets SET LOCAL statement_timeout at the time left \
+                 (the client gives up {} s later)",
                 CLIENT_DEADLINE_GRACE.as_secs()
-            ),
-            false,
-        )];
+            );
+        }
+        // (name, value, why, optional: a refusal is not an error)
+        let mut changes: Vec<(&str, String, String, bool)> =
+            vec![("statement_timeout", timeout.as_millis().to_string(), timeout_why, false)];
         if info.setting("client_connection_check_interval").is_some() {
             changes.push((
                 "client_connection_check_interval",
@@ -635,7 +661,8 @@ impl PgSession {
             ));
         }
         // Both exist since PostgreSQL 9.6 and 11; older servers have neither to turn off.
-        if info.setting("max_parallel_workers_per_gather").is_some() {
+        // --query runs the user's statement as the server would (parallel, JIT).
+        if !query_mode && info.setting("max_parallel_workers_per_gather").is_some() {
             changes.push((
                 "max_parallel_workers_per_gather",
                 "0".into(),
@@ -643,7 +670,7 @@ impl PgSession {
                 false,
             ));
         }
-        if info.setting("jit").is_some() {
+        if !query_mode && info.setting("jit").is_some() {
             changes.push((
                 "jit",
                 "off".into(),
@@ -661,7 +688,7 @@ impl PgSession {
                 ),
             )?
             .get(0);
-        if want_blocks as i64 > current_blocks {
+        if !query_mode && want_blocks as i64 > current_blocks {
             changes.push((
                 "temp_buffers",
                 want_blocks.to_string(),
@@ -826,8 +853,161 @@ async fn drive(mut connection: Connection<Socket, Stream>, last_word: LastWord) 
     }
 }
 
+/// EXPLAIN's JSON column as text: `json` (text on the wire, binary format
+/// too), `jsonb` (a version byte, then text) or `text`. tokio-postgres reads
+/// `json` only through its serde feature; this keeps the text as the server
+/// sent it, for [`crate::plan::parse_explain_json`].
+struct JsonText(String);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for JsonText {
+    fn from_sql(
+        ty: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let raw = if *ty == tokio_postgres::types::Type::JSONB {
+            raw.strip_prefix(&[1]).ok_or("jsonb: unknown format version")?
+        } else {
+            raw
+        };
+        Ok(JsonText(std::str::from_utf8(raw)?.to_string()))
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        use tokio_postgres::types::Type;
+        matches!(*ty, Type::JSON | Type::JSONB | Type::TEXT)
+    }
+}
+
+/// Statements EXPLAIN can run, by their first keyword (CREATE TABLE AS is
+/// refused as a write anyway).
+const EXPLAINABLE: [&str; 10] = [
+    "SELECT", "VALUES", "TABLE", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "EXECUTE", "DECLARE",
+];
+
+/// The first keyword of `sql`, upper-cased, after blanks, `--` and `/* */`
+/// comments and opening parentheses; empty when it does not start with a word.
+pub fn first_keyword(sql: &str) -> String {
+    let mut rest = sql;
+    loop {
+        let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(after) = trimmed.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = trimmed.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            rest = trimmed;
+            break;
+        }
+    }
+    rest.chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
+        .collect::<String>()
+        .to_ascii_uppercase()
+}
+
+/// Says what went wrong running `--query` `sql` in one line naming it: a
+/// write refused by the READ ONLY transaction, several statements, a
+/// statement EXPLAIN cannot run, `--max-time`'s statement_timeout, or the
+/// server's error. Server text is already escaped ([`Error::server`]).
+pub fn query_error(e: Error, sql: &str) -> Error {
+    let Error::Server { message, sqlstate, .. } = &e else {
+        return e;
+    };
+    let state = sqlstate
+        .as_deref()
+        .map(|s| format!(" (SQLSTATE {s})"))
+        .unwrap_or_default();
+    let keyword = first_keyword(sql);
+    match sqlstate.as_deref() {
+        Some(READ_ONLY_TRANSACTION) => Error::Query(format!(
+            "the query writes, which this READ ONLY transaction refused (rolled back, nothing changed): \
+             {message}{state}"
+        )),
+        Some("42601") if message.contains("multiple commands") => Error::Query(format!(
+            "several statements; give one statement (the server: {message}{state})"
+        )),
+        Some("42601") if !EXPLAINABLE.contains(&keyword.as_str()) => Error::Query(format!(
+            "EXPLAIN cannot run {} (a utility statement or DDL); give one SELECT, VALUES, TABLE or WITH \
+             query (the server: {message}{state})",
+            if keyword.is_empty() {
+                "this statement".to_string()
+            } else {
+                format!("a {} statement", escape_untrusted(&keyword))
+            }
+        )),
+        Some("57014") if message.contains("statement timeout") => Error::MaxTime(format!(
+            "a run of --query was cancelled by statement_timeout at the time left{state}"
+        )),
+        _ => Error::Query(format!("the server refused it: {message}{state}")),
+    }
+}
+
+impl PgSession {
+    /// One EXPLAIN of the user's statement in `BEGIN READ ONLY` (with
+    /// `SET LOCAL statement_timeout` at the time left), then `ROLLBACK`,
+    /// whatever happened (within the cleanup budget after a stop).
+    fn explain_user_query(&mut self, sql: &str, timing: bool) -> Result<String, Error> {
+        let explain = format!(
+            "EXPLAIN (ANALYZE, TIMING {}, FORMAT JSON) {sql}",
+            if timing { "ON" } else { "OFF" }
+        );
+        let mut begin = "BEGIN READ ONLY".to_string();
+        if let Some(left) = self.time_left {
+            begin.push_str(&format!(
+                "; SET LOCAL statement_timeout = {}",
+                (left.as_millis() as u64).max(1)
+            ));
+        }
+        self.statement("BEGIN READ ONLY", self.client.batch_execute(&begin))?;
+        // The extended protocol: the server parses `explain` as one
+        // statement and refuses several ("cannot insert multiple commands").
+        let result = self
+            .statement(
+                "EXPLAIN ANALYZE of --query",
+                self.client.query_one(explain.as_str(), &[]),
+            )
+            .and_then(|row| {
+                row.try_get::<_, JsonText>(0)
+                    .map(|j| j.0)
+                    .map_err(|e| Error::Plan(format!("EXPLAIN's result: {}", crate::error::describe(&e).0)))
+            })
+            .and_then(|plan| {
+                // READ ONLY does not stop everything under EXPLAIN ANALYZE
+                // (CREATE TABLE AS and SELECT INTO create their table on
+                // PostgreSQL 15): any write takes a transaction id, so one
+                // assigned means the query wrote. ROLLBACK undoes it below.
+                let wrote: bool = self
+                    .statement(
+                        "checking that --query wrote nothing",
+                        self.client
+                            .query_one("SELECT pg_catalog.txid_current_if_assigned() IS NOT NULL", &[]),
+                    )?
+                    .get(0);
+                if wrote {
+                    return Err(Error::Query(
+                        "the query writes (it took a transaction id, e.g. CREATE TABLE AS or SELECT INTO, which \
+                         READ ONLY does not stop under EXPLAIN); rolled back, nothing changed"
+                            .into(),
+                    ));
+                }
+                Ok(plan)
+            });
+        let rolled_back = self.cleanup_statement("ROLLBACK", self.client.batch_execute("ROLLBACK"));
+        let plan = result.map_err(|e| query_error(e, sql))?;
+        rolled_back?;
+        Ok(plan)
+    }
+}
+
 impl ExplainServer for PgSession {
+    fn limit_next(&mut self, left: Duration) {
+        self.time_left = Some(left);
+    }
+
     fn explain(&mut self, timing: bool) -> Result<String, Error> {
+        if let Some((sql, _)) = self.user_query.clone() {
+            return self.explain_user_query(&sql, timing);
+        }
         let sql = format!(
             "EXPLAIN (ANALYZE, TIMING {}, FORMAT JSON) {}",
             if timing { "ON" } else { "OFF" },
@@ -925,6 +1105,65 @@ mod tests {
             Waited::Stopped
         );
         assert_eq!(block_on(wait(std::future::ready(7), None, &|| true)), Waited::Done(7));
+    }
+
+    #[test]
+    fn first_keywords_skip_comments_and_parentheses() {
+        assert_eq!(first_keyword("  select 1"), "SELECT");
+        assert_eq!(first_keyword("-- note\n/* c */ (SELECT 1)"), "SELECT");
+        assert_eq!(first_keyword("create table t (a int)"), "CREATE");
+        assert_eq!(first_keyword("; x"), "");
+        assert_eq!(first_keyword("-- only a comment"), "");
+    }
+
+    fn server_error(message: &str, state: &str) -> Error {
+        Error::Server {
+            step: "EXPLAIN ANALYZE of --query".into(),
+            message: message.into(),
+            sqlstate: Some(state.into()),
+        }
+    }
+
+    #[test]
+    fn query_errors_name_the_option_and_the_cause() {
+        let write = query_error(
+            server_error("cannot execute INSERT in a read-only transaction", "25006"),
+            "INSERT INTO t VALUES (1)",
+        );
+        assert!(write.to_string().starts_with("--query: the query writes"), "{write}");
+        let two = query_error(
+            server_error("cannot insert multiple commands into a prepared statement", "42601"),
+            "SELECT 1; SELECT 2",
+        );
+        assert!(two.to_string().starts_with("--query: several statements"), "{two}");
+        let ddl = query_error(
+            server_error("syntax error at or near \"TABLE\"", "42601"),
+            "CREATE TABLE t (a int)",
+        );
+        assert!(
+            ddl.to_string()
+                .starts_with("--query: EXPLAIN cannot run a CREATE statement"),
+            "{ddl}"
+        );
+        let syntax = query_error(
+            server_error("syntax error at or near \"FRM\"", "42601"),
+            "SELECT 1 FRM t",
+        );
+        assert!(
+            syntax
+                .to_string()
+                .starts_with("--query: the server refused it: syntax error"),
+            "{syntax}"
+        );
+        let timeout = query_error(
+            server_error("canceling statement due to statement timeout", "57014"),
+            "SELECT pg_sleep(9)",
+        );
+        assert!(timeout.to_string().starts_with("--max-time: "), "{timeout}");
+        assert!(matches!(
+            query_error(Error::Interrupted, "SELECT 1"),
+            Error::Interrupted
+        ));
     }
 
     #[test]

@@ -590,6 +590,20 @@ mod tests {
             observed_over_predicted: None,
             runs_timing_off_ms: vec![],
             runs_timing_on_ms: vec![],
+            noise: crate::report::model::Noise {
+                pairs: 6,
+                slowdown_median: slowdown,
+                slowdown_min: slowdown,
+                slowdown_max: slowdown,
+                slowdown_ci_low: Some(slowdown),
+                slowdown_ci_high: Some(slowdown),
+                slowdown_ci_coverage: Some(0.968_75),
+                slowdown_ci_half_width: Some(0.0),
+                target_half_width: 0.05,
+                target_reached: true,
+                stopped_by: crate::measure::StopReason::Precision,
+                timing_off_variation: Some(0.0),
+            },
         }
     }
 

@@ -3,14 +3,17 @@
 //! timing_clock_source gets, runs alternating, and Ctrl-C.
 
 use clockscope::Control;
-use clockscope_explain::measure::{run_sources, ExplainServer, Step};
+use clockscope_explain::measure::{run_sources, ExplainServer, Step, StopReason};
 use clockscope_explain::{Error, Options};
 
 mod common;
 use common::data;
 
 /// A server that answers from the hand-written PostgreSQL 19 plans, with
-/// "Execution Time" replaced by a counter so every run is distinguishable.
+/// "Execution Time" replaced by a counter so every run is distinguishable:
+/// TIMING OFF takes the call's number in ms, TIMING ON twice the TIMING OFF
+/// before it, so every pair's slowdown is 2 and the noise control stops at
+/// its 6-pair minimum (or at `--runs` when that is more).
 struct Scripted {
     off: String,
     on: String,
@@ -47,7 +50,11 @@ impl ExplainServer for Scripted {
     fn explain(&mut self, timing: bool) -> Result<String, Error> {
         self.calls
             .push(format!("{} {}", if timing { "on" } else { "off" }, self.current));
-        let ms = self.next_ms;
+        let ms = if timing {
+            2.0 * (self.next_ms - 1.0)
+        } else {
+            self.next_ms
+        };
         self.next_ms += 1.0;
         Ok(with_time(if timing { &self.on } else { &self.off }, ms))
     }
@@ -87,6 +94,13 @@ fn go(server: &mut Scripted, pg19: bool, runs: u32) -> Result<clockscope_explain
     run_sources(server, pg19, &opts(runs), &mut |_| Control::Continue)
 }
 
+/// The calls of a warm-up pair and `pairs` pairs on `source`.
+fn alternating(source: &str, pairs: usize) -> Vec<String> {
+    (0..=pairs)
+        .flat_map(|_| [format!("off {source}"), format!("on {source}")])
+        .collect()
+}
+
 #[test]
 fn before_postgresql_19_the_system_clock_is_measured_alternating() {
     let mut s = Scripted::new(|_| unreachable!("no SET before PostgreSQL 19"), "n/a");
@@ -94,11 +108,14 @@ fn before_postgresql_19_the_system_clock_is_measured_alternating() {
     assert_eq!(out.sources.len(), 1);
     let src = &out.sources[0];
     assert_eq!(src.clock_source, "system");
-    // Warm-up (1, 2), then off/on pairs: 3/4, 5/6.
-    assert_eq!(src.timing_off_ms, [3.0, 5.0]);
-    assert_eq!(src.timing_on_ms, [4.0, 6.0]);
+    // Warm-up (1, 0), then off/on pairs: 3/6, 5/10, ...: --runs 2 is a
+    // minimum, the 95% interval needs 6 pairs, and with every slowdown 2.0
+    // it is exact at 6.
+    assert_eq!(src.timing_off_ms, [3.0, 5.0, 7.0, 9.0, 11.0, 13.0]);
+    assert_eq!(src.timing_on_ms, [6.0, 10.0, 14.0, 18.0, 22.0, 26.0]);
+    assert_eq!(src.stopped_by, StopReason::Precision);
     assert_eq!(src.clock_reads_per_run, 200_006);
-    assert_eq!(s.calls, ["off n/a", "on n/a", "off n/a", "on n/a", "off n/a", "on n/a"]);
+    assert_eq!(s.calls, alternating("n/a", 6));
     assert!(out.skipped.is_empty() && !out.interrupted);
 }
 
@@ -109,22 +126,12 @@ fn a_superuser_on_postgresql_19_measures_system_and_tsc() {
     let names: Vec<&str> = out.sources.iter().map(|r| r.clock_source.as_str()).collect();
     assert_eq!(names, ["system", "tsc"]);
     assert!(out.sources[0].how.contains("SET timing_clock_source = 'system'"));
-    assert_eq!(
-        s.calls,
-        [
-            "SET system",
-            "off system",
-            "on system",
-            "off system",
-            "on system",
-            "SET tsc",
-            "off tsc",
-            "on tsc",
-            "off tsc",
-            "on tsc",
-            "RESET"
-        ]
-    );
+    let mut want = vec!["SET system".to_string()];
+    want.extend(alternating("system", 6));
+    want.push("SET tsc".into());
+    want.extend(alternating("tsc", 6));
+    want.push("RESET".into());
+    assert_eq!(s.calls, want);
 }
 
 #[test]

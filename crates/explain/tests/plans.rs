@@ -93,6 +93,8 @@ fn arithmetic_from_recorded_runs() {
         timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
         timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
         clock_reads_per_run: on.clock_reads(),
+        stopped_by: clockscope_explain::measure::StopReason::Precision,
+        timing_on_plan: None,
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
@@ -116,6 +118,8 @@ fn arithmetic_from_recorded_runs() {
         machine: &m,
         clock_measure_ns: 1,
         interrupted: false,
+        max_time: std::time::Duration::from_secs(60),
+        cpu_contention: None,
     });
     let s = &r.clock_sources[0];
     let (off_med, on_med) = (off.execution_time_ms, on.execution_time_ms);
@@ -153,7 +157,14 @@ fn arithmetic_from_recorded_runs() {
         t.scaled_slowdown,
         (off_med + 200_006.0 * 10.0 * ratio / 1e6) / off_med
     ));
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // Only the noise control's: made-up runs 2 to 4 ms, and 3 pairs.
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with("system: TIMING OFF varied by"),
+        "{:?}",
+        r.warnings
+    );
+    assert!(r.warnings[1].contains("needs at least 6 pairs"), "{:?}", r.warnings);
 
     // The text report says all of it, on lines a reader can find.
     let mut text = Vec::new();
@@ -198,6 +209,8 @@ fn remote_servers_and_noise_are_warned_about() {
         timing_off_ms: vec![5.0],
         timing_on_ms: vec![4.0],
         clock_reads_per_run: 2_006,
+        stopped_by: clockscope_explain::measure::StopReason::MaxTime,
+        timing_on_plan: None,
     };
     let m = machine(20.0, None);
     let inputs = Inputs {
@@ -221,9 +234,19 @@ fn remote_servers_and_noise_are_warned_about() {
         machine: &m,
         clock_measure_ns: 1,
         interrupted: false,
+        max_time: std::time::Duration::from_secs(60),
+        cpu_contention: None,
     };
     let r = report::build(&inputs);
-    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+    assert_eq!(r.warnings.len(), 3, "{:?}", r.warnings);
+    assert!(
+        r.warnings[2].starts_with(
+            "system: the 95% interval of the median slowdown needs at least 6 pairs, not within +-5%, after 1 pairs: \
+             --max-time ended the runs"
+        ),
+        "{}",
+        r.warnings[2]
+    );
     assert!(r.warnings[0].contains("not on this machine"));
     assert!(r.warnings[0].ends_with("inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads"));
     assert!(r.warnings[1].contains("TIMING ON was not slower"));

@@ -4,7 +4,8 @@
 //! checked before anything connects. The first Ctrl-C (or SIGTERM) cancels
 //! the server's running statement, drops the TEMP table and prints what was
 //! measured (exit 130); a second one sends the cancel request and exits at
-//! once. Every failure is one line (exit 2).
+//! once. Every failure is one line (exit 2). `--query` runs the user's
+//! statement instead (read-only, rolled back); `--max-time` caps the runs.
 
 #![cfg(feature = "explain")]
 
@@ -31,9 +32,20 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_table_size: Option<String>,
 
-    /// EXPLAIN runs per timing mode, after a warm-up.
+    /// The fewest pairs of EXPLAIN runs (TIMING OFF, then ON) after a warm-up; more follow until the median
+    /// slowdown's 95% interval is within +-5% (at least 6 pairs) or --max-time.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
+
+    /// The most time the EXPLAIN runs may take, in seconds (warm-up included; PostgreSQL 19's two clock sources
+    /// share it). With --query, each run's statement_timeout is the time left.
+    #[arg(long, value_name = "SECONDS", default_value = "60", allow_hyphen_values = true)]
+    pub max_time: String,
+
+    /// Measure this statement instead of count(*) over a TEMP table: one statement, each run inside
+    /// BEGIN READ ONLY ... ROLLBACK (writes are refused by the server, nothing is kept).
+    #[arg(long, value_name = "SQL", allow_hyphen_values = true, conflicts_with_all = ["rows", "max_table_size", "workload"])]
+    pub query: Option<String>,
 
     /// What EXPLAIN runs on: a TEMP table, generate_series (no table: hot standbys, read-only roles), or auto
     /// (the table when the server allows one).
@@ -67,11 +79,14 @@ impl From<WorkloadArg> for options::Workload {
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     let rows = options::parse_rows(&args.rows)?;
     let max_table_bytes = args.max_table_size.as_deref().map(options::parse_size).transpose()?;
+    let max_time = options::parse_max_time(&args.max_time)?;
     let opts = Options {
         rows,
         runs: args.runs,
         max_table_bytes,
         workload: args.workload.into(),
+        query: args.query.clone(),
+        max_time,
         ..Options::new(args.dsn.clone())
     };
     opts.validate()?;
@@ -87,6 +102,10 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
                     current_source = clock_source.to_string();
                     bar.set_prefix(format!("EXPLAIN ANALYZE, {clock_source}"));
                     bar.set_position(0);
+                }
+                // Past --runs the noise control decides: grow by a pair.
+                if bar.position() >= bar.length().unwrap_or(0) {
+                    bar.inc_length(2);
                 }
                 bar.inc(1);
             }

@@ -1,7 +1,7 @@
 //! The report's arithmetic (see [`super`]): medians, overheads per row and
 //! per read, and the prediction from this machine's clock cost.
 
-use super::model::{Inputs, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+use super::model::{Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
 use crate::clockcost::MachineClocks;
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
@@ -52,6 +52,80 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
         runs_timing_on_ms: runs.timing_on_ms.clone(),
+        noise: noise_of(runs)?,
+    })
+}
+
+/// The noise control's figures for one source's pairs.
+fn noise_of(runs: &SourceRuns) -> Option<Noise> {
+    let ratios = crate::stats::paired_ratios(&runs.timing_off_ms, &runs.timing_on_ms);
+    let spread = Spread::of(&ratios)?;
+    let p = crate::stats::precision(&ratios)?;
+    Some(Noise {
+        pairs: runs.timing_on_ms.len(),
+        slowdown_median: p.median,
+        slowdown_min: spread.min,
+        slowdown_max: spread.max,
+        slowdown_ci_low: p.interval.map(|i| i.low),
+        slowdown_ci_high: p.interval.map(|i| i.high),
+        slowdown_ci_coverage: p.interval.map(|i| i.coverage),
+        slowdown_ci_half_width: p.interval.map(|i| i.half_width(p.median)),
+        target_half_width: crate::stats::TARGET_HALF_WIDTH,
+        target_reached: p.reached,
+        stopped_by: runs.stopped_by,
+        timing_off_variation: crate::stats::relative_range(&runs.timing_off_ms),
+    })
+}
+
+/// Above this (max - min) / median of TIMING OFF, the report warns.
+pub const TIMING_OFF_VARIATION_WARN: f64 = 0.10;
+
+/// The noise warnings for one source: TIMING OFF spread, precision missed.
+fn noise_warnings(r: &SourceResult, warnings: &mut Vec<String>) {
+    let n = &r.noise;
+    if let Some(v) = n.timing_off_variation.filter(|v| *v > TIMING_OFF_VARIATION_WARN) {
+        warnings.push(format!(
+            "{}: TIMING OFF varied by {:.0}% between runs ((max - min) / median of {} runs: {:.3} to {:.3} ms); \
+             something else competes with the server, so single runs mislead and only the medians count",
+            r.clock_source,
+            v * 100.0,
+            n.pairs,
+            r.timing_off_ms_min,
+            r.timing_off_ms_max
+        ));
+    }
+    if !n.target_reached && n.stopped_by != crate::measure::StopReason::Interrupted {
+        let precision = match n.slowdown_ci_half_width {
+            Some(h) => format!("is +-{:.1}%", h * 100.0),
+            None => "needs at least 6 pairs".to_string(),
+        };
+        let why = match n.stopped_by {
+            crate::measure::StopReason::MaxTime => "--max-time ended the runs (raise it for more pairs)",
+            _ => "the most pairs ran",
+        };
+        warnings.push(format!(
+            "{}: the 95% interval of the median slowdown {precision}, not within +-{:.0}%, after {} pairs: {why}",
+            r.clock_source,
+            n.target_half_width * 100.0,
+            n.pairs
+        ));
+    }
+}
+
+/// `--query`'s breakdown from the first measured source.
+fn query_breakdown(inp: &Inputs, results: &[SourceResult]) -> Option<QueryBreakdown> {
+    if inp.workload != crate::options::Workload::Query {
+        return None;
+    }
+    let (runs, r) = inp.sources.iter().zip(results).next()?;
+    let added_ms = r.timing_on_ms - r.timing_off_ms;
+    let nodes = crate::nodes::breakdown(runs.timing_on_plan.as_deref()?, added_ms).ok()?;
+    Some(QueryBreakdown {
+        clock_source: r.clock_source.clone(),
+        added_ms,
+        nodes,
+        auto_explain_log_timing_added_ms: added_ms,
+        auto_explain_log_timing_slowdown: r.slowdown,
     })
 }
 
@@ -104,6 +178,7 @@ pub fn build(inp: &Inputs) -> Report {
                 r.clock_source
             ));
         }
+        noise_warnings(r, &mut warnings);
     }
     if inp.interrupted {
         let done: Vec<String> = clock_sources
@@ -119,8 +194,22 @@ pub fn build(inp: &Inputs) -> Report {
             .collect();
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }
+    if let Some(c) = inp
+        .cpu_contention
+        .as_ref()
+        .filter(|c| c.other_busy_fraction >= c.warn_fraction)
+    {
+        warnings.push(format!(
+            "other processes kept {:.0}% of this machine's {} CPUs busy during the runs (/proc/stat, clockscope's and \
+             the server's statements' time left out), and the server runs here: its runs compete with them, \
+             expect noise",
+            c.other_busy_fraction * 100.0,
+            c.cpus
+        ));
+    }
     let tsc = tsc_prediction(&clock_sources, inp.machine);
     let timing_settings = crate::timing_settings::judge(inp.timing_settings, &clock_sources, inp.page_read.clone());
+    let query_breakdown = query_breakdown(inp, &clock_sources);
     Report {
         server_version: inp.server_version.to_string(),
         server_version_num: inp.server_version_num,
@@ -144,6 +233,10 @@ pub fn build(inp: &Inputs) -> Report {
         tsc_prediction: tsc,
         warnings,
         interrupted: inp.interrupted,
+        max_time_s: inp.max_time.as_secs_f64(),
+        noise_method: crate::stats::INTERVAL_METHOD.to_string(),
+        cpu_contention: inp.cpu_contention.clone(),
+        query_breakdown,
     }
 }
 

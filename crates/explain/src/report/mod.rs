@@ -20,6 +20,10 @@
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
 //! ```
 //!
+//! The noise control's figures (`noise`) come from the paired slowdowns,
+//! ON / OFF of each pair, and their 95% interval (`stats`);
+//! `--query`'s per-node breakdown from `nodes`.
+//!
 //! The TSC prediction for a server that did not run on the TSC uses the
 //! RDTSC loop time in place of the system clock's: `predicted_*` as above
 //! with `rdtsc_per_read_ns`, and a `scaled_*` variant that also applies the
@@ -32,5 +36,7 @@ pub mod model;
 pub mod text;
 
 pub use arith::build;
-pub use model::{Inputs, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+pub use model::{
+    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+};
 pub use text::{thousands, write_text};

@@ -3,7 +3,8 @@
 
 use crate::clockcost::MachineClocks;
 use crate::connect::Locality;
-use crate::measure::{Skipped, SourceRuns};
+use crate::measure::{Skipped, SourceRuns, StopReason};
+use crate::nodes::NodeCost;
 use crate::session::Setting;
 use crate::timing_settings::{PageReadReference, ServerSetting, TimingSettings};
 use serde::Serialize;
@@ -38,6 +39,62 @@ pub struct SourceResult {
     /// Every run, in order.
     pub runs_timing_off_ms: Vec<f64>,
     pub runs_timing_on_ms: Vec<f64>,
+    /// The noise control: paired slowdowns, their interval, why runs ended.
+    pub noise: Noise,
+}
+
+/// The noise control's result for one clock source (see `stats`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Noise {
+    /// Pairs of runs (TIMING OFF then ON).
+    pub pairs: usize,
+    /// Median, min and max of the paired slowdowns (ON / OFF of each pair).
+    pub slowdown_median: f64,
+    pub slowdown_min: f64,
+    pub slowdown_max: f64,
+    /// The 95% interval of the median paired slowdown; null below 6 pairs.
+    pub slowdown_ci_low: Option<f64>,
+    pub slowdown_ci_high: Option<f64>,
+    /// The interval's actual coverage (at least 0.95).
+    pub slowdown_ci_coverage: Option<f64>,
+    /// The interval's larger distance from the median, relative (0.05 = +-5%).
+    pub slowdown_ci_half_width: Option<f64>,
+    /// The precision aimed for: 0.05.
+    pub target_half_width: f64,
+    pub target_reached: bool,
+    /// `precision`, `max_time`, `max_runs` or `interrupted`.
+    pub stopped_by: StopReason,
+    /// (max - min) / median of the TIMING OFF runs.
+    pub timing_off_variation: Option<f64>,
+}
+
+/// Other work on this machine during the runs, when the server is local.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CpuContention {
+    /// Share of all CPUs' time used by processes other than clockscope and
+    /// the server's statements (`contention` module docs).
+    pub other_busy_fraction: f64,
+    /// CPUs in /proc/stat.
+    pub cpus: u32,
+    /// The warning threshold (0.25).
+    pub warn_fraction: f64,
+}
+
+/// `--query`: where node timing's cost goes, and what auto_explain pays.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryBreakdown {
+    /// The clock source measured.
+    pub clock_source: String,
+    /// Median TIMING ON - median TIMING OFF, ms.
+    pub added_ms: f64,
+    /// Every plan node (plan order, from the last TIMING ON run), the
+    /// added time shared by clock reads.
+    pub nodes: Vec<NodeCost>,
+    /// `auto_explain.log_analyze = on` with `log_timing = on` instruments
+    /// every node as EXPLAIN (ANALYZE, TIMING ON) does, for every sampled
+    /// statement whether or not it is logged; `log_timing = off` as TIMING OFF.
+    pub auto_explain_log_timing_added_ms: f64,
+    pub auto_explain_log_timing_slowdown: f64,
 }
 
 /// What the TSC would give for a server that did not run on it.
@@ -89,6 +146,14 @@ pub struct Report {
     pub tsc_prediction: Option<TscPrediction>,
     pub warnings: Vec<String>,
     pub interrupted: bool,
+    /// `--max-time`, s.
+    pub max_time_s: f64,
+    /// How the slowdown's interval is computed.
+    pub noise_method: String,
+    /// Other work on this machine during the runs (local servers only).
+    pub cpu_contention: Option<CpuContention>,
+    /// `--query` only.
+    pub query_breakdown: Option<QueryBreakdown>,
 }
 
 /// The inputs [`build`](super::build) turns into a report.
@@ -115,4 +180,8 @@ pub struct Inputs<'a> {
     pub machine: &'a MachineClocks,
     pub clock_measure_ns: u64,
     pub interrupted: bool,
+    /// `--max-time`.
+    pub max_time: std::time::Duration,
+    /// Measured around the runs when the server is local.
+    pub cpu_contention: Option<CpuContention>,
 }

@@ -58,7 +58,13 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             None => writeln!(out, "  {:<32} {}", s.name, s.server_value)?,
         }
     }
-    if r.workload == crate::options::Workload::Series {
+    if r.workload == crate::options::Workload::Query {
+        writeln!(
+            out,
+            "Query:    {} (--query; each run in BEGIN READ ONLY ... ROLLBACK)",
+            clockscope::escape::escape_untrusted(&crate::error::one_line(&r.query))
+        )?;
+    } else if r.workload == crate::options::Workload::Series {
         writeln!(
             out,
             "Query:    {} ({} rows from generate_series, no table{})",
@@ -80,8 +86,18 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "Runs:     {} per mode after {} warm-up, TIMING OFF and ON alternating; times are EXPLAIN's \"Execution Time\"",
-        r.runs, r.warmup_runs
+        "Runs:     pairs of TIMING OFF then ON after {} warm-up pair; times are EXPLAIN's \"Execution Time\"",
+        r.warmup_runs
+    )?;
+    writeln!(
+        out,
+        "          at least {} pairs (--runs), then until the median slowdown's 95% interval is within",
+        r.runs
+    )?;
+    writeln!(
+        out,
+        "          +-5% of it (order statistics of the paired ON/OFF ratios) or --max-time {} s",
+        r.max_time_s
     )?;
     if let Some(first) = r.clock_sources.first() {
         writeln!(
@@ -107,6 +123,23 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "TIMING ON", s.timing_on_ms, s.timing_on_ms_min, s.timing_on_ms_max
         )?;
         writeln!(out, "  {:<28} {:>11.2}x", "slowdown", s.slowdown)?;
+        let n = &s.noise;
+        writeln!(
+            out,
+            "  {:<28} {:>11.2}x {:>11.2}x {:>11.2}x   ON/OFF of each pair, {} pairs",
+            "paired slowdown", n.slowdown_median, n.slowdown_min, n.slowdown_max, n.pairs
+        )?;
+        let interval = match (n.slowdown_ci_low, n.slowdown_ci_high, n.slowdown_ci_half_width) {
+            (Some(lo), Some(hi), Some(h)) => format!("{lo:.2}x to {hi:.2}x (+-{:.1}%)", h * 100.0),
+            _ => "none (fewer than 6 pairs)".into(),
+        };
+        let stopped = match n.stopped_by {
+            crate::measure::StopReason::Precision => "target +-5% reached",
+            crate::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
+            crate::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
+            crate::measure::StopReason::Interrupted => "interrupted",
+        };
+        writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
         writeln!(
             out,
             "  {:<28} {:>9.2} ns   (ON - OFF) / rows",
@@ -143,6 +176,9 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "observed / predicted",
             opt(s.observed_over_predicted, 2, "")
         )?;
+    }
+    if let Some(q) = &r.query_breakdown {
+        write_query_breakdown(q, out)?;
     }
     for k in &r.skipped_clock_sources {
         writeln!(out)?;
@@ -247,6 +283,49 @@ fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<
     if !restart.is_empty() {
         writeln!(out, "  restart the server for: {}", restart.join(" "))?;
     }
+    Ok(())
+}
+
+/// Nodes shown in the text (all are in the JSON).
+const SHOWN_NODES: usize = 5;
+
+/// `--query`: the nodes that pay most, and what auto_explain.log_timing costs.
+fn write_query_breakdown(q: &super::model::QueryBreakdown, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Where the {:.3} ms go ({}; shared by clock reads = 2 x (rows x loops + loops)):",
+        q.added_ms, q.clock_source
+    )?;
+    writeln!(
+        out,
+        "  {:<36} {:>13} {:>10} {:>13}",
+        "node", "clock reads", "added", "of own time"
+    )?;
+    let mut by_cost: Vec<&crate::nodes::NodeCost> = q.nodes.iter().collect();
+    by_cost.sort_by_key(|n| std::cmp::Reverse(n.clock_reads));
+    for n in by_cost.iter().take(SHOWN_NODES) {
+        let name: String = n.node.chars().take(36).collect();
+        writeln!(
+            out,
+            "  {name:<36} {:>13} {:>7.3} ms {:>13}",
+            thousands(n.clock_reads),
+            n.added_ms,
+            opt(n.added_fraction_of_own.map(|f| f * 100.0), 0, "%")
+        )?;
+    }
+    if q.nodes.len() > SHOWN_NODES {
+        writeln!(out, "  ... {} more nodes in --format json", q.nodes.len() - SHOWN_NODES)?;
+    }
+    writeln!(
+        out,
+        "auto_explain.log_timing = on (with log_analyze = on) adds the same {:.3} ms ({:.2}x) to each run",
+        q.auto_explain_log_timing_added_ms, q.auto_explain_log_timing_slowdown
+    )?;
+    writeln!(
+        out,
+        "  of this query it samples, logged or not; log_timing = off keeps the row counts without it."
+    )?;
     Ok(())
 }
 
