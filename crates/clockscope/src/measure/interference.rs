@@ -170,12 +170,14 @@ pub struct Interference {
     /// Runs of the requested duration made for this clock, and which one (1-based) is reported.
     pub runs: u32,
     pub kept_run: u32,
+    /// Each run's noise in order ([`noise_reason`]; null when clean).
+    pub noise_by_run: Vec<Option<String>>,
 }
 
 impl Interference {
     /// The gap part of a run of `elapsed_ns` (sources unknown, one run).
     pub fn from_gaps(g: &Gaps, elapsed_ns: u64) -> Interference {
-        Interference {
+        let mut i = Interference {
             lost_fraction: if elapsed_ns == 0 {
                 0.0
             } else {
@@ -187,11 +189,14 @@ impl Interference {
             runs: 1,
             kept_run: 1,
             ..Interference::default()
-        }
+        };
+        i.noise_by_run = vec![noise_reason(&i, elapsed_ns)];
+        i
     }
 
-    /// Adds what the sources counted between `before` and `after`.
-    pub fn with_sources(mut self, before: &Snapshot, after: &Snapshot) -> Interference {
+    /// Adds what the sources counted between `before` and `after` (and
+    /// judges the run again with them, over `elapsed_ns`).
+    pub fn with_sources(mut self, before: &Snapshot, after: &Snapshot, elapsed_ns: u64) -> Interference {
         let diff = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| b.saturating_sub(a));
         self.steal_ns = diff(before.steal_ns, after.steal_ns);
         self.involuntary_switches = diff(before.involuntary_switches, after.involuntary_switches);
@@ -202,6 +207,7 @@ impl Interference {
                 self.throttled_periods = Some(b.throttled_periods.saturating_sub(a.throttled_periods));
             }
         }
+        self.noise_by_run = vec![noise_reason(&self, elapsed_ns)];
         self
     }
 }
@@ -410,15 +416,16 @@ mod tests {
         b.throttling.as_mut().unwrap().path = a.throttling.as_ref().unwrap().path.clone();
         assert_eq!(a.steal_ns, Some(1_000_000_000));
         assert_eq!(a.throttling.as_ref().unwrap().version, cpu_time::CgroupVersion::V2);
-        let i = Interference::default().with_sources(&a, &b);
+        let i = Interference::default().with_sources(&a, &b, 1_000_000_000);
         assert_eq!(i.steal_ns, Some(30_000_000));
         assert_eq!((i.periods, i.throttled_periods), (Some(32), Some(31)));
         assert_eq!(i.throttled_ns, Some(2_300_000_000));
+        assert_eq!(i.noise_by_run[0], noise_reason(&i, 1_000_000_000));
         let why = noise_reason(&i, 1_000_000_000).unwrap();
         assert_eq!(why, "31 of 32 cgroup periods throttled (2.30 s); steal 0.03 s");
         // A counter that is unavailable on either side stays unknown.
         a.steal_ns = None;
-        assert_eq!(Interference::default().with_sources(&a, &b).steal_ns, None);
+        assert_eq!(Interference::default().with_sources(&a, &b, 1_000_000_000).steal_ns, None);
     }
 
     #[test]
