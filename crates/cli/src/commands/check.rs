@@ -94,7 +94,7 @@ struct MeasureClock<'a> {
 
 /// One run of the loop on `clock`, with the interference sources read just
 /// before and after it (outside the loop, on the measuring thread).
-fn measure_once<C: ClockSource>(
+pub fn measure_once<C: ClockSource>(
     clock: &C,
     duration_ns: u64,
     cpus: Option<&[usize]>,
