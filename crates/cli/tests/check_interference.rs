@@ -33,7 +33,10 @@ fn stats(m: &Measurement) -> ClockStats {
 
 fn report(stats: Vec<ClockStats>) -> CheckReport {
     let root = FakeRoot::new();
-    root.write("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
+    root.write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "tsc\n",
+    );
     let linux = LinuxEvidence::read(root.path());
     let args = CheckArgs {
         duration: 1.0,
@@ -68,10 +71,17 @@ fn interference_alone_is_noisy_but_good_and_exit_0() {
     let r = report(vec![s]);
     let v = &r.verdict;
     let pg = v.postgresql_rule.as_ref().unwrap();
-    assert!(!pg.passed, "PostgreSQL's rule is reported as PostgreSQL computes it: {}", pg.detail);
+    assert!(
+        !pg.passed,
+        "PostgreSQL's rule is reported as PostgreSQL computes it: {}",
+        pg.detail
+    );
     assert_eq!(v.status, Status::Good, "{v:#?}");
     assert_eq!(r.exit_code(), 0);
-    let note = v.interference_note.as_deref().expect("the verdict says why the rule failed");
+    let note = v
+        .interference_note
+        .as_deref()
+        .expect("the verdict says why the rule failed");
     assert!(note.contains("fails only because of interference"), "{note}");
     assert!(v.track_io_timing.as_ref().unwrap().safe);
     assert!(v.modern_rule.as_ref().unwrap().passed);
@@ -80,7 +90,10 @@ fn interference_alone_is_noisy_but_good_and_exit_0() {
     assert!((v.explain_system.as_ref().unwrap().per_read_ns - 25.0).abs() < 0.01);
     assert_eq!(r.measurement_quality, MeasurementQuality::Noisy);
     let why = r.measurement_quality_reason.as_deref().unwrap();
-    assert!(why.starts_with("monotonic: ") && why.contains("of the run lost in"), "{why}");
+    assert!(
+        why.starts_with("monotonic: ") && why.contains("of the run lost in"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -151,14 +164,18 @@ fn noisy_runs_are_repeated_up_to_three_and_the_cleanest_kept() {
     assert_eq!(calls, 3, "at most 3 runs: 3x the duration");
     assert_eq!((i.runs, i.kept_run), (3, 2));
     assert_eq!(i.noise_by_run.len(), 3);
-    assert!(i.noise_by_run.iter().all(|n| n.as_deref().unwrap().starts_with("31 of 32 cgroup periods")));
+    assert!(i
+        .noise_by_run
+        .iter()
+        .all(|n| n.as_deref().unwrap().starts_with("31 of 32 cgroup periods")));
     let mut s = stats(&m);
     s.interference = i;
     let r = report(vec![s]);
     assert_eq!(r.measurement_quality, MeasurementQuality::Noisy);
     let why = r.measurement_quality_reason.as_deref().unwrap();
     assert!(
-        why.starts_with("monotonic: 31 of 32 cgroup periods throttled (2.48 s);") && why.ends_with("measured 3 x 1 s, kept run 2"),
+        why.starts_with("monotonic: 31 of 32 cgroup periods throttled (2.48 s);")
+            && why.ends_with("measured 3 x 1 s, kept run 2"),
         "{why}"
     );
     assert_eq!(r.verdict.status, Status::Good);
@@ -213,7 +230,10 @@ fn noisy_report_text_fits_100_columns_and_json_fits_the_schema() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schema/check.schema.json");
     let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&v).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(v["measurement_quality"], "noisy");
     let i = &v["clocks"][0]["interference"];
@@ -225,5 +245,8 @@ fn noisy_report_text_fits_100_columns_and_json_fits_the_schema() {
 
     let prom = export::check::prometheus::render(&r);
     assert!(prom.contains("clockscope_measurement_noisy 1\n"), "{prom}");
-    assert!(prom.contains("clockscope_clock_read_cost_seconds{clock=\"monotonic\"} 0.000000025"), "{prom}");
+    assert!(
+        prom.contains("clockscope_clock_read_cost_seconds{clock=\"monotonic\"} 0.000000025"),
+        "{prom}"
+    );
 }

@@ -35,8 +35,9 @@ pub const PROC_STAT_FILE: &str = "proc/stat";
 /// on). One USER_HZ tick is 10 ms, so short runs see steal in steps of 10 ms.
 pub fn read_steal_ns(root: &Path, cpus: Option<&[usize]>) -> Evidence<u64> {
     let path = root.join(PROC_STAT_FILE);
-    read_text(&path, &input::PROC_STAT)
-        .and_then(|t| parse_steal_ns(&t, cpus).map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy()))))
+    read_text(&path, &input::PROC_STAT).and_then(|t| {
+        parse_steal_ns(&t, cpus).map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy())))
+    })
 }
 
 /// Parses `/proc/stat` text (see [`read_steal_ns`]).
@@ -47,7 +48,8 @@ pub fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, String>
             .split_whitespace()
             .nth(8)
             .ok_or_else(|| "a cpu line has no steal column (kernel < 2.6.11)".to_string())?;
-        v.parse::<u64>().map_err(|_| format!("steal value {:?} is not a number", escape_untrusted(v)))
+        v.parse::<u64>()
+            .map_err(|_| format!("steal value {:?} is not a number", escape_untrusted(v)))
     };
     let ticks = match cpus {
         None => {
@@ -119,7 +121,10 @@ pub fn read_throttling(root: &Path) -> Evidence<Throttling> {
                         throttled_ns,
                     })
                 }
-                None => tried.push(format!("{} (no throttling counters)", escape_untrusted(&path.to_string_lossy()))),
+                None => tried.push(format!(
+                    "{} (no throttling counters)",
+                    escape_untrusted(&path.to_string_lossy())
+                )),
             },
             Evidence::Unreadable(r) => {
                 first_problem.get_or_insert(r);
@@ -131,7 +136,11 @@ pub fn read_throttling(root: &Path) -> Evidence<Throttling> {
         Some(p) => Evidence::Unreadable(p),
         None => Evidence::Missing(format!(
             "no cgroup cpu.stat with throttling counters (tried: {})",
-            if tried.is_empty() { "none".to_string() } else { tried.join(", ") }
+            if tried.is_empty() {
+                "none".to_string()
+            } else {
+                tried.join(", ")
+            }
         )),
     }
 }
@@ -162,7 +171,10 @@ pub fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, CgroupVersio
             dirs.dedup();
             for d in dirs {
                 if Path::new(&d).components().all(|c| matches!(c, Component::Normal(_))) {
-                    v1.push((Path::new("sys/fs/cgroup").join(d).join(rel).join("cpu.stat"), CgroupVersion::V1));
+                    v1.push((
+                        Path::new("sys/fs/cgroup").join(d).join(rel).join("cpu.stat"),
+                        CgroupVersion::V1,
+                    ));
                 }
             }
         }
@@ -183,7 +195,9 @@ pub fn parse_cpu_stat(text: &str, version: CgroupVersion) -> Option<(u64, u64, u
     let value = |key: &str| {
         text.lines().find_map(|l| {
             let mut w = l.split_whitespace();
-            (w.next() == Some(key)).then(|| w.next().and_then(|v| v.parse::<u64>().ok())).flatten()
+            (w.next() == Some(key))
+                .then(|| w.next().and_then(|v| v.parse::<u64>().ok()))
+                .flatten()
         })
     };
     let throttled_ns = match version {

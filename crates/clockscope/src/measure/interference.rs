@@ -224,7 +224,10 @@ pub fn noise_reason(i: &Interference, elapsed_ns: u64) -> Option<String> {
             i.throttled_ns.unwrap_or(0) as f64 / 1e9
         ));
     }
-    if let Some(s) = i.steal_ns.filter(|&s| elapsed_ns > 0 && s as f64 >= NOISY_STEAL_FRACTION * elapsed_ns as f64) {
+    if let Some(s) = i
+        .steal_ns
+        .filter(|&s| elapsed_ns > 0 && s as f64 >= NOISY_STEAL_FRACTION * elapsed_ns as f64)
+    {
         why.push(format!("steal {:.2} s", s as f64 / 1e9));
     }
     if i.lost_fraction >= NOISY_LOST_FRACTION {
@@ -346,7 +349,10 @@ mod tests {
         let g = find_gaps(&m.histogram);
         assert_eq!((g.count, g.lost_ns), (0, 0));
         assert_eq!(read_cost_ns(&m, &g), m.avg_loop_ns());
-        assert_eq!(noise_reason(&Interference::from_gaps(&g, m.elapsed_ns), m.elapsed_ns), None);
+        assert_eq!(
+            noise_reason(&Interference::from_gaps(&g, m.elapsed_ns), m.elapsed_ns),
+            None
+        );
     }
 
     #[test]
@@ -425,7 +431,10 @@ mod tests {
         assert_eq!(why, "31 of 32 cgroup periods throttled (2.30 s); steal 0.03 s");
         // A counter that is unavailable on either side stays unknown.
         a.steal_ns = None;
-        assert_eq!(Interference::default().with_sources(&a, &b, 1_000_000_000).steal_ns, None);
+        assert_eq!(
+            Interference::default().with_sources(&a, &b, 1_000_000_000).steal_ns,
+            None
+        );
     }
 
     #[test]

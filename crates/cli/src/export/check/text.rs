@@ -1,8 +1,8 @@
 //! The human report of `clockscope check`: environment, one row per clock,
 //! and the verdict in plain words with the numbers behind it.
 
-use crate::model::check::verdict::{ExplainPrediction, Status};
 use crate::model::check::stats::ClockStats;
+use crate::model::check::verdict::{ExplainPrediction, Status};
 use crate::model::check::{CheckReport, MeasurementQuality};
 use clockscope::escape::escape_untrusted as esc;
 use std::io::{self, Write};
@@ -142,7 +142,10 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         out,
         "  ns = read cost without the gaps (avg = with them); steal in ms; throttled = cgroup periods;"
     )?;
-    writeln!(out, "  csw = involuntary context switches of the measuring thread; ? = not readable here.")
+    writeln!(
+        out,
+        "  csw = involuntary context switches of the measuring thread; ? = not readable here."
+    )
 }
 
 /// Writes the text report.

@@ -119,7 +119,9 @@ impl ClockStats {
     /// Why this clock's kept run is noisy, or `None` when it is clean.
     pub fn noise(&self) -> Option<&str> {
         let i = &self.interference;
-        i.noise_by_run.get(i.kept_run.max(1) as usize - 1).and_then(|n| n.as_deref())
+        i.noise_by_run
+            .get(i.kept_run.max(1) as usize - 1)
+            .and_then(|n| n.as_deref())
     }
 
     /// Whether a backward step on this clock is a fault (wall clocks may be stepped by NTP).

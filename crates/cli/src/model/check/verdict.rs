@@ -141,7 +141,8 @@ pub struct Verdict {
 }
 
 fn predict(c: &ClockStats, baseline_row_ns: f64, used_by_postgresql: bool) -> ExplainPrediction {
-    let p = clockscope::predict::explain_overhead(baseline_row_ns, READS_PER_ROW_COUNT, c.read_cost_ns, PREDICTION_ROWS);
+    let p =
+        clockscope::predict::explain_overhead(baseline_row_ns, READS_PER_ROW_COUNT, c.read_cost_ns, PREDICTION_ROWS);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.read_cost_ns,
@@ -361,7 +362,10 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             _ => Status::Good,
         }
     };
-    if let Some(p) = postgresql_rule.as_ref().filter(|p| !p.passed && !fails_only_from_interference) {
+    if let Some(p) = postgresql_rule
+        .as_ref()
+        .filter(|p| !p.passed && !fails_only_from_interference)
+    {
         problems.push(format!("{} fails PostgreSQL's rule: {}", p.clock, p.detail));
     }
     let summary = match (status, &explain_system) {
