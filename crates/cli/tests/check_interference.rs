@@ -22,7 +22,7 @@ use clockscope_cli::model::check::{CheckReport, MeasurementQuality};
 /// `every` reads (0: never), for `duration` ns of clock time.
 fn pausing_run(cost: u64, every: u64, pause: u64, duration: u64) -> Measurement {
     let clock = ScriptedClock::new("clock_gettime (CLOCK_MONOTONIC)", Scale::NANOSECONDS, move |n| {
-        1_000 + n * cost + if every == 0 { 0 } else { n / every * pause }
+        1_000 + n * cost + n.checked_div(every).map_or(0, |k| k * pause)
     });
     measure(&clock, duration, |_| Control::Continue)
 }

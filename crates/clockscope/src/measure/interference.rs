@@ -312,7 +312,7 @@ mod tests {
     /// A clock read every `cost` ns, that pauses `pause` ns every `every` reads.
     fn pausing_clock(cost: u64, every: u64, pause: u64) -> ScriptedClock {
         ScriptedClock::new("pausing", Scale::NANOSECONDS, move |n| {
-            1_000 + n * cost + if every == 0 { 0 } else { n / every * pause }
+            1_000 + n * cost + n.checked_div(every).map_or(0, |k| k * pause)
         })
     }
 
