@@ -83,6 +83,17 @@ fn interference_alone_is_noisy_but_good_and_exit_0() {
         .as_deref()
         .expect("the verdict says why the rule failed");
     assert!(note.contains("fails only because of interference"), "{note}");
+    // In the text, the note is wrapped under the findings' column within 100 columns.
+    let t = text(&r);
+    let note_lines: Vec<&str> = t
+        .lines()
+        .skip_while(|l| !l.contains("fails only because of interference"))
+        .take_while(|l| !l.contains("clockscope's rule"))
+        .collect();
+    assert!(note_lines.len() >= 2, "{t}");
+    for l in note_lines {
+        assert!(l.starts_with(&" ".repeat(27)) && l.chars().count() <= 100, "{l}");
+    }
     assert!(v.track_io_timing.as_ref().unwrap().safe);
     assert!(v.modern_rule.as_ref().unwrap().passed);
     assert!(v.problems.is_empty(), "{:?}", v.problems);

@@ -114,18 +114,6 @@ pub fn read_cost_ns(m: &Measurement, g: &Gaps) -> Option<f64> {
     Some(m.elapsed_ns.saturating_sub(g.lost_ns) as f64 / reads as f64)
 }
 
-/// Fraction (0..=1) of the differences outside the gaps that are below `ns`
-/// (`ns` at most the threshold): PostgreSQL's "under 1 us" without the
-/// interference.
-pub fn fraction_below_without_gaps(h: &Histogram, g: &Gaps, ns: u64) -> f64 {
-    let rest = h.count().saturating_sub(g.count);
-    if rest == 0 {
-        return 0.0;
-    }
-    let below = h.fraction_below(ns) * h.count() as f64;
-    (below / rest as f64).min(1.0)
-}
-
 /// What the system's counters say at one instant (each `None` when its
 /// source cannot be read here).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -338,8 +326,8 @@ mod tests {
         assert!((i.lost_fraction - g.lost_ns as f64 / m.elapsed_ns as f64).abs() < 1e-12);
         let why = noise_reason(&i, m.elapsed_ns).expect("noisy");
         assert!(why.contains("gaps > 1000 ns"), "{why}");
-        // Under 1 us: every difference outside the gaps.
-        assert_eq!(fraction_below_without_gaps(&m.histogram, &g, 1_000), 1.0);
+        // Every difference outside the gaps is the 30 ns read.
+        assert_eq!(m.histogram.exact()[30], m.loops() - g.count);
     }
 
     #[test]

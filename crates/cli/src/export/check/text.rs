@@ -275,7 +275,10 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         item("PostgreSQL's rule", format!("{}: {}", pass(p.passed), p.detail))?;
     }
     if let Some(n) = &v.interference_note {
-        item("", n.clone())?;
+        // Wrapped under the findings' column: it is long and says why the status is not BAD.
+        for line in wrap(n, "", 100 - 27) {
+            item("", line)?;
+        }
     }
     if let Some(m) = &v.modern_rule {
         item("clockscope's rule", format!("{}: {}", pass(m.passed), m.detail))?;
