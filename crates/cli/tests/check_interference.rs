@@ -151,7 +151,7 @@ fn noise_alone_gives_fair_at_worst() {
 fn throttled_sources(m: &Measurement, periods: u64, throttled: u64) -> Interference {
     let root = FakeRoot::new();
     root.write("proc/self/cgroup", "1:cpu:/pg\n0::/\n");
-    root.write("proc/stat", "cpu  1 0 0 0 0 0 0 5 0 0\n");
+    root.write("proc/stat", "cpu  1 0 0 0 0 0 0 5 0 0\ncpu0 1 0 0 0 0 0 0 5 0 0\n");
     let stat = |p: u64, t: u64| format!("nr_periods {p}\nnr_throttled {t}\nthrottled_time {}\n", t * 80_000_000);
     root.write("sys/fs/cgroup/cpu/pg/cpu.stat", &stat(100, 10));
     let before = Snapshot::take(root.path(), None);

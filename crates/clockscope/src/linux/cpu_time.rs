@@ -6,7 +6,7 @@
 //!
 //! | source | file under root | unit |
 //! |---|---|---|
-//! | steal time | `proc/stat`, 8th value of the `cpu` line (or of the `cpuN` lines of the CPUs asked for) | USER_HZ ticks ([`USER_HZ`]) |
+//! | steal time | `proc/stat`, 8th value of the `cpuN` lines (of the CPUs asked for, or all), averaged per CPU | USER_HZ ticks ([`USER_HZ`]) |
 //! | cgroup v2 throttling | `sys/fs/cgroup[/unified]/<cgroup>/cpu.stat`: `nr_periods`, `nr_throttled`, `throttled_usec` | us |
 //! | cgroup v1 throttling | `sys/fs/cgroup/<cpu controller dir>/<cgroup>/cpu.stat`: `nr_periods`, `nr_throttled`, `throttled_time` | ns |
 //!
@@ -30,9 +30,11 @@ pub const USER_HZ: u64 = 100;
 /// `/proc/stat`, relative to the root.
 pub const PROC_STAT_FILE: &str = "proc/stat";
 
-/// Steal time so far, ns: the `cpu` line's steal column, or the sum of the
-/// `cpuN` lines for `cpus` when given (the CPUs the measuring thread may run
-/// on). One USER_HZ tick is 10 ms, so short runs see steal in steps of 10 ms.
+/// Steal time so far per CPU, ns: the steal column of the `cpuN` lines for
+/// `cpus` when given (the CPUs the measuring thread may run on), else of
+/// every `cpuN` line, averaged over those CPUs (the measuring thread runs on
+/// one CPU at a time). One USER_HZ tick is 10 ms, so a run sees steal in
+/// steps of 10 ms divided by the number of CPUs.
 pub fn read_steal_ns(root: &Path, cpus: Option<&[usize]>) -> Evidence<u64> {
     let path = root.join(PROC_STAT_FILE);
     read_text(&path, &input::PROC_STAT).and_then(|t| {
@@ -51,28 +53,37 @@ pub fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, String>
         v.parse::<u64>()
             .map_err(|_| format!("steal value {:?} is not a number", escape_untrusted(v)))
     };
-    let ticks = match cpus {
+    let is_cpu_line = |name: &str| {
+        name.strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let (mut ticks, mut n) = (0u64, 0u64);
+    match cpus {
         None => {
-            let line = text
+            for line in text
                 .lines()
-                .find(|l| l.split_whitespace().next() == Some("cpu"))
-                .ok_or("no 'cpu' line")?;
-            steal_of(line)?
+                .filter(|l| l.split_whitespace().next().is_some_and(is_cpu_line))
+            {
+                ticks = ticks.saturating_add(steal_of(line)?);
+                n += 1;
+            }
         }
         Some(cpus) => {
-            let mut sum = 0u64;
             for &cpu in cpus {
                 let name = format!("cpu{cpu}");
                 let line = text
                     .lines()
                     .find(|l| l.split_whitespace().next() == Some(name.as_str()))
                     .ok_or_else(|| format!("no '{name}' line"))?;
-                sum = sum.saturating_add(steal_of(line)?);
+                ticks = ticks.saturating_add(steal_of(line)?);
+                n += 1;
             }
-            sum
         }
-    };
-    Ok(ticks.saturating_mul(1_000_000_000 / USER_HZ))
+    }
+    if n == 0 {
+        return Err("no 'cpuN' line".into());
+    }
+    Ok(ticks.saturating_mul(1_000_000_000 / USER_HZ) / n)
 }
 
 /// Which cgroup hierarchy a `cpu.stat` belongs to.
@@ -235,11 +246,18 @@ mod tests {
 
     #[test]
     fn steal_from_total_and_per_cpu_lines() {
-        assert_eq!(parse_steal_ns(STAT, None), Ok(35_323 * 10_000_000));
+        // Averaged over the CPUs read (the total line is not double-counted).
+        assert_eq!(parse_steal_ns(STAT, None), Ok((17_550 + 17_773) * 10_000_000 / 2));
         assert_eq!(parse_steal_ns(STAT, Some(&[1])), Ok(17_773 * 10_000_000));
-        assert_eq!(parse_steal_ns(STAT, Some(&[0, 1])), Ok((17_550 + 17_773) * 10_000_000));
+        assert_eq!(
+            parse_steal_ns(STAT, Some(&[0, 1])),
+            Ok((17_550 + 17_773) * 10_000_000 / 2)
+        );
         assert!(parse_steal_ns(STAT, Some(&[2])).unwrap_err().contains("cpu2"));
-        assert!(parse_steal_ns("cpu 1 2 3 4\n", None).unwrap_err().contains("steal"));
+        assert!(parse_steal_ns("cpu0 1 2 3 4\n", None).unwrap_err().contains("steal"));
+        assert!(parse_steal_ns("cpu 1 2 3 4 5 6 7 8\n", None)
+            .unwrap_err()
+            .contains("cpuN"));
     }
 
     #[test]

@@ -33,7 +33,7 @@
 //! context switches ([`crate::linux::cpu_time`]), as differences over the
 //! run ([`Snapshot`]). A run is *noisy* ([`noise_reason`]) when it lost at
 //! least [`NOISY_LOST_FRACTION`] of its time in gaps, was throttled at least
-//! once, or had at least [`NOISY_STEAL_FRACTION`] of its time stolen.
+//! once, or had at least [`NOISY_STEAL_FRACTION`] (and 20 ms) of its time stolen.
 //! [`repeat_while_noisy`] repeats a noisy run (at most [`MAX_RUNS`] runs in
 //! all) and keeps the cleanest.
 
@@ -54,8 +54,12 @@ pub const GAP_FLOOR_NS: u64 = 1_000;
 /// A run that lost 1% or more of its time in gaps is noisy: on an idle
 /// machine timer interrupts alone take 0.05-0.5%.
 pub const NOISY_LOST_FRACTION: f64 = 0.01;
-/// A run that had 1% or more of its time stolen by the hypervisor is noisy.
+/// A run that had 1% or more of its time stolen by the hypervisor (per CPU)
+/// is noisy...
 pub const NOISY_STEAL_FRACTION: f64 = 0.01;
+/// ...and at least 20 ms of it: /proc/stat counts steal in 10 ms ticks, so
+/// one tick on a short run is the counter's resolution, not evidence.
+pub const NOISY_STEAL_MIN_NS: u64 = 20_000_000;
 /// At most this many runs of the requested duration per clock (3x the time).
 pub const MAX_RUNS: u32 = 3;
 
@@ -146,7 +150,7 @@ pub struct Interference {
     /// Differences above `gap_threshold_ns`.
     pub gaps: u64,
     pub gap_threshold_ns: u64,
-    /// Steal time during the run, ns (`/proc/stat`, 10 ms steps).
+    /// Steal time during the run per CPU, ns (`/proc/stat`, averaged over the CPUs this process may use).
     pub steal_ns: Option<u64>,
     /// Time the cgroup was throttled during the run, ns.
     pub throttled_ns: Option<u64>,
@@ -212,10 +216,8 @@ pub fn noise_reason(i: &Interference, elapsed_ns: u64) -> Option<String> {
             i.throttled_ns.unwrap_or(0) as f64 / 1e9
         ));
     }
-    if let Some(s) = i
-        .steal_ns
-        .filter(|&s| elapsed_ns > 0 && s as f64 >= NOISY_STEAL_FRACTION * elapsed_ns as f64)
-    {
+    let stolen = |s: u64| s >= NOISY_STEAL_MIN_NS && s as f64 >= NOISY_STEAL_FRACTION * elapsed_ns as f64;
+    if let Some(s) = i.steal_ns.filter(|&s| elapsed_ns > 0 && stolen(s)) {
         why.push(format!("steal {:.2} s", s as f64 / 1e9));
     }
     if i.lost_fraction >= NOISY_LOST_FRACTION {
@@ -417,6 +419,17 @@ mod tests {
         assert_eq!(i.noise_by_run[0], noise_reason(&i, 1_000_000_000));
         let why = noise_reason(&i, 1_000_000_000).unwrap();
         assert_eq!(why, "31 of 32 cgroup periods throttled (2.30 s); steal 0.03 s");
+        // One 10 ms tick of steal is the counter's resolution, not noise.
+        let one_tick = Interference {
+            steal_ns: Some(10_000_000),
+            ..Interference::default()
+        };
+        assert_eq!(noise_reason(&one_tick, 200_000_000), None);
+        let two_ticks = Interference {
+            steal_ns: Some(20_000_000),
+            ..one_tick
+        };
+        assert_eq!(noise_reason(&two_ticks, 200_000_000).as_deref(), Some("steal 0.02 s"));
         // A counter that is unavailable on either side stays unknown.
         a.steal_ns = None;
         assert_eq!(
@@ -436,7 +449,7 @@ mod tests {
             "nr_periods 7\nnr_throttled 3\nthrottled_time 1500\nnr_bursts 0\n",
         );
         let s = Snapshot::take(r.path(), None);
-        assert_eq!(s.steal_ns, Some(30_000_000));
+        assert_eq!(s.steal_ns, Some(15_000_000), "3 ticks over 2 CPUs");
         let t = s.throttling.unwrap();
         assert_eq!(t.version, cpu_time::CgroupVersion::V1);
         assert_eq!((t.periods, t.throttled_periods, t.throttled_ns), (7, 3, 1_500));
