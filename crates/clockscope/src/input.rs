@@ -23,6 +23,7 @@
 //! | [`CPUINFO`] | 8 MiB | x86 `/proc/cpuinfo` is about 1.6 kB per CPU: 4096 CPUs fit |
 //! | [`KERNEL_LOG_TEXT`] | 8 MiB | a kernel log saved as text (a test root's `dev/kmsg`); the default ring is 128 KiB |
 //! | [`KERNEL_VALUE`] | 64 KiB | one-value sysfs/procfs files: clocksources, CPU lists, cgroup files, the command line (at most 4 KiB on Linux), `perf_event_paranoid`, MIDR registers, device-tree properties |
+//! | [`PROC_STAT`] | 4 MiB | `/proc/stat`: about 100 B per CPU line plus one number per interrupt: 4096 CPUs and tens of thousands of IRQs fit |
 //! | [`FIRMWARE_TABLE`] | 1 MiB | an ACPI table (the GTDT is a few hundred bytes) |
 //!
 //! The live kernel log `/dev/kmsg` is a character device by nature; it has
@@ -68,6 +69,12 @@ pub const KERNEL_LOG_TEXT: InputLimit = InputLimit {
 pub const KERNEL_VALUE: InputLimit = InputLimit {
     kind: "kernel file",
     max_bytes: 64 << 10,
+};
+
+/// `/proc/stat`: 4 MiB.
+pub const PROC_STAT: InputLimit = InputLimit {
+    kind: "/proc/stat",
+    max_bytes: 4 << 20,
 };
 
 /// An ACPI table: 1 MiB.

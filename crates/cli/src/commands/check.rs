@@ -21,6 +21,7 @@ use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::counter::{self, CounterDetails};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
+use clockscope::measure::interference::{self, Interference, RunQuality, Snapshot};
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -93,24 +94,65 @@ pub fn selected_clocks(args: &CheckArgs) -> Vec<ClockId> {
 struct MeasureClock<'a> {
     duration_ns: u64,
     bar: &'a indicatif::ProgressBar,
+    /// The CPUs the measuring thread may run on (steal time is summed over them).
+    cpus: Option<&'a [usize]>,
+}
+
+/// One run of the loop on `clock`, with the interference sources read just
+/// before and after it (outside the loop, on the measuring thread).
+pub fn measure_once<C: ClockSource>(
+    clock: &C,
+    duration_ns: u64,
+    cpus: Option<&[usize]>,
+    mut control: impl FnMut(&clockscope::measure::Progress) -> Control,
+) -> (Measurement, Interference) {
+    let root = Path::new("/");
+    let before = Snapshot::take(root, cpus);
+    let m = measure(clock, duration_ns, &mut control);
+    let after = Snapshot::take(root, cpus);
+    let gaps = interference::find_gaps(&m.histogram);
+    let i = Interference::from_gaps(&gaps, m.elapsed_ns).with_sources(&before, &after, m.elapsed_ns);
+    (m, i)
+}
+
+/// Measures with `run(n)` and repeats while the run is noisy, at most
+/// [`interference::MAX_RUNS`] runs (3x the duration), keeping the cleanest;
+/// the kept run's interference says how many runs were made and what each saw.
+pub fn measure_repeating_noisy(mut run: impl FnMut(u32) -> (Measurement, Interference)) -> (Measurement, Interference) {
+    let r = interference::repeat_while_noisy(interference::MAX_RUNS, &mut run, |(m, i)| RunQuality {
+        noise: i.noise_by_run.first().cloned().flatten(),
+        lost_fraction: i.lost_fraction,
+        interrupted: m.interrupted,
+    });
+    let (m, mut i) = r.kept;
+    i.runs = r.runs;
+    i.kept_run = r.kept_run;
+    i.noise_by_run = r.noise;
+    (m, i)
 }
 
 impl ClockVisitor for MeasureClock<'_> {
-    type Output = (Measurement, Option<u64>);
+    type Output = (Measurement, Option<u64>, Interference);
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        self.bar.set_position(0);
-        self.bar.set_prefix(clock.name().to_string());
         crate::startup::first_measurement(clock.name());
-        let m = measure(clock, self.duration_ns, |p| {
-            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
-            if crate::exit::interrupted() {
-                Control::Stop
+        let (m, i) = measure_repeating_noisy(|n| {
+            self.bar.set_position(0);
+            self.bar.set_prefix(if n == 1 {
+                clock.name().to_string()
             } else {
-                Control::Continue
-            }
+                format!("{} (noisy: run {n})", clock.name())
+            });
+            measure_once(clock, self.duration_ns, self.cpus, |p| {
+                self.bar.set_position(p.elapsed_ns.min(p.target_ns));
+                if crate::exit::interrupted() {
+                    Control::Stop
+                } else {
+                    Control::Continue
+                }
+            })
         });
         let step = observed_step_ns(clock, &m);
-        (m, step)
+        (m, step, i)
     }
 }
 
@@ -125,6 +167,7 @@ pub fn measure_clocks(
     let mut stats = Vec::new();
     let mut skipped = Vec::new();
     let mut interrupted = false;
+    let cpus = clockscope::crosscpu::affinity::allowed_cpus().ok();
     for &id in clocks {
         if interrupted {
             skipped.push(Skipped {
@@ -133,12 +176,18 @@ pub fn measure_clocks(
             });
             continue;
         }
-        match clock::visit(id, counter_scale, MeasureClock { duration_ns, bar: &bar }) {
-            Ok((m, step)) => {
+        let visitor = MeasureClock {
+            duration_ns,
+            bar: &bar,
+            cpus: cpus.as_deref(),
+        };
+        match clock::visit(id, counter_scale, visitor) {
+            Ok((m, step, interference)) => {
                 interrupted |= m.interrupted;
                 let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
                 let mut s = ClockStats::from_measurement(id, &m, khz);
                 s.resolution_ns = step;
+                s.interference = interference;
                 stats.push(s);
             }
             Err(e) => skipped.push(Skipped {
@@ -203,6 +252,7 @@ pub fn build_report(
         },
     };
     let verdict = verdict::decide(&stats, &inputs);
+    let (measurement_quality, measurement_quality_reason) = report::assess_quality(&stats, args.duration);
     CheckReport {
         schema_version: report::SCHEMA_VERSION,
         tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
@@ -211,6 +261,8 @@ pub fn build_report(
         clocks: stats,
         skipped,
         verdict,
+        measurement_quality,
+        measurement_quality_reason,
         tsc,
         interrupted,
     }

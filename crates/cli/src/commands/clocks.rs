@@ -9,7 +9,8 @@ use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, observed_step_ns, Control};
+use clockscope::measure::interference::{self, Interference};
+use clockscope::measure::{observed_step_ns, Control};
 use std::io::Write;
 use std::path::Path;
 
@@ -20,28 +21,38 @@ pub struct ClocksArgs {
     pub format: ReportFormat,
 }
 
-struct Probe;
-impl ClockVisitor for Probe {
-    type Output = (Option<u64>, Option<f64>);
+struct Probe<'a> {
+    cpus: Option<&'a [usize]>,
+}
+
+/// What one probe run found: the observed step, the average loop, the read
+/// cost without interference gaps and the interference.
+type ProbeResult = (Option<u64>, Option<f64>, Option<f64>, Interference);
+
+impl ClockVisitor for Probe<'_> {
+    type Output = ProbeResult;
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        let m = measure(clock, PROBE_NS, |_| Control::Continue);
-        (observed_step_ns(clock, &m), m.avg_loop_ns())
+        let (m, i) = crate::commands::check::measure_once(clock, PROBE_NS, self.cpus, |_| Control::Continue);
+        let cost = interference::read_cost_ns(&m, &interference::find_gaps(&m.histogram));
+        (observed_step_ns(clock, &m), m.avg_loop_ns(), cost, i)
     }
 }
 
 /// Probes every clock.
 pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
+    let cpus = clockscope::crosscpu::affinity::allowed_cpus().ok();
     let clocks = ClockId::ALL
         .into_iter()
         .map(|id| {
             let tick_ns = (id.is_counter() && id.is_supported().is_ok())
                 .then(|| counter.scale.map(|s| 1e9 / s.hz() as f64))
                 .flatten();
-            let (works, reason, res, avg) = match clock::visit(id, counter.scale, Probe) {
-                Ok((res, avg)) => (true, None, res, avg),
+            let probe = Probe { cpus: cpus.as_deref() };
+            let (works, reason, res, avg, cost, interference) = match clock::visit(id, counter.scale, probe) {
+                Ok((res, avg, cost, i)) => (true, None, res, avg, cost, Some(i)),
                 Err(e) => {
                     let reason = counter.skip_reason(&e);
-                    (false, Some(reason), None, None)
+                    (false, Some(reason), None, None, None, None)
                 }
             };
             ClockEntry {
@@ -53,6 +64,8 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
                 tick_ns,
                 observed_resolution_ns: res,
                 avg_loop_ns: avg,
+                read_cost_ns: cost,
+                interference,
             }
         })
         .collect();

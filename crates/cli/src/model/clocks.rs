@@ -1,6 +1,7 @@
 //! What `clockscope clocks` found: every clock source, whether it works here,
 //! and its resolution.
 
+use clockscope::measure::interference::Interference;
 use serde::Serialize;
 
 /// How long each working clock is read to find its observed resolution (20 ms).
@@ -24,6 +25,11 @@ pub struct ClockEntry {
     pub observed_resolution_ns: Option<u64>,
     /// Average loop time in that run, ns.
     pub avg_loop_ns: Option<f64>,
+    /// Mean read cost in that run with the interference gaps taken out, ns
+    /// (as `check`'s `read_cost_ns`).
+    pub read_cost_ns: Option<f64>,
+    /// What the machine took away from that run (as `check`'s).
+    pub interference: Option<Interference>,
 }
 
 /// The list.

@@ -20,6 +20,7 @@
 //! | online / possible CPUs | `sys/devices/system/cpu/{online,possible}` ([`cpulist`]) |
 //! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
 //! | hypervisor type (Xen) | `sys/hypervisor/type` |
+//! | steal time, cgroup CPU throttling | `proc/stat`, `sys/fs/cgroup/.../cpu.stat` ([`cpu_time`]) |
 //! | package, die, core, SMT siblings, NUMA node | `sys/devices/system/cpu/cpu<N>/topology/*`, `cpu<N>/node<M>` ([`topology`]) |
 //!
 //! [`perf`] reads the TSC-to-ns scale the kernel publishes in a perf_event
@@ -28,6 +29,7 @@
 
 pub mod clocksource;
 pub mod cmdline;
+pub mod cpu_time;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod kmsg;

@@ -6,7 +6,10 @@
 //! difference below 10000 ns, and the largest difference with its count.
 //! We keep exactly that (65 log2 buckets so that even a u64::MAX difference
 //! has one) and derive percentiles afterwards, so the loop pays nothing for
-//! them.
+//! them. Beyond PostgreSQL, each log2 bucket also keeps the exact sum of its
+//! differences of 10000 ns and more (one add on the rare path that already
+//! handles them), so the time lost in long gaps is known exactly
+//! ([`super::interference`]).
 
 use serde::Serialize;
 
@@ -23,6 +26,8 @@ pub struct Histogram {
     largest_ns: u64,
     largest_count: u64,
     count: u64,
+    /// Per log2 bucket, the sum in ns of its differences >= [`EXACT_LIMIT_NS`].
+    long_sums_ns: [u64; BUCKETS],
 }
 
 /// A percentile read from a [`Histogram`].
@@ -66,15 +71,19 @@ impl Histogram {
             largest_ns: 0,
             largest_count: 0,
             count: 0,
+            long_sums_ns: [0; BUCKETS],
         }
     }
 
     /// Counts one difference of `ns` nanoseconds (PostgreSQL's loop body).
     #[inline(always)]
     pub fn record(&mut self, ns: u64) {
-        self.buckets[bucket_of(ns)] += 1;
+        let b = bucket_of(ns);
+        self.buckets[b] += 1;
         if ns < EXACT_LIMIT_NS {
             self.exact[ns as usize] += 1;
+        } else {
+            self.long_sums_ns[b] = self.long_sums_ns[b].saturating_add(ns);
         }
         if ns > self.largest_ns {
             self.largest_ns = ns;
@@ -91,9 +100,12 @@ impl Histogram {
         if n == 0 {
             return;
         }
-        self.buckets[bucket_of(ns)] += n;
+        let b = bucket_of(ns);
+        self.buckets[b] += n;
         if ns < EXACT_LIMIT_NS {
             self.exact[ns as usize] += n;
+        } else {
+            self.long_sums_ns[b] = self.long_sums_ns[b].saturating_add(ns.saturating_mul(n));
         }
         if ns > self.largest_ns || self.count == 0 {
             self.largest_ns = ns;
@@ -117,6 +129,12 @@ impl Histogram {
     /// Exact counts of differences 0..10000 ns.
     pub fn exact(&self) -> &[u64] {
         &self.exact
+    }
+
+    /// Per log2 bucket, the exact sum in ns of the differences of
+    /// [`EXACT_LIMIT_NS`] and more it holds (0 for the buckets below).
+    pub fn long_sums_ns(&self) -> &[u64; BUCKETS] {
+        &self.long_sums_ns
     }
 
     /// The largest difference seen, in ns.
@@ -332,6 +350,10 @@ mod tests {
         }
         let b = hist(&[20, 20, 20, 0, 0, 12_000, 20, 5, 5, 5, 5]);
         assert_eq!(a, b);
+        a.record_n(20_000, 3);
+        a.record(9_000); // same bucket as 12000, but counted exactly: not summed
+        assert_eq!(a.long_sums_ns()[bucket_of(20_000)], 60_000);
+        assert_eq!(a.long_sums_ns()[bucket_of(12_000)], 12_000);
         // The first record is the largest so far even at 0 (PostgreSQL's start).
         let mut z = Histogram::new();
         z.record_n(0, 2);

@@ -29,6 +29,7 @@
 //! of a bare read, where PostgreSQL's converts and buckets every difference.
 
 pub mod histogram;
+pub mod interference;
 
 pub use histogram::{Histogram, Percentile, EXACT_LIMIT_NS};
 

@@ -12,7 +12,7 @@
 
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{RuleResult, Status};
-use crate::model::check::CheckReport;
+use crate::model::check::{CheckReport, MeasurementQuality};
 use clockscope::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -130,11 +130,21 @@ pub fn render(r: &CheckReport) -> String {
 pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
     let mut f = Families::new();
     type Getter = fn(&ClockStats) -> Option<f64>;
-    let per_clock: [(&str, &str, Getter); 9] = [
+    let per_clock: [(&str, &str, Getter); 11] = [
         (
             "clock_read_seconds",
             "Average time of one clock read plus loop bookkeeping.",
             |c| Some(secs(c.avg_loop_ns)),
+        ),
+        (
+            "clock_read_cost_seconds",
+            "Mean cost of one clock read with the interference gaps (preemption, throttling, steal) taken out.",
+            |c| Some(secs(c.read_cost_ns)),
+        ),
+        (
+            "clock_interference_lost_ratio",
+            "Fraction of the measurement lost in gaps far above the clock's normal cost.",
+            |c| Some(c.interference.lost_fraction),
         ),
         (
             "clock_reads",
@@ -218,6 +228,11 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
         "interrupted",
         "1 when Ctrl-C or SIGTERM stopped the run early: the numbers cover only what was measured.",
         flag(r.interrupted),
+    );
+    f.single(
+        "measurement_noisy",
+        "1 when interference (gaps, steal, cgroup throttling) marked a clock's measurement, else 0.",
+        flag(r.measurement_quality == MeasurementQuality::Noisy),
     );
     f.single(
         "last_run_timestamp_seconds",

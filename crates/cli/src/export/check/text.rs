@@ -1,8 +1,9 @@
 //! The human report of `clockscope check`: environment, one row per clock,
 //! and the verdict in plain words with the numbers behind it.
 
+use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{ExplainPrediction, Status};
-use crate::model::check::CheckReport;
+use crate::model::check::{CheckReport, MeasurementQuality};
 use clockscope::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
@@ -48,6 +49,103 @@ pub fn measured_time(r: &CheckReport) -> String {
         let cut = if r.interrupted { ", interrupted" } else { "" };
         format!("measured {span} each of {asked} s asked for{cut}")
     }
+}
+
+/// Words of `text` in lines of at most `width` columns, each after `indent`
+/// (a word longer than a line gets a line of its own).
+pub fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = indent.to_string();
+    for word in text.split_whitespace() {
+        let fits = line.chars().count() + 1 + word.chars().count() <= width;
+        if line.len() > indent.len() && !fits {
+            lines.push(std::mem::replace(&mut line, indent.to_string()));
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.len() > indent.len() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// One clock's interference line (at most 100 columns for names up to 16):
+/// read cost beside the average loop, time lost in gaps, steal, cgroup
+/// throttling, involuntary context switches ("?" when unknown here).
+pub fn interference_line(c: &ClockStats, name_w: usize) -> String {
+    let i = &c.interference;
+    let unknown = || "?".to_string();
+    let steal = i.steal_ns.map_or_else(unknown, |s| format!("{} ms", s / 1_000_000));
+    let throttled = match (i.throttled_periods, i.periods) {
+        (Some(t), Some(p)) => format!("{t}/{p}"),
+        _ => unknown(),
+    };
+    let csw = i.involuntary_switches.map_or_else(unknown, |n| n.to_string());
+    format!(
+        "  {:<name_w$} {:>8.2} ns (avg {:.2}); lost {:.1}% in {} gaps; steal {steal}; throttled {throttled}; csw {csw}",
+        c.name,
+        c.read_cost_ns,
+        c.avg_loop_ns,
+        i.lost_fraction * 100.0,
+        i.gaps,
+    )
+}
+
+/// Writes the interference block: one line per clock, what a noisy or
+/// repeated clock saw, and the run's quality.
+fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    if r.clocks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)"
+    )?;
+    let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
+    for c in &r.clocks {
+        writeln!(out, "{}", interference_line(c, name_w))?;
+        let i = &c.interference;
+        let repeats = if i.runs > 1 {
+            format!(
+                "; measured {} x {} s, kept run {}",
+                i.runs, r.duration_per_clock_s, i.kept_run
+            )
+        } else {
+            String::new()
+        };
+        let seen = match c.noise() {
+            Some(why) => Some(format!("noisy: {why}{repeats}")),
+            None if i.runs > 1 => {
+                let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
+                Some(format!("clean after repeats (run 1 noisy: {first}){repeats}"))
+            }
+            None => None,
+        };
+        if let Some(seen) = seen {
+            for line in wrap(&esc(&seen), "      ", 100) {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    let quality = match r.measurement_quality {
+        MeasurementQuality::Clean => "clean",
+        MeasurementQuality::Noisy => {
+            "NOISY (the machine took time away; the verdict uses the read cost without the gaps)"
+        }
+    };
+    writeln!(out, "  measurement: {quality}")?;
+    writeln!(
+        out,
+        "  ns = read cost without the gaps (avg = with them); steal in ms; throttled = cgroup periods;"
+    )?;
+    writeln!(
+        out,
+        "  csw = involuntary context switches of the measuring thread; ? = not readable here."
+    )
 }
 
 /// Writes the text report.
@@ -157,6 +255,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         out,
         "  backward = count/largest ns; percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
     )?;
+    write_interference(out, r)?;
 
     let v = &r.verdict;
     writeln!(out)?;
@@ -174,6 +273,12 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let pass = |b: bool| if b { "pass" } else { "FAIL" };
     if let Some(p) = &v.postgresql_rule {
         item("PostgreSQL's rule", format!("{}: {}", pass(p.passed), p.detail))?;
+    }
+    if let Some(n) = &v.interference_note {
+        // Wrapped under the findings' column: it is long and says why the status is not BAD.
+        for line in wrap(n, "", 100 - 27) {
+            item("", line)?;
+        }
     }
     if let Some(m) = &v.modern_rule {
         item("clockscope's rule", format!("{}: {}", pass(m.passed), m.detail))?;

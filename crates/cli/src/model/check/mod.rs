@@ -61,11 +61,56 @@ pub struct CheckReport {
     pub clocks: Vec<ClockStats>,
     pub skipped: Vec<Skipped>,
     pub verdict: Verdict,
+    /// "clean" or "noisy": whether interference (gaps, steal, cgroup
+    /// throttling) marked a measured clock's kept run.
+    pub measurement_quality: MeasurementQuality,
+    /// Why it is noisy, or what the repeats saw; null when nothing was seen.
+    pub measurement_quality_reason: Option<String>,
     /// The full `clockscope tsc` report (the TSC's, or the generic timer's
     /// on aarch64), when gathered.
     pub tsc: Option<CounterDetails>,
     /// Whether Ctrl-C stopped the measurements early.
     pub interrupted: bool,
+}
+
+/// Whether the measurements were disturbed by the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasurementQuality {
+    #[default]
+    Clean,
+    Noisy,
+}
+
+/// The run's quality from each clock's kept run: noisy when any kept run is
+/// noisy. The reason names each clock that was noisy or repeated, what it
+/// saw and what was kept ("monotonic: 31 of 32 cgroup periods throttled
+/// (0.75 s); measured 3 x 1 s, kept run 2"); `duration_s` is the requested
+/// time per run.
+pub fn assess_quality(clocks: &[ClockStats], duration_s: f64) -> (MeasurementQuality, Option<String>) {
+    let mut quality = MeasurementQuality::Clean;
+    let mut parts = Vec::new();
+    for c in clocks {
+        let i = &c.interference;
+        let repeats = if i.runs > 1 {
+            format!("measured {} x {duration_s} s, kept run {}", i.runs, i.kept_run)
+        } else {
+            String::new()
+        };
+        match (c.noise(), i.runs > 1) {
+            (Some(why), _) => {
+                quality = MeasurementQuality::Noisy;
+                let sep = if repeats.is_empty() { "" } else { "; " };
+                parts.push(format!("{}: {why}{sep}{repeats}", c.name));
+            }
+            (None, true) => {
+                let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
+                parts.push(format!("{}: clean after repeats (run 1: {first}); {repeats}", c.name));
+            }
+            (None, false) => {}
+        }
+    }
+    (quality, (!parts.is_empty()).then(|| parts.join(" | ")))
 }
 
 impl CheckReport {

@@ -1,8 +1,10 @@
 //! Per-clock statistics for `clockscope check`, computed from a
 //! [`Measurement`]'s histogram after the loop (the loop itself pays nothing
-//! for percentiles).
+//! for percentiles), with the interference gaps and the read cost without
+//! them ([`clockscope::measure::interference`]).
 
 use clockscope::measure::histogram::bucket_upper_ns;
+use clockscope::measure::interference::{self, Interference};
 use clockscope::measure::Measurement;
 use clockscope::ClockId;
 use serde::Serialize;
@@ -33,8 +35,14 @@ pub struct ClockStats {
     pub name: String,
     /// Display name (`clock_gettime (CLOCK_MONOTONIC)`, `RDTSCP`, ...).
     pub display_name: String,
-    /// Average time per loop iteration (one read plus bookkeeping), ns.
+    /// Average time per loop iteration (one read plus bookkeeping), ns:
+    /// PostgreSQL's number, interference included.
     pub avg_loop_ns: f64,
+    /// Mean cost of a read with the interference gaps taken out, ns:
+    /// `(elapsed_ns - interference.lost_ns) / (loops - interference.gaps)`.
+    pub read_cost_ns: f64,
+    /// What the machine took away from the run (gaps, steal, throttling, preemption).
+    pub interference: Interference,
     /// Loop iterations with a forward (or zero) difference.
     pub loops: u64,
     /// Measured time, ns.
@@ -64,10 +72,13 @@ impl ClockStats {
     pub fn from_measurement(id: ClockId, m: &Measurement, frequency_khz: Option<u64>) -> ClockStats {
         let h = &m.histogram;
         let pct = |q: f64| h.percentile(q).map_or(0, |p| p.ns);
+        let gaps = interference::find_gaps(h);
         ClockStats {
             name: id.cli_name().to_string(),
             display_name: id.display_name().to_string(),
             avg_loop_ns: m.avg_loop_ns().unwrap_or(0.0),
+            read_cost_ns: interference::read_cost_ns(m, &gaps).unwrap_or(0.0),
+            interference: Interference::from_gaps(&gaps, m.elapsed_ns),
             loops: m.loops(),
             elapsed_ns: m.elapsed_ns,
             percentiles_ns: Percentiles {
@@ -93,6 +104,24 @@ impl ClockStats {
             frequency_khz,
             interrupted: m.interrupted,
         }
+    }
+
+    /// PostgreSQL's "under 1 us" percentage among the differences outside
+    /// the gaps (every gap is above 1 us).
+    pub fn under_1us_pct_without_gaps(&self) -> f64 {
+        let rest = self.loops.saturating_sub(self.interference.gaps);
+        if rest == 0 {
+            return 0.0;
+        }
+        (self.under_1us_pct * self.loops as f64 / rest as f64).min(100.0)
+    }
+
+    /// Why this clock's kept run is noisy, or `None` when it is clean.
+    pub fn noise(&self) -> Option<&str> {
+        let i = &self.interference;
+        i.noise_by_run
+            .get(i.kept_run.max(1) as usize - 1)
+            .and_then(|n| n.as_deref())
     }
 
     /// Whether a backward step on this clock is a fault (wall clocks may be stepped by NTP).
