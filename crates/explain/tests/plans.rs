@@ -69,6 +69,7 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
         method: "test".into(),
         frequency_khz: None,
         frequency_source: None,
+        executor_loop: None,
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
