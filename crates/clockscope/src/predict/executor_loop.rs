@@ -196,10 +196,12 @@ fn mix(h: u32, v: u32) -> u32 {
 }
 
 /// The scan node's work on one slot: the visibility flag, then `passes + 1`
-/// deform passes over its non-null fields.
+/// deform passes over its non-null fields, continuing the previous row's
+/// state `carry` (the executor's rows form one dependent stream: each row's
+/// work starts from state the previous row left, so rows do not overlap).
 #[inline(always)]
-fn scan_row(slot: &Slot, passes: u32) -> u32 {
-    let mut h = slot.infomask;
+fn scan_row(slot: &Slot, passes: u32, carry: u32) -> u32 {
+    let mut h = carry ^ slot.infomask;
     for _ in 0..=passes {
         for a in 0..NATTS {
             if slot.nulls & (1 << a) == 0 {
@@ -220,9 +222,10 @@ fn run_rows<C: ClockSource, const TIMED: bool>(clock: &C, arena: &Arena, rows: u
     let mut count = 0u64;
     let mut hits = 0u64;
     let mut timed = 0i64;
+    let mut h = 0u32;
     for _ in 0..rows {
         let start = if TIMED { clock.now().raw() } else { 0 };
-        let h = scan_row(&slots[i], passes);
+        h = scan_row(&slots[i], passes, h);
         i += 1;
         if i == slots.len() {
             i = 0;
