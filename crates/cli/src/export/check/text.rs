@@ -198,14 +198,14 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     if v.explain_system.is_some() || v.explain_tsc.is_some() {
         let baseline = if v.baseline_is_example {
-            "example baseline (another machine; `clockscope explain` measures yours)"
+            "example baseline, measured elsewhere"
         } else {
-            "measured baseline"
+            "your baseline"
         };
         item(
             "EXPLAIN ANALYZE",
             format!(
-                "{baseline}: {:.2} ns per row with TIMING OFF ({})",
+                "{baseline}: {:.2} ns/row with TIMING OFF ({})",
                 v.baseline_row_ns, v.baseline_source
             ),
         )?;

@@ -262,10 +262,17 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let modern_rule = system.map(modern_rule);
     let explain_system = system.map(|s| predict(s, inputs, true));
     let explain_tsc = fast_tsc.map(|s| predict(s, inputs, inputs.postgresql_reads_counter));
-    let at_baseline = if inputs.baseline_is_example {
-        format!("example: a count(*) at {:.1} ns per row (reference, another machine)", inputs.baseline_row_ns)
-    } else {
-        format!("at your measured {:.1} ns per row", inputs.baseline_row_ns)
+    // A slowdown needs the query's own time per row: labelled an example
+    // unless the user measured it.
+    let at_baseline = |slowdown: f64, decimals: usize| {
+        if inputs.baseline_is_example {
+            format!(
+                "example: {slowdown:.decimals$}x for a {:.1} ns/row count(*) measured elsewhere",
+                inputs.baseline_row_ns
+            )
+        } else {
+            format!("{slowdown:.decimals$}x at your measured {:.1} ns/row", inputs.baseline_row_ns)
+        }
     };
 
     let precise_tsc = find("rdtscp")
@@ -306,9 +313,11 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             safe: p.slowdown < LOG_TIMING_MAX_SLOWDOWN,
             why: format!(
                 "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing, {:.0} ns per row per plan \
-                 node with {}: a row-heavy count(*) runs {:.2}x as long{tsc_part} ({at_baseline}; safe below \
-                 {LOG_TIMING_MAX_SLOWDOWN}x; queries doing more work per row pay relatively less)",
-                p.per_row_per_node_ns, p.clock, p.slowdown
+                 node with {} ({}{tsc_part}; safe below {LOG_TIMING_MAX_SLOWDOWN}x; queries doing more work per \
+                 row pay relatively less)",
+                p.per_row_per_node_ns,
+                p.clock,
+                at_baseline(p.slowdown, 2)
             ),
         }
     });
@@ -387,16 +396,16 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string()
         }
         (Status::Bad, Some(p)) => format!(
-            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({:.1}x, {at_baseline}; `clockscope explain` measures your server) and track_io_timing is costly.",
-            p.per_read_ns, p.per_row_per_node_ns, p.slowdown
+            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server) and track_io_timing is costly.",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 1)
         ),
         (Status::Fair, Some(p)) => format!(
-            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({:.2}x, {at_baseline}; `clockscope explain` measures your server).",
-            p.per_read_ns, p.per_row_per_node_ns, p.slowdown
+            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
         ),
         (Status::Good, Some(p)) => format!(
-            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({:.2}x, {at_baseline}; `clockscope explain` measures your server).",
-            p.per_read_ns, p.per_row_per_node_ns, p.slowdown
+            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
         ),
     };
 
