@@ -454,7 +454,11 @@ fn arm_counter_is_not_offered_to_postgresql() {
     assert!(rec.starts_with("PostgreSQL 19: nothing to set: "), "{rec}");
     let p = r.verdict.explain_tsc.as_ref().unwrap();
     assert!(!p.used_by_postgresql);
-    assert!(text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: +"), "{}", text(&r));
+    assert!(
+        text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: +"),
+        "{}",
+        text(&r)
+    );
     // auto_explain advice is about the clock PostgreSQL reads: the system clock.
     assert!(r
         .verdict
@@ -739,11 +743,23 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     let base = verdict::DEFAULT_BASELINE_ROW_NS;
     assert!((p.slowdown - (base + 32.0) / base).abs() < 1e-12);
     let t = text(&r);
-    assert!(t.contains("+32.0 ns per row per node (16.0 ns per read, executor-like loop"), "{t}");
+    assert!(
+        t.contains("+32.0 ns per row per node (16.0 ns per read, executor-like loop"),
+        "{t}"
+    );
     assert!(t.contains("example: count(*) of 1M rows"), "{t}");
     assert!(t.contains("example baseline, measured elsewhere: 42.66 ns/row"), "{t}");
-    assert!(v.summary.contains("adds about 32 ns per row per plan node"), "{}", v.summary);
-    assert!(v.summary.contains("example: 1.75x for a 42.7 ns/row count(*) measured elsewhere"), "{}", v.summary);
+    assert!(
+        v.summary.contains("adds about 32 ns per row per plan node"),
+        "{}",
+        v.summary
+    );
+    assert!(
+        v.summary
+            .contains("example: 1.75x for a 42.7 ns/row count(*) measured elsewhere"),
+        "{}",
+        v.summary
+    );
     let tsc = v.explain_tsc.as_ref().unwrap();
     assert_eq!(tsc.added_ns_per_row, Some(10.0));
 
@@ -756,7 +772,11 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     assert!(!v.baseline_is_example);
     let p = v.explain_system.as_ref().unwrap();
     assert!((p.slowdown - (55.0 + 32.0) / 55.0).abs() < 1e-12);
-    assert!(v.summary.contains("1.58x at your measured 55.0 ns/row"), "{}", v.summary);
+    assert!(
+        v.summary.contains("1.58x at your measured 55.0 ns/row"),
+        "{}",
+        v.summary
+    );
     assert!(!text(&measured).contains("example:"));
 
     // A loop result for another clock is not used: back to back, said so.

@@ -156,14 +156,16 @@ pub fn measure_rdtsc(
     let (Some(khz), Some(source)) = (tsc.frequency_khz, tsc.frequency_source.as_deref()) else {
         return Err("PostgreSQL 19 could not use the TSC here (no RDTSCP or invariant TSC, or no frequency)".into());
     };
-    rdtsc_loop(khz, duration_ns, work_ns_per_row, keep_going).map(|(per_read_ns, loops, clock, executor_loop)| ClockCost {
-        clock,
-        per_read_ns,
-        loops,
-        method: "pg_test_timing's loop (Fast clock source), average loop time including overhead".into(),
-        frequency_khz: Some(khz),
-        frequency_source: Some(source.to_string()),
-        executor_loop,
+    rdtsc_loop(khz, duration_ns, work_ns_per_row, keep_going).map(|(per_read_ns, loops, clock, executor_loop)| {
+        ClockCost {
+            clock,
+            per_read_ns,
+            loops,
+            method: "pg_test_timing's loop (Fast clock source), average loop time including overhead".into(),
+            frequency_khz: Some(khz),
+            frequency_source: Some(source.to_string()),
+            executor_loop,
+        }
     })
 }
 
@@ -248,7 +250,10 @@ mod tests {
     fn the_loop_works_as_much_as_the_server_did_per_row() {
         assert_eq!(loop_work_target_ns(Some(55.0)), 55.0);
         assert_eq!(loop_work_target_ns(None), executor_loop::DEFAULT_WORK_NS_PER_ROW);
-        assert_eq!(loop_work_target_ns(Some(f64::NAN)), executor_loop::DEFAULT_WORK_NS_PER_ROW);
+        assert_eq!(
+            loop_work_target_ns(Some(f64::NAN)),
+            executor_loop::DEFAULT_WORK_NS_PER_ROW
+        );
         assert_eq!(loop_work_target_ns(Some(0.0)), executor_loop::DEFAULT_WORK_NS_PER_ROW);
         assert_eq!(loop_work_target_ns(Some(1e6)), executor_loop::DEFAULT_WORK_NS_PER_ROW);
     }

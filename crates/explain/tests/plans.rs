@@ -286,15 +286,27 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     assert_eq!(s.prediction_method.as_deref(), Some(report::METHOD_EXECUTOR_LOOP));
     assert_eq!(s.predicted_per_read_ns, Some(24.0));
     // ON = OFF + reads_per_row / 2 x added per row.
-    assert!(close(s.predicted_overhead_per_row_ns.unwrap(), reads_per_row / 2.0 * 48.0));
-    assert!(close(s.predicted_timing_on_ms.unwrap(), 55.0 + 2_000_006.0 * 24.0 / 1e6));
-    assert!(close(s.predicted_slowdown.unwrap(), s.predicted_timing_on_ms.unwrap() / 55.0));
+    assert!(close(
+        s.predicted_overhead_per_row_ns.unwrap(),
+        reads_per_row / 2.0 * 48.0
+    ));
+    assert!(close(
+        s.predicted_timing_on_ms.unwrap(),
+        55.0 + 2_000_006.0 * 24.0 / 1e6
+    ));
+    assert!(close(
+        s.predicted_slowdown.unwrap(),
+        s.predicted_timing_on_ms.unwrap() / 55.0
+    ));
     // Observed: 50 ms over 2,000,006 reads; against 24 ns and against the 30 ns back-to-back loop.
     let observed_per_read = 50.0e6 / 2_000_006.0;
     assert!(close(s.overhead_per_read_ns, observed_per_read));
     assert!(close(s.observed_over_predicted.unwrap(), observed_per_read / 24.0));
     assert_eq!(s.back_to_back_per_read_ns, Some(30.0));
-    assert!(close(s.back_to_back_observed_over_predicted.unwrap(), observed_per_read / 30.0));
+    assert!(close(
+        s.back_to_back_observed_over_predicted.unwrap(),
+        observed_per_read / 30.0
+    ));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 
     // PostgreSQL 19's TSC from RDTSC's added cost, the loop time kept beside it.
@@ -346,5 +358,9 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     let s2 = &r2.clock_sources[0];
     assert_eq!(s2.prediction_method.as_deref(), Some(report::METHOD_BACK_TO_BACK));
     assert_eq!(s2.predicted_per_read_ns, Some(30.0));
-    assert!(r2.warnings.iter().any(|w| w.contains("executor-like loop did not run")), "{:?}", r2.warnings);
+    assert!(
+        r2.warnings.iter().any(|w| w.contains("executor-like loop did not run")),
+        "{:?}",
+        r2.warnings
+    );
 }

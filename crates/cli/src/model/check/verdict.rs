@@ -175,7 +175,8 @@ fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> 
         Some(e) => (e.added_ns_per_read, METHOD_EXECUTOR_LOOP),
         None => (c.avg_loop_ns, METHOD_BACK_TO_BACK),
     };
-    let p = clockscope::predict::explain_overhead(inputs.baseline_row_ns, READS_PER_ROW_COUNT, per_read, PREDICTION_ROWS);
+    let p =
+        clockscope::predict::explain_overhead(inputs.baseline_row_ns, READS_PER_ROW_COUNT, per_read, PREDICTION_ROWS);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.avg_loop_ns,
@@ -271,7 +272,10 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
                 inputs.baseline_row_ns
             )
         } else {
-            format!("{slowdown:.decimals$}x at your measured {:.1} ns/row", inputs.baseline_row_ns)
+            format!(
+                "{slowdown:.decimals$}x at your measured {:.1} ns/row",
+                inputs.baseline_row_ns
+            )
         }
     };
 
