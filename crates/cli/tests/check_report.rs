@@ -454,7 +454,11 @@ fn arm_counter_is_not_offered_to_postgresql() {
     assert!(rec.starts_with("PostgreSQL 19: nothing to set: "), "{rec}");
     let p = r.verdict.explain_tsc.as_ref().unwrap();
     assert!(!p.used_by_postgresql);
-    assert!(text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: 2 reads x"));
+    assert!(
+        text(&r).contains("    not read by PostgreSQL 19 here, CNTVCT_EL0: +"),
+        "{}",
+        text(&r)
+    );
     // auto_explain advice is about the clock PostgreSQL reads: the system clock.
     assert!(r
         .verdict
@@ -716,4 +720,115 @@ fn the_clocks_header_shows_the_measured_time() {
     assert!(report(1.0, true).contains(&format!(
         "Clocks (measured {secs:.4} s each of 1 s asked for, interrupted;"
     )));
+}
+
+/// What two reads per row added to the executor-like loop, scripted.
+fn executor_loop(clock: &str, added_ns_per_row: f64) -> clockscope::predict::ExecutorLoopCost {
+    clockscope::predict::ExecutorLoopCost {
+        clock: clock.into(),
+        added_ns_per_row,
+        added_ns_per_read: added_ns_per_row / 2.0,
+        added_ns_per_row_min: added_ns_per_row - 2.0,
+        added_ns_per_row_max: added_ns_per_row + 2.0,
+        work_ns_per_row: 50.0,
+        work_passes: 6,
+        rows_per_round: 100_000,
+        rounds: 15,
+    }
+}
+
+#[test]
+fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let tsc = Scale::from_khz(2_700_000).unwrap();
+    let stats = || {
+        vec![
+            scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000),
+            scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 8_000),
+        ]
+    };
+    let loops = vec![
+        executor_loop(ClockId::Monotonic.display_name(), 32.0),
+        executor_loop(ClockId::Rdtsc.display_name(), 10.0),
+    ];
+    let build = |args: &CheckArgs| {
+        build_report(
+            args,
+            &linux,
+            &trusted_counter(),
+            Measured {
+                stats: stats(),
+                executor_loops: loops.clone(),
+                ..Default::default()
+            },
+            None,
+        )
+    };
+    let r = build(&one_second());
+    let v = &r.verdict;
+    let p = v.explain_system.as_ref().unwrap();
+    assert_eq!(p.prediction_method, verdict::METHOD_EXECUTOR_LOOP);
+    assert_eq!((p.added_ns_per_row, p.added_ns_per_read), (Some(32.0), Some(16.0)));
+    assert_eq!(p.per_row_per_node_ns, 32.0);
+    // The old model is kept beside it: two back-to-back reads.
+    assert_eq!(p.back_to_back_per_row_ns, 2.0 * p.per_read_ns);
+    assert_ne!(p.back_to_back_per_row_ns, p.per_row_per_node_ns);
+    // The default baseline comes from another machine: its slowdown is an example.
+    assert!(v.baseline_is_example);
+    let base = verdict::DEFAULT_BASELINE_ROW_NS;
+    assert!((p.slowdown - (base + 32.0) / base).abs() < 1e-12);
+    let t = text(&r);
+    assert!(
+        t.contains("+32.0 ns per row per node (16.0 ns per read, executor-like loop"),
+        "{t}"
+    );
+    assert!(t.contains("example: count(*) of 1M rows"), "{t}");
+    assert!(t.contains("example baseline, measured elsewhere: 42.66 ns/row"), "{t}");
+    assert!(
+        v.summary.contains("adds about 32 ns per row per plan node"),
+        "{}",
+        v.summary
+    );
+    assert!(
+        v.summary
+            .contains("example: 1.75x for a 42.7 ns/row count(*) measured elsewhere"),
+        "{}",
+        v.summary
+    );
+    let tsc = v.explain_tsc.as_ref().unwrap();
+    assert_eq!(tsc.added_ns_per_row, Some(10.0));
+
+    // A baseline the user measured is not an example.
+    let measured = build(&CheckArgs {
+        baseline_row_ns: Some(55.0),
+        ..one_second()
+    });
+    let v = &measured.verdict;
+    assert!(!v.baseline_is_example);
+    let p = v.explain_system.as_ref().unwrap();
+    assert!((p.slowdown - (55.0 + 32.0) / 55.0).abs() < 1e-12);
+    assert!(
+        v.summary.contains("1.58x at your measured 55.0 ns/row"),
+        "{}",
+        v.summary
+    );
+    assert!(!text(&measured).contains("example:"));
+
+    // A loop result for another clock is not used: back to back, said so.
+    let other = build_report(
+        &one_second(),
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats: stats(),
+            executor_loops: vec![executor_loop("some other clock", 5.0)],
+            ..Default::default()
+        },
+        None,
+    );
+    let p = other.verdict.explain_system.as_ref().unwrap();
+    assert_eq!(p.prediction_method, verdict::METHOD_BACK_TO_BACK);
+    assert_eq!(p.added_ns_per_row, None);
+    assert_eq!(p.per_row_per_node_ns, p.back_to_back_per_row_ns);
 }

@@ -75,6 +75,7 @@ fn full_report() -> CheckReport {
         }],
         interrupted: false,
         allowed_cpus: Some(vec![0, 1]),
+        executor_loops: Vec::new(),
     };
     let args = CheckArgs {
         duration: 1.0,

@@ -213,7 +213,18 @@ pub fn run_with(
         }
         !stopped
     };
-    let machine = clockcost::measure_machine(opts.clock_measure_ns, &mut || keep_going("this machine's clocks"));
+    // The executor-like loop works per row about what the server's first
+    // source did with TIMING OFF (its median).
+    let timing_off_row_ns = server_runs
+        .sources
+        .first()
+        .and_then(|s| stats::Spread::of(&s.timing_off_ms))
+        .map(|s| s.median * 1e6 / rows as f64);
+    let machine = clockcost::measure_machine(
+        opts.clock_measure_ns,
+        clockcost::loop_work_target_ns(timing_off_row_ns),
+        &mut || keep_going("this machine's clocks"),
+    );
     let page_read = if keep_going("an 8 kB read from the page cache") {
         timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|ns| timing_settings::PageReadReference {
             ns,

@@ -586,8 +586,12 @@ mod tests {
             predicted_clock: None,
             predicted_per_read_ns: None,
             predicted_overhead_per_row_ns: None,
+            predicted_timing_on_ms: None,
             predicted_slowdown: None,
             observed_over_predicted: None,
+            prediction_method: None,
+            back_to_back_per_read_ns: None,
+            back_to_back_observed_over_predicted: None,
             runs_timing_off_ms: vec![],
             runs_timing_on_ms: vec![],
             noise: crate::report::model::Noise {

@@ -69,6 +69,8 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
         method: "test".into(),
         frequency_khz: None,
         frequency_source: None,
+        // Two reads per row add what two back-to-back reads cost.
+        executor_loop: Some(executor_loop(clock, 2.0 * ns)),
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
@@ -258,4 +260,150 @@ fn remote_servers_and_noise_are_warned_about() {
     assert_eq!(r2.warnings.last().unwrap(), "interrupted: 1 of 3 runs on system");
     // No RDTSC here: no TSC prediction.
     assert!(r.tsc_prediction.is_none());
+}
+
+/// What two reads per row added to the executor-like loop, scripted.
+fn executor_loop(clock: &str, added_ns_per_row: f64) -> clockscope::predict::ExecutorLoopCost {
+    clockscope::predict::ExecutorLoopCost {
+        clock: clock.into(),
+        added_ns_per_row,
+        added_ns_per_read: added_ns_per_row / 2.0,
+        added_ns_per_row_min: added_ns_per_row - 1.0,
+        added_ns_per_row_max: added_ns_per_row + 1.0,
+        work_ns_per_row: 50.0,
+        work_passes: 6,
+        rows_per_round: 100_000,
+        rounds: 15,
+    }
+}
+
+#[test]
+fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
+    // 1M rows: TIMING OFF 55 ms (55 ns per row), ON 105 ms; 2,000,006 reads.
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![55.0, 56.0, 54.0],
+        timing_on_ms: vec![105.0, 104.0, 106.0],
+        clock_reads_per_run: 2_000_006,
+        stopped_by: clockscope_explain::measure::StopReason::Precision,
+        timing_on_plan: None,
+    };
+    let mut m = machine(30.0, Some(20.0));
+    // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
+    m.system.executor_loop = Some(executor_loop("clock_gettime (CLOCK_MONOTONIC)", 48.0));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(executor_loop("RDTSC", 16.0));
+    let r = report::build(&Inputs {
+        server_version: "15.18",
+        server_version_num: 150018,
+        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
+        server: "host=/tmp port=5432",
+        locality: Locality::UnixSocket,
+        settings: &[],
+        timing_settings: &[],
+        page_read: None,
+        query: "SELECT count(*) FROM t",
+        rows: 1_000_000,
+        runs: 3,
+        warmup_runs: 1,
+        temp_table_estimated_bytes: 36_249_600,
+        workload: clockscope_explain::options::Workload::Table,
+        workload_reason: None,
+        sources: &[runs],
+        skipped: &[],
+        machine: &m,
+        clock_measure_ns: 1,
+        interrupted: false,
+        max_time: std::time::Duration::from_secs(60),
+        cpu_contention: None,
+    });
+    let s = &r.clock_sources[0];
+    let reads_per_row = 2.000006;
+    assert_eq!(s.prediction_method.as_deref(), Some(report::METHOD_EXECUTOR_LOOP));
+    assert_eq!(s.predicted_per_read_ns, Some(24.0));
+    // ON = OFF + reads_per_row / 2 x added per row.
+    assert!(close(
+        s.predicted_overhead_per_row_ns.unwrap(),
+        reads_per_row / 2.0 * 48.0
+    ));
+    assert!(close(
+        s.predicted_timing_on_ms.unwrap(),
+        55.0 + 2_000_006.0 * 24.0 / 1e6
+    ));
+    assert!(close(
+        s.predicted_slowdown.unwrap(),
+        s.predicted_timing_on_ms.unwrap() / 55.0
+    ));
+    // Observed: 50 ms over 2,000,006 reads; against 24 ns and against the 30 ns back-to-back loop.
+    let observed_per_read = 50.0e6 / 2_000_006.0;
+    assert!(close(s.overhead_per_read_ns, observed_per_read));
+    assert!(close(s.observed_over_predicted.unwrap(), observed_per_read / 24.0));
+    assert_eq!(s.back_to_back_per_read_ns, Some(30.0));
+    assert!(close(
+        s.back_to_back_observed_over_predicted.unwrap(),
+        observed_per_read / 30.0
+    ));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+
+    // PostgreSQL 19's TSC from RDTSC's added cost, the loop time kept beside it.
+    let t = r.tsc_prediction.as_ref().unwrap();
+    assert_eq!(t.prediction_method, report::METHOD_EXECUTOR_LOOP);
+    assert_eq!((t.rdtsc_per_read_ns, t.rdtsc_back_to_back_per_read_ns), (8.0, 20.0));
+    assert!(close(t.predicted_overhead_per_row_ns, reads_per_row * 8.0));
+
+    let mut text = Vec::new();
+    report::write_text(&r, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    for needle in [
+        "added per read in an executor-like loop",
+        "predicted TIMING ON",
+        "observed / back-to-back",
+        "48.00 ns per row added by 2 reads, executor-like loop",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+
+    // Without the loop (stopped before it ran) the back-to-back cost is used, and said so.
+    let mut m2 = m.clone();
+    m2.system.executor_loop = None;
+    let r2 = report::build(&Inputs {
+        machine: &m2,
+        sources: &[SourceRuns {
+            clock_source: "system".into(),
+            how: "test".into(),
+            timing_off_ms: vec![55.0],
+            timing_on_ms: vec![105.0],
+            clock_reads_per_run: 2_000_006,
+            stopped_by: clockscope_explain::measure::StopReason::Precision,
+            timing_on_plan: None,
+        }],
+        server_version: "15.18",
+        server_version_num: 150018,
+        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
+        server: "host=/tmp port=5432",
+        locality: Locality::UnixSocket,
+        settings: &[],
+        timing_settings: &[],
+        page_read: None,
+        query: "q",
+        rows: 1_000_000,
+        runs: 1,
+        warmup_runs: 1,
+        temp_table_estimated_bytes: 1,
+        workload: clockscope_explain::options::Workload::Table,
+        workload_reason: None,
+        skipped: &[],
+        clock_measure_ns: 1,
+        interrupted: false,
+        max_time: std::time::Duration::from_secs(60),
+        cpu_contention: None,
+    });
+    let s2 = &r2.clock_sources[0];
+    assert_eq!(s2.prediction_method.as_deref(), Some(report::METHOD_BACK_TO_BACK));
+    assert_eq!(s2.predicted_per_read_ns, Some(30.0));
+    assert!(
+        r2.warnings.iter().any(|w| w.contains("executor-like loop did not run")),
+        "{:?}",
+        r2.warnings
+    );
 }

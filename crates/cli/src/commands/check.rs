@@ -23,6 +23,7 @@ use clockscope::escape::escape_untrusted;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::interference::{self, Interference, RunQuality, Snapshot};
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
+use clockscope::predict::executor_loop::{self, ExecutorLoopCost};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -156,6 +157,52 @@ impl ClockVisitor for MeasureClock<'_> {
     }
 }
 
+/// Runs the library's executor-like per-row loop on one clock, its work per
+/// row calibrated to `work_ns_per_row` (the prediction's per-row cost).
+struct ExecutorLoop {
+    work_ns_per_row: f64,
+}
+
+impl ClockVisitor for ExecutorLoop {
+    type Output = Option<ExecutorLoopCost>;
+    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
+        if crate::exit::interrupted() {
+            return None;
+        }
+        let arena = executor_loop::Arena::new();
+        let config = executor_loop::LoopConfig {
+            rows_per_round: executor_loop::DEFAULT_ROWS_PER_ROUND,
+            rounds: executor_loop::DEFAULT_ROUNDS,
+            work_passes: executor_loop::calibrate_passes(clock, &arena, self.work_ns_per_row),
+        };
+        executor_loop::measure_executor_loop(clock, &arena, config, &mut || !crate::exit::interrupted())
+    }
+}
+
+/// The clocks whose EXPLAIN prediction `check` gives (the system clock and the
+/// counter's fast read) in the executor-like loop, for the verdict.
+pub fn measure_executor_loops(
+    stats: &[ClockStats],
+    counter: &environment::CounterSetup,
+    work_ns_per_row: f64,
+) -> Vec<ExecutorLoopCost> {
+    let wanted = [ClockId::Monotonic, ClockId::Rdtsc, ClockId::Cntvct];
+    let bar = progress::bar("EXPLAIN loop", wanted.len() as u64);
+    let mut out = Vec::new();
+    for id in wanted {
+        if !stats.iter().any(|c| c.name == id.cli_name() && c.loops > 0) {
+            continue;
+        }
+        bar.set_prefix(id.display_name().to_string());
+        if let Ok(Some(cost)) = clock::visit(id, counter.scale, ExecutorLoop { work_ns_per_row }) {
+            out.push(cost);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    out
+}
+
 /// Measures `clocks` for `duration_ns` each; counters use `counter`'s scale.
 pub fn measure_clocks(
     clocks: &[ClockId],
@@ -219,6 +266,8 @@ pub struct Measured {
     pub interrupted: bool,
     /// The affinity mask (`sched_getaffinity`), when it could be read.
     pub allowed_cpus: Option<Vec<usize>>,
+    /// What two reads per row add to the executor-like loop, per clock.
+    pub executor_loops: Vec<ExecutorLoopCost>,
 }
 
 /// Assembles the report from what was measured and the environment (pure:
@@ -235,6 +284,7 @@ pub fn build_report(
         skipped,
         interrupted,
         allowed_cpus,
+        executor_loops,
     } = measured;
     let env = environment::build(linux, counter, allowed_cpus.as_deref());
     let inputs = VerdictInputs {
@@ -250,6 +300,8 @@ pub fn build_report(
         } else {
             verdict::DEFAULT_BASELINE_SOURCE.to_string()
         },
+        baseline_is_example: args.baseline_row_ns.is_none(),
+        executor_loops,
     };
     let verdict = verdict::decide(&stats, &inputs);
     let (measurement_quality, measurement_quality_reason) = report::assess_quality(&stats, args.duration);
@@ -303,11 +355,21 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         environment::full_counter(root, &linux, counter)
     };
+    let executor_loops = if interrupted {
+        Vec::new()
+    } else {
+        let work_ns = args
+            .baseline_row_ns
+            .unwrap_or(clockscope::predict::executor_loop::DEFAULT_WORK_NS_PER_ROW);
+        measure_executor_loops(&stats, &counter, work_ns)
+    };
+    let interrupted = interrupted || crate::exit::interrupted();
     let measured = Measured {
         stats,
         skipped,
         interrupted,
         allowed_cpus: clockscope::crosscpu::affinity::allowed_cpus().ok(),
+        executor_loops,
     };
     let report = build_report(args, &linux, &counter, measured, tsc);
     match output {

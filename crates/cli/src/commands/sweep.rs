@@ -157,6 +157,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         current_clocksource: Some(clocksource.to_string()),
         baseline_row_ns,
         baseline_source: baseline_source.to_string(),
+        baseline_is_example: baseline_source == verdict::DEFAULT_BASELINE_SOURCE,
         ..Default::default()
     };
     let v = verdict::decide(std::slice::from_ref(&stats), &inputs);

@@ -1,8 +1,11 @@
 //! The report's arithmetic (see [`super`]): medians, overheads per row and
 //! per read, and the prediction from this machine's clock cost.
 
-use super::model::{Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
-use crate::clockcost::MachineClocks;
+use super::model::{
+    Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA, METHOD_BACK_TO_BACK,
+    METHOD_EXECUTOR_LOOP,
+};
+use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
 use clockscope::predict::ExplainOverhead;
@@ -17,6 +20,16 @@ fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) 
     clockscope::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
 }
 
+/// The per-read cost the prediction uses for `cost`: what a read adds in the
+/// executor-like loop, else (that loop did not run) the pg_test_timing loop
+/// time; with how it was obtained.
+fn predicted_per_read(cost: &ClockCost) -> Option<(f64, &'static str)> {
+    match cost.added_per_read_ns() {
+        Some(v) => Some((v, METHOD_EXECUTOR_LOOP)),
+        None => Some((cost.per_read_ns, METHOD_BACK_TO_BACK)).filter(|(v, _)| v.is_finite() && *v > 0.0),
+    }
+}
+
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
     let off = Spread::of(&runs.timing_off_ms)?;
     let on = Spread::of(&runs.timing_on_ms)?;
@@ -28,7 +41,9 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
     } else {
         Some(&machine.system)
     };
-    let predicted = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
+    let chosen = cost.and_then(predicted_per_read);
+    let predicted = chosen.map(|(v, _)| v);
+    let back_to_back = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
     let overhead_per_read_ns = diff_ns / reads as f64;
     let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
     Some(SourceResult {
@@ -48,8 +63,12 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         predicted_clock: cost.map(|c| c.clock.clone()),
         predicted_per_read_ns: predicted,
         predicted_overhead_per_row_ns: prediction.map(|p| p.overhead_per_row_ns),
+        predicted_timing_on_ms: prediction.map(|p| p.timing_on_ms),
         predicted_slowdown: prediction.map(|p| p.slowdown),
         observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
+        prediction_method: chosen.map(|(_, m)| m.to_string()),
+        back_to_back_per_read_ns: back_to_back,
+        back_to_back_observed_over_predicted: back_to_back.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
         runs_timing_on_ms: runs.timing_on_ms.clone(),
         noise: noise_of(runs)?,
@@ -133,7 +152,8 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
     if results.iter().any(|r| uses_tsc(&r.clock_source)) {
         return None;
     }
-    let rdtsc = machine.rdtsc.as_ref()?.per_read_ns;
+    let rdtsc_cost = machine.rdtsc.as_ref()?;
+    let (rdtsc, method) = predicted_per_read(rdtsc_cost)?;
     let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
     let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
     let rows = base.clock_reads_per_run as f64 / base.clock_reads_per_row;
@@ -141,6 +161,8 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
     let scaled = rdtsc * ratio;
     Some(TscPrediction {
         rdtsc_per_read_ns: rdtsc,
+        prediction_method: method.to_string(),
+        rdtsc_back_to_back_per_read_ns: rdtsc_cost.per_read_ns,
         predicted_overhead_per_row_ns: at(rdtsc).overhead_per_row_ns,
         predicted_slowdown: at(rdtsc).slowdown,
         scaled_per_read_ns: scaled,
@@ -175,6 +197,12 @@ pub fn build(inp: &Inputs) -> Report {
         if r.predicted_per_read_ns.is_none() {
             warnings.push(format!(
                 "{}: no prediction, this machine cannot read that clock",
+                r.clock_source
+            ));
+        } else if r.prediction_method.as_deref() == Some(METHOD_BACK_TO_BACK) {
+            warnings.push(format!(
+                "{}: the executor-like loop did not run; the prediction uses the back-to-back read cost, \
+                 which overstates what the executor pays on some CPUs",
                 r.clock_source
             ));
         }

@@ -13,20 +13,32 @@
 //! slowdown                = ON / OFF
 //! overhead_per_row_ns     = (ON - OFF) * 1e6 / rows
 //! overhead_per_read_ns    = (ON - OFF) * 1e6 / clock reads per run     (see plan.rs)
-//! predicted_per_read_ns   = this machine's pg_test_timing loop time for the clock in use
+//! predicted_per_read_ns   = what one read of the clock in use adds per row in this
+//!                           machine's executor-like loop, its work per row set to the
+//!                           TIMING OFF time per row (clockscope::predict::executor_loop:
+//!                           added_ns_per_row / 2); the pg_test_timing loop time when
+//!                           that loop did not run (prediction_method = back_to_back)
 //! predicted_overhead_per_row_ns = clock reads per row * predicted_per_read_ns
-//! predicted_slowdown      = (OFF + clock reads * predicted_per_read_ns / 1e6) / OFF
+//!                         = reads per row / 2 * added_ns_per_row
+//! predicted_timing_on_ms  = OFF + clock reads * predicted_per_read_ns / 1e6
+//! predicted_slowdown      = predicted_timing_on_ms / OFF
 //!                           (clockscope::predict::explain_overhead, per row)
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
+//! back_to_back_observed_over_predicted = overhead_per_read_ns / pg_test_timing loop time
 //! ```
 //!
 //! The noise control's figures (`noise`) come from the paired slowdowns,
 //! ON / OFF of each pair, and their 95% interval (`stats`);
 //! `--query`'s per-node breakdown from `nodes`.
 //!
+//! The server's clock is the one this machine measures: the system clock
+//! (`clock_gettime(CLOCK_MONOTONIC)`) for PostgreSQL < 19 and for
+//! `timing_clock_source = system`, RDTSC for a TSC source.
+//!
 //! The TSC prediction for a server that did not run on the TSC uses the
-//! RDTSC loop time in place of the system clock's: `predicted_*` as above
-//! with `rdtsc_per_read_ns`, and a `scaled_*` variant that also applies the
+//! RDTSC read's cost in place of the system clock's: `predicted_*` as above
+//! with `rdtsc_per_read_ns` (RDTSC's added ns per read in the executor-like
+//! loop), and a `scaled_*` variant that also applies the
 //! observed/predicted ratio measured on the system clock
 //! (`rdtsc_per_read_ns * observed_over_predicted`), for the part of a read
 //! that the executor overlaps with its own work or adds to it.
@@ -38,5 +50,6 @@ pub mod text;
 pub use arith::build;
 pub use model::{
     CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+    METHOD_BACK_TO_BACK, METHOD_EXECUTOR_LOOP,
 };
 pub use text::{thousands, write_text};

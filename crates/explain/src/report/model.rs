@@ -12,6 +12,13 @@ use serde::Serialize;
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
 pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
 
+/// `prediction_method` when the per-read cost is what a read adds to the
+/// executor-like per-row loop ([`clockscope::predict::executor_loop`]).
+pub const METHOD_EXECUTOR_LOOP: &str = "executor_loop";
+/// `prediction_method` when that loop did not run: pg_test_timing's
+/// back-to-back loop time.
+pub const METHOD_BACK_TO_BACK: &str = "back_to_back";
+
 /// One clock source's results. Times are EXPLAIN's "Execution Time".
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SourceResult {
@@ -32,10 +39,21 @@ pub struct SourceResult {
     pub clock_reads_per_row: f64,
     /// This machine's clock used for the prediction.
     pub predicted_clock: Option<String>,
+    /// What one read adds per row in this machine's executor-like loop
+    /// (`added_ns_per_read`), or the back-to-back loop time when that did
+    /// not run (see `prediction_method`).
     pub predicted_per_read_ns: Option<f64>,
     pub predicted_overhead_per_row_ns: Option<f64>,
+    /// timing_off_ms + clock reads x predicted_per_read_ns / 1e6.
+    pub predicted_timing_on_ms: Option<f64>,
     pub predicted_slowdown: Option<f64>,
     pub observed_over_predicted: Option<f64>,
+    /// [`METHOD_EXECUTOR_LOOP`] or [`METHOD_BACK_TO_BACK`].
+    pub prediction_method: Option<String>,
+    /// The old model for comparison: pg_test_timing's back-to-back loop
+    /// time, and the observed overhead per read over it.
+    pub back_to_back_per_read_ns: Option<f64>,
+    pub back_to_back_observed_over_predicted: Option<f64>,
     /// Every run, in order.
     pub runs_timing_off_ms: Vec<f64>,
     pub runs_timing_on_ms: Vec<f64>,
@@ -100,8 +118,13 @@ pub struct QueryBreakdown {
 /// What the TSC would give for a server that did not run on it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TscPrediction {
-    /// This machine's RDTSC loop time, the predicted cost per read.
+    /// The predicted cost per RDTSC read: what it adds in the executor-like
+    /// loop (or the loop time, see `prediction_method`).
     pub rdtsc_per_read_ns: f64,
+    /// [`METHOD_EXECUTOR_LOOP`] or [`METHOD_BACK_TO_BACK`].
+    pub prediction_method: String,
+    /// This machine's RDTSC pg_test_timing loop time, for comparison.
+    pub rdtsc_back_to_back_per_read_ns: f64,
     pub predicted_overhead_per_row_ns: f64,
     pub predicted_slowdown: f64,
     /// The system clock's observed/predicted ratio applied to the RDTSC cost.

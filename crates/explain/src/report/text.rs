@@ -151,9 +151,13 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "overhead per clock read", s.overhead_per_read_ns
         )?;
         let clock = s.predicted_clock.as_deref().unwrap_or("none");
+        let how = match s.prediction_method.as_deref() {
+            Some(super::model::METHOD_EXECUTOR_LOOP) => "added per read in an executor-like loop",
+            _ => "loop time (back to back)",
+        };
         writeln!(
             out,
-            "  {:<28} {:>12}   this machine's {clock} loop time",
+            "  {:<28} {:>12}   this machine's {clock}, {how}",
             "predicted per clock read",
             opt(s.predicted_per_read_ns, 2, " ns")
         )?;
@@ -163,6 +167,12 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "predicted overhead per row",
             opt(s.predicted_overhead_per_row_ns, 2, " ns"),
             s.clock_reads_per_row
+        )?;
+        writeln!(
+            out,
+            "  {:<28} {:>12}   OFF + predicted overhead",
+            "predicted TIMING ON",
+            opt(s.predicted_timing_on_ms, 3, " ms")
         )?;
         writeln!(
             out,
@@ -176,6 +186,15 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "observed / predicted",
             opt(s.observed_over_predicted, 2, "")
         )?;
+        if s.prediction_method.as_deref() == Some(super::model::METHOD_EXECUTOR_LOOP) {
+            writeln!(
+                out,
+                "  {:<28} {:>12}   old model: loop time {} per read",
+                "observed / back-to-back",
+                opt(s.back_to_back_observed_over_predicted, 2, ""),
+                opt(s.back_to_back_per_read_ns, 2, " ns")
+            )?;
+        }
     }
     if let Some(q) = &r.query_breakdown {
         write_query_breakdown(q, out)?;
@@ -191,9 +210,14 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         } else {
             "With timing_clock_source = tsc on this machine"
         };
+        let what = if t.prediction_method == super::model::METHOD_EXECUTOR_LOOP {
+            "RDTSC's added"
+        } else {
+            "the RDTSC loop's"
+        };
         writeln!(
             out,
-            "{lead}: about {:.2}x predicted ({:.2} ns per row at the RDTSC loop's {:.2} ns per read);",
+            "{lead}: about {:.2}x predicted ({:.2} ns per row at {what} {:.2} ns per read);",
             t.predicted_slowdown, t.predicted_overhead_per_row_ns, t.rdtsc_per_read_ns
         )?;
         writeln!(
@@ -226,6 +250,22 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?,
         (None, Some(why)) => writeln!(out, "  {:<34} not measured: {why}", "RDTSC")?,
         (None, None) => {}
+    }
+    // What two reads per row add between executor-like work per row (the
+    // prediction's per-read cost).
+    for c in std::iter::once(&m.system).chain(m.rdtsc.as_ref()) {
+        if let Some(e) = &c.executor_loop {
+            writeln!(
+                out,
+                "  {:<34} {:>8.2} ns per row added by 2 reads, executor-like loop",
+                c.clock, e.added_ns_per_row
+            )?;
+            writeln!(
+                out,
+                "  {:<34} {:>8.2} ns per read; pairs {:.1}-{:.1}; work {:.1} ns/row, {} pairs",
+                "", e.added_ns_per_read, e.added_ns_per_row_min, e.added_ns_per_row_max, e.work_ns_per_row, e.rounds
+            )?;
+        }
     }
     write_timing_settings(&r.timing_settings, out)?;
     for w in &r.warnings {

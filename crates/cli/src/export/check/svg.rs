@@ -117,12 +117,12 @@ pub fn utc_minutes(t: SystemTime) -> String {
     )
 }
 
-/// The read cost marked for each clock, and its label. Today
-/// pg_test_timing's average loop time; when `ClockStats::read_cost_ns` (the
-/// cost with interference gaps taken out) exists, return it here: this is
-/// the one place the plot reads a clock's cost.
+/// The read cost marked for each clock, and its label:
+/// `ClockStats::read_cost_ns`, the mean cost with the interference gaps taken
+/// out (pg_test_timing's average loop includes them). This is the one place
+/// the plot reads a clock's cost.
 fn read_cost_ns(c: &ClockStats) -> (f64, &'static str) {
-    (c.avg_loop_ns, "avg loop")
+    (c.read_cost_ns, "read cost")
 }
 
 fn anyhow_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
@@ -540,6 +540,8 @@ mod tests {
             name: "x".into(),
             display_name: "X".into(),
             avg_loop_ns: 20.0,
+            read_cost_ns: 20.0,
+            interference: Default::default(),
             loops: counts.iter().sum(),
             elapsed_ns: 1,
             percentiles_ns: Percentiles {

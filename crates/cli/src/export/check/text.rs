@@ -11,12 +11,30 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
+/// The headline: ns added per row per timed plan node, and how it was measured.
 fn prediction_line(p: &ExplainPrediction) -> String {
+    match (p.added_ns_per_row, p.added_ns_per_read) {
+        (Some(row), Some(read)) => format!(
+            "{}: +{:.1} ns per row per node ({:.1} ns per read, executor-like loop; back to back {:.1})",
+            esc(&p.clock),
+            row,
+            read,
+            p.back_to_back_per_row_ns
+        ),
+        _ => format!(
+            "{}: +{:.1} ns per row per node (2 reads x {:.1} ns, back to back)",
+            esc(&p.clock),
+            p.per_row_per_node_ns,
+            p.per_read_ns
+        ),
+    }
+}
+
+/// The slowdown at the baseline, labelled an example unless it was measured.
+fn slowdown_line(p: &ExplainPrediction, example: bool) -> String {
     format!(
-        "{}: 2 reads x {:.1} ns = {:.1} ns per row per node; count(*) of 1M rows {:.1} ms -> {:.1} ms ({:.2}x)",
-        esc(&p.clock),
-        p.per_read_ns,
-        p.per_row_per_node_ns,
+        "{}count(*) of 1M rows {:.1} ms -> {:.1} ms ({:.2}x)",
+        if example { "example: " } else { "" },
         p.count_timing_off_ms,
         p.count_timing_on_ms,
         p.slowdown
@@ -284,16 +302,22 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         item("clockscope's rule", format!("{}: {}", pass(m.passed), m.detail))?;
     }
     if v.explain_system.is_some() || v.explain_tsc.is_some() {
+        let baseline = if v.baseline_is_example {
+            "example baseline, measured elsewhere"
+        } else {
+            "your baseline"
+        };
         item(
             "EXPLAIN ANALYZE",
             format!(
-                "reference baseline {:.2} ns per row with TIMING OFF ({})",
+                "{baseline}: {:.2} ns/row with TIMING OFF ({})",
                 v.baseline_row_ns, v.baseline_source
             ),
         )?;
     }
     if let Some(p) = &v.explain_system {
         item("", prediction_line(p))?;
+        item("", format!("  {}", slowdown_line(p, v.baseline_is_example)))?;
     }
     if let Some(p) = &v.explain_tsc {
         let who = if p.used_by_postgresql {
@@ -302,6 +326,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             "not read by PostgreSQL 19 here"
         };
         item("", format!("{who}, {}", prediction_line(p)))?;
+        item("", format!("  {}", slowdown_line(p, v.baseline_is_example)))?;
     }
     if let Some(a) = &v.track_io_timing {
         item(

@@ -2,6 +2,15 @@
 //! prediction and the advice, as a pure function of what was measured and the
 //! environment's facts (so it is tested with scripted inputs).
 //!
+//! The EXPLAIN prediction's headline is the ns a timed plan node adds per row:
+//! what two reads per row add to an executor-like per-row loop
+//! ([`clockscope::predict::executor_loop`]), measured per clock; the
+//! pg_test_timing loop time (two back-to-back reads) is kept beside it for
+//! comparison and used when that loop did not run. A slowdown needs the
+//! query's own time per row: `--baseline-row-ns` (measured by the user, e.g.
+//! with `clockscope explain`), or, by default, a reference from another
+//! machine, reported as an example (`baseline_is_example`).
+//!
 //! Every threshold is a named constant with the reason it has that value.
 //!
 //! Interference: PostgreSQL's rule is computed exactly as PostgreSQL does
@@ -13,6 +22,7 @@
 //! is not BAD: noise alone never gives BAD or exit 1.
 
 use super::stats::ClockStats;
+use clockscope::predict::ExecutorLoopCost;
 use serde::Serialize;
 
 /// PostgreSQL's pg_test_timing rule (docs 9.2-18): more than 90% of reads under 1 us...
@@ -61,6 +71,12 @@ pub struct VerdictInputs {
     /// ns per row of count(*) with TIMING OFF, and where that number comes from.
     pub baseline_row_ns: f64,
     pub baseline_source: String,
+    /// Whether the baseline is a reference from elsewhere (the default), so a
+    /// slowdown computed from it is an example, not a prediction for here.
+    pub baseline_is_example: bool,
+    /// What two reads per row add to the executor-like loop, per measured
+    /// clock (matched by display name); empty when that loop did not run.
+    pub executor_loops: Vec<ExecutorLoopCost>,
 }
 
 /// Overall status, worst first.
@@ -87,6 +103,11 @@ pub struct RuleResult {
     pub detail: String,
 }
 
+/// `prediction_method` when the per-row cost comes from the executor-like loop.
+pub const METHOD_EXECUTOR_LOOP: &str = "executor_loop";
+/// `prediction_method` when it is two back-to-back reads (pg_test_timing's loop time).
+pub const METHOD_BACK_TO_BACK: &str = "back_to_back";
+
 /// Predicted EXPLAIN ANALYZE overhead with one clock.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExplainPrediction {
@@ -94,8 +115,20 @@ pub struct ExplainPrediction {
     pub clock: String,
     /// Measured cost of one read (the read cost without interference gaps), ns.
     pub per_read_ns: f64,
-    /// Overhead per row per plan node (two reads), ns.
+    /// Overhead per row per plan node (two reads), ns: `added_ns_per_row`
+    /// when the executor-like loop ran, else `back_to_back_per_row_ns`.
     pub per_row_per_node_ns: f64,
+    /// The headline: what two reads per row added to the executor-like loop, ns
+    /// (one timed plan node); null when that loop did not run.
+    pub added_ns_per_row: Option<f64>,
+    /// `added_ns_per_row / 2`.
+    pub added_ns_per_read: Option<f64>,
+    /// The old model, for comparison: 2 x `per_read_ns`.
+    pub back_to_back_per_row_ns: f64,
+    /// `executor_loop` or `back_to_back`: where `per_row_per_node_ns` comes from.
+    pub prediction_method: String,
+    /// The executor-like loop's measurement (spread, work per row, rounds).
+    pub executor_loop: Option<ExecutorLoopCost>,
     /// count(*) of 1M rows with TIMING OFF, ms (from the baseline).
     pub count_timing_off_ms: f64,
     /// The same with TIMING ON, ms.
@@ -122,6 +155,9 @@ pub struct Verdict {
     pub modern_rule: Option<RuleResult>,
     pub baseline_row_ns: f64,
     pub baseline_source: String,
+    /// Whether the baseline is a reference from another machine (the
+    /// default): the slowdowns are then examples, not predictions for here.
+    pub baseline_is_example: bool,
     /// With the system clock (PostgreSQL <= 18, or timing_clock_source=system).
     pub explain_system: Option<ExplainPrediction>,
     /// With PostgreSQL 19's fast TSC read (RDTSC), when measured.
@@ -140,13 +176,27 @@ pub struct Verdict {
     pub interference_note: Option<String>,
 }
 
-fn predict(c: &ClockStats, baseline_row_ns: f64, used_by_postgresql: bool) -> ExplainPrediction {
+fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> ExplainPrediction {
+    let executor_loop = inputs
+        .executor_loops
+        .iter()
+        .find(|e| e.clock == c.display_name && e.added_ns_per_read.is_finite() && e.added_ns_per_read > 0.0)
+        .cloned();
+    let (per_read, method) = match &executor_loop {
+        Some(e) => (e.added_ns_per_read, METHOD_EXECUTOR_LOOP),
+        None => (c.read_cost_ns, METHOD_BACK_TO_BACK),
+    };
     let p =
-        clockscope::predict::explain_overhead(baseline_row_ns, READS_PER_ROW_COUNT, c.read_cost_ns, PREDICTION_ROWS);
+        clockscope::predict::explain_overhead(inputs.baseline_row_ns, READS_PER_ROW_COUNT, per_read, PREDICTION_ROWS);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.read_cost_ns,
         per_row_per_node_ns: p.overhead_per_row_ns,
+        added_ns_per_row: executor_loop.as_ref().map(|e| e.added_ns_per_row),
+        added_ns_per_read: executor_loop.as_ref().map(|e| e.added_ns_per_read),
+        back_to_back_per_row_ns: READS_PER_ROW_COUNT * c.read_cost_ns,
+        prediction_method: method.to_string(),
+        executor_loop,
         count_timing_off_ms: p.timing_off_ms,
         count_timing_on_ms: p.timing_on_ms,
         slowdown: p.slowdown,
@@ -247,8 +297,23 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let clock_passes_pg_rule = postgresql_rule
         .as_ref()
         .is_some_and(|r| r.passed || fails_only_from_interference);
-    let explain_system = system.map(|s| predict(s, inputs.baseline_row_ns, true));
-    let explain_tsc = fast_tsc.map(|s| predict(s, inputs.baseline_row_ns, inputs.postgresql_reads_counter));
+    let explain_system = system.map(|s| predict(s, inputs, true));
+    let explain_tsc = fast_tsc.map(|s| predict(s, inputs, inputs.postgresql_reads_counter));
+    // A slowdown needs the query's own time per row: labelled an example
+    // unless the user measured it.
+    let at_baseline = |slowdown: f64, decimals: usize| {
+        if inputs.baseline_is_example {
+            format!(
+                "example: {slowdown:.decimals$}x for a {:.1} ns/row count(*) measured elsewhere",
+                inputs.baseline_row_ns
+            )
+        } else {
+            format!(
+                "{slowdown:.decimals$}x at your measured {:.1} ns/row",
+                inputs.baseline_row_ns
+            )
+        }
+    };
 
     let precise_tsc = find("rdtscp")
         .or_else(|| find("isb_cntvct"))
@@ -289,10 +354,12 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         Advice {
             safe: p.slowdown < LOG_TIMING_MAX_SLOWDOWN,
             why: format!(
-                "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing: a row-heavy count(*) runs \
-                 {:.2}x as long with {}{tsc_part} (safe below {LOG_TIMING_MAX_SLOWDOWN}x; queries doing more work \
-                 per row pay relatively less)",
-                p.slowdown, p.clock
+                "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing, {:.0} ns per row per plan \
+                 node with {} ({}{tsc_part}; safe below {LOG_TIMING_MAX_SLOWDOWN}x; queries doing more work per \
+                 row pay relatively less)",
+                p.per_row_per_node_ns,
+                p.clock,
+                at_baseline(p.slowdown, 2)
             ),
         }
     });
@@ -374,16 +441,16 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string()
         }
         (Status::Bad, Some(p)) => format!(
-            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE would make a row-heavy count(*) about {:.1}x slower (at the reference baseline; `clockscope explain` measures your server) and track_io_timing is costly.",
-            p.per_read_ns, p.slowdown
+            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server) and track_io_timing is costly.",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 1)
         ),
         (Status::Fair, Some(p)) => format!(
-            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE would make a row-heavy count(*) about {:.2}x slower (at the reference baseline; `clockscope explain` measures your server).",
-            p.per_read_ns, p.slowdown
+            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
         ),
         (Status::Good, Some(p)) => format!(
-            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({:.2}x on a row-heavy count(*) at the reference baseline; `clockscope explain` measures your server).",
-            p.per_read_ns, p.per_row_per_node_ns, p.slowdown
+            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
+            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
         ),
     };
 
@@ -394,6 +461,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         modern_rule,
         baseline_row_ns: inputs.baseline_row_ns,
         baseline_source: inputs.baseline_source.clone(),
+        baseline_is_example: inputs.baseline_is_example,
         explain_system,
         explain_tsc,
         track_io_timing,
