@@ -159,7 +159,12 @@ impl KernelLog {
             relevant = true;
         }
         let lower = msg.to_ascii_lowercase();
-        if relevant || lower.contains("tsc") || lower.contains("clocksource") || lower.contains("sched_clock") {
+        if relevant
+            || lower.contains("tsc")
+            || lower.contains("clocksource")
+            || lower.contains("sched_clock")
+            || lower.contains("kvm-clock")
+        {
             self.lines.push(msg.trim().to_string());
         }
     }

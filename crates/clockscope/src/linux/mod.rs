@@ -35,6 +35,7 @@ pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topology;
+pub mod tsc_messages;
 
 pub use cmdline::KernelCmdline;
 pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
