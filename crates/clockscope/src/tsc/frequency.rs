@@ -270,15 +270,16 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
 pub const KERNEL_ARITHMETIC_PREFIX: &str =
     "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC_RAW is the TSC scaled): ";
 
-/// Marks the calibrations as checks of the kernel's arithmetic when the
-/// kernel's clocksource is the TSC (see [`FrequencySource::independent`]).
+/// Marks the calibrations that gave a value as checks of the kernel's
+/// arithmetic when the kernel's clocksource is the TSC (see
+/// [`FrequencySource::independent`]).
 fn mark_kernel_arithmetic(sources: &mut [FrequencySource], inputs: &FrequencyInputs) {
     if !inputs.clocksource_is_counter {
         return;
     }
     for s in sources
         .iter_mut()
-        .filter(|s| matches!(s.id, SourceId::CalibrationClockscope | SourceId::CalibrationPostgres))
+        .filter(|s| matches!(s.id, SourceId::CalibrationClockscope | SourceId::CalibrationPostgres) && s.khz.is_some())
     {
         s.independent = false;
         s.note = format!("{KERNEL_ARITHMETIC_PREFIX}{}", s.note);
