@@ -240,7 +240,7 @@ fn this_amd_guests_log_explained() {
     assert_eq!(p0.message, "[Firmware Bug]: TSC doesn't count with P0 frequency!");
     assert_eq!(p0.severity, Severity::Info, "benign in a guest");
     assert!(p0.meaning.starts_with("benign in a guest"), "{}", p0.meaning);
-    assert_eq!(msgs[1].count, 2, "both kvm-clock lines");
+    assert_eq!(msgs[1].count, 3, "two kvm-clock lines and its clocksource registration");
     let sw = &msgs[4];
     assert_eq!(sw.count, 2);
     assert_eq!(sw.message, "clocksource: Switched to clocksource kvm-clock");
