@@ -31,6 +31,7 @@ pub mod cmdline;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod kmsg;
+pub mod ntp;
 pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;
