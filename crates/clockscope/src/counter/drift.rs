@@ -41,21 +41,44 @@ pub const STEP_TOLERANCE_NS: f64 = 50_000.0;
 /// Longest single sleep, so cancellation is noticed quickly.
 pub const SLEEP_SLICE_NS: u64 = 100_000_000;
 
-/// One bracketed read of the three reference clocks around the counter.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One bracketed read of the three reference clocks around the counter:
+/// each clock's reads before and after, in ns, kept as integers (REALTIME
+/// is about 1.7e18 ns, beyond f64's exact range; differences are taken first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sample {
     /// Counter ticks.
     pub counter: u64,
-    /// REALTIME at the counter read (bracket midpoint), ns.
-    pub realtime_ns: f64,
+    /// REALTIME before and after the counter read.
+    pub realtime: (u64, u64),
+    /// MONOTONIC before and after.
+    pub monotonic: (u64, u64),
+    /// MONOTONIC_RAW before and after.
+    pub raw: (u64, u64),
+}
+
+/// `(a + b) / 2 - base` as f64, exact for any u64 inputs.
+fn mid_since(bracket: (u64, u64), base: u64) -> f64 {
+    (((bracket.0 as i128 + bracket.1 as i128) - 2 * base as i128) as f64) / 2.0
+}
+
+/// Half a bracket's width, ns.
+fn half_width(bracket: (u64, u64)) -> f64 {
+    bracket.1.saturating_sub(bracket.0) as f64 / 2.0
+}
+
+impl Sample {
     /// Half the REALTIME bracket, ns.
-    pub realtime_half_width_ns: f64,
-    /// MONOTONIC_RAW at the counter read, ns.
-    pub raw_ns: f64,
-    /// Half the MONOTONIC_RAW bracket, ns.
-    pub raw_half_width_ns: f64,
-    /// `REALTIME - MONOTONIC` at this sample (midpoints), ns.
-    pub realtime_minus_monotonic_ns: f64,
+    pub fn realtime_half_width_ns(&self) -> f64 {
+        half_width(self.realtime)
+    }
+    /// `REALTIME - MONOTONIC` (midpoints) minus `earlier`'s, ns: how far
+    /// REALTIME moved against MONOTONIC between the two samples.
+    pub fn realtime_moved_since(&self, earlier: &Sample) -> f64 {
+        let diff2 = |s: &Sample| {
+            (s.realtime.0 as i128 + s.realtime.1 as i128) - (s.monotonic.0 as i128 + s.monotonic.1 as i128)
+        };
+        ((diff2(self) - diff2(earlier)) as f64) / 2.0
+    }
 }
 
 /// The clocks a drift measurement reads, and how it waits: this machine's
@@ -151,15 +174,11 @@ fn bracketed<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
     let raw_b = c.monotonic_raw_ns();
     let mono_b = c.monotonic_ns();
     let rt_b = c.realtime_ns();
-    let mid = |a: u64, b: u64| (a as f64 + b as f64) / 2.0;
-    let half = |a: u64, b: u64| b.saturating_sub(a) as f64 / 2.0;
     Sample {
         counter,
-        realtime_ns: mid(rt_a, rt_b),
-        realtime_half_width_ns: half(rt_a, rt_b),
-        raw_ns: mid(raw_a, raw_b),
-        raw_half_width_ns: half(raw_a, raw_b),
-        realtime_minus_monotonic_ns: mid(rt_a, rt_b) - mid(mono_a, mono_b),
+        realtime: (rt_a, rt_b),
+        monotonic: (mono_a, mono_b),
+        raw: (raw_a, raw_b),
     }
 }
 
@@ -167,7 +186,7 @@ fn bracketed<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
 pub fn take_sample<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
     (0..TRIES_PER_SAMPLE)
         .map(|_| bracketed(c))
-        .min_by(|a, b| a.realtime_half_width_ns.total_cmp(&b.realtime_half_width_ns))
+        .min_by(|a, b| a.realtime_half_width_ns().total_cmp(&b.realtime_half_width_ns()))
         .expect("at least one try")
 }
 
@@ -193,23 +212,43 @@ fn regression(points: &[(f64, f64)]) -> Option<(f64, Option<f64>)> {
     Some((slope, se))
 }
 
-/// The rate against one reference, from `(reference ns, half width)` per sample.
-fn rate(samples: &[Sample], reference: impl Fn(&Sample) -> (f64, f64), nominal_hz: f64) -> Option<RateEstimate> {
+/// Which reference clock a rate is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reference {
+    Realtime,
+    MonotonicRaw,
+}
+
+impl Reference {
+    fn bracket(self, s: &Sample) -> (u64, u64) {
+        match self {
+            Reference::Realtime => s.realtime,
+            Reference::MonotonicRaw => s.raw,
+        }
+    }
+}
+
+/// The rate against one reference clock.
+fn rate(samples: &[Sample], reference: Reference, nominal_hz: f64) -> Option<RateEstimate> {
     let (first, last) = (samples.first()?, samples.last()?);
-    let base_x = reference(first).0;
-    let base_y = first.counter;
-    // Relative values keep the regression well conditioned.
+    let base_x = reference.bracket(first).0;
+    // Relative values keep the regression well conditioned and exact.
     let points: Vec<(f64, f64)> = samples
         .iter()
-        .map(|s| (reference(s).0 - base_x, s.counter.wrapping_sub(base_y) as f64))
+        .map(|s| {
+            (
+                mid_since(reference.bracket(s), base_x),
+                s.counter.wrapping_sub(first.counter) as f64,
+            )
+        })
         .collect();
     let (slope, se) = regression(&points)?;
     let hz = slope * 1e9;
     if !(hz.is_finite() && hz > 0.0 && nominal_hz > 0.0) {
         return None;
     }
-    let span = reference(last).0 - base_x;
-    let bracket_ppm = (reference(first).1 + reference(last).1) / span * 1e6;
+    let span = mid_since(reference.bracket(last), base_x) - mid_since(reference.bracket(first), base_x);
+    let bracket_ppm = (half_width(reference.bracket(first)) + half_width(reference.bracket(last))) / span * 1e6;
     let regression_se_ppm = se.map(|se| se / slope * 1e6);
     Some(RateEstimate {
         hz,
@@ -220,19 +259,24 @@ fn rate(samples: &[Sample], reference: impl Fn(&Sample) -> (f64, f64), nominal_h
     })
 }
 
+/// Seconds from `first` to `s` on MONOTONIC_RAW.
+fn raw_seconds(first: &Sample, s: &Sample) -> f64 {
+    mid_since(s.raw, first.raw.0) / 1e9 - mid_since(first.raw, first.raw.0) / 1e9
+}
+
 /// REALTIME steps between consecutive samples.
 pub fn realtime_steps(samples: &[Sample]) -> Vec<RealtimeStep> {
-    let Some(start) = samples.first().map(|s| s.raw_ns) else {
+    let Some(first) = samples.first() else {
         return Vec::new();
     };
     samples
         .windows(2)
         .filter_map(|w| {
-            let moved = w[1].realtime_minus_monotonic_ns - w[0].realtime_minus_monotonic_ns;
+            let moved = w[1].realtime_moved_since(&w[0]);
             // Both midpoints of each sample are uncertain by their half widths.
-            let slack = STEP_TOLERANCE_NS + 2.0 * (w[0].realtime_half_width_ns + w[1].realtime_half_width_ns);
+            let slack = STEP_TOLERANCE_NS + 2.0 * (w[0].realtime_half_width_ns() + w[1].realtime_half_width_ns());
             (moved.abs() > slack).then(|| RealtimeStep {
-                at_s: (w[1].raw_ns - start) / 1e9,
+                at_s: raw_seconds(first, &w[1]),
                 step_ns: moved,
             })
         })
@@ -242,7 +286,7 @@ pub fn realtime_steps(samples: &[Sample]) -> Vec<RealtimeStep> {
 /// Analyses samples taken over a window (pure; tests feed it directly).
 pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftReport {
     let measured_s = match (samples.first(), samples.last()) {
-        (Some(a), Some(b)) => (b.raw_ns - a.raw_ns) / 1e9,
+        (Some(a), Some(b)) => raw_seconds(a, b),
         _ => 0.0,
     };
     let steps = realtime_steps(samples);
@@ -258,7 +302,7 @@ pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftRep
         notes.push("too few samples for a rate".to_string());
     }
     let vs_monotonic_raw = if enough {
-        rate(samples, |s| (s.raw_ns, s.raw_half_width_ns), plan.nominal_hz)
+        rate(samples, Reference::MonotonicRaw, plan.nominal_hz)
     } else {
         None
     };
@@ -274,7 +318,7 @@ pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftRep
         ));
         None
     } else {
-        rate(samples, |s| (s.realtime_ns, s.realtime_half_width_ns), plan.nominal_hz)
+        rate(samples, Reference::Realtime, plan.nominal_hz)
     };
     if vs_realtime.is_some() {
         notes.push(
@@ -307,26 +351,24 @@ pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftRep
 /// the window early with one last sample (a partial result).
 pub fn measure_drift<C: DriftClocks + ?Sized>(clocks: &mut C, plan: &DriftPlan) -> DriftReport {
     let mut samples = vec![take_sample(clocks)];
-    let start = samples[0].raw_ns;
+    let start = samples[0].raw.0;
+    let since_start = |ns: u64| ns.saturating_sub(start);
     let mut complete = true;
     loop {
-        let elapsed = (samples.last().expect("one sample").raw_ns - start).max(0.0) as u64;
+        let elapsed = since_start(samples.last().expect("one sample").raw.1);
         if elapsed >= plan.window_ns {
             break;
         }
         let next = (elapsed + plan.interval_ns).min(plan.window_ns);
         // Sleep in slices until the next sample is due, watching for Ctrl-C.
-        let mut now = clocks.monotonic_raw_ns().saturating_sub(start as u64);
-        while now < next {
-            if clocks.cancelled() {
-                break;
-            }
+        let mut now = since_start(clocks.monotonic_raw_ns());
+        while now < next && !clocks.cancelled() {
             clocks.sleep_ns((next - now).min(SLEEP_SLICE_NS));
-            now = clocks.monotonic_raw_ns().saturating_sub(start as u64);
+            now = since_start(clocks.monotonic_raw_ns());
         }
         samples.push(take_sample(clocks));
         if clocks.cancelled() {
-            complete = (samples.last().expect("sample").raw_ns - start) as u64 >= plan.window_ns;
+            complete = since_start(samples.last().expect("sample").raw.1) >= plan.window_ns;
             break;
         }
     }
