@@ -31,6 +31,28 @@ impl Machine {
             None => Machine::Unknown,
         }
     }
+
+    /// A guest when the kernel's cpuinfo `hypervisor` flag or
+    /// /sys/hypervisor/type says so; bare metal when cpuinfo was read and
+    /// says neither; otherwise unknown.
+    pub fn of(e: &super::LinuxEvidence) -> Machine {
+        Machine::from_hypervisor_flag(
+            match (e.cpuinfo.found().map(|c| c.tsc_flags.hypervisor), e.hypervisor_type.is_found()) {
+                (Some(true), _) | (_, true) => Some(true),
+                (Some(false), false) => Some(false),
+                (None, false) => None,
+            },
+        )
+    }
+
+    /// How reports name it.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Machine::BareMetal => "bare metal",
+            Machine::Guest => "guest",
+            Machine::Unknown => "bare metal or guest (unknown)",
+        }
+    }
 }
 
 /// The messages clockscope recognises.

@@ -268,7 +268,7 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
 
 /// How the note of a calibration against the kernel's own TSC clock starts.
 pub const KERNEL_ARITHMETIC_PREFIX: &str =
-    "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC_RAW is the TSC scaled): ";
+    "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC(_RAW) is the TSC scaled): ";
 
 /// Marks the calibrations that gave a value as checks of the kernel's
 /// arithmetic when the kernel's clocksource is the TSC (see

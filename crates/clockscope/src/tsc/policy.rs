@@ -93,14 +93,7 @@ pub struct KernelEvidence {
 impl KernelEvidence {
     /// Reduces everything the kernel publishes to what the decisions need.
     pub fn from_linux(e: &LinuxEvidence) -> KernelEvidence {
-        // A guest when the kernel's cpuinfo flag or /sys/hypervisor says so.
-        let machine = Machine::from_hypervisor_flag(
-            match (e.cpuinfo.found().map(|c| c.tsc_flags.hypervisor), e.hypervisor_type.is_found()) {
-                (Some(true), _) | (_, true) => Some(true),
-                (Some(false), false) => Some(false),
-                (None, false) => None,
-            },
-        );
+        let machine = Machine::of(e);
         KernelEvidence {
             kernel_release: e.kernel_release.clone(),
             current_clocksource: e.current_clocksource.clone(),
