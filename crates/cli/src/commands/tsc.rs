@@ -115,6 +115,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         let discovery = Discovery::full(args.calibration_ms * 1_000_000);
         let report = counter::discover_with(&root, None, &discovery, &counter::discover::full_budget);
         if let Some(timer) = report.generic_timer() {
+            let mut exit_code = exit::OK;
             let drift = match args.drift {
                 Some(s) => Some(measure_drift(s, timer.frequency_hz as f64)?),
                 None => None,
@@ -124,6 +125,9 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 ReportFormat::Text => crate::export::tsc::generic_timer::write(out, timer)?,
             }
             if let Some(d) = &drift {
+                if !d.complete {
+                    exit_code = exit::INTERRUPTED;
+                }
                 match args.format {
                     ReportFormat::Json => crate::export::json::write(out, d)?,
                     ReportFormat::Text => {
@@ -132,7 +136,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                     }
                 }
             }
-            return Ok(exit::OK);
+            return Ok(exit_code);
         }
     }
     let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
@@ -170,6 +174,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             Some(measure_drift(seconds, nominal_khz as f64 * 1000.0)?)
         }
     };
+    let partial = drift.as_ref().is_some_and(|d| !d.complete);
     let output = TscOutput {
         report: &report,
         ntp_unavailable: ntp.as_ref().err().cloned(),
@@ -180,5 +185,6 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         ReportFormat::Json => crate::export::json::write(out, &output)?,
         ReportFormat::Text => crate::export::tsc::text::write_output(out, &output, args.cpuid_dump.as_deref())?,
     }
-    Ok(exit::OK)
+    // Ctrl-C cut the drift window short: the report is printed, labelled partial.
+    Ok(if partial { exit::INTERRUPTED } else { exit::OK })
 }
