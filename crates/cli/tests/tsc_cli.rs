@@ -572,15 +572,24 @@ fn kernel_messages_ntp_and_independence_in_text_and_json() {
     assert_no_raw_controls(&out.stdout);
     let text = stdout(&out);
     assert!(text.contains("Kernel log, TSC and clocksource messages"), "{text}");
-    assert!(text.contains("\"[Firmware Bug]: TSC doesn't count with P0 frequency!\""), "{text}");
+    assert!(
+        text.contains("\"[Firmware Bug]: TSC doesn't count with P0 frequency!\""),
+        "{text}"
+    );
     assert!(text.contains("benign in a guest"), "{text}");
     assert!(text.contains("\\x1b]0;owned\\x07"), "{text}");
-    assert!(text.contains("NTP (adjtimex, read-only)\n  not read: kernel files under another root"), "{text}");
+    assert!(
+        text.contains("NTP (adjtimex, read-only)\n  not read: kernel files under another root"),
+        "{text}"
+    );
     assert!(text.contains("Linux's CPUID rule: "), "{text}");
     // The sections this change adds fit 100 columns.
     let start = text.find("Kernel log, TSC").unwrap();
     let end = text.find("TSC frequency sources").unwrap();
-    for line in text[start..end].lines().chain(text[text.find("NTP (").unwrap()..].lines()) {
+    for line in text[start..end]
+        .lines()
+        .chain(text[text.find("NTP (").unwrap()..].lines())
+    {
         assert!(line.chars().count() <= 100, "{line}");
     }
 
@@ -601,7 +610,10 @@ fn kernel_messages_ntp_and_independence_in_text_and_json() {
     let cal = source(&v, "calibration_clockscope");
     if !cal["khz"].is_null() {
         assert_eq!(cal["independent"], false, "{cal}");
-        assert!(cal["note"].as_str().unwrap().starts_with("check of the kernel's arithmetic"));
+        assert!(cal["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("check of the kernel's arithmetic"));
         assert!(!v["frequency_agreement"]["evidence"]
             .as_str()
             .unwrap()
@@ -620,7 +632,13 @@ fn bad_drift_values_are_one_line_naming_the_option() {
         assert!(out.stdout.is_empty(), "--drift {bad:?}: no partial report");
     }
     // A dump has no counter to measure.
-    let out = clockscope(&["tsc", "--drift", "1", "--cpuid-dump", &dump("skylake_i5_6400t.aida64.txt")]);
+    let out = clockscope(&[
+        "tsc",
+        "--drift",
+        "1",
+        "--cpuid-dump",
+        &dump("skylake_i5_6400t.aida64.txt"),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--drift"));
 }

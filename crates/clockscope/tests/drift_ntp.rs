@@ -40,7 +40,7 @@ impl Scripted {
     }
     fn tick(&mut self) -> f64 {
         self.reads += 1;
-        self.t += if self.reads % 9 == 0 { 20_000.0 } else { self.read_ns };
+        self.t += if self.reads.is_multiple_of(9) { 20_000.0 } else { self.read_ns };
         self.t
     }
     fn counter_at(&self, t: f64) -> f64 {
@@ -106,7 +106,11 @@ fn ntp_slewing_shows_against_realtime_not_as_a_step() {
     assert!(r.realtime_steps.is_empty(), "{:?}", r.realtime_steps);
     let rt = r.vs_realtime.unwrap();
     let want = (1.0 + 10e-6) / (1.0 + 30e-6) * 1e6 - 1e6;
-    assert!((rt.ppm - want).abs() <= rt.uncertainty_ppm.max(0.01), "{} vs {want}", rt.ppm);
+    assert!(
+        (rt.ppm - want).abs() <= rt.uncertainty_ppm.max(0.01),
+        "{} vs {want}",
+        rt.ppm
+    );
 }
 
 #[test]
@@ -139,7 +143,11 @@ fn ctrl_c_gives_a_partial_result_labelled_as_such() {
     let r = measure_drift(&mut c, &DriftPlan::new(60, NOMINAL_HZ));
     assert!(!r.complete);
     assert!(r.measured_s < 10.0 && r.measured_s > 1.0, "{}", r.measured_s);
-    assert!(r.notes[0].starts_with("partial result: interrupted after"), "{:?}", r.notes);
+    assert!(
+        r.notes[0].starts_with("partial result: interrupted after"),
+        "{:?}",
+        r.notes
+    );
     let rt = r.vs_realtime.unwrap();
     assert!((rt.ppm + 5.0).abs() <= rt.uncertainty_ppm.max(0.01), "{rt:?}");
 

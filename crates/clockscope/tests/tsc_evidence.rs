@@ -61,8 +61,12 @@ fn calibration_against_the_tsc_clocksource_is_not_independent() {
         r.agreement.evidence
     );
     assert!(
-        r.agreement.evidence.contains("not counted, a check of the kernel's arithmetic")
-            && r.agreement.evidence.contains("calibration vs MONOTONIC_RAW (clockscope) +0.4 ppm"),
+        r.agreement
+            .evidence
+            .contains("not counted, a check of the kernel's arithmetic")
+            && r.agreement
+                .evidence
+                .contains("calibration vs MONOTONIC_RAW (clockscope) +0.4 ppm"),
         "{}",
         r.agreement.evidence
     );
@@ -74,7 +78,9 @@ fn calibration_against_the_tsc_clocksource_is_not_independent() {
     assert!(cal.independent);
     assert!(!cal.note.contains("kernel's arithmetic"));
     assert!(
-        r.agreement.evidence.starts_with("1 independent source(s) within 500 ppm"),
+        r.agreement
+            .evidence
+            .starts_with("1 independent source(s) within 500 ppm"),
         "{}",
         r.agreement.evidence
     );
@@ -99,7 +105,10 @@ fn a_kernel_arithmetic_check_cannot_make_sources_agree_or_disagree() {
 #[test]
 fn live_report_labels_the_calibration_when_the_clocksource_is_tsc() {
     let root = FakeRoot::new();
-    root.write("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
+    root.write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "tsc\n",
+    );
     root.write("dev/kmsg", &fixture("amd-kvm-guest.dmesg"));
     let kernel = KernelEvidence::read(root.path());
     let live = clockscope::tsc::report::LiveEvidence {
@@ -135,7 +144,12 @@ fn vmware_guest(tsc_khz: u32) -> CpuidFacts {
         .with(
             0x4000_0000,
             0,
-            [0x4000_0010, SIGNATURE_VMWARE[0], SIGNATURE_VMWARE[1], SIGNATURE_VMWARE[2]],
+            [
+                0x4000_0010,
+                SIGNATURE_VMWARE[0],
+                SIGNATURE_VMWARE[1],
+                SIGNATURE_VMWARE[2],
+            ],
         )
         .with(0x4000_0010, 0, [tsc_khz, 66_000, 0, 0])
         .with(0x8000_0000, 0, [0x8000_0008, 0, 0, 0])
@@ -163,7 +177,11 @@ fn vmware_guest_takes_the_hypervisor_leaf_as_linux_does() {
     // 0x15 alone would give 25000 * 176 / 2 = 2 200 000 kHz.
     assert_eq!(r.source(SourceId::Cpuid15).khz, Some(2_200_000));
     assert_eq!(r.cpuid_tsc_khz, Some(2_294_609));
-    assert!(r.cpuid_tsc_rule.starts_with("hypervisor leaf 0x40000010"), "{}", r.cpuid_tsc_rule);
+    assert!(
+        r.cpuid_tsc_rule.starts_with("hypervisor leaf 0x40000010"),
+        "{}",
+        r.cpuid_tsc_rule
+    );
 
     // The recorded VMware Workstation guest (Core 2, no leaf 0x15): today
     // the field carries the leaf's 2 100 000 kHz where it was null.
@@ -202,7 +220,11 @@ fn kvm_leaf_is_not_linuxs_and_leaf_16_is_its_last_cpuid_rule() {
     let r = frequency_report(&dump_inputs(&f));
     // No leaf 0x15 ratio: Linux's cpu_khz_from_cpuid gives 0x16's base.
     assert_eq!(r.cpuid_tsc_khz, Some(2_600_000));
-    assert!(r.cpuid_tsc_rule.starts_with("leaf 0x16 base MHz"), "{}", r.cpuid_tsc_rule);
+    assert!(
+        r.cpuid_tsc_rule.starts_with("leaf 0x16 base MHz"),
+        "{}",
+        r.cpuid_tsc_rule
+    );
     // clockscope still uses the hypervisor leaf, never the nominal 0x16.
     assert_eq!(r.clockscope.source, Some(SourceId::Hypervisor40000010));
 
@@ -248,7 +270,11 @@ fn this_amd_guests_log_explained() {
         sw.last_message.as_deref(),
         Some("clocksource: Switched to clocksource tsc")
     );
-    assert!(sw.meaning.contains("'tsc'") && sw.meaning.contains("vDSO"), "{}", sw.meaning);
+    assert!(
+        sw.meaning.contains("'tsc'") && sw.meaning.contains("vDSO"),
+        "{}",
+        sw.meaning
+    );
     assert!(msgs.iter().all(|m| m.severity == Severity::Info));
 
     // The same P0 line on bare metal asks for a BIOS check.

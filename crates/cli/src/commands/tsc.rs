@@ -8,11 +8,11 @@
 use crate::args::ReportFormat;
 use crate::exit;
 use clap::Args;
+use clockscope::counter::drift::{DriftPlan, DriftReport};
 use clockscope::counter::{self, CounterKind, Discovery};
+use clockscope::linux::ntp::NtpState;
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::TscReport;
-use clockscope::counter::drift::{DriftPlan, DriftReport};
-use clockscope::linux::ntp::NtpState;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -37,7 +37,10 @@ impl Machine {
     /// says neither; otherwise unknown.
     pub fn of(e: &super::LinuxEvidence) -> Machine {
         Machine::from_hypervisor_flag(
-            match (e.cpuinfo.found().map(|c| c.tsc_flags.hypervisor), e.hypervisor_type.is_found()) {
+            match (
+                e.cpuinfo.found().map(|c| c.tsc_flags.hypervisor),
+                e.hypervisor_type.is_found(),
+            ) {
                 (Some(true), _) | (_, true) => Some(true),
                 (Some(false), false) => Some(false),
                 (None, false) => None,
@@ -392,7 +395,10 @@ mod tests {
 
     #[test]
     fn unknown_machine_gives_both_readings() {
-        let m = interpret(&["[Firmware Bug]: TSC doesn't count with P0 frequency!"], Machine::Unknown);
+        let m = interpret(
+            &["[Firmware Bug]: TSC doesn't count with P0 frequency!"],
+            Machine::Unknown,
+        );
         assert_eq!(m[0].severity, Severity::Warning);
         assert!(m[0].meaning.contains("on bare metal") && m[0].meaning.contains("in a guest"));
     }

@@ -217,7 +217,10 @@ mod tests {
             offset: 0,
         });
         let t = text(|o| write_ntp(o, "  ", Ok(&n)));
-        assert!(t.starts_with("  NOT synchronised, state error, frequency correction +1.500 ppm"), "{t}");
+        assert!(
+            t.starts_with("  NOT synchronised, state error, frequency correction +1.500 ppm"),
+            "{t}"
+        );
         assert!(t.lines().all(|l| l.chars().count() <= WIDTH), "{t}");
         let t = text(|o| write_ntp(o, "  ", Err("adjtimex: EPERM")));
         assert_eq!(t, "  adjtimex: EPERM\n");

@@ -3,10 +3,10 @@
 //! ([`clockscope::tsc::TscReport`]).
 
 use clockscope::counter::CheckStyle;
+use clockscope::linux::tsc_messages::Machine;
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope::tsc::policy::Reason;
 use clockscope::tsc::report::ReportSource;
-use clockscope::linux::tsc_messages::Machine;
 use clockscope::tsc::TscReport;
 use std::io::Write;
 use std::path::Path;

@@ -217,10 +217,7 @@ pub fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String
         }
     }
     if !f.is_intel() {
-        let mut why = format!(
-            "Linux reads the TSC frequency from CPUID on Intel only ({})",
-            f.vendor
-        );
+        let mut why = format!("Linux reads the TSC frequency from CPUID on Intel only ({})", f.vendor);
         if let Some(e) = why_not_hypervisor {
             why = format!("{e}; {why}");
         }
