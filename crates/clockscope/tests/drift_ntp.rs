@@ -40,7 +40,11 @@ impl Scripted {
     }
     fn tick(&mut self) -> f64 {
         self.reads += 1;
-        self.t += if self.reads.is_multiple_of(9) { 20_000.0 } else { self.read_ns };
+        self.t += if self.reads.is_multiple_of(9) {
+            20_000.0
+        } else {
+            self.read_ns
+        };
         self.t
     }
     fn counter_at(&self, t: f64) -> f64 {

@@ -347,7 +347,9 @@ mod tests {
         std::fs::write(cs.join("current_clocksource"), "arch_sys_counter\n").unwrap();
         let r = gather(dir.path(), 1_000_000, Some(&cal));
         assert!(
-            r.notes.iter().any(|n| n.contains("check of the kernel's arithmetic, not independent")),
+            r.notes
+                .iter()
+                .any(|n| n.contains("check of the kernel's arithmetic, not independent")),
             "{:?}",
             r.notes
         );
