@@ -78,6 +78,16 @@ pub struct TscOutput<'a> {
     pub drift: Option<DriftReport>,
 }
 
+/// The JSON of `clockscope tsc` on aarch64: the generic timer's report, and
+/// the `--drift` result only when measured (so the report is unchanged without it).
+#[derive(Serialize)]
+pub struct GenericTimerOutput<'a> {
+    #[serde(flatten)]
+    pub report: &'a clockscope::arm::GenericTimerReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<&'a DriftReport>,
+}
+
 /// The NTP state for a report under `root`: read from this kernel only when
 /// the kernel files are this machine's (`/`).
 pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
@@ -120,19 +130,22 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 Some(s) => Some(measure_drift(s, timer.frequency_hz as f64)?),
                 None => None,
             };
-            match args.format {
-                ReportFormat::Json => crate::export::json::write(out, timer)?,
-                ReportFormat::Text => crate::export::tsc::generic_timer::write(out, timer)?,
+            if drift.as_ref().is_some_and(|d| !d.complete) {
+                exit_code = exit::INTERRUPTED;
             }
-            if let Some(d) = &drift {
-                if !d.complete {
-                    exit_code = exit::INTERRUPTED;
-                }
-                match args.format {
-                    ReportFormat::Json => crate::export::json::write(out, d)?,
-                    ReportFormat::Text => {
+            match args.format {
+                ReportFormat::Json => crate::export::json::write(
+                    out,
+                    &GenericTimerOutput {
+                        report: timer,
+                        drift: drift.as_ref(),
+                    },
+                )?,
+                ReportFormat::Text => {
+                    crate::export::tsc::generic_timer::write(out, timer)?;
+                    if let Some(d) = &drift {
                         writeln!(out)?;
-                        crate::export::tsc::evidence::write_drift(out, d)?
+                        crate::export::tsc::evidence::write_drift(out, d)?;
                     }
                 }
             }
