@@ -832,3 +832,52 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     assert_eq!(p.added_ns_per_row, None);
     assert_eq!(p.per_row_per_node_ns, p.back_to_back_per_row_ns);
 }
+
+#[test]
+fn kernel_log_is_interpreted_in_the_environment() {
+    // This AMD guest's recorded log under the KVM root (a guest: cpuinfo's hypervisor flag).
+    let root = kvm_root();
+    let log = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../clockscope/tests/data/linux/amd-kvm-guest.dmesg"
+    ))
+    .unwrap();
+    root.write(
+        "dev/kmsg",
+        &format!("{log}[    9.0] TSC deadline timer available\u{1b}[2J\n"),
+    );
+    let linux = LinuxEvidence::read(root.path());
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats: monotonic_only(),
+            ..Default::default()
+        },
+        None,
+    );
+    let e = &r.environment;
+    assert_eq!(e.machine, Some(clockscope::linux::tsc_messages::Machine::Guest));
+    assert_eq!(e.kernel_messages.len(), 5);
+    assert_eq!(e.ntp, None);
+    assert_eq!(
+        e.ntp_unavailable.as_deref(),
+        Some("not read: kernel files under another root")
+    );
+    let t = text(&r);
+    let start = t.find("  kernel log\n").expect("kernel log section");
+    let section = &t[start..t.find("\nClocks").unwrap()];
+    assert!(
+        section.contains("\"[Firmware Bug]: TSC doesn't count with P0 frequency!\""),
+        "{section}"
+    );
+    assert!(section.contains("benign in a guest"), "{section}");
+    assert!(!section.contains('\u{1b}') && section.contains("\\x1b[2J"), "{section}");
+    assert!(section.lines().all(|l| l.chars().count() <= 100), "{section}");
+    let mut json = Vec::new();
+    export::json::write(&mut json, &r).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["environment"]["kernel_messages"][0]["kind"], "firmware_bug_p0");
+    assert_eq!(v["environment"]["machine"], "guest");
+}

@@ -531,3 +531,158 @@ fn assert_matches_tsc_schema(v: &Value) {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// A fake kernel tree with this AMD KVM guest's recorded kernel log and clocksource tsc.
+fn amd_guest_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "tsc\n",
+    );
+    write(
+        "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\n\
+         flags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc tsc_known_freq hypervisor\n\n",
+    );
+    let log = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/linux/amd-kvm-guest.dmesg"),
+    )
+    .unwrap();
+    // A hostile line too: the kernel's text is untrusted.
+    write(
+        "dev/kmsg",
+        &format!("{log}[    9.0] clocksource: Switched to clocksource tsc\u{1b}]0;owned\u{7}\n"),
+    );
+    dir
+}
+
+#[test]
+#[cfg_attr(not(target_arch = "x86_64"), ignore = "reads x86-64 CPUID and TSC evidence")]
+fn kernel_messages_ntp_and_independence_in_text_and_json() {
+    let dir = amd_guest_root();
+    let root = dir.path().to_str().unwrap();
+    let args = ["tsc", "--root", root, "--calibration-ms", "20"];
+    let out = clockscope(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_raw_controls(&out.stdout);
+    let text = stdout(&out);
+    assert!(text.contains("Kernel log, TSC and clocksource messages"), "{text}");
+    assert!(
+        text.contains("\"[Firmware Bug]: TSC doesn't count with P0 frequency!\""),
+        "{text}"
+    );
+    assert!(text.contains("benign in a guest"), "{text}");
+    assert!(text.contains("\\x1b]0;owned\\x07"), "{text}");
+    assert!(
+        text.contains("NTP (adjtimex, read-only)\n  not read: kernel files under another root"),
+        "{text}"
+    );
+    assert!(text.contains("Linux's CPUID rule: "), "{text}");
+    // The sections this change adds fit 100 columns.
+    let start = text.find("Kernel log, TSC").unwrap();
+    let end = text.find("TSC frequency sources").unwrap();
+    for line in text[start..end]
+        .lines()
+        .chain(text[text.find("NTP (").unwrap()..].lines())
+    {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let v = json(&clockscope(&json_args));
+    assert_matches_tsc_schema(&v);
+    let msgs = v["linux"]["kernel_log"]["found"]["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["kind"], "firmware_bug_p0");
+    assert_eq!(msgs[0]["severity"], "info");
+    let switched = msgs.iter().find(|m| m["kind"] == "switched_clocksource").unwrap();
+    assert_eq!(switched["count"], 3);
+    assert_eq!(v["ntp"], Value::Null);
+    assert_eq!(v["ntp_unavailable"], "not read: kernel files under another root");
+    assert_eq!(v["drift"], Value::Null);
+    assert!(v["cpuid_tsc_rule"].is_string());
+    // clocksource tsc: a converged calibration is a check of the kernel's arithmetic.
+    let cal = source(&v, "calibration_clockscope");
+    if !cal["khz"].is_null() {
+        assert_eq!(cal["independent"], false, "{cal}");
+        assert!(cal["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("check of the kernel's arithmetic"));
+        assert!(!v["frequency_agreement"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("independent source(s) within"));
+    }
+}
+
+#[test]
+fn bad_drift_values_are_one_line_naming_the_option() {
+    for bad in ["0", "-5", "abc", "86401", "1.5", ""] {
+        let out = clockscope(&["tsc", "--drift", bad]);
+        assert_eq!(out.status.code(), Some(2), "--drift {bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "--drift {bad:?}: {err}");
+        assert!(err.contains("--drift"), "--drift {bad:?}: {err}");
+        assert!(out.stdout.is_empty(), "--drift {bad:?}: no partial report");
+    }
+    // A dump has no counter to measure.
+    let out = clockscope(&[
+        "tsc",
+        "--drift",
+        "1",
+        "--cpuid-dump",
+        &dump("skylake_i5_6400t.aida64.txt"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--drift"));
+}
+
+#[test]
+#[cfg_attr(not(target_arch = "x86_64"), ignore = "measures the TSC")]
+fn drift_of_this_machine_as_json() {
+    let out = clockscope(&["tsc", "--drift", "1", "--calibration-ms", "20", "--format", "json"]);
+    let v = json(&out);
+    assert_matches_tsc_schema(&v);
+    let d = &v["drift"];
+    assert_eq!(d["complete"], true, "{d}");
+    assert!(d["samples"].as_u64().unwrap() >= 2, "{d}");
+    assert!(d["measured_s"].as_f64().unwrap() >= 1.0, "{d}");
+    // Against MONOTONIC_RAW a rate always exists; its uncertainty is stated.
+    assert!(d["vs_monotonic_raw"]["uncertainty_ppm"].as_f64().unwrap() >= 0.0, "{d}");
+    // This machine's real NTP state is read (adjtimex needs no privilege).
+    assert!(v["ntp"].is_object(), "{}", v["ntp_unavailable"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Ctrl-C stops it with a partial result"));
+}
+
+#[test]
+#[cfg_attr(not(target_arch = "x86_64"), ignore = "measures the TSC")]
+fn ctrl_c_during_drift_prints_a_partial_result_and_exits_130() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let mut child = Command::new(common::BIN)
+        .args(["tsc", "--drift", "60", "--calibration-ms", "20"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The handler is installed before this line is printed.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("measuring the counter's drift for 60 s"), "{line}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to our own child process by its pid.
+    let rc = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(130), "{out}");
+    assert!(out.contains(" samples), PARTIAL, ppm of "), "{out}");
+    assert!(out.contains("partial result: interrupted after"), "{out}");
+}

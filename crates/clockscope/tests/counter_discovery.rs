@@ -62,6 +62,7 @@ fn kernel(log_khz: Option<u64>) -> KernelEvidence {
             tsc_khz_message: log_khz.map(|_| "kernel log, \"tsc: Detected ... MHz processor\""),
             marked_unstable: false,
             unstable_evidence: vec![],
+            messages: vec![],
         }),
     }
 }

@@ -102,6 +102,7 @@ fn kernel_that_marked_the_tsc_unstable() -> KernelEvidence {
             tsc_khz_message: Some("kernel log, \"tsc: Detected ... MHz processor\""),
             marked_unstable: true,
             unstable_evidence: vec!["Marking clocksource 'tsc' as unstable".to_string()],
+            messages: vec![],
         }),
     }
 }
@@ -145,6 +146,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
     good.kernel_log = Evidence::Found(KernelLogTsc {
         marked_unstable: false,
         unstable_evidence: vec![],
+        messages: vec![],
         ..match good.kernel_log {
             Evidence::Found(l) => l,
             _ => unreachable!(),

@@ -342,5 +342,6 @@ fn dump_inputs(facts: &CpuidFacts) -> FrequencyInputs<'_> {
         kernel_log_khz: Err(none.clone()),
         calibration: Err(none.clone()),
         postgres_calibration: Err(none),
+        clocksource_is_counter: false,
     }
 }

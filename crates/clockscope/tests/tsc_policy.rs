@@ -66,6 +66,7 @@ fn good_kernel() -> KernelEvidence {
             tsc_khz_message: Some("kernel log, \"tsc: Detected ... MHz processor\""),
             marked_unstable: false,
             unstable_evidence: vec![],
+            messages: vec![],
         }),
     }
 }
@@ -102,6 +103,7 @@ fn freq(facts: &CpuidFacts, kernel: &KernelEvidence, perf_khz: Option<u64>, ours
         kernel_log_khz: log,
         calibration: calibration(ours_khz, Some(1.0)),
         postgres_calibration: calibration(Some(KERNEL_KHZ - 1300), None),
+        clocksource_is_counter: false,
     })
 }
 
@@ -209,6 +211,7 @@ fn marked_unstable_in_the_log_is_fatal() {
         tsc_khz_message: Some("kernel log"),
         marked_unstable: true,
         unstable_evidence: vec!["Marking clocksource 'tsc' as unstable".to_string()],
+        messages: vec![],
     });
     let d = decide(&f, &k, &freq(&f, &k, None, Some(KERNEL_KHZ)));
     assert_eq!(failed(&d), ["not marked unstable"]);
@@ -274,6 +277,7 @@ fn no_frequency_is_not_trusted() {
         tsc_khz_message: None,
         marked_unstable: false,
         unstable_evidence: vec![],
+        messages: vec![],
     });
     // Calibration did not converge: no last resort either.
     let fr = freq(&f, &k, None, None);
@@ -311,6 +315,7 @@ fn without_kernel_evidence_nothing_is_trusted() {
         kernel_log_khz: Err("dump".to_string()),
         calibration: Err("dump".to_string()),
         postgres_calibration: Err("dump".to_string()),
+        clocksource_is_counter: false,
     });
     let d = clockscope_decision(Some(&f), None, &fr);
     assert!(!d.trusted);

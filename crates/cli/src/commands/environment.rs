@@ -4,6 +4,7 @@
 
 use crate::model::check::Environment;
 use clockscope::counter::{self, CheckStyle, CounterDetails, Discovery};
+use clockscope::linux::tsc_messages::{self, Machine};
 use clockscope::linux::LinuxEvidence;
 use clockscope::Scale;
 use std::path::Path;
@@ -129,6 +130,8 @@ pub fn installed_postgresql_majors(root: &Path) -> Vec<u32> {
 pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option<&[usize]>) -> Environment {
     let cpuinfo = linux.cpuinfo.found();
     let cpuset = linux.cpuset.found().map(|c| c.cpus.len()).filter(|&n| n > 0);
+    let ntp = crate::commands::tsc::read_ntp_under(Path::new(&linux.root));
+    let machine = Machine::of(linux);
     Environment {
         kernel_release: linux.kernel_release.found().cloned(),
         arch: std::env::consts::ARCH.to_string(),
@@ -147,5 +150,13 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option
         counter_frequency_khz: counter.frequency_khz,
         counter_frequency_source: counter.frequency_source.clone(),
         postgresql_installed_majors: installed_postgresql_majors(Path::new(&linux.root)),
+        ntp_unavailable: ntp.as_ref().err().cloned(),
+        ntp: ntp.ok(),
+        machine: Some(machine),
+        kernel_messages: linux
+            .kernel_log
+            .found()
+            .map(|log| tsc_messages::interpret(&log.lines, machine))
+            .unwrap_or_default(),
     }
 }

@@ -1,13 +1,19 @@
 //! `clockscope tsc`: the TSC's CPUID and kernel evidence, its frequency from
 //! every source, which frequency PostgreSQL 19 and clockscope use, and both
-//! trust decisions, as text or JSON ([`clockscope::tsc::TscReport`]).
+//! trust decisions, as text or JSON ([`clockscope::tsc::TscReport`]); with
+//! the independent evidence beside it: the NTP state (adjtimex) and, with
+//! `--drift SECONDS`, the counter's rate against CLOCK_REALTIME and
+//! CLOCK_MONOTONIC_RAW over a window ([`TscOutput`]).
 
 use crate::args::ReportFormat;
 use crate::exit;
 use clap::Args;
+use clockscope::counter::drift::{DriftPlan, DriftReport};
 use clockscope::counter::{self, CounterKind, Discovery};
+use clockscope::linux::ntp::NtpState;
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::TscReport;
+use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +37,17 @@ pub struct TscArgs {
     )]
     pub calibration_ms: u64,
 
+    /// Also measure the counter against CLOCK_REALTIME (NTP-disciplined) and CLOCK_MONOTONIC_RAW
+    /// over this many seconds (1-86400), in ppm with an uncertainty; Ctrl-C stops it with a partial result.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        conflicts_with_all = ["cpuid_dump", "print_cpuid"],
+        value_parser = clap::value_parser!(u64).range(1..=clockscope::counter::drift::MAX_DRIFT_S),
+        allow_hyphen_values = true
+    )]
+    pub drift: Option<u64>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
@@ -45,6 +62,52 @@ pub struct TscArgs {
 /// [`clockscope::input::CPUID_DUMP`] bytes (4 MiB).
 fn read_dump(path: &Path) -> anyhow::Result<String> {
     clockscope::input::read_text(path, &clockscope::input::CPUID_DUMP).map_err(|e| anyhow::anyhow!("--cpuid-dump {e}"))
+}
+
+/// The JSON of `clockscope tsc` on x86: the report's own keys, then the
+/// independent evidence read beside it.
+#[derive(Serialize)]
+pub struct TscOutput<'a> {
+    #[serde(flatten)]
+    pub report: &'a TscReport,
+    /// The kernel's NTP state (adjtimex, read-only); `null` for a dump or
+    /// when it could not be read (`ntp_unavailable` says why).
+    pub ntp: Option<NtpState>,
+    pub ntp_unavailable: Option<String>,
+    /// `--drift`: the counter against REALTIME and MONOTONIC_RAW (`null` without it).
+    pub drift: Option<DriftReport>,
+}
+
+/// The JSON of `clockscope tsc` on aarch64: the generic timer's report, and
+/// the `--drift` result only when measured (so the report is unchanged without it).
+#[derive(Serialize)]
+pub struct GenericTimerOutput<'a> {
+    #[serde(flatten)]
+    pub report: &'a clockscope::arm::GenericTimerReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<&'a DriftReport>,
+}
+
+/// The NTP state for a report under `root`: read from this kernel only when
+/// the kernel files are this machine's (`/`).
+pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
+    if root == Path::new("/") {
+        clockscope::linux::ntp::read_ntp(&clockscope::linux::ntp::SystemNtp)
+    } else {
+        Err("not read: kernel files under another root".to_string())
+    }
+}
+
+/// Measures `--drift` against `nominal_hz`, telling stderr what it does.
+fn measure_drift(seconds: u64, nominal_hz: f64) -> anyhow::Result<DriftReport> {
+    exit::install_interrupt_handler();
+    let _ = writeln!(
+        std::io::stderr(),
+        "measuring the counter's drift for {seconds} s (Ctrl-C stops it with a partial result)"
+    );
+    let plan = DriftPlan::new(seconds, nominal_hz);
+    clockscope::counter::drift::measure_native_drift(&plan, exit::interrupted)
+        .map_err(|e| anyhow::anyhow!("--drift: {e}"))
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
@@ -62,13 +125,34 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         let discovery = Discovery::full(args.calibration_ms * 1_000_000);
         let report = counter::discover_with(&root, None, &discovery, &counter::discover::full_budget);
         if let Some(timer) = report.generic_timer() {
-            match args.format {
-                ReportFormat::Json => crate::export::json::write(out, timer)?,
-                ReportFormat::Text => crate::export::tsc::generic_timer::write(out, timer)?,
+            let mut exit_code = exit::OK;
+            let drift = match args.drift {
+                Some(s) => Some(measure_drift(s, timer.frequency_hz as f64)?),
+                None => None,
+            };
+            if drift.as_ref().is_some_and(|d| !d.complete) {
+                exit_code = exit::INTERRUPTED;
             }
-            return Ok(exit::OK);
+            match args.format {
+                ReportFormat::Json => crate::export::json::write(
+                    out,
+                    &GenericTimerOutput {
+                        report: timer,
+                        drift: drift.as_ref(),
+                    },
+                )?,
+                ReportFormat::Text => {
+                    crate::export::tsc::generic_timer::write(out, timer)?;
+                    if let Some(d) = &drift {
+                        writeln!(out)?;
+                        crate::export::tsc::evidence::write_drift(out, d)?;
+                    }
+                }
+            }
+            return Ok(exit_code);
         }
     }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let report = match &args.cpuid_dump {
         Some(path) => {
             let text = read_dump(path)?;
@@ -81,16 +165,39 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             TscReport::from_dump(&dump)
         }
         None => {
-            let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
             if !root.is_dir() {
                 anyhow::bail!("--root {}: not a directory", root.display());
             }
             clockscope::tsc::detect(&root, args.calibration_ms * 1_000_000)
         }
     };
+    let ntp = match &args.cpuid_dump {
+        Some(_) => Err("not read: analysing a CPUID dump".to_string()),
+        None => read_ntp_under(&root),
+    };
+    let drift = match args.drift {
+        None => None,
+        Some(seconds) => {
+            let nominal_khz = report.clockscope_frequency.khz.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--drift: no TSC frequency in use to measure against ({})",
+                    report.clockscope_frequency.why
+                )
+            })?;
+            Some(measure_drift(seconds, nominal_khz as f64 * 1000.0)?)
+        }
+    };
+    let partial = drift.as_ref().is_some_and(|d| !d.complete);
+    let output = TscOutput {
+        report: &report,
+        ntp_unavailable: ntp.as_ref().err().cloned(),
+        ntp: ntp.ok(),
+        drift,
+    };
     match args.format {
-        ReportFormat::Json => crate::export::json::write(out, &report)?,
-        ReportFormat::Text => crate::export::tsc::text::write(out, &report, args.cpuid_dump.as_deref())?,
+        ReportFormat::Json => crate::export::json::write(out, &output)?,
+        ReportFormat::Text => crate::export::tsc::text::write_output(out, &output, args.cpuid_dump.as_deref())?,
     }
-    Ok(exit::OK)
+    // Ctrl-C cut the drift window short: the report is printed, labelled partial.
+    Ok(if partial { exit::INTERRUPTED } else { exit::OK })
 }

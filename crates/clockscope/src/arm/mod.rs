@@ -180,6 +180,17 @@ BogoMIPS from the timer rate)"
         }
     }
     let disagreement_ppm = calibration.and_then(|c| frequency::disagreement_ppm(cntfrq_hz, c.calibrated_hz));
+    // With clocksource arch_sys_counter, CLOCK_MONOTONIC_RAW is this counter
+    // scaled at the rate the kernel took from CNTFRQ_EL0 (or the device
+    // tree): a calibration against it checks that arithmetic, no more.
+    let clocksource = crate::linux::read_current_clocksource(root).into_found();
+    if let (Some(c), Some("arch_sys_counter")) = (calibration, clocksource.as_deref()) {
+        notes.push(format!(
+            "the calibration against {} is a check of the kernel's arithmetic, not independent evidence: the \
+kernel's clocksource is arch_sys_counter, this counter itself",
+            c.reference
+        ));
+    }
     if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
         if !c.agrees_with(cntfrq_hz) {
             reasons.push(format!(
@@ -328,6 +339,19 @@ mod tests {
         assert_eq!(
             r.frequency_lines()[2],
             "Generic timer frequency from calibration: 1000 kHz (+12.0 ppm, against clock_gettime (CLOCK_MONOTONIC_RAW))"
+        );
+        assert!(!r.notes.iter().any(|n| n.contains("kernel's arithmetic")));
+        // The counter is the kernel's clocksource: the calibration is circular.
+        let cs = dir.path().join("sys/devices/system/clocksource/clocksource0");
+        std::fs::create_dir_all(&cs).unwrap();
+        std::fs::write(cs.join("current_clocksource"), "arch_sys_counter\n").unwrap();
+        let r = gather(dir.path(), 1_000_000, Some(&cal));
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("check of the kernel's arithmetic, not independent")),
+            "{:?}",
+            r.notes
         );
     }
 

@@ -24,6 +24,7 @@
 pub mod arch;
 pub mod calibrate;
 pub mod discover;
+pub mod drift;
 pub mod report;
 
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};

@@ -159,7 +159,12 @@ impl KernelLog {
             relevant = true;
         }
         let lower = msg.to_ascii_lowercase();
-        if relevant || lower.contains("tsc") || lower.contains("clocksource") || lower.contains("sched_clock") {
+        if relevant
+            || lower.contains("tsc")
+            || lower.contains("clocksource")
+            || lower.contains("sched_clock")
+            || lower.contains("kvm-clock")
+        {
             self.lines.push(msg.trim().to_string());
         }
     }
@@ -216,14 +221,26 @@ pub fn split_record(line: &str) -> (Option<u64>, &str) {
             }
         }
     }
-    // "[    0.000058] " and an optional caller id "[    T0] ".
+    // "[    0.000058] " and an optional caller id "[    T0] " (not a
+    // message's own "[Firmware Bug]: ").
     while let Some(rest) = msg.strip_prefix('[') {
         match rest.split_once(']') {
-            Some((_, rest)) => msg = rest.trim_start(),
-            None => break,
+            Some((inside, rest)) if is_log_prefix(inside) => msg = rest.trim_start(),
+            _ => break,
         }
     }
     (None, msg)
+}
+
+/// Whether the text inside `[...]` is dmesg's timestamp (`    0.000058`) or
+/// caller id (`    T0`, `  C1`).
+fn is_log_prefix(inside: &str) -> bool {
+    let t = inside.trim();
+    let caller = t
+        .strip_prefix(['T', 'C'])
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let timestamp = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    caller || timestamp
 }
 
 /// Parses the kernel's `%lu.%03lu` MHz to kHz exactly: "2599.998" is
@@ -389,5 +406,9 @@ mod tests {
         assert_eq!(split_record("[    0.000058][    T0] tsc: x"), (None, "tsc: x"));
         assert_eq!(split_record("<6>[    1.5] tsc: x"), (None, "tsc: x"));
         assert_eq!(split_record("tsc: x; y"), (None, "tsc: x; y"));
+        assert_eq!(
+            split_record("[    0.000000] [Firmware Bug]: TSC doesn't count with P0 frequency!"),
+            (None, "[Firmware Bug]: TSC doesn't count with P0 frequency!")
+        );
     }
 }

@@ -33,10 +33,12 @@ pub mod cpu_time;
 pub mod cpuinfo;
 pub mod cpulist;
 pub mod kmsg;
+pub mod ntp;
 pub mod perf;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topology;
+pub mod tsc_messages;
 
 pub use cmdline::KernelCmdline;
 pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};

@@ -16,7 +16,7 @@
 //! in ppm; more than [`DISAGREEMENT_LIMIT_PPM`] is flagged.
 
 use super::cpuid::CpuidFacts;
-use super::rules::linux::crystal_hz_of;
+use super::rules::linux::{crystal_hz_of, linux_rule_label};
 pub use super::rules::{
     cpuid15_from16_khz, cpuid15_implied_khz, cpuid15_khz, cpuid16_khz, hypervisor_khz, implausible_crystal_hz,
     implausible_tsc_khz, linux_cpuid_khz, linux_implied_crystal_khz, postgres_cpuid_khz, PostgresCpuid,
@@ -118,6 +118,12 @@ pub struct FrequencySource {
     pub ppm_vs_in_use: Option<f64>,
     /// `|ppm_vs_in_use|` > [`DISAGREEMENT_LIMIT_PPM`] (plus the uncertainty for calibrations).
     pub flagged: bool,
+    /// `false` for a calibration against a kernel clock when the kernel's
+    /// clocksource is the TSC itself: CLOCK_MONOTONIC(_RAW) is then the TSC
+    /// scaled by the kernel's own mult/shift, so the calibration checks the
+    /// kernel's arithmetic and cannot disagree with the kernel's kHz. Such a
+    /// source is left out of the independent agreement ([`Agreement`]).
+    pub independent: bool,
 }
 
 /// A calibration's outcome as the frequency table needs it.
@@ -158,6 +164,10 @@ pub struct FrequencyInputs<'a> {
     pub calibration: Result<CalibrationInput, String>,
     /// PostgreSQL 19's calibration.
     pub postgres_calibration: Result<CalibrationInput, String>,
+    /// The kernel's current clocksource is the TSC itself (`tsc`): the
+    /// calibrations against CLOCK_MONOTONIC(_RAW) are then checks of the
+    /// kernel's arithmetic, not independent evidence.
+    pub clocksource_is_counter: bool,
 }
 
 /// Which frequency PostgreSQL 19 would use.
@@ -205,6 +215,8 @@ pub struct FrequencyReport {
     pub sources: Vec<FrequencySource>,
     /// Best CPUID-derived kHz by Linux's rules.
     pub cpuid_tsc_khz: Option<u64>,
+    /// The Linux rule `cpuid_tsc_khz` follows (or why none applies).
+    pub cpuid_tsc_rule: String,
     /// PostgreSQL 19's CPUID-derived kHz.
     pub postgresql_tsc_khz: Option<u64>,
     pub postgresql: PostgresChoice,
@@ -250,6 +262,27 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
         uncertainty_ppm: None,
         ppm_vs_in_use: None,
         flagged: false,
+        independent: true,
+    }
+}
+
+/// How the note of a calibration against the kernel's own TSC clock starts.
+pub const KERNEL_ARITHMETIC_PREFIX: &str =
+    "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC(_RAW) is the TSC scaled): ";
+
+/// Marks the calibrations that gave a value as checks of the kernel's
+/// arithmetic when the kernel's clocksource is the TSC (see
+/// [`FrequencySource::independent`]).
+fn mark_kernel_arithmetic(sources: &mut [FrequencySource], inputs: &FrequencyInputs) {
+    if !inputs.clocksource_is_counter {
+        return;
+    }
+    for s in sources
+        .iter_mut()
+        .filter(|s| matches!(s.id, SourceId::CalibrationClockscope | SourceId::CalibrationPostgres) && s.khz.is_some())
+    {
+        s.independent = false;
+        s.note = format!("{KERNEL_ARITHMETIC_PREFIX}{}", s.note);
     }
 }
 
@@ -302,10 +335,17 @@ fn implausible_text(sources: &[FrequencySource]) -> Option<String> {
 /// cross-checking sources agree.
 pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     let mut sources = source_table(inputs);
+    mark_kernel_arithmetic(&mut sources, inputs);
     let linux = inputs.cpuid.map(linux_cpuid_khz);
     let linux_id = linux.as_ref().and_then(|r| r.as_ref().ok()).map(|&(_, id, _)| id);
     // Linux's CPUID value as its source reports it: `None` when implausible.
     let cpuid_tsc_khz = linux_id.and_then(|id| sources.iter().find(|s| s.id == id).and_then(|s| s.khz));
+    let cpuid_tsc_rule = match &linux {
+        None => "no CPUID on this architecture".to_string(),
+        Some(Ok((_, id, _))) if cpuid_tsc_khz.is_some() => linux_rule_label(*id).to_string(),
+        Some(Ok((_, id, _))) => format!("{}: implausible, not used", linux_rule_label(*id)),
+        Some(Err(why)) => format!("none: {why}"),
+    };
     let pg_cpuid = inputs.cpuid.map(postgres_cpuid_khz);
     let postgresql_tsc_khz = pg_cpuid.as_ref().and_then(|p| p.khz);
     let postgresql = postgresql_choice(pg_cpuid.as_ref(), &sources);
@@ -315,6 +355,7 @@ pub fn frequency_report(inputs: &FrequencyInputs) -> FrequencyReport {
     FrequencyReport {
         sources,
         cpuid_tsc_khz,
+        cpuid_tsc_rule,
         postgresql_tsc_khz,
         postgresql,
         clockscope,
@@ -400,7 +441,8 @@ fn clockscope_choice(
     if hypervisor {
         order.push(SourceId::Hypervisor40000010);
     }
-    if let Some(id) = linux_id {
+    // Leaf 0x16 is a nominal MHz figure the kernel itself refines: not authoritative.
+    if let Some(id) = linux_id.filter(|&id| id != SourceId::Cpuid16 && id != SourceId::Hypervisor40000010) {
         order.push(id);
     }
     if !hypervisor {
@@ -489,8 +531,9 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
         Some(chosen) => {
             let others: Vec<&FrequencySource> = sources
                 .iter()
-                .filter(|s| s.id != chosen && s.id.is_cross_check() && s.khz.is_some())
+                .filter(|s| s.id != chosen && s.id.is_cross_check() && s.independent && s.khz.is_some())
                 .collect();
+            let arithmetic = kernel_arithmetic_text(sources, chosen);
             let bad: Vec<String> = others
                 .iter()
                 .filter(|s| s.flagged)
@@ -499,7 +542,10 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
             if others.is_empty() {
                 Agreement {
                     agree: true,
-                    evidence: format!("{} is the only source; nothing to cross-check it with", chosen.label()),
+                    evidence: format!(
+                        "{} is the only independent source; nothing to cross-check it with{arithmetic}",
+                        chosen.label()
+                    ),
                 }
             } else if bad.is_empty() {
                 let worst = others
@@ -509,7 +555,7 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
                 Agreement {
                     agree: true,
                     evidence: format!(
-                        "{} source(s) within {DISAGREEMENT_LIMIT_PPM} ppm of {}; largest {:.1} ppm ({})",
+                        "{} independent source(s) within {DISAGREEMENT_LIMIT_PPM} ppm of {}; largest {:.1} ppm ({}){arithmetic}",
                         others.len(),
                         chosen.label(),
                         worst.0,
@@ -520,13 +566,34 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
                 Agreement {
                     agree: false,
                     evidence: format!(
-                        "disagree with {} by more than {DISAGREEMENT_LIMIT_PPM} ppm: {}",
+                        "disagree with {} by more than {DISAGREEMENT_LIMIT_PPM} ppm: {}{arithmetic}",
                         chosen.label(),
                         bad.join(", ")
                     ),
                 }
             }
         }
+    }
+}
+
+/// `"; not counted: ..."` naming the calibrations that only check the
+/// kernel's arithmetic (with their ppm), or `""` when there is none.
+fn kernel_arithmetic_text(sources: &[FrequencySource], chosen: SourceId) -> String {
+    let parts: Vec<String> = sources
+        .iter()
+        .filter(|s| s.id != chosen && !s.independent && s.id.is_cross_check() && s.khz.is_some())
+        .map(|s| match s.ppm_vs_in_use {
+            Some(p) => format!("{} {p:+.1} ppm", s.source),
+            None => s.source.to_string(),
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not counted, a check of the kernel's arithmetic (clocksource tsc): {}",
+            parts.join(", ")
+        )
     }
 }
 
@@ -543,6 +610,7 @@ mod tests {
             kernel_log_khz: Ok((2_599_998, "log".to_string())),
             calibration: Err("no TSC".to_string()),
             postgres_calibration: Err("no TSC".to_string()),
+            clocksource_is_counter: false,
         });
         assert_eq!(r.clockscope.khz, None);
         assert!(!r.agreement.agree);

@@ -27,6 +27,7 @@
 
 use super::cpuid::CpuidFacts;
 use super::frequency::FrequencyReport;
+use crate::linux::tsc_messages::{self, KernelMessage, Machine};
 use crate::linux::{Evidence, KernelCmdline, LinuxEvidence, TscFlags};
 use serde::Serialize;
 use std::path::Path;
@@ -69,6 +70,9 @@ pub struct KernelLogTsc {
     pub marked_unstable: bool,
     /// The messages saying so.
     pub unstable_evidence: Vec<String>,
+    /// The TSC and clocksource messages recognised, each with what it means
+    /// on this machine ([`crate::linux::tsc_messages`]).
+    pub messages: Vec<KernelMessage>,
 }
 
 /// The kernel evidence the decisions use. Built from
@@ -89,6 +93,7 @@ pub struct KernelEvidence {
 impl KernelEvidence {
     /// Reduces everything the kernel publishes to what the decisions need.
     pub fn from_linux(e: &LinuxEvidence) -> KernelEvidence {
+        let machine = Machine::of(e);
         KernelEvidence {
             kernel_release: e.kernel_release.clone(),
             current_clocksource: e.current_clocksource.clone(),
@@ -120,6 +125,7 @@ impl KernelEvidence {
                     tsc_khz_message: khz.map(|(_, s)| s.label()),
                     marked_unstable: log.tsc_marked_unstable(),
                     unstable_evidence,
+                    messages: tsc_messages::interpret(&log.lines, machine),
                 }
             }),
         }

@@ -49,6 +49,10 @@ pub struct TscReport {
     pub hypervisor: Option<String>,
     /// Best CPUID-derived TSC kHz by Linux's rules (`null` if none).
     pub cpuid_tsc_khz: Option<u64>,
+    /// The Linux rule `cpuid_tsc_khz` follows: leaf 0x15 crystal x ratio,
+    /// 0x15 with Linux's known crystal, 0x15 with the crystal from 0x16, 0x16
+    /// base MHz, or the hypervisor leaf 0x40000010 (VMware/ACRN); or why none applies.
+    pub cpuid_tsc_rule: String,
     /// PostgreSQL 19's CPUID-derived TSC kHz (`null`: it would calibrate or has no TSC).
     pub postgresql_tsc_khz: Option<u64>,
     /// Every frequency source: `{source, id, khz, note, uncertainty_ppm, ppm_vs_in_use, flagged}`.
@@ -223,12 +227,16 @@ impl TscReport {
                 )
             }
         };
+        let clocksource_is_counter = live
+            .as_ref()
+            .is_some_and(|l| l.kernel.current_clocksource.found().is_some_and(|c| c == "tsc"));
         let freq = frequency_report(&FrequencyInputs {
             cpuid: cpuid.as_ref(),
             perf_page_khz,
             kernel_log_khz,
             calibration,
             postgres_calibration,
+            clocksource_is_counter,
         });
 
         let kernel = live.as_ref().map(|l| &l.kernel);
@@ -273,6 +281,7 @@ impl TscReport {
                 .filter(|f| f.hypervisor_bit)
                 .map(|f| f.hypervisor.as_ref().map(|h| h.signature.clone()).unwrap_or_default()),
             cpuid_tsc_khz: freq.cpuid_tsc_khz,
+            cpuid_tsc_rule: freq.cpuid_tsc_rule.clone(),
             postgresql_tsc_khz: freq.postgresql_tsc_khz,
             frequency_sources: freq.sources.clone(),
             postgresql_frequency: freq.postgresql.clone(),

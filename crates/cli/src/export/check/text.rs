@@ -224,6 +224,16 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for ev in &e.counter_evidence {
         writeln!(out, "                {}", esc(ev))?;
     }
+    writeln!(out, "  NTP")?;
+    crate::export::tsc::evidence::write_ntp(
+        out,
+        "    ",
+        e.ntp.as_ref().ok_or(e.ntp_unavailable.as_deref().unwrap_or("not read")),
+    )?;
+    if !e.kernel_messages.is_empty() {
+        writeln!(out, "  kernel log")?;
+        crate::export::tsc::evidence::write_kernel_messages(out, "    ", &e.kernel_messages, e.machine)?;
+    }
 
     writeln!(out)?;
     writeln!(

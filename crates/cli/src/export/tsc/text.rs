@@ -3,6 +3,7 @@
 //! ([`clockscope::tsc::TscReport`]).
 
 use clockscope::counter::CheckStyle;
+use clockscope::linux::tsc_messages::Machine;
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope::tsc::policy::Reason;
 use clockscope::tsc::report::ReportSource;
@@ -203,6 +204,16 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
                     format!("{khz}; {unstable}; {} records", l.records)
                 })
             )?;
+            if let Some(l) = k.kernel_log.found() {
+                writeln!(out)?;
+                writeln_escaped!(out, "Kernel log, TSC and clocksource messages")?;
+                let machine = match &r.hypervisor {
+                    Some(_) => Machine::Guest,
+                    None if r.cpuid.is_some() => Machine::BareMetal,
+                    None => Machine::Unknown,
+                };
+                super::evidence::write_kernel_messages(out, "  ", &l.messages, Some(machine))?;
+            }
         }
     }
     writeln!(out)?;
@@ -248,6 +259,15 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
         "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
          in the agreement check below"
     )?;
+    if r.frequency_sources.iter().any(|s| !s.independent) {
+        super::evidence::write_wrapped(
+            out,
+            "  ",
+            "with clocksource tsc, MONOTONIC(_RAW) is the TSC scaled by the kernel: a calibration against it \
+             checks the kernel's arithmetic and is not independent evidence (not counted below)",
+        )?;
+    }
+    super::evidence::write_wrapped(out, "  ", &format!("Linux's CPUID rule: {}", r.cpuid_tsc_rule))?;
     writeln!(out)?;
 
     // Choices.
@@ -293,5 +313,27 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
         }
     )?;
     reason_lines(out, &d.reasons)?;
+    Ok(())
+}
+
+/// Writes the report and the independent evidence beside it: NTP, and the
+/// `--drift` result when measured.
+pub fn write_output(
+    out: &mut dyn Write,
+    o: &crate::commands::tsc::TscOutput,
+    dump: Option<&Path>,
+) -> std::io::Result<()> {
+    write(out, o.report, dump)?;
+    writeln!(out)?;
+    writeln_escaped!(out, "NTP (adjtimex, read-only)")?;
+    super::evidence::write_ntp(
+        out,
+        "  ",
+        o.ntp.as_ref().ok_or(o.ntp_unavailable.as_deref().unwrap_or("not read")),
+    )?;
+    if let Some(d) = &o.drift {
+        writeln!(out)?;
+        super::evidence::write_drift(out, d)?;
+    }
     Ok(())
 }

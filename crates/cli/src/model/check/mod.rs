@@ -40,6 +40,15 @@ pub struct Environment {
     pub counter_frequency_source: Option<String>,
     /// PostgreSQL major versions installed here (`/usr/lib/postgresql/<major>`), ascending.
     pub postgresql_installed_majors: Vec<u32>,
+    /// The kernel's NTP state (adjtimex, read-only): independent evidence of
+    /// the clock's rate when synchronised; `null` when not read (`ntp_unavailable` says why).
+    pub ntp: Option<clockscope::linux::ntp::NtpState>,
+    pub ntp_unavailable: Option<String>,
+    /// How the kernel messages were read: `bare_metal`, `guest` or `unknown`.
+    pub machine: Option<clockscope::linux::tsc_messages::Machine>,
+    /// The kernel log's TSC and clocksource messages, each with what it
+    /// means here (empty when the log was not readable).
+    pub kernel_messages: Vec<clockscope::linux::tsc_messages::KernelMessage>,
 }
 
 /// A clock that was asked for but could not be measured.

@@ -176,15 +176,65 @@ pub fn hypervisor_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     }
 }
 
-/// Current Linux's `native_calibrate_tsc` (see the module documentation):
-/// the kHz and which of the 0x15 sources it amounts to.
-pub fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String> {
-    if !f.is_intel() {
-        return Err(format!(
-            "Linux reads the TSC frequency from CPUID on Intel only ({})",
-            f.vendor
-        ));
+/// "ACRNACRNACRN" as EBX, ECX, EDX.
+const SIGNATURE_ACRN: [u32; 3] = [0x4e52_4341, 0x4e52_4341, 0x4e52_4341];
+
+/// Whether Linux takes the TSC frequency from the hypervisor in this guest:
+/// VMware (`vmware_platform_setup`: the GETHZ backdoor, whose value VMware
+/// also publishes as leaf 0x40000010 EAX) and ACRN (`acrn_get_tsc_khz`:
+/// leaf 0x40000010 EAX). Other hypervisors' leaf 0x40000010 is not Linux's.
+fn linux_trusts_hypervisor_leaf(f: &CpuidFacts) -> bool {
+    f.hypervisor_bit
+        && f.hypervisor.as_ref().is_some_and(|h| {
+            h.signature_regs == crate::tsc::cpuid::SIGNATURE_VMWARE || h.signature_regs == SIGNATURE_ACRN
+        })
+}
+
+/// The name of the Linux rule behind a [`linux_cpuid_khz`] source.
+pub const fn linux_rule_label(id: SourceId) -> &'static str {
+    match id {
+        SourceId::Cpuid15 => "leaf 0x15: crystal (ECX) x EBX/EAX",
+        SourceId::Cpuid15ImpliedCrystal => "leaf 0x15 with Linux's known crystal (Goldmont-D: 25 MHz) x EBX/EAX",
+        SourceId::Cpuid15CrystalFrom16 => "leaf 0x15 with the crystal derived from leaf 0x16 base MHz",
+        SourceId::Cpuid16 => "leaf 0x16 base MHz (cpu_khz_from_cpuid; the kernel refines it later)",
+        SourceId::Hypervisor40000010 => "hypervisor leaf 0x40000010 EAX (VMware/ACRN guest)",
+        _ => "not a CPUID rule",
     }
+}
+
+/// Current Linux's CPUID rules for the TSC frequency (see the module
+/// documentation): in a VMware or ACRN guest the hypervisor's frequency
+/// (leaf 0x40000010 EAX); else on Intel `native_calibrate_tsc` (leaf 0x15),
+/// else `cpu_khz_from_cpuid` (leaf 0x16 base MHz, which Linux uses as the
+/// TSC frequency when 0x15 gives none). Returns the kHz and which source it
+/// amounts to.
+pub fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String> {
+    let mut why_not_hypervisor = None;
+    if linux_trusts_hypervisor_leaf(f) {
+        match hypervisor_khz(f) {
+            Ok((k, n)) => return Ok((k, SourceId::Hypervisor40000010, n)),
+            Err(e) => why_not_hypervisor = Some(e),
+        }
+    }
+    if !f.is_intel() {
+        let mut why = format!("Linux reads the TSC frequency from CPUID on Intel only ({})", f.vendor);
+        if let Some(e) = why_not_hypervisor {
+            why = format!("{e}; {why}");
+        }
+        return Err(why);
+    }
+    let from15 = linux_leaf15_khz(f);
+    match from15 {
+        Ok(r) => Ok(r),
+        Err(e15) => match cpuid16_khz(f) {
+            Ok((k, n)) => Ok((k, SourceId::Cpuid16, format!("{n}; leaf 0x15: {e15}"))),
+            Err(e16) => Err(format!("{e15}; {e16}")),
+        },
+    }
+}
+
+/// `native_calibrate_tsc`'s leaf-0x15 rule (Intel).
+fn linux_leaf15_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String> {
     let l = leaf15_ratio(f)?;
     if l.ecx_crystal_hz != 0 {
         return cpuid15_khz(f).map(|(k, n)| (k, SourceId::Cpuid15, n));

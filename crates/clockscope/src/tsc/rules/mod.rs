@@ -19,10 +19,14 @@
 //! that must be > 0, else PostgreSQL calibrates (so a 1 Hz crystal, giving
 //! 0, and a product that wraps to a negative `int32` both calibrate).
 //!
-//! **Linux** ([`linux_cpuid_khz`], `native_calibrate_tsc`): Intel only, leaf
-//! 0x15 needs EAX and EBX; crystal = ECX / 1000 kHz; when ECX is 0, Goldmont-D
+//! **Linux** ([`linux_cpuid_khz`]): in a VMware or ACRN guest the hypervisor's
+//! frequency first (VMware's GETHZ backdoor, published too as leaf 0x40000010
+//! EAX; ACRN's leaf 0x40000010 EAX). Otherwise `native_calibrate_tsc`: Intel
+//! only, leaf 0x15 needs EAX and EBX; crystal = ECX / 1000 kHz; when ECX is 0, Goldmont-D
 //! (model 0x5F) gets 25 MHz, otherwise crystal = 0x16 base MHz * 1000 * EAX /
 //! EBX (integer kHz, as the kernel computes it); TSC kHz = crystal * EBX / EAX.
+//! When 0x15 gives nothing, `cpu_khz_from_cpuid` (Intel) takes leaf 0x16's base
+//! MHz, which the kernel uses as the TSC frequency and later refines.
 //! Kernels 4.10-5.0 instead used a model table when ECX was 0 (24 MHz for
 //! Skylake/Kaby Lake client 0x4E/0x5E/0x8E/0x9E, 25 MHz Skylake-X 0x55, 19.2
 //! MHz Goldmont 0x5C, 25 MHz Goldmont-D 0x5F); the table was dropped because
