@@ -9,7 +9,7 @@ use clockscope::crosscpu::{
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
-use common::{allowed_cpus, clockscope, has_taskset};
+use common::{allowed_cpus, clockscope, has_taskset, test_stamp};
 use std::process::{Command, Output, Stdio};
 
 fn json(out: &Output) -> serde_json::Value {
@@ -350,7 +350,7 @@ Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 
     // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
     let mut out = Vec::new();
-    render::json(&mut out, &outcome).unwrap();
+    render::json(&mut out, &test_stamp(), &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         j["online_cpus"],
@@ -525,7 +525,7 @@ fn text_report_names_the_package_that_is_off() {
     assert!(by_package.starts_with("  0 / 1"), "{text}");
     assert!(by_package.ends_with("WARP"), "{by_package}");
     let mut out = Vec::new();
-    render::json(&mut out, &outcome).unwrap();
+    render::json(&mut out, &test_stamp(), &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);

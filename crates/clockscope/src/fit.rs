@@ -81,7 +81,9 @@ pub fn fit_line(line: &str, width: usize) -> Vec<Cow<'_, str>> {
     let indent = " ".repeat(hanging_indent(line, width));
     let options = textwrap::Options::new(width)
         .subsequent_indent(&indent)
-        .break_words(true);
+        .break_words(true)
+        // `row-heavy` and `2026-04` stay whole.
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::wrap(line, options)
         .into_iter()
         .map(|l| Cow::Owned(l.trim_end().to_string()))
@@ -110,8 +112,9 @@ pub fn cut(s: &str, max: usize) -> Cow<'_, str> {
 
 /// A writer that passes whole lines on, each fitted to [`REPORT_COLUMNS`]
 /// (or the width given) by [`fit_line`]. A last line without a newline is
-/// passed on by [`flush`](Write::flush) (call it when done: dropping a
-/// `FitWriter` writes nothing). Bytes that are not UTF-8 pass unchanged.
+/// passed on by [`flush`](Write::flush), or when the writer is dropped
+/// (where an error cannot be returned). Bytes that are not UTF-8 pass
+/// unchanged.
 pub struct FitWriter<W: Write> {
     inner: W,
     width: usize,
@@ -154,6 +157,15 @@ impl<W: Write> FitWriter<W> {
             }
         }
         Ok(())
+    }
+}
+
+impl<W: Write> Drop for FitWriter<W> {
+    fn drop(&mut self) {
+        if !self.line.is_empty() {
+            // Nowhere to report an error: `flush` is the way to see one.
+            let _ = self.emit(false);
+        }
     }
 }
 
@@ -237,7 +249,12 @@ mod tests {
         writeln!(w, "five six seven").unwrap();
         write!(w, "tail without newline").unwrap();
         w.flush().unwrap();
-        let out = String::from_utf8(w.inner).unwrap();
+        let mut dropped = Vec::new();
+        let mut d = FitWriter::with_width(&mut dropped, 30);
+        write!(d, "no newline").unwrap();
+        drop(d);
+        assert_eq!(dropped, b"no newline");
+        let out = String::from_utf8(std::mem::take(&mut w.inner)).unwrap();
         assert_eq!(
             out,
             "  label     one two three four\n            five six seven\ntail without newline"

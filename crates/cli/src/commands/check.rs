@@ -47,6 +47,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
+    /// Print at most 8 lines: host, CPU, clocksource, each clock's read cost, the verdict and the one
+    /// recommendation (text only).
+    #[arg(long, conflicts_with = "format")]
+    pub brief: bool,
+
     /// Write the report to FILE instead of stdout, replacing it atomically (e.g. a node_exporter textfile
     /// collector's `clockscope.prom`); a missing or unwritable directory fails before measuring.
     #[arg(short, long, value_name = "FILE")]
@@ -198,8 +203,7 @@ pub fn build_report(
     };
     let verdict = verdict::decide(&stats, &inputs);
     CheckReport {
-        schema_version: report::SCHEMA_VERSION,
-        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
+        stamp: crate::model::stamp::ReportStamp::now(report::SCHEMA_VERSION),
         duration_per_clock_s: args.duration,
         environment: env,
         clocks: stats,
@@ -290,6 +294,10 @@ pub fn finish(
             plot.commit(svg.as_bytes())?;
         }
     }
-    write_report(out, report, args.format)?;
+    if args.brief {
+        export::check::text::write_brief(out, report)?;
+    } else {
+        write_report(out, report, args.format)?;
+    }
     Ok(report.exit_code())
 }

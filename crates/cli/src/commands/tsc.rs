@@ -4,12 +4,18 @@
 
 use crate::args::ReportFormat;
 use crate::exit;
+use crate::model::stamp::ReportStamp;
 use clap::Args;
 use clockscope::counter::{self, CounterKind, Discovery};
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::TscReport;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Version of `tsc`'s JSON layout (`schema_version`, docs/schema/tsc.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the aarch64 generic timer's (docs/schema/generic-timer.schema.json).
+pub const GENERIC_TIMER_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Args, Debug, Clone)]
 pub struct TscArgs {
@@ -62,9 +68,13 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         let discovery = Discovery::full(args.calibration_ms * 1_000_000);
         let report = counter::discover_with(&root, None, &discovery, &counter::discover::full_budget);
         if let Some(timer) = report.generic_timer() {
+            let stamp = ReportStamp::now(GENERIC_TIMER_SCHEMA_VERSION);
             match args.format {
-                ReportFormat::Json => crate::export::json::write(out, timer)?,
-                ReportFormat::Text => crate::export::tsc::generic_timer::write(out, timer)?,
+                ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, timer)?,
+                ReportFormat::Text => {
+                    crate::export::text::write_header(out, &stamp)?;
+                    crate::export::tsc::generic_timer::write(out, timer)?
+                }
             }
             return Ok(exit::OK);
         }
@@ -88,9 +98,13 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             clockscope::tsc::detect(&root, args.calibration_ms * 1_000_000)
         }
     };
+    let stamp = ReportStamp::now(SCHEMA_VERSION);
     match args.format {
-        ReportFormat::Json => crate::export::json::write(out, &report)?,
-        ReportFormat::Text => crate::export::tsc::text::write(out, &report, args.cpuid_dump.as_deref())?,
+        ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, &report)?,
+        ReportFormat::Text => {
+            crate::export::text::write_header(out, &stamp)?;
+            crate::export::tsc::text::write(out, &report, args.cpuid_dump.as_deref())?
+        }
     }
     Ok(exit::OK)
 }
