@@ -85,18 +85,18 @@ fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[Vec<String>]
         used += w;
     }
     if groups.len() <= 1 {
-        return table_part(out, header, rows);
+        return table_part(out, header, rows, true);
     }
     for g in groups {
         let h: Vec<&str> = g.iter().map(|&i| header[i]).collect();
         let r: Vec<Vec<String>> = rows.iter().map(|r| g.iter().map(|&i| r[i].clone()).collect()).collect();
-        table_part(out, &h, &r)?;
+        table_part(out, &h, &r, g.last() == Some(&(n - 1)))?;
     }
     Ok(())
 }
 
-/// One table that fits as it is.
-fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+/// One table that fits as it is; its last column left-aligned when `text_last`.
+fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_last: bool) -> std::io::Result<()> {
     let n = header.len();
     let widths: Vec<usize> = (0..n)
         .map(|i| {
@@ -113,7 +113,7 @@ fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std
             if i > 0 {
                 s.push_str("  ");
             }
-            if i == 0 || i == n - 1 {
+            if i == 0 || (i == n - 1 && text_last) {
                 s.push_str(&format!("{cell:<w$}", w = widths[i]));
             } else {
                 s.push_str(&format!("{cell:>w$}", w = widths[i]));
