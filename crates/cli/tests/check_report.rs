@@ -178,7 +178,10 @@ fn brief_is_at_most_eight_lines_with_host_cpu_clocksource_costs_verdict_and_reco
     assert!(lines.len() <= 8, "{b}");
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{b}");
     assert!(lines[0].contains("on db1.example, 2026-11-23T19:19:07Z"), "{b}");
-    assert!(b.contains("Intel(R) Xeon(R) Platinum 8481C") && b.contains("clocksource  tsc"), "{b}");
+    assert!(
+        b.contains("Intel(R) Xeon(R) Platinum 8481C") && b.contains("clocksource  tsc"),
+        "{b}"
+    );
     for c in &r.clocks {
         assert!(b.contains(&format!("{} {:.1} ns", c.name, c.avg_loop_ns)), "{b}");
     }
@@ -196,7 +199,10 @@ fn brief_is_at_most_eight_lines_with_host_cpu_clocksource_costs_verdict_and_reco
         });
     }
     let b = brief(&all);
-    assert!(b.lines().count() <= 8 && b.lines().all(|l| l.chars().count() <= 100), "{b}");
+    assert!(
+        b.lines().count() <= 8 && b.lines().all(|l| l.chars().count() <= 100),
+        "{b}"
+    );
     assert!(b.contains('…') && b.contains("verdict"), "{b}");
 }
 
@@ -656,7 +662,11 @@ fn cpu_count_is_the_affinity_mask_with_the_cpuset_beside_it() {
         (r.environment.cpus, r.environment.cgroup_cpuset_cpus),
         (Some(1), Some(4))
     );
-    assert!(flat(&text(&r)).contains(", 1 CPU usable (cgroup cpuset: 4)"), "{}", text(&r));
+    assert!(
+        flat(&text(&r)).contains(", 1 CPU usable (cgroup cpuset: 4)"),
+        "{}",
+        text(&r)
+    );
     let r = build_report(
         &one_second(),
         &linux,

@@ -112,7 +112,7 @@ fn real_run_as_text_ends_with_a_summary() {
     assert!(text.lines().nth(1).unwrap().starts_with("CPUs tested:"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     // The last line that is not the continuation of a wrapped one.
-    let last = text.lines().filter(|l| !l.starts_with(' ')).last().unwrap();
+    let last = text.lines().rfind(|l| !l.starts_with(' ')).unwrap();
     assert!(
         last.starts_with("Summary: ") || last.starts_with("Nothing to measure: "),
         "{text}"
@@ -138,7 +138,11 @@ fn one_allowed_cpu_says_so_and_exits_0() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // Lines longer than 100 columns wrap: compare the words.
-    let text = String::from_utf8(out.stdout).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         text.contains(&format!(
             "Nothing to measure: only CPU {cpu} is available to this process (sched_getaffinity): there is no CPU \

@@ -678,7 +678,11 @@ fn every_command_stamps_its_report_with_host_time_tool_and_version() {
             .collect();
         assert_eq!(keys, ["host", "timestamp", "tool", "schema_version"], "{args:?}: {raw}");
         assert_eq!(doc["host"], host, "{args:?}");
-        assert!(rfc3339(doc["timestamp"].as_str().unwrap()), "{args:?}: {}", doc["timestamp"]);
+        assert!(
+            rfc3339(doc["timestamp"].as_str().unwrap()),
+            "{args:?}: {}",
+            doc["timestamp"]
+        );
         assert_eq!(doc["tool"], format!("clockscope {}", env!("CARGO_PKG_VERSION")));
         assert_eq!(doc["schema_version"], 1);
 

@@ -28,7 +28,11 @@ fn assert_fits(what: &str, text: &str) {
         .filter(|l| l.chars().count() > COLUMNS)
         .map(|l| format!("{} columns: {l}", l.chars().count()))
         .collect();
-    assert!(wide.is_empty(), "{what}: lines over {COLUMNS} columns:\n{}\n\n{text}", wide.join("\n"));
+    assert!(
+        wide.is_empty(),
+        "{what}: lines over {COLUMNS} columns:\n{}\n\n{text}",
+        wide.join("\n")
+    );
     assert!(!text.trim().is_empty(), "{what}: empty");
 }
 
@@ -157,7 +161,10 @@ fn check_text_and_brief_fit_100_columns() {
         // The JSON keeps the untrusted model whole (escaped, never cut).
         let json = rendered(|o| export::json::write(o, r).unwrap());
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["environment"]["cpu_model"], serde_json::json!(r.environment.cpu_model));
+        assert_eq!(
+            v["environment"]["cpu_model"],
+            serde_json::json!(r.environment.cpu_model)
+        );
     }
 }
 
@@ -277,7 +284,10 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         clock_source: "tsc".into(),
         reason: "the server is PostgreSQL 15, which has no timing_clock_source (PostgreSQL 19 and later)".into(),
     }];
-    let server = format!("host=/var/run/postgresql port=5432 user=postgres dbname={}", "d".repeat(80));
+    let server = format!(
+        "host=/var/run/postgresql port=5432 user=postgres dbname={}",
+        "d".repeat(80)
+    );
     let report = clockscope_explain::report::build(&clockscope_explain::report::Inputs {
         server_version: "15.18 (Debian 15.18-0+deb12u1)",
         server_version_num: 150018,

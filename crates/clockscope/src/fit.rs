@@ -47,10 +47,8 @@ pub fn hanging_indent(line: &str, width: usize) -> usize {
             }
             let run = i - start;
             let field = display_width(&chars[..i].iter().collect::<String>());
-            if run >= 2 && i < chars.len() && field < width {
-                if field <= limit {
-                    best = Some(field);
-                }
+            if run >= 2 && i < chars.len() && field < width && field <= limit {
+                best = Some(field);
             }
             col = field;
         } else {
@@ -205,7 +203,10 @@ mod tests {
         assert!(widths(&lines).iter().all(|&w| w <= 60), "{lines:?}");
         assert!(lines[0].starts_with("  PostgreSQL's rule        pass: word"));
         for l in &lines[1..] {
-            assert!(l.starts_with(&" ".repeat(27)) && !l.starts_with(&" ".repeat(28)), "{l:?}");
+            assert!(
+                l.starts_with(&" ".repeat(27)) && !l.starts_with(&" ".repeat(28)),
+                "{l:?}"
+            );
         }
         // Every word is kept, in order.
         let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
@@ -237,7 +238,10 @@ mod tests {
         let line = format!("  {:<10} {}", "µs", "é".repeat(95));
         assert_eq!(fit_line(&line, 200).len(), 1);
         let lines = fit_line(&line, 100);
-        assert!(lines.len() == 2 && widths(&lines).iter().all(|&w| w <= 100), "{lines:?}");
+        assert!(
+            lines.len() == 2 && widths(&lines).iter().all(|&w| w <= 100),
+            "{lines:?}"
+        );
         assert_eq!(cut("AMD EPYC 7B13 64-Core Processor", 12), "AMD EPYC 7B…");
         assert_eq!(cut("µµµ", 3), "µµµ");
     }
@@ -245,7 +249,7 @@ mod tests {
     #[test]
     fn the_writer_fits_whole_lines_across_writes() {
         let mut w = FitWriter::with_width(Vec::new(), 30);
-        write!(w, "  label     {}", "one two three four ").unwrap();
+        write!(w, "  label     one two three four ").unwrap();
         writeln!(w, "five six seven").unwrap();
         write!(w, "tail without newline").unwrap();
         w.flush().unwrap();

@@ -260,11 +260,22 @@ pub const BRIEF_MAX_LINES: usize = 8;
 fn brief_item(label: &str, text: &str, max_lines: usize) -> Vec<String> {
     use crate::export::text::{cut, fit_line, REPORT_COLUMNS};
     let line = format!("{label:<13}{text}");
-    let mut lines: Vec<String> = fit_line(&line, REPORT_COLUMNS).into_iter().map(|l| l.into_owned()).collect();
+    let mut lines: Vec<String> = fit_line(&line, REPORT_COLUMNS)
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect();
     if lines.len() > max_lines {
-        let rest = lines[max_lines - 1..].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        let rest = lines[max_lines - 1..]
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
         let indent = if max_lines == 1 { String::new() } else { " ".repeat(13) };
-        let last = if max_lines == 1 { line.clone() } else { format!("{indent}{rest}") };
+        let last = if max_lines == 1 {
+            line.clone()
+        } else {
+            format!("{indent}{rest}")
+        };
         lines.truncate(max_lines - 1);
         lines.push(cut(&last, REPORT_COLUMNS).into_owned());
     }
