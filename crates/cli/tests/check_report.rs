@@ -128,15 +128,35 @@ fn good_report() -> CheckReport {
     )
 }
 
+/// `r` with a fixed host and time (2026-11-23T19:19:07Z), as snapshots need.
+fn stamped(r: &CheckReport) -> CheckReport {
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
+    CheckReport {
+        stamp: clockscope_cli::model::stamp::ReportStamp::at("db1.example", when, r.stamp.schema_version),
+        ..r.clone()
+    }
+}
+
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::text::write(&mut out, r).unwrap();
+    export::check::text::write(&mut out, &stamped(r)).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The words of `text`, one space between: a wrapped line compares as one.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn brief(r: &CheckReport) -> String {
+    let mut out = Vec::new();
+    export::check::text::write_brief(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 fn json(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::json::write(&mut out, r).unwrap();
+    export::json::write(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -147,6 +167,43 @@ fn good_machine_text_and_json_snapshots() {
     assert_eq!(r.exit_code(), 0);
     snapshot_eq("check_good.txt", &text(&r));
     snapshot_eq("check_good.json", &json(&r));
+}
+
+#[test]
+fn brief_is_at_most_eight_lines_with_host_cpu_clocksource_costs_verdict_and_recommendation() {
+    let r = good_report();
+    let b = brief(&r);
+    snapshot_eq("check_good_brief.txt", &b);
+    let lines: Vec<&str> = b.lines().collect();
+    assert!(lines.len() <= 8, "{b}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{b}");
+    assert!(lines[0].contains("on db1.example, 2026-11-23T19:19:07Z"), "{b}");
+    assert!(
+        b.contains("Intel(R) Xeon(R) Platinum 8481C") && b.contains("clocksource  tsc"),
+        "{b}"
+    );
+    for c in &r.clocks {
+        assert!(b.contains(&format!("{} {:.1} ns", c.name, c.avg_loop_ns)), "{b}");
+    }
+    assert!(b.contains("verdict      GOOD."), "{b}");
+    let rec = r.verdict.timing_clock_source_recommendation.as_deref().unwrap();
+    assert!(b.contains(&rec[..40]), "{b}");
+    // Every clock that works here: still at most 8 lines, the costs cut to two.
+    let mut all = r.clone();
+    let one = all.clocks[0].clone();
+    for id in clockscope::ClockId::ALL {
+        all.clocks.push(ClockStats {
+            name: id.cli_name().into(),
+            display_name: id.display_name().into(),
+            ..one.clone()
+        });
+    }
+    let b = brief(&all);
+    assert!(
+        b.lines().count() <= 8 && b.lines().all(|l| l.chars().count() <= 100),
+        "{b}"
+    );
+    assert!(b.contains('…') && b.contains("verdict"), "{b}");
 }
 
 fn schema() -> jsonschema::Validator {
@@ -609,7 +666,11 @@ fn cpu_count_is_the_affinity_mask_with_the_cpuset_beside_it() {
         (r.environment.cpus, r.environment.cgroup_cpuset_cpus),
         (Some(1), Some(4))
     );
-    assert!(text(&r).contains(", 1 CPU usable (cgroup cpuset: 4)"), "{}", text(&r));
+    assert!(
+        flat(&text(&r)).contains(", 1 CPU usable (cgroup cpuset: 4)"),
+        "{}",
+        text(&r)
+    );
     let r = build_report(
         &one_second(),
         &linux,
@@ -778,7 +839,8 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     assert!(v.baseline_is_example);
     let base = verdict::DEFAULT_BASELINE_ROW_NS;
     assert!((p.slowdown - (base + 32.0) / base).abs() < 1e-12);
-    let t = text(&r);
+    // Words, not lines: the text wraps at 100 columns.
+    let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         t.contains("+32.0 ns per row per node (16.0 ns per read, executor-like loop"),
         "{t}"

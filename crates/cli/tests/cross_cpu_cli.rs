@@ -9,7 +9,7 @@ use clockscope::crosscpu::{
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
-use common::{allowed_cpus, clockscope, has_taskset};
+use common::{allowed_cpus, clockscope, has_taskset, test_stamp};
 use std::process::{Command, Output, Stdio};
 
 fn json(out: &Output) -> serde_json::Value {
@@ -108,8 +108,11 @@ fn real_run_as_text_ends_with_a_summary() {
     let out = clockscope(&["cross-cpu", "-d", "0.2"]);
     assert!(matches!(out.status.code(), Some(0 | 1)));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("CPUs tested:"), "{text}");
-    let last = text.lines().last().unwrap();
+    assert!(text.starts_with("clockscope "), "{text}");
+    assert!(text.lines().nth(1).unwrap().starts_with("CPUs tested:"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    // The last line that is not the continuation of a wrapped one.
+    let last = text.lines().rfind(|l| !l.starts_with(' ')).unwrap();
     assert!(
         last.starts_with("Summary: ") || last.starts_with("Nothing to measure: "),
         "{text}"
@@ -134,7 +137,12 @@ fn one_allowed_cpu_says_so_and_exits_0() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
+    // Lines longer than 100 columns wrap: compare the words.
+    let text = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         text.contains(&format!(
             "Nothing to measure: only CPU {cpu} is available to this process (sched_getaffinity): there is no CPU \
@@ -322,26 +330,37 @@ fn text_report_of_a_constructed_result() {
     let mut out = Vec::new();
     render::text(&mut out, &outcome).unwrap();
     let expected = "\
-CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)
+CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and
+                   taskset)
 Online CPUs:       0-3 (/sys/devices/system/cpu/online)
 Cgroup cpuset:     not readable
-Budget:            1.000 s over 1 pair (all) x 2 clocks (rdtscp, monotonic) x 2 tests (warp, ping-pong) of 250.0 ms each
+Budget:            1.000 s over 1 pair (all) x 2 clocks (rdtscp, monotonic) x 2 tests (warp,
+                   ping-pong) of 250.0 ms each
 
 Columns:
   iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);
-  handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons that matter);
-  warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the largest such step;
-  rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the tightest round;
+  handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons
+                     that matter);
+  warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the
+         largest such step;
+  rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the
+          tightest round;
   min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded.
 
 CPU 0 / CPU 1   (a = CPU 0, b = CPU 1; offsets are CPU 1's clock minus CPU 0's)
-  clock      iterations  handovers a>b/b>a  warps  max warp ticks  max warp ns  rounds  offset low ns  offset high ns  min rtt ns  verdict
-  rdtscp           5000          2400/2400   2400            2468         1234    1000          +1234           +1300         200  WARP
-  monotonic        4000          1999/1999      0               0            0     900            -80             +90         210  in sync
-  rdtscp:    2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at least; at most 1300 ns)
+  clock      iterations  handovers a>b/b>a  warps  max warp ticks  max warp ns  rounds
+  rdtscp           5000          2400/2400   2400            2468         1234    1000
+  monotonic        4000          1999/1999      0               0            0     900
+  clock      offset low ns  offset high ns  min rtt ns  verdict
+  rdtscp             +1234           +1300         200  WARP
+  monotonic            -80             +90         210  in sync
+  rdtscp:    2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0
+             (at least; at most 1300 ns)
   monotonic: in sync: no warp in 4000 readings; offset of CPU 1 to CPU 0 within [-80 ns, +90 ns]
 
-Answer:            rdtscp:    CPUs disagree (topology unknown): CPU 0 / CPU 1: 2400 warps (largest 1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at least; at most 1300 ns)
+Answer:            rdtscp:    CPUs disagree (topology unknown): CPU 0 / CPU 1: 2400 warps (largest
+                              1234 ns): CPU 0 read behind CPU 1; CPU 1 is 1234 ns ahead of CPU 0 (at
+                              least; at most 1300 ns)
                    monotonic: topology unknown: the CPUs tested agree within ±90 ns
 
 Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
@@ -350,7 +369,7 @@ Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 
     // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
     let mut out = Vec::new();
-    render::json(&mut out, &outcome).unwrap();
+    render::json(&mut out, &test_stamp(), &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         j["online_cpus"],
@@ -390,7 +409,8 @@ fn plan_of_a_192_cpu_server_from_a_fake_root() {
     let out = clockscope(&["cross-cpu", "--plan", "--root", r]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
-    let head: Vec<&str> = text.lines().take(3).collect();
+    // After the header line (tool, host, time).
+    let head: Vec<&str> = text.lines().skip(1).take(3).collect();
     assert_eq!(
         head[0],
         format!("CPUs planned:      0-191 (the online CPUs under {r} (--root))")
@@ -399,10 +419,13 @@ fn plan_of_a_192_cpu_server_from_a_fake_root() {
         head[1],
         "Topology:          2 packages, 2 dies, 96 cores, 192 CPUs (sys/devices/system/cpu/cpu*/topology)"
     );
+    // Wrapped at 100 columns, under its label column.
     assert_eq!(
-        head[2],
-        "Pairs:             topology: 192 pairs (2 across packages, 190 within a die); SMT siblings not paired \
-         (--smt-pairs pairs them)"
+        text.lines().skip(3).take(2).collect::<Vec<_>>(),
+        [
+            "Pairs:             topology: 192 pairs (2 across packages, 190 within a die); SMT siblings not",
+            "                   paired (--smt-pairs pairs them)"
+        ]
     );
     assert!(
         text.contains("\nRepresentatives:   package 0: CPU 0, package 1: CPU 48\n"),
@@ -507,6 +530,8 @@ fn text_report_names_the_package_that_is_off() {
     let mut out = Vec::new();
     render::text(&mut out, &outcome).unwrap();
     let text = String::from_utf8(out).unwrap();
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         text.contains(
             "\nTopology:          2 packages, 2 dies, 4 cores, 8 CPUs (sys/devices/system/cpu/cpu*/topology)\n"
@@ -514,18 +539,20 @@ fn text_report_names_the_package_that_is_off() {
         "{text}"
     );
     assert!(
-        text.contains("\nAnswer:            rdtscp: package 1 is off: its clock is 499 to 500 ns ahead of package 0's (2 of 2 pairs between them disagree; "),
+        flat.contains("Answer: rdtscp: package 1 is off: its clock is 499 to 500 ns ahead of package 0's (2 of 2 pairs between them disagree; "),
         "{text}"
     );
-    let by_package = text
+    // The table is split to fit 100 columns: the row of packages 0 / 1 in
+    // each part, the worst pair's verdict in the last.
+    let by_package: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("By package"))
-        .nth(2)
-        .unwrap();
-    assert!(by_package.starts_with("  0 / 1"), "{text}");
-    assert!(by_package.ends_with("WARP"), "{by_package}");
+        .filter(|l| l.starts_with("  0 / 1"))
+        .collect();
+    assert!(by_package.len() >= 2, "{text}");
+    assert!(by_package.last().unwrap().ends_with("WARP"), "{by_package:?}");
     let mut out = Vec::new();
-    render::json(&mut out, &outcome).unwrap();
+    render::json(&mut out, &test_stamp(), &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);

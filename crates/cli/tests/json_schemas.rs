@@ -702,3 +702,62 @@ fn explain_query_on_a_real_postgresql_matches_its_schema() {
         ],
     );
 }
+
+/// Every command's JSON starts with the same four fields, and its text with
+/// the same facts on the first line.
+#[test]
+fn every_command_stamps_its_report_with_host_time_tool_and_version() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim_end();
+    let rfc3339 = |s: &str| {
+        let b = s.as_bytes();
+        s.len() == 20
+            && s.ends_with('Z')
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+            && b[13] == b':'
+            && b[16] == b':'
+            && s.chars().filter(char::is_ascii_digit).count() == 14
+    };
+    let runs: [&[&str]; 5] = [
+        &["check", "-d", "0.01"],
+        &["clocks"],
+        &["tsc", "--calibration-ms", "20"],
+        &["cross-cpu", "--plan"],
+        &["sweep"],
+    ];
+    for args in runs {
+        let mut json_args = args.to_vec();
+        json_args.extend(["--format", "json"]);
+        let out = clockscope(&json_args);
+        let doc = json_out(&out, &[0, 1], &json_args.join(" "));
+        // First in the document, in this order.
+        let raw = String::from_utf8(out.stdout).unwrap();
+        let keys: Vec<&str> = raw
+            .lines()
+            .skip(1)
+            .take(4)
+            .map(|l| l.trim_start().split('"').nth(1).unwrap_or(""))
+            .collect();
+        assert_eq!(keys, ["host", "timestamp", "tool", "schema_version"], "{args:?}: {raw}");
+        assert_eq!(doc["host"], host, "{args:?}");
+        assert!(
+            rfc3339(doc["timestamp"].as_str().unwrap()),
+            "{args:?}: {}",
+            doc["timestamp"]
+        );
+        assert_eq!(doc["tool"], format!("clockscope {}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(doc["schema_version"], 1);
+
+        let text = clockscope(args);
+        let text = String::from_utf8(text.stdout).unwrap();
+        let first = text.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with(&format!("clockscope {} on {host}, ", env!("CARGO_PKG_VERSION")))
+                && rfc3339(first.rsplit(", ").next().unwrap()),
+            "{args:?}: {first}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{args:?}:\n{text}");
+    }
+}

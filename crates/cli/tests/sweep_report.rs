@@ -399,6 +399,12 @@ fn text_table_and_recommendation() {
     let mut out = Vec::new();
     write_report(&mut out, &r, CheckFormat::Text).unwrap();
     let text = String::from_utf8(out).unwrap();
+    // Every line fits 100 columns, and the header names the host and time.
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(
+        text.starts_with("clockscope ") && text.lines().next().unwrap().ends_with('Z'),
+        "{text}"
+    );
     let row = |name: &str| {
         text.lines()
             .find(|l| l.starts_with(name))

@@ -55,6 +55,11 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "KIND", default_value_t)]
     pub plot_kind: PlotKind,
 
+    /// Print at most 8 lines: host, CPU, clocksource, each clock's read cost, the verdict and the one
+    /// recommendation (text only).
+    #[arg(long, conflicts_with = "format")]
+    pub brief: bool,
+
     /// Write the report to FILE instead of stdout, replacing it atomically (e.g. a node_exporter textfile
     /// collector's `clockscope.prom`); a missing or unwritable directory fails before measuring.
     #[arg(short, long, value_name = "FILE")]
@@ -306,8 +311,7 @@ pub fn build_report(
     let verdict = verdict::decide(&stats, &inputs);
     let (measurement_quality, measurement_quality_reason) = report::assess_quality(&stats, args.duration);
     CheckReport {
-        schema_version: report::SCHEMA_VERSION,
-        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
+        stamp: crate::model::stamp::ReportStamp::now(report::SCHEMA_VERSION),
         duration_per_clock_s: args.duration,
         environment: env,
         clocks: stats,
@@ -406,11 +410,15 @@ pub fn finish(
                     escape_untrusted(&args.plot.as_deref().unwrap_or(Path::new("")).to_string_lossy())
                 )
             };
-            let header = export::check::svg::PlotHeader::this_host_now();
+            let header = export::check::svg::PlotHeader::from_stamp(&report.stamp);
             let svg = export::check::svg::render(report, args.plot_kind, &header).with_context(what)?;
             plot.commit(svg.as_bytes())?;
         }
     }
-    write_report(out, report, args.format)?;
+    if args.brief {
+        export::check::text::write_brief(out, report)?;
+    } else {
+        write_report(out, report, args.format)?;
+    }
     Ok(report.exit_code())
 }

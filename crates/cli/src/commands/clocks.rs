@@ -5,7 +5,8 @@
 use crate::args::ReportFormat;
 use crate::commands::environment;
 use crate::export;
-use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS};
+use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS, SCHEMA_VERSION};
+use crate::model::stamp::ReportStamp;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
@@ -82,9 +83,13 @@ pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let linux = LinuxEvidence::read(root);
     let counter = environment::quick_counter(root, &linux);
     let report = gather(&counter);
+    let stamp = ReportStamp::now(SCHEMA_VERSION);
     match args.format {
-        ReportFormat::Text => export::clocks::write_text(out, &report)?,
-        ReportFormat::Json => export::json::write(out, &report)?,
+        ReportFormat::Text => {
+            export::text::write_header(out, &stamp)?;
+            export::clocks::write_text(out, &report)?
+        }
+        ReportFormat::Json => export::json::write_stamped(out, &stamp, &report)?,
     }
     Ok(crate::exit::OK)
 }

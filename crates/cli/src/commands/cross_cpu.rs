@@ -12,6 +12,7 @@
 
 use crate::export::cross_cpu as render;
 use crate::model::cross_cpu::Outcome;
+use crate::model::stamp::ReportStamp;
 
 use crate::args::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
@@ -202,9 +203,13 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             Some(r) => format!("the online CPUs under {} (--root)", r.display()),
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
+        let stamp = ReportStamp::now(render::PLAN_SCHEMA_VERSION);
         match args.format {
-            CrossCpuFormat::Text => render::plan_text(out, &plan, &cpus_from)?,
-            CrossCpuFormat::Json => render::plan_json(out, &plan, &context, &cpus_from)?,
+            CrossCpuFormat::Text => {
+                crate::export::text::write_header(out, &stamp)?;
+                render::plan_text(out, &plan, &cpus_from)?
+            }
+            CrossCpuFormat::Json => render::plan_json(out, &stamp, &plan, &context, &cpus_from)?,
             CrossCpuFormat::Prometheus => {
                 bail!("--plan: no Prometheus output (a plan measures nothing); use --format text or json")
             }
@@ -220,9 +225,13 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 }
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    let stamp = ReportStamp::now(render::SCHEMA_VERSION);
     match args.format {
-        CrossCpuFormat::Text => render::text(out, outcome),
-        CrossCpuFormat::Json => render::json(out, outcome),
+        CrossCpuFormat::Text => {
+            crate::export::text::write_header(out, &stamp)?;
+            render::text(out, outcome)
+        }
+        CrossCpuFormat::Json => render::json(out, &stamp, outcome),
         CrossCpuFormat::Prometheus => Ok(render::prometheus::write(out, outcome)?),
     }
 }

@@ -17,6 +17,9 @@ use clockscope_explain::session::CancelRequest;
 use clockscope_explain::{options, Error, Interruption, Options, Step};
 use std::sync::Arc;
 
+/// Version of `explain`'s JSON layout (`schema_version`, docs/schema/explain.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
     /// libpq conninfo string or URI (default: PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD).
@@ -140,9 +143,13 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         }
         Err(e) => return Err(e.into()),
     };
+    let stamp = crate::model::stamp::ReportStamp::now(SCHEMA_VERSION);
     match args.format {
-        ReportFormat::Text => clockscope_explain::report::write_text(&report, out)?,
-        ReportFormat::Json => crate::export::json::write(out, &report)?,
+        ReportFormat::Text => {
+            crate::export::text::write_header(out, &stamp)?;
+            clockscope_explain::report::write_text(&report, out)?
+        }
+        ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, &report)?,
     }
     Ok(if report.interrupted {
         exit::INTERRUPTED

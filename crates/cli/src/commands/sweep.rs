@@ -250,8 +250,7 @@ pub fn sweep(
         verdict::DEFAULT_BASELINE_SOURCE.to_string()
     };
     let mut report = SweepReport {
-        schema_version: SCHEMA_VERSION,
-        tool: format!("clockscope {}", env!("CARGO_PKG_VERSION")),
+        stamp: crate::model::stamp::ReportStamp::now(SCHEMA_VERSION),
         clocksource_dir: clocksource_dir.to_string(),
         live_sysfs: args.sysfs_root == std::path::Path::new(LIVE_SYSFS),
         original: original.clone(),

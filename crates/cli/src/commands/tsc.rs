@@ -7,6 +7,7 @@
 
 use crate::args::ReportFormat;
 use crate::exit;
+use crate::model::stamp::ReportStamp;
 use clap::Args;
 use clockscope::counter::drift::{DriftPlan, DriftReport};
 use clockscope::counter::{self, CounterKind, Discovery};
@@ -16,6 +17,11 @@ use clockscope::tsc::TscReport;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Version of `tsc`'s JSON layout (`schema_version`, docs/schema/tsc.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the aarch64 generic timer's (docs/schema/generic-timer.schema.json).
+pub const GENERIC_TIMER_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Args, Debug, Clone)]
 pub struct TscArgs {
@@ -133,15 +139,18 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             if drift.as_ref().is_some_and(|d| !d.complete) {
                 exit_code = exit::INTERRUPTED;
             }
+            let stamp = ReportStamp::now(GENERIC_TIMER_SCHEMA_VERSION);
             match args.format {
-                ReportFormat::Json => crate::export::json::write(
+                ReportFormat::Json => crate::export::json::write_stamped(
                     out,
+                    &stamp,
                     &GenericTimerOutput {
                         report: timer,
                         drift: drift.as_ref(),
                     },
                 )?,
                 ReportFormat::Text => {
+                    crate::export::text::write_header(out, &stamp)?;
                     crate::export::tsc::generic_timer::write(out, timer)?;
                     if let Some(d) = &drift {
                         writeln!(out)?;
@@ -194,9 +203,13 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         ntp: ntp.ok(),
         drift,
     };
+    let stamp = ReportStamp::now(SCHEMA_VERSION);
     match args.format {
-        ReportFormat::Json => crate::export::json::write(out, &output)?,
-        ReportFormat::Text => crate::export::tsc::text::write_output(out, &output, args.cpuid_dump.as_deref())?,
+        ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, &output)?,
+        ReportFormat::Text => {
+            crate::export::text::write_header(out, &stamp)?;
+            crate::export::tsc::text::write_output(out, &output, args.cpuid_dump.as_deref())?
+        }
     }
     // Ctrl-C cut the drift window short: the report is printed, labelled partial.
     Ok(if partial { exit::INTERRUPTED } else { exit::OK })

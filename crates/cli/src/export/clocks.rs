@@ -6,24 +6,27 @@ use std::io::Write;
 
 /// Writes the text table.
 pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     let w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(10);
     writeln_escaped!(
         out,
-        "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
+        "{:<16} {:<w$} {:>5} {:>8} {:>6} {:>8} {:>7}",
         "name",
         "clock",
         "works",
-        "getres ns",
-        "tick ns",
-        "step ns",
-        "avg ns"
+        "getres",
+        "tick",
+        "step",
+        "avg"
     )?;
     for c in &r.clocks {
         let opt_u = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         if c.works {
             writeln_escaped!(
                 out,
-                "{:<16} {:<w$} {:>5} {:>10} {:>9} {:>9} {:>9}",
+                "{:<16} {:<w$} {:>5} {:>8} {:>6} {:>8} {:>7}",
                 c.name,
                 c.display_name,
                 "yes",
@@ -52,7 +55,7 @@ pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> 
     }
     writeln_escaped!(
         out,
-        "step = smallest non-zero difference seen in a {} ms run; tick = one counter period.",
+        "ns; step = smallest non-zero difference seen in a {} ms run; tick = one counter period.",
         PROBE_NS / 1_000_000
     )
 }

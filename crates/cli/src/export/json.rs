@@ -59,6 +59,25 @@ impl Formatter for TerminalSafe<'_> {
     }
 }
 
+/// A report whose JSON starts with the stamp's four fields (`host`,
+/// `timestamp`, `tool`, `schema_version`), then the report's own.
+#[derive(Serialize)]
+struct Stamped<'a, T: Serialize> {
+    #[serde(flatten)]
+    stamp: &'a crate::model::stamp::ReportStamp,
+    #[serde(flatten)]
+    report: &'a T,
+}
+
+/// Writes a report that does not carry a stamp itself, stamped, as pretty JSON.
+pub fn write_stamped<T: Serialize>(
+    out: &mut dyn Write,
+    stamp: &crate::model::stamp::ReportStamp,
+    report: &T,
+) -> io::Result<()> {
+    write(out, &Stamped { stamp, report })
+}
+
 /// Writes any report as pretty JSON.
 pub fn write<T: Serialize>(out: &mut dyn Write, report: &T) -> io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, TerminalSafe(PrettyFormatter::new()));

@@ -5,6 +5,7 @@
 //! `write(out, &report)`.
 //!
 //! - [`json`]: pretty JSON, shared by every command (schemas in `docs/schema/`).
+//! - [`text`]: what every text report shares: the header line, fitting to 100 columns.
 //! - [`check`]: `check`'s text, Prometheus and SVG formats.
 //! - [`clocks`]: `clocks`'s text table.
 //! - [`tsc`]: `tsc`'s text (x86 TSC, and the ARM generic timer on aarch64).
@@ -18,4 +19,5 @@ pub mod clocks;
 pub mod cross_cpu;
 pub mod json;
 pub mod sweep;
+pub mod text;
 pub mod tsc;

@@ -8,6 +8,11 @@ use std::io::{self, Write};
 
 /// The human report: what is available, the plan or the table, the recommendation.
 pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
+    crate::export::text::write_header(out, &r.stamp)?;
+    writeln!(out)?;
     writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
     writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
     writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;

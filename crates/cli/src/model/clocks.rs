@@ -4,6 +4,9 @@
 use clockscope::measure::interference::Interference;
 use serde::Serialize;
 
+/// Version of the JSON layout (`schema_version`); bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// How long each working clock is read to find its observed resolution (20 ms).
 pub const PROBE_NS: u64 = 20_000_000;
 

@@ -6,8 +6,10 @@
 //! - [`clocks`]: every clock source and its resolution.
 //! - [`cross_cpu`]: the CPUs, plan, calibration and cross-CPU report.
 //! - [`sweep`]: the system clock under each kernel clocksource.
+//! - [`stamp`]: the host, time, tool and schema version every report carries.
 
 pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
+pub mod stamp;
 pub mod sweep;

@@ -51,8 +51,9 @@ pub struct Recommendation {
 /// Everything `clockscope sweep` found or would do.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SweepReport {
-    pub schema_version: u32,
-    pub tool: String,
+    /// `host`, `timestamp`, `tool`, `schema_version` (first in the JSON).
+    #[serde(flatten)]
+    pub stamp: crate::model::stamp::ReportStamp,
     /// `.../clocksource0`, under `--sysfs-root`.
     pub clocksource_dir: String,
     /// Whether that is the live /sys (otherwise switching changes no clock).

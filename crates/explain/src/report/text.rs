@@ -35,6 +35,9 @@ fn locality_text(l: &Locality) -> &'static str {
 
 /// Writes the report as text.
 pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    // Every line fitted to 100 columns, as every clockscope text report.
+    let mut fit = clockscope::fit::FitWriter::new(out);
+    let out: &mut dyn Write = &mut fit;
     writeln!(out, "EXPLAIN ANALYZE timing overhead")?;
     writeln!(
         out,

@@ -329,7 +329,7 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
     f.sample(
         "info",
         &[
-            ("version", r.tool.trim_start_matches("clockscope ")),
+            ("version", r.stamp.tool.trim_start_matches("clockscope ")),
             ("clocksource", e.current_clocksource.as_deref().unwrap_or("")),
             ("cpu_model", e.cpu_model.as_deref().unwrap_or("")),
             ("hypervisor", e.hypervisor.as_deref().unwrap_or("")),

@@ -26,12 +26,10 @@ use crate::args::PlotKind;
 use crate::model::check::stats::ClockStats;
 use crate::model::check::CheckReport;
 use clockscope::escape::escape_untrusted;
-use clockscope::input::{read_text, KERNEL_VALUE};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-use std::path::Path;
 use std::time::SystemTime;
 
 /// Smallest share drawn on the histogram's log axis, percent.
@@ -78,28 +76,26 @@ fn look(i: usize) -> (RGBColor, LineStyle) {
     (PALETTE[i % PALETTE.len()], STYLES[i % STYLES.len()])
 }
 
-/// The host and time in the title. Built by the command from this machine
-/// when the plot is written.
+/// The host and time in the title: the report's own stamp, so the plot
+/// and the report it comes with name the same host and minute.
 #[derive(Clone, Debug)]
 pub struct PlotHeader {
     /// The host name (untrusted text, escaped when drawn).
     pub host: String,
-    /// When the run finished, UTC, e.g. "2026-11-23 19:40 UTC".
+    /// When the report was made, UTC, e.g. "2026-11-23 19:40 UTC".
     pub time_utc: String,
 }
 
 impl PlotHeader {
-    /// This machine's host name (`/proc/sys/kernel/hostname`, bounded read)
-    /// and the current time.
-    pub fn this_host_now() -> PlotHeader {
-        let host = read_text(Path::new("/proc/sys/kernel/hostname"), &KERNEL_VALUE)
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "unknown host".to_string());
+    /// The host and time of `stamp` (its RFC 3339 time shown to the minute).
+    pub fn from_stamp(stamp: &crate::model::stamp::ReportStamp) -> PlotHeader {
+        let t = &stamp.timestamp;
+        let time_utc = time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+            .map(|d| utc_minutes(d.into()))
+            .unwrap_or_else(|_| t.clone());
         PlotHeader {
-            host,
-            time_utc: utc_minutes(SystemTime::now()),
+            host: stamp.host.clone(),
+            time_utc,
         }
     }
 }
@@ -278,7 +274,7 @@ fn title_lines(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> [String;
             unknown(&env.kernel_release),
             unknown(&env.current_clocksource),
             unknown(&env.cpu_model),
-            escape_untrusted(&r.tool)
+            escape_untrusted(&r.stamp.tool)
         ),
         what.to_string(),
     ]

@@ -168,7 +168,12 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 
 /// Writes the text report.
 pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     let e = &r.environment;
+    crate::export::text::write_header(out, &r.stamp)?;
+    writeln!(out)?;
     writeln!(out, "Environment")?;
     writeln!(
         out,
@@ -241,10 +246,12 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         "Clocks ({}; differences between successive reads, ns)",
         measured_time(r)
     )?;
-    let name_w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(5).max(5);
+    // Rows are named as `--clock` names them (at most 16 columns), so the
+    // table fits 100 columns; the legend below names each clock in full.
+    let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
     writeln!(
         out,
-        "  {:<name_w$} {:>8} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>8} {:>6} {:>9} {:>8}",
+        "  {:<name_w$} {:>7} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6} {:>8} {:>7}",
         "clock", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
     )?;
     for c in &r.clocks {
@@ -256,8 +263,8 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {:<name_w$} {:>8.2} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>8} {:>6.2} {:>9} {:>8}{}",
-            c.display_name,
+            "  {:<name_w$} {:>7.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
+            esc(&c.name),
             c.avg_loop_ns,
             p.p50,
             p.p90,
@@ -275,6 +282,14 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for s in &r.skipped {
         writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
     }
+    let names: Vec<String> = r
+        .clocks
+        .iter()
+        .map(|c| format!("{} = {}", esc(&c.name), esc(&c.display_name)))
+        .collect();
+    if !names.is_empty() {
+        writeln!(out, "  {}", names.join("; "))?;
+    }
     writeln!(
         out,
         "  avg = average loop time per read (pg_test_timing's number); res = smallest non-zero step;"
@@ -287,13 +302,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 
     let v = &r.verdict;
     writeln!(out)?;
-    let word = match v.status {
-        Status::Good => "GOOD",
-        Status::Fair => "FAIR",
-        Status::Bad => "BAD",
-        Status::Broken => "BROKEN",
-        Status::NoVerdict => "NO VERDICT",
-    };
+    let word = status_word(v.status);
     writeln!(out, "Verdict: {word}. {}", esc(&v.summary))?;
     // Every verdict line: a label in one column, then the finding (which may
     // quote the kernel: a clocksource name).
@@ -368,6 +377,106 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             out,
             "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
         )?;
+    }
+    Ok(())
+}
+
+/// The verdict's status as the report prints it.
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Good => "GOOD",
+        Status::Fair => "FAIR",
+        Status::Bad => "BAD",
+        Status::Broken => "BROKEN",
+        Status::NoVerdict => "NO VERDICT",
+    }
+}
+
+/// Most lines `--brief` prints.
+pub const BRIEF_MAX_LINES: usize = 8;
+
+/// `label` and `text` as at most `max_lines` lines of the report's width,
+/// the last cut with an ellipsis when the text needs more.
+fn brief_item(label: &str, text: &str, max_lines: usize) -> Vec<String> {
+    use crate::export::text::{cut, fit_line, REPORT_COLUMNS};
+    let line = format!("{label:<13}{text}");
+    let mut lines: Vec<String> = fit_line(&line, REPORT_COLUMNS)
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect();
+    if lines.len() > max_lines {
+        let rest = lines[max_lines - 1..]
+            .iter()
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let indent = if max_lines == 1 { String::new() } else { " ".repeat(13) };
+        let last = if max_lines == 1 {
+            line.clone()
+        } else {
+            format!("{indent}{rest}")
+        };
+        lines.truncate(max_lines - 1);
+        lines.push(cut(&last, REPORT_COLUMNS).into_owned());
+    }
+    lines
+}
+
+/// `check --brief`: at most [`BRIEF_MAX_LINES`] lines to paste in a ticket:
+/// the header (tool, host, time), the CPU, the clocksource, each measured
+/// clock's read cost, the verdict and the one recommendation (the
+/// `timing_clock_source` one, else the first problem).
+pub fn write_brief(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let e = &r.environment;
+    let mut lines = vec![crate::export::text::header_line(&r.stamp)];
+    let mut cpu = format!(
+        "{} ({})",
+        crate::export::text::cut(&esc(e.cpu_model.as_deref().unwrap_or("unknown")), 48),
+        e.arch
+    );
+    if let Some(n) = e.cpus {
+        cpu.push_str(&format!(", {n} CPU{} usable", if n == 1 { "" } else { "s" }));
+    }
+    if let Some(h) = &e.hypervisor {
+        cpu.push_str(&format!(", {} guest", crate::export::text::cut(&esc(h), 20)));
+    }
+    lines.extend(brief_item("CPU", &cpu, 1));
+    let counter = match e.counter_trusted {
+        Some(true) => "; CPU counter trusted",
+        Some(false) => "; CPU counter NOT trusted",
+        None => "",
+    };
+    let source = format!(
+        "{}{counter}",
+        crate::export::text::cut(&esc(e.current_clocksource.as_deref().unwrap_or("unknown")), 32)
+    );
+    lines.extend(brief_item("clocksource", &source, 1));
+    let costs: Vec<String> = r
+        .clocks
+        .iter()
+        .map(|c| format!("{} {:.1} ns", esc(&c.name), c.read_cost_ns))
+        .collect();
+    let costs = if costs.is_empty() {
+        "none measured".to_string()
+    } else {
+        format!("{} (read cost, interference gaps taken out)", costs.join(", "))
+    };
+    lines.extend(brief_item("read cost", &costs, 2));
+    let v = &r.verdict;
+    lines.extend(brief_item(
+        "verdict",
+        &format!("{}. {}", status_word(v.status), esc(&v.summary)),
+        2,
+    ));
+    let rec = v
+        .timing_clock_source_recommendation
+        .clone()
+        .or_else(|| v.problems.first().cloned())
+        .unwrap_or_else(|| "none".to_string());
+    let left = BRIEF_MAX_LINES.saturating_sub(lines.len()).max(1);
+    lines.extend(brief_item("recommend", &esc(&rec), left));
+    for l in lines.iter().take(BRIEF_MAX_LINES) {
+        writeln!(out, "{l}")?;
     }
     Ok(())
 }

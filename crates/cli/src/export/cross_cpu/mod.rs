@@ -7,6 +7,7 @@
 pub mod prometheus;
 
 use crate::model::cross_cpu::Outcome;
+use crate::model::stamp::ReportStamp;
 use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::plan::{PlanGroup, Representative};
 use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
@@ -56,8 +57,46 @@ fn file_line(f: &Evidence<CpuSet>) -> String {
     }
 }
 
-/// A table: left-aligned first column, right-aligned numbers, left-aligned last column.
-fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+/// A table: left-aligned first column, right-aligned numbers, left-aligned
+/// last column. When it is wider than a report's 100 columns, it is printed
+/// as several tables one under the other, each starting with the first
+/// `keys` columns (which say what a row is).
+fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    let n = header.len();
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([header[i].chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let key_width: usize = (0..keys).map(|i| width(i) + 2).sum();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut used = 2 + key_width;
+    for i in keys..n {
+        let w = width(i) + 2;
+        match groups.last_mut() {
+            Some(g) if used + w <= crate::export::text::REPORT_COLUMNS => g.push(i),
+            _ => {
+                groups.push((0..keys).chain([i]).collect());
+                used = 2 + key_width;
+            }
+        }
+        used += w;
+    }
+    if groups.len() <= 1 {
+        return table_part(out, header, rows, true);
+    }
+    for g in groups {
+        let h: Vec<&str> = g.iter().map(|&i| header[i]).collect();
+        let r: Vec<Vec<String>> = rows.iter().map(|r| g.iter().map(|&i| r[i].clone()).collect()).collect();
+        table_part(out, &h, &r, g.last() == Some(&(n - 1)))?;
+    }
+    Ok(())
+}
+
+/// One table that fits as it is; its last column left-aligned when `text_last`.
+fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_last: bool) -> std::io::Result<()> {
     let n = header.len();
     let widths: Vec<usize> = (0..n)
         .map(|i| {
@@ -74,7 +113,7 @@ fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> std::io:
             if i > 0 {
                 s.push_str("  ");
             }
-            if i == 0 || i == n - 1 {
+            if i == 0 || (i == n - 1 && text_last) {
                 s.push_str(&format!("{cell:<w$}", w = widths[i]));
             } else {
                 s.push_str(&format!("{cell:>w$}", w = widths[i]));
@@ -121,6 +160,9 @@ const HEADER: [&str; 11] = [
 
 /// The text report.
 pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     let r = &o.report;
     writeln_escaped!(
         out,
@@ -195,7 +237,7 @@ pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
             b = p.cpu_b
         )?;
         let rows: Vec<Vec<String>> = p.clocks.iter().map(row).collect();
-        table(out, &HEADER, &rows)?;
+        table(out, 1, &HEADER, &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
             writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
@@ -269,8 +311,13 @@ struct Json<'a> {
     exit_code: u8,
 }
 
-/// The JSON report.
-pub fn json(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
+/// Version of `cross-cpu`'s JSON layout (`schema_version`, docs/schema/cross-cpu.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `--plan` JSON layout (docs/schema/cross-cpu-plan.schema.json).
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report, stamped.
+pub fn json(out: &mut dyn Write, stamp: &ReportStamp, o: &Outcome) -> anyhow::Result<()> {
     let j = Json {
         report: &o.report,
         allowed_cpus: &o.context.allowed,
@@ -284,7 +331,7 @@ pub fn json(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
         summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
         exit_code: o.exit_code(),
     };
-    crate::export::json::write(out, &j)?;
+    crate::export::json::write_stamped(out, stamp, &j)?;
     Ok(())
 }
 
@@ -333,6 +380,7 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
         .collect();
     table(
         out,
+        2,
         &[
             "packages",
             "clock",
@@ -382,6 +430,9 @@ fn group_rows(groups: &[PlanGroup]) -> Vec<Vec<String>> {
 
 /// The plan as text (`--plan`): what a run would do, without measuring.
 pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     writeln_escaped!(out, "{}{} ({cpus_from})", label("CPUs planned"), cpu_list(&p.cpus))?;
     writeln_escaped!(
@@ -455,7 +506,7 @@ pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Resu
     }
     writeln!(out)?;
     writeln_escaped!(out, "By package:")?;
-    table(out, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
+    table(out, 1, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
     writeln!(out)?;
     writeln_escaped!(
         out,
@@ -473,7 +524,7 @@ pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Resu
             ]
         })
         .collect();
-    table(out, &["a / b", "packages", "each test", "kind"], &rows)?;
+    table(out, 1, &["a / b", "packages", "each test", "kind"], &rows)?;
     Ok(())
 }
 
@@ -492,6 +543,7 @@ struct PlanJson<'a> {
 /// The plan as JSON (`--plan --format json`).
 pub fn plan_json(
     out: &mut dyn Write,
+    stamp: &ReportStamp,
     p: &Plan,
     context: &clockscope::crosscpu::CpuContext,
     cpus_from: &str,
@@ -504,6 +556,6 @@ pub fn plan_json(
         cgroup_cpuset: CpuListFileJson::new(&context.cgroup_cpuset),
         covered_cpus: p.covered().cpus().collect(),
     };
-    crate::export::json::write(out, &j)?;
+    crate::export::json::write_stamped(out, stamp, &j)?;
     Ok(())
 }

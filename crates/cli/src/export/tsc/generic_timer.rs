@@ -8,6 +8,9 @@ use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
 pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     writeln_escaped!(out, "ARM generic timer (CNTVCT_EL0)")?;
     writeln!(out)?;
     writeln_escaped!(out, "Frequency")?;

@@ -26,6 +26,9 @@ fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> 
 /// Writes the text report (`clockscope check` may reuse it). `dump` names
 /// the analysed file, if any.
 pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io::Result<()> {
+    // Every line fitted to 100 columns (crate::export::text).
+    let mut fit = crate::export::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
     match (&r.evidence_source, dump) {
         (ReportSource::CpuidDump { format, leaves }, Some(p)) => {
             writeln_escaped!(

@@ -61,9 +61,9 @@ pub struct Skipped {
 /// Everything `clockscope check` found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckReport {
-    pub schema_version: u32,
-    /// `clockscope <version>`.
-    pub tool: String,
+    /// `host`, `timestamp`, `tool`, `schema_version` (first in the JSON).
+    #[serde(flatten)]
+    pub stamp: crate::model::stamp::ReportStamp,
     /// Seconds each clock was measured for.
     pub duration_per_clock_s: f64,
     pub environment: Environment,
