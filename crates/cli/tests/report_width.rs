@@ -308,14 +308,16 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         ("auto_explain.log_timing", "on", "bool", "superuser"),
         ("auto_explain.log_min_duration", "0", "integer", "superuser"),
     ]
-    .map(|(name, v, vartype, context)| clockscope_explain::timing_settings::ServerSetting {
-        name: name.into(),
-        setting: v.into(),
-        shown: v.into(),
-        vartype: vartype.into(),
-        source: "configuration file".into(),
-        context: context.into(),
-    });
+    .map(
+        |(name, v, vartype, context)| clockscope_explain::timing_settings::ServerSetting {
+            name: name.into(),
+            setting: v.into(),
+            shown: v.into(),
+            vartype: vartype.into(),
+            source: "configuration file".into(),
+            context: context.into(),
+        },
+    );
     let skipped = [Skipped {
         clock_source: "tsc".into(),
         reason: "the server is PostgreSQL 15, which has no timing_clock_source (PostgreSQL 19 and later)".into(),
@@ -365,7 +367,12 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     assert_fits("explain", &text);
     assert!(text.contains("Clock source: system"), "{text}");
     // The sections the width rule must cover are all there.
-    for part in ["ALTER SYSTEM SET", "executor-like loop", "other processes kept 49%", "Version:"] {
+    for part in [
+        "ALTER SYSTEM SET",
+        "executor-like loop",
+        "other processes kept 49%",
+        "Version:",
+    ] {
         assert!(text.contains(part), "{part}: {text}");
     }
 }
