@@ -783,21 +783,6 @@ fn the_clocks_header_shows_the_measured_time() {
     )));
 }
 
-/// What two reads per row added to the executor-like loop, scripted.
-fn executor_loop(clock: &str, added_ns_per_row: f64) -> clockscope::predict::ExecutorLoopCost {
-    clockscope::predict::ExecutorLoopCost {
-        clock: clock.into(),
-        added_ns_per_row,
-        added_ns_per_read: added_ns_per_row / 2.0,
-        added_ns_per_row_min: added_ns_per_row - 2.0,
-        added_ns_per_row_max: added_ns_per_row + 2.0,
-        work_ns_per_row: 50.0,
-        work_passes: 6,
-        rows_per_round: 100_000,
-        rounds: 15,
-    }
-}
-
 #[test]
 fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     let root = kvm_root();
@@ -810,8 +795,8 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
         ]
     };
     let loops = vec![
-        executor_loop(ClockId::Monotonic.display_name(), 32.0),
-        executor_loop(ClockId::Rdtsc.display_name(), 10.0),
+        clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 32.0),
+        clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 10.0),
     ];
     let build = |args: &CheckArgs| {
         build_report(
@@ -884,7 +869,7 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
         &trusted_counter(),
         Measured {
             stats: stats(),
-            executor_loops: vec![executor_loop("some other clock", 5.0)],
+            executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded("some other clock", 5.0)],
             ..Default::default()
         },
         None,

@@ -94,21 +94,6 @@ fn counter() -> CounterSetup {
     }
 }
 
-/// What two reads per row added to the executor-like loop, as measured on the AMD EPYC guest.
-fn executor_loop(clock: &str, added_ns_per_row: f64) -> clockscope::predict::ExecutorLoopCost {
-    clockscope::predict::ExecutorLoopCost {
-        clock: clock.into(),
-        added_ns_per_row,
-        added_ns_per_read: added_ns_per_row / 2.0,
-        added_ns_per_row_min: added_ns_per_row - 3.1,
-        added_ns_per_row_max: added_ns_per_row + 12.4,
-        work_ns_per_row: 53.2,
-        work_passes: 7,
-        rows_per_round: 100_000,
-        rounds: 15,
-    }
-}
-
 fn check_report(model: &str, clocksource: &str, stats: Vec<ClockStats>) -> CheckReport {
     let root = root(model, clocksource);
     let linux = LinuxEvidence::read(root.path());
@@ -124,7 +109,7 @@ fn check_report(model: &str, clocksource: &str, stats: Vec<ClockStats>) -> Check
         }],
         interrupted: false,
         allowed_cpus: Some(vec![0, 1]),
-        executor_loops: vec![executor_loop("clock_gettime (CLOCK_MONOTONIC)", 47.3)],
+        executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 47.3)],
     };
     let mut r = build_report(&args, &linux, &counter(), measured, None);
     r.stamp = test_stamp();
@@ -270,7 +255,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         method: "pg_test_timing loop".into(),
         frequency_khz: Some(2_445_402),
         frequency_source: Some("kernel log (tsc: Detected/Refined)".into()),
-        executor_loop: Some(executor_loop(clock, 2.0 * ns - 11.5)),
+        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns - 11.5)),
     };
     let machine = MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", 30.1),

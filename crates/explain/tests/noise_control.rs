@@ -219,17 +219,10 @@ fn machine() -> MachineClocks {
             frequency_khz: None,
             frequency_source: None,
             // The executor-like loop ran (its absence is a warning of its own).
-            executor_loop: Some(clockscope::predict::ExecutorLoopCost {
-                clock: "clock_gettime (CLOCK_MONOTONIC)".into(),
-                added_ns_per_row: 40.0,
-                added_ns_per_read: 20.0,
-                added_ns_per_row_min: 39.0,
-                added_ns_per_row_max: 41.0,
-                work_ns_per_row: 50.0,
-                work_passes: 6,
-                rows_per_round: 100_000,
-                rounds: 15,
-            }),
+            executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(
+                "clock_gettime (CLOCK_MONOTONIC)",
+                40.0,
+            )),
         },
         rdtsc: None,
         rdtsc_unavailable: Some("test".into()),

@@ -70,7 +70,7 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
         frequency_khz: None,
         frequency_source: None,
         // Two reads per row add what two back-to-back reads cost.
-        executor_loop: Some(executor_loop(clock, 2.0 * ns)),
+        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
@@ -262,21 +262,6 @@ fn remote_servers_and_noise_are_warned_about() {
     assert!(r.tsc_prediction.is_none());
 }
 
-/// What two reads per row added to the executor-like loop, scripted.
-fn executor_loop(clock: &str, added_ns_per_row: f64) -> clockscope::predict::ExecutorLoopCost {
-    clockscope::predict::ExecutorLoopCost {
-        clock: clock.into(),
-        added_ns_per_row,
-        added_ns_per_read: added_ns_per_row / 2.0,
-        added_ns_per_row_min: added_ns_per_row - 1.0,
-        added_ns_per_row_max: added_ns_per_row + 1.0,
-        work_ns_per_row: 50.0,
-        work_passes: 6,
-        rows_per_round: 100_000,
-        rounds: 15,
-    }
-}
-
 #[test]
 fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     // 1M rows: TIMING OFF 55 ms (55 ns per row), ON 105 ms; 2,000,006 reads.
@@ -291,8 +276,8 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     };
     let mut m = machine(30.0, Some(20.0));
     // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
-    m.system.executor_loop = Some(executor_loop("clock_gettime (CLOCK_MONOTONIC)", 48.0));
-    m.rdtsc.as_mut().unwrap().executor_loop = Some(executor_loop("RDTSC", 16.0));
+    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
         server_version: "15.18",
         server_version_num: 150018,

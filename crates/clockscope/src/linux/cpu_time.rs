@@ -162,20 +162,13 @@ pub fn read_throttling(root: &Path) -> Evidence<Throttling> {
 pub fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, CgroupVersion)> {
     let mut v2 = Vec::new();
     let mut v1 = Vec::new();
-    for line in proc_self_cgroup.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let rel = Path::new(path.trim().trim_start_matches('/'));
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            continue;
-        }
-        if id == "0" && controllers.is_empty() {
+    for line in super::cgroup_lines(proc_self_cgroup) {
+        let (controllers, rel) = (line.controllers, line.rel);
+        if line.is_v2() {
             for base in ["sys/fs/cgroup", "sys/fs/cgroup/unified"] {
                 v2.push((Path::new(base).join(rel).join("cpu.stat"), CgroupVersion::V2));
             }
-        } else if controllers.split(',').any(|c| c == "cpu") {
+        } else if line.has_controller("cpu") {
             // The v1 mount is named after its controllers ("cpu,cpuacct"),
             // often with "cpu" as a symlink to it.
             let mut dirs = vec![controllers.to_string(), "cpu".to_string(), "cpu,cpuacct".to_string()];

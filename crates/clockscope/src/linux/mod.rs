@@ -343,27 +343,49 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
     }
 }
 
+/// One line of `/proc/self/cgroup` (`hierarchy-id:controllers:path`), its
+/// path relative to the cgroup mount.
+pub(crate) struct CgroupLine<'a> {
+    pub id: &'a str,
+    pub controllers: &'a str,
+    pub rel: &'a Path,
+}
+
+impl CgroupLine<'_> {
+    /// The cgroup v2 (unified) hierarchy's line: `0::/path`.
+    pub fn is_v2(&self) -> bool {
+        self.id == "0" && self.controllers.is_empty()
+    }
+
+    /// Whether this v1 hierarchy carries the controller `name`.
+    pub fn has_controller(&self, name: &str) -> bool {
+        self.controllers.split(',').any(|c| c == name)
+    }
+}
+
+/// The lines of `/proc/self/cgroup` text; a line whose path has `..` or
+/// other unsafe components is left out (the path is joined under a root).
+pub(crate) fn cgroup_lines(text: &str) -> impl Iterator<Item = CgroupLine<'_>> {
+    text.lines().filter_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let rel = Path::new(path.trim().trim_start_matches('/'));
+        rel.components()
+            .all(|c| matches!(c, Component::Normal(_)))
+            .then_some(CgroupLine { id, controllers, rel })
+    })
+}
+
 /// From `/proc/self/cgroup`: this process's v2 cgroup path and v1 cpuset
 /// path, relative, with `..` and other unsafe components refused.
 fn own_cgroups(text: &str) -> (Option<PathBuf>, Option<PathBuf>) {
     let mut v2 = None;
     let mut v1 = None;
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let rel = Path::new(path.trim().trim_start_matches('/'));
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            continue;
-        }
-        if rel.as_os_str().is_empty() {
-            continue;
-        }
-        if id == "0" && controllers.is_empty() {
-            v2 = Some(rel.to_path_buf());
-        } else if controllers.split(',').any(|c| c == "cpuset") {
-            v1 = Some(rel.to_path_buf());
+    for line in cgroup_lines(text).filter(|l| !l.rel.as_os_str().is_empty()) {
+        if line.is_v2() {
+            v2 = Some(line.rel.to_path_buf());
+        } else if line.has_controller("cpuset") {
+            v1 = Some(line.rel.to_path_buf());
         }
     }
     (v2, v1)
