@@ -109,7 +109,10 @@ fn check_report(model: &str, clocksource: &str, stats: Vec<ClockStats>) -> Check
         }],
         interrupted: false,
         allowed_cpus: Some(vec![0, 1]),
-        executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 47.3)],
+        executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+            "clock_gettime (CLOCK_MONOTONIC)",
+            47.3,
+        )],
     };
     let mut r = build_report(&args, &linux, &counter(), measured, None);
     r.stamp = test_stamp();

@@ -268,15 +268,19 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     let runs = SourceRuns {
         clock_source: "system".into(),
         how: "test".into(),
-        timing_off_ms: vec![55.0, 56.0, 54.0],
-        timing_on_ms: vec![105.0, 104.0, 106.0],
+        // Six steady pairs: the noise control's interval is within +-5%.
+        timing_off_ms: vec![55.0, 56.0, 54.0, 55.0, 56.0, 54.0],
+        timing_on_ms: vec![105.0, 104.0, 106.0, 105.0, 104.0, 106.0],
         clock_reads_per_run: 2_000_006,
         stopped_by: clockscope_explain::measure::StopReason::Precision,
         timing_on_plan: None,
     };
     let mut m = machine(30.0, Some(20.0));
     // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
-    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0));
+    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
+        "clock_gettime (CLOCK_MONOTONIC)",
+        48.0,
+    ));
     m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
         server_version: "15.18",
