@@ -118,7 +118,7 @@ pub fn utc_minutes(t: SystemTime) -> String {
 /// out (pg_test_timing's average loop includes them). This is the one place
 /// the plot reads a clock's cost.
 fn read_cost_ns(c: &ClockStats) -> (f64, &'static str) {
-    (c.read_cost_ns, "read cost")
+    (c.read_cost_ns, "interference gaps out")
 }
 
 fn anyhow_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
