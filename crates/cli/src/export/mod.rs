@@ -6,6 +6,7 @@
 //!
 //! - [`json`]: pretty JSON, shared by every command (schemas in `docs/schema/`).
 //! - [`text`]: what every text report shares: the header line, fitting to 100 columns.
+//! - [`prometheus`]: what every Prometheus exposition shares: families, labels, units.
 //! - [`check`]: `check`'s text, Prometheus and SVG formats.
 //! - [`clocks`]: `clocks`'s text table.
 //! - [`tsc`]: `tsc`'s text (x86 TSC, and the ARM generic timer on aarch64).
@@ -18,6 +19,7 @@ pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
 pub mod json;
+pub mod prometheus;
 pub mod sweep;
 pub mod text;
 pub mod tsc;

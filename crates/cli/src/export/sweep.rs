@@ -1,7 +1,7 @@
 //! `clockscope sweep`'s text table and Prometheus exposition (the JSON form
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
-use crate::export::check::prometheus::label;
+use crate::export::prometheus::label;
 use crate::model::sweep::{SweepReport, SweepResult};
 use std::fmt::Write as _;
 use std::io::{self, Write};

@@ -10,13 +10,12 @@
 //! summary: a run's distribution is a snapshot, and a summary's `_sum` and
 //! `_count` promise counters that only grow, which `rate()` would misread).
 
+use crate::export::prometheus::{flag, secs, unix_seconds, Families};
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{RuleResult, Status};
 use crate::model::check::{CheckReport, MeasurementQuality};
-use clockscope::escape::escape_untrusted;
-use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 /// Every verdict status, in the order the state set lists them.
 pub const STATUSES: [Status; 5] = [
@@ -29,76 +28,6 @@ pub const STATUSES: [Status; 5] = [
 
 /// The `percentile` label values of `clockscope_clock_step_seconds`.
 pub const PERCENTILES: [&str; 6] = ["50", "90", "99", "99.9", "99.99", "100"];
-
-/// A label value: untrusted text (a kernel's clocksource name, a hypervisor
-/// signature) has its control characters written as `\xHH` first, then the
-/// exposition format's escapes apply (backslash, double quote, newline), so
-/// the scraped value reads exactly as the text report shows it.
-pub(crate) fn label(v: &str) -> String {
-    escape_untrusted(v)
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-/// Writes metric families: each `head` (HELP and TYPE) once, then its samples
-/// (names without the `clockscope_` prefix). Shared with `cross-cpu`.
-pub(crate) struct Families {
-    pub(crate) out: String,
-}
-
-impl Families {
-    pub(crate) fn new() -> Families {
-        Families { out: String::new() }
-    }
-    pub(crate) fn head(&mut self, name: &str, help: &str) {
-        let _ = writeln!(self.out, "# HELP clockscope_{name} {help}");
-        let _ = writeln!(self.out, "# TYPE clockscope_{name} gauge");
-    }
-    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
-        let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
-        let lbl = if l.is_empty() {
-            String::new()
-        } else {
-            format!("{{{}}}", l.join(","))
-        };
-        let _ = writeln!(self.out, "clockscope_{name}{lbl} {}", fmt_value(value));
-    }
-    /// A family with one unlabelled sample.
-    pub(crate) fn single(&mut self, name: &str, help: &str, value: f64) {
-        self.head(name, help);
-        self.sample(name, &[], value);
-    }
-}
-
-fn fmt_value(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
-    } else {
-        format!("{v}")
-    }
-}
-
-pub(crate) fn flag(b: bool) -> f64 {
-    if b {
-        1.0
-    } else {
-        0.0
-    }
-}
-
-/// Nanoseconds to seconds (a division: `20.0 / 1e9` prints as 0.00000002, `20.0 * 1e-9` does not).
-pub(crate) fn secs(ns: f64) -> f64 {
-    ns / 1e9
-}
-
-/// `t` in seconds since the Unix epoch, to the millisecond.
-pub(crate) fn unix_seconds(t: SystemTime) -> f64 {
-    let s = t.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-    (s * 1000.0).round() / 1000.0
-}
 
 /// The label value of a verdict status (as in the JSON report).
 pub fn status_name(s: Status) -> &'static str {
@@ -344,25 +273,4 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
 /// Writes the Prometheus text.
 pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     out.write_all(render(r).as_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_values_are_escaped_for_the_terminal_and_the_format() {
-        assert_eq!(label("tsc"), "tsc");
-        assert_eq!(label("a\"b\\c"), "a\\\"b\\\\c");
-        // Control characters become `\xHH` text, whose backslash the format escapes.
-        assert_eq!(label("kvm\x1b]0;x\x07\n"), "kvm\\\\x1b]0;x\\\\x07\\\\x0a");
-    }
-
-    #[test]
-    fn values_are_written_as_the_format_spells_them() {
-        assert_eq!(fmt_value(f64::NAN), "NaN");
-        assert_eq!(fmt_value(f64::INFINITY), "+Inf");
-        assert_eq!(fmt_value(2.5e-8), "0.000000025");
-        assert_eq!(fmt_value(3.0), "3");
-    }
 }

@@ -4,7 +4,7 @@
 //! pair's verdict). Listed in `docs/metrics.md`. One series per CPU pair and
 //! clock: on a large machine, `--pairs first` keeps that to N-1 pairs.
 
-use crate::export::check::prometheus::{flag, secs, unix_seconds, Families};
+use crate::export::prometheus::{flag, secs, unix_seconds, Families};
 use crate::model::cross_cpu::Outcome;
 use clockscope::crosscpu::{ClockPairReport, Verdict};
 use std::io::{self, Write};
