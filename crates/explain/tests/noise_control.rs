@@ -3,9 +3,10 @@
 //! scripted clock: the sum of the runs' "Execution Time"); and the report's
 //! noise warnings from scripted inputs.
 
+mod common;
+
 use clockscope::Control;
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
-use clockscope_explain::connect::Locality;
 use clockscope_explain::contention::{other_busy_fraction, CpuSample};
 use clockscope_explain::measure::{run_sources_timed, ExplainServer, ServerRuns, SourceRuns, StopReason};
 use clockscope_explain::report::{self, CpuContention, Inputs};
@@ -242,28 +243,13 @@ fn build(off: Vec<f64>, on: Vec<f64>, stopped_by: StopReason, contention: Option
     };
     let m = machine();
     report::build(&Inputs {
-        server_version: "15.18",
-        server_version_num: 150018,
-        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
-        server: "host=/tmp port=5432",
-        locality: Locality::UnixSocket,
-        settings: &[],
-        timing_settings: &[],
-        page_read: None,
         query: "q",
         rows: 100_000,
         runs: 5,
-        warmup_runs: 1,
         temp_table_estimated_bytes: 1,
-        workload: clockscope_explain::options::Workload::Table,
-        workload_reason: None,
-        sources: std::slice::from_ref(&runs),
-        skipped: &[],
-        machine: &m,
-        clock_measure_ns: 1,
-        interrupted: false,
         max_time: Duration::from_secs(60),
         cpu_contention: contention,
+        ..common::report_inputs(std::slice::from_ref(&runs), &m)
     })
 }
 

@@ -100,28 +100,11 @@ fn arithmetic_from_recorded_runs() {
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
-        server_version: "15.18",
-        server_version_num: 150018,
-        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
-        server: "host=/tmp port=5432",
-        locality: Locality::UnixSocket,
-        settings: &[],
-        timing_settings: &[],
-        page_read: None,
         query: "SELECT count(*) FROM t",
         rows: 100_000,
         runs: 3,
-        warmup_runs: 1,
         temp_table_estimated_bytes: 36_249_600,
-        workload: clockscope_explain::options::Workload::Table,
-        workload_reason: None,
-        sources: &[runs],
-        skipped: &[],
-        machine: &m,
-        clock_measure_ns: 1,
-        interrupted: false,
-        max_time: std::time::Duration::from_secs(60),
-        cpu_contention: None,
+        ..common::report_inputs(&[runs], &m)
     });
     let s = &r.clock_sources[0];
     let (off_med, on_med) = (off.execution_time_ms, on.execution_time_ms);
@@ -216,28 +199,13 @@ fn remote_servers_and_noise_are_warned_about() {
     };
     let m = machine(20.0, None);
     let inputs = Inputs {
-        server_version: "15.18",
-        server_version_num: 150018,
-        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
         server: "host=db.example.com port=5432",
         locality: Locality::Remote,
-        settings: &[],
-        timing_settings: &[],
-        page_read: None,
         query: "q",
         rows: 1_000,
         runs: 3,
-        warmup_runs: 1,
         temp_table_estimated_bytes: 36_249_600,
-        workload: clockscope_explain::options::Workload::Table,
-        workload_reason: None,
-        sources: std::slice::from_ref(&runs),
-        skipped: &[],
-        machine: &m,
-        clock_measure_ns: 1,
-        interrupted: false,
-        max_time: std::time::Duration::from_secs(60),
-        cpu_contention: None,
+        ..common::report_inputs(std::slice::from_ref(&runs), &m)
     };
     let r = report::build(&inputs);
     assert_eq!(r.warnings.len(), 3, "{:?}", r.warnings);
@@ -283,28 +251,11 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     ));
     m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
-        server_version: "15.18",
-        server_version_num: 150018,
-        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
-        server: "host=/tmp port=5432",
-        locality: Locality::UnixSocket,
-        settings: &[],
-        timing_settings: &[],
-        page_read: None,
         query: "SELECT count(*) FROM t",
         rows: 1_000_000,
         runs: 3,
-        warmup_runs: 1,
         temp_table_estimated_bytes: 36_249_600,
-        workload: clockscope_explain::options::Workload::Table,
-        workload_reason: None,
-        sources: &[runs],
-        skipped: &[],
-        machine: &m,
-        clock_measure_ns: 1,
-        interrupted: false,
-        max_time: std::time::Duration::from_secs(60),
-        cpu_contention: None,
+        ..common::report_inputs(&[runs], &m)
     });
     let s = &r.clock_sources[0];
     let reads_per_row = 2.000006;
@@ -361,36 +312,22 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     let mut m2 = m.clone();
     m2.system.executor_loop = None;
     let r2 = report::build(&Inputs {
-        machine: &m2,
-        sources: &[SourceRuns {
-            clock_source: "system".into(),
-            how: "test".into(),
-            timing_off_ms: vec![55.0],
-            timing_on_ms: vec![105.0],
-            clock_reads_per_run: 2_000_006,
-            stopped_by: clockscope_explain::measure::StopReason::Precision,
-            timing_on_plan: None,
-        }],
-        server_version: "15.18",
-        server_version_num: 150018,
-        server_version_full: "PostgreSQL 15.18 on x86_64-pc-linux-gnu",
-        server: "host=/tmp port=5432",
-        locality: Locality::UnixSocket,
-        settings: &[],
-        timing_settings: &[],
-        page_read: None,
         query: "q",
         rows: 1_000_000,
         runs: 1,
-        warmup_runs: 1,
         temp_table_estimated_bytes: 1,
-        workload: clockscope_explain::options::Workload::Table,
-        workload_reason: None,
-        skipped: &[],
-        clock_measure_ns: 1,
-        interrupted: false,
-        max_time: std::time::Duration::from_secs(60),
-        cpu_contention: None,
+        ..common::report_inputs(
+            &[SourceRuns {
+                clock_source: "system".into(),
+                how: "test".into(),
+                timing_off_ms: vec![55.0],
+                timing_on_ms: vec![105.0],
+                clock_reads_per_run: 2_000_006,
+                stopped_by: clockscope_explain::measure::StopReason::Precision,
+                timing_on_plan: None,
+            }],
+            &m2,
+        )
     });
     let s2 = &r2.clock_sources[0];
     assert_eq!(s2.prediction_method.as_deref(), Some(report::METHOD_BACK_TO_BACK));
