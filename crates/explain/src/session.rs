@@ -884,6 +884,54 @@ const EXPLAINABLE: [&str; 10] = [
     "SELECT", "VALUES", "TABLE", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "EXECUTE", "DECLARE",
 ];
 
+/// First keywords of PostgreSQL's utility statements and DDL, which EXPLAIN
+/// refuses with a syntax error; any other first word in a syntax error is a
+/// typo, reported as the server's syntax error.
+const UTILITY: [&str; 42] = [
+    "ABORT",
+    "ALTER",
+    "ANALYZE",
+    "BEGIN",
+    "CALL",
+    "CHECKPOINT",
+    "CLOSE",
+    "CLUSTER",
+    "COMMENT",
+    "COMMIT",
+    "COPY",
+    "CREATE",
+    "DEALLOCATE",
+    "DISCARD",
+    "DO",
+    "DROP",
+    "END",
+    "EXPLAIN",
+    "FETCH",
+    "GRANT",
+    "IMPORT",
+    "LISTEN",
+    "LOAD",
+    "LOCK",
+    "MOVE",
+    "NOTIFY",
+    "PREPARE",
+    "REASSIGN",
+    "REFRESH",
+    "REINDEX",
+    "RELEASE",
+    "RESET",
+    "REVOKE",
+    "ROLLBACK",
+    "SAVEPOINT",
+    "SECURITY",
+    "SET",
+    "SHOW",
+    "START",
+    "TRUNCATE",
+    "UNLISTEN",
+    "VACUUM",
+];
+
 /// The first keyword of `sql`, upper-cased, after blanks, `--` and `/* */`
 /// comments and opening parentheses; empty when it does not start with a word.
 pub fn first_keyword(sql: &str) -> String {
@@ -926,15 +974,17 @@ pub fn query_error(e: Error, sql: &str) -> Error {
         Some("42601") if message.contains("multiple commands") => Error::Query(format!(
             "several statements; give one statement (the server: {message}{state})"
         )),
-        Some("42601") if !EXPLAINABLE.contains(&keyword.as_str()) => Error::Query(format!(
-            "EXPLAIN cannot run {} (a utility statement or DDL); give one SELECT, VALUES, TABLE or WITH \
+        Some("42601") if !EXPLAINABLE.contains(&keyword.as_str()) && UTILITY.contains(&keyword.as_str()) => {
+            Error::Query(format!(
+                "EXPLAIN cannot run {} (a utility statement or DDL); give one SELECT, VALUES, TABLE or WITH \
              query (the server: {message}{state})",
-            if keyword.is_empty() {
-                "this statement".to_string()
-            } else {
-                format!("a {} statement", escape_untrusted(&keyword))
-            }
-        )),
+                if keyword.is_empty() {
+                    "this statement".to_string()
+                } else {
+                    format!("a {} statement", escape_untrusted(&keyword))
+                }
+            ))
+        }
         Some("57014") if message.contains("statement timeout") => Error::MaxTime(format!(
             "a run of --query was cancelled by statement_timeout at the time left{state}"
         )),
@@ -1144,6 +1194,13 @@ mod tests {
             ddl.to_string()
                 .starts_with("--query: EXPLAIN cannot run a CREATE statement"),
             "{ddl}"
+        );
+        // A typo in the first word is a syntax error, not a utility statement.
+        let typo = query_error(server_error("syntax error at or near \"SELEC\"", "42601"), "SELEC 1");
+        assert!(
+            typo.to_string()
+                .starts_with("--query: the server refused it: syntax error at or near"),
+            "{typo}"
         );
         let syntax = query_error(
             server_error("syntax error at or near \"FRM\"", "42601"),

@@ -249,6 +249,9 @@ fn source_note(s: &ServerSetting) -> String {
                 _ => "ROLE ... IN DATABASE",
             }
         ),
+        "client" => " (this session's client set it, in its connection options or PGOPTIONS: ALTER SYSTEM does \
+                      not override that; change it there too)"
+            .to_string(),
         _ => String::new(),
     }
 }

@@ -52,7 +52,7 @@ pub struct CheckArgs {
     /// What --plot draws: `cdf` (default), the share of reads at or below each time, which shows PostgreSQL's rule
     /// (> 90% of reads under 1 µs) where each curve crosses the 1 µs line; `histogram`, the share per log2 bucket on a
     /// log scale, which shows the rare long reads.
-    #[arg(long, value_enum, value_name = "KIND", default_value_t)]
+    #[arg(long, value_enum, value_name = "KIND", default_value_t, requires = "plot")]
     pub plot_kind: PlotKind,
 
     /// Print at most 8 lines: host, CPU, clocksource, each clock's read cost, the verdict and the one
