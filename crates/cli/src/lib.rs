@@ -13,6 +13,7 @@
 //! Beside them:
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
+//! - [`signals`]: cleanups prepared in advance, run when any catchable signal ends the process.
 //! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
@@ -39,5 +40,8 @@ pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;
+// Signal handlers: unsafe by nature (sigaction, async-signal-safe system calls).
+#[allow(unsafe_code)]
+pub mod signals;
 pub mod startup;
 pub mod stdout;
