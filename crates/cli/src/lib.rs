@@ -14,6 +14,7 @@
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
 //! - [`signals`]: cleanups prepared in advance, run when any catchable signal ends the process.
+//! - [`guardian`]: a child that runs such a cleanup when the process dies of SIGKILL or a crash.
 //! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
@@ -40,6 +41,9 @@ pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;
+// fork and a pipe: unsafe by nature, async-signal-safe calls in the child.
+#[allow(unsafe_code)]
+pub mod guardian;
 // Signal handlers: unsafe by nature (sigaction, async-signal-safe system calls).
 #[allow(unsafe_code)]
 pub mod signals;

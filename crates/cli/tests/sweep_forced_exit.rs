@@ -4,7 +4,7 @@
 
 use clockscope::linux::clocksource::{SysfsClocksource, CLOCKSOURCE0};
 use clockscope::linux::testing::FakeRoot;
-use clockscope_cli::commands::sweep::{sweep, SweepArgs};
+use clockscope_cli::commands::sweep::{sweep, unprotected, SweepArgs};
 use clockscope_cli::exit;
 use clockscope_cli::model::check::stats::ClockStats;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ fn the_forced_exit_hook_restores_the_original_mid_measurement() {
             // The real process exits here; the test leaves by unwinding.
             panic!("forced exit");
         };
-        sweep(&args, control.clone(), &dir, 0, &mut m)
+        sweep(&args, control.clone(), &dir, 0, &mut m, &mut unprotected)
     }));
     let e = r.unwrap_err();
     assert_eq!(

@@ -10,7 +10,7 @@ use clockscope::linux::testing::FakeRoot;
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
-use clockscope_cli::commands::sweep::{sweep, write_report, SweepArgs};
+use clockscope_cli::commands::sweep::{sweep, unprotected, write_report, SweepArgs};
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::sweep::SweepReport;
 use std::sync::{Arc, Mutex};
@@ -93,7 +93,7 @@ impl Fake {
             sysfs_root: self.root.path().to_path_buf(),
             ..args.clone()
         };
-        sweep(&args, self.control.clone(), &self.dir(), euid, m)
+        sweep(&args, self.control.clone(), &self.dir(), euid, m, &mut unprotected)
     }
 }
 

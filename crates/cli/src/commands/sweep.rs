@@ -3,15 +3,22 @@
 //! the original put back whatever happens.
 //!
 //! Without `--apply` it lists the clocksources and says what it would do.
-//! With `--apply` (root only) it switches to each one through
-//! [`clockscope::linux::clocksource`] (written, then read back), measures
-//! the system clock with `check`'s engine (the library's loop, `check`'s
-//! statistics and verdict: PostgreSQL's rule, syscall fallback, the EXPLAIN
-//! prediction), and restores the original: explicitly at the end or on an
-//! error, by the guard's drop while a panic unwinds, after the first
-//! SIGINT/SIGTERM (the loop stops, then the normal path restores), and from
-//! the forced-exit hook on a second signal. When even that fails, the error
-//! line ends with the command that restores it by hand.
+//! With `--apply` (root only) it takes the machine's sweep lock
+//! ([`SwitchLock`]: one sweep at a time), switches to each one through
+//! [`clockscope::linux::clocksource`] (a name still available, written, then
+//! read back), measures the system clock with `check`'s engine (the
+//! library's loop, `check`'s statistics and verdict: PostgreSQL's rule,
+//! syscall fallback, the EXPLAIN prediction), reads `current_clocksource`
+//! back after each measurement (a change it did not make invalidates the row
+//! and ends the sweep), and restores the original, only over a clocksource
+//! it put in place itself: explicitly at the end or on an error, by the
+//! guard's drop while a panic unwinds, after the first SIGINT/SIGTERM/SIGHUP
+//! (the loop stops, then the normal path restores), from the forced-exit
+//! hook on a second one, from a [`crate::signals`] cleanup on any other
+//! catchable terminating signal (SIGQUIT, SIGUSR1, SIGALRM, SIGXCPU...: then
+//! the process dies of it), and from a [`crate::guardian`] child when the
+//! process dies of SIGKILL or a crash. When even that fails, the error line
+//! ends with the command that restores it by hand.
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::model::check::stats::ClockStats;
@@ -22,12 +29,14 @@ use anyhow::bail;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::escape::escape_untrusted;
+use crate::model::sweep::RestoreOutcome;
 use clockscope::linux::clocksource::{
-    plan, restore, ClocksourceControl, ClocksourceGuard, RestoreError, SysfsClocksource, CLOCKSOURCE0,
+    plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
 use clockscope::measure::{measure, Control};
+use std::any::Any;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// The live sysfs mount.
@@ -36,6 +45,10 @@ pub const LIVE_SYSFS: &str = "/sys";
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Switch the kernel's clocksource for real (root only); without it, only list what would be done.
+    /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
+    /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside --sysfs-root DIR).
+    /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
+    /// (a guardian child process restores it within a second).
     #[arg(long)]
     pub apply: bool,
 
@@ -106,7 +119,7 @@ pub fn persistence_advice(name: &str) -> Vec<String> {
 pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendation> {
     let sound: Vec<&SweepResult> = results
         .iter()
-        .filter(|r| r.loops > 0 && r.backward_steps == 0 && !r.interrupted)
+        .filter(|r| r.valid && r.loops > 0 && r.backward_steps == 0 && !r.interrupted)
         .collect();
     let good: Vec<&SweepResult> = sound
         .iter()
@@ -181,6 +194,9 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         explain: v.explain_system,
         status: v.status,
         interrupted: stats.interrupted,
+        read_back_after: clocksource.to_string(),
+        valid: true,
+        invalid_reason: None,
     }
 }
 
@@ -230,15 +246,72 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What keeps the original safe while a switched clocksource is in place,
+/// beyond the guard: called with (the clocksource about to be switched to,
+/// the original) before each switch; what it returns is dropped once the
+/// next switch is made or the original is back. Production:
+/// [`protect_sysfs`]; in-process tests: [`unprotected`] or their own.
+pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
+
+/// No protection beyond the guard and the forced-exit hook.
+pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
+    Ok(Box::new(()))
+}
+
+/// A signal cleanup and a guardian that write `original` back to the
+/// clocksource files while they read `switched` and `original` is still
+/// available: the signal cleanup on any catchable terminating signal, the
+/// guardian when the process dies without dismissing it (SIGKILL, a crash).
+pub struct Protection {
+    _signal: crate::signals::CleanupGuard,
+    _guardian: crate::guardian::Guardian,
+}
+
+/// The [`Protection`] of the files of `control` while `switched` is in place;
+/// the guardian also holds `lock_fd` (the sweep lock) until it exits.
+pub fn protect_sysfs(
+    control: &SysfsClocksource,
+    switched: &str,
+    original: &str,
+    lock_fd: Option<std::os::fd::RawFd>,
+) -> anyhow::Result<Protection> {
+    use crate::signals::Cleanup;
+    let (current, available) = (control.current_path(), control.available_path());
+    let cleanup = |note: String| -> std::io::Result<Cleanup> {
+        Ok(Cleanup::write(&current, format!("{original}\n").as_bytes())?
+            .if_file_reads(&current, switched)?
+            .if_file_lists(&available, original)?
+            .with_note(&note))
+    };
+    // Names are validated (letters, digits, '_', '-', '.'): safe to print.
+    let signal = crate::signals::on_fatal_signal(cleanup(format!(
+        "clockscope: a signal ended the sweep with clocksource {switched} in place: {original} written back"
+    ))?)?;
+    let guardian = crate::guardian::Guardian::spawn(
+        cleanup(format!(
+            "clockscope: the sweep died (SIGKILL or a crash) with clocksource {switched} in place: its guardian \
+             wrote {original} back"
+        ))?,
+        lock_fd.as_slice(),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))?;
+    Ok(Protection {
+        _signal: signal,
+        _guardian: guardian,
+    })
+}
+
 /// The sweep itself, with its inputs injected: the clocksource files
-/// (`control`), the effective uid and the measurement. Restores the original
-/// before returning, on every path.
+/// (`control`), the effective uid, the measurement and the protection.
+/// Restores the original before returning, on every path, unless someone
+/// else changed the clocksource since the sweep's last switch.
 pub fn sweep(
     args: &SweepArgs,
     control: Arc<dyn ClocksourceControl>,
     clocksource_dir: &str,
     euid: u32,
     measure_one: Measure<'_>,
+    protect: Protect<'_>,
 ) -> anyhow::Result<SweepReport> {
     let available = control.available()?;
     let original = control.current()?;
@@ -264,6 +337,9 @@ pub fn sweep(
         recommendation: None,
         persistence: Vec::new(),
         interrupted: false,
+        restore: None,
+        final_clocksource: None,
+        changed_by_others: None,
     };
     if !args.apply {
         return Ok(report);
@@ -273,60 +349,115 @@ pub fn sweep(
     let guard = ClocksourceGuard::new(control.clone())?;
     // The one the guard restores (read again just before the first switch).
     report.original = guard.original().to_string();
-    let original = report.original.clone();
     // Switches happen under this lock; the forced-exit hook takes it and
     // keeps it, so no switch can follow its restore before the process exits.
     let switching = Arc::new(Mutex::new(()));
     let _hook = {
-        let (control, original, switching) = (control.clone(), guard.original().to_string(), switching.clone());
+        let (restorer, switching) = (guard.restorer(), switching.clone());
         exit::on_forced_exit(move || {
             let held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Err(error) = restore(&*control, &original) {
-                let e = RestoreError {
-                    command: control.manual_command(&original),
-                    original: original.clone(),
-                    error,
-                };
+            if let Err(e) = restorer.restore() {
                 eprintln!("clockscope: error: {e}");
             }
             std::mem::forget(held);
         })
     };
-
-    for name in &planned {
-        if exit::interrupted() {
-            report.interrupted = true;
-            break;
+    let mut protection: Option<Box<dyn Any>> = None;
+    let outcome = visit_each(
+        &planned,
+        &guard,
+        &switching,
+        &mut Steps {
+            measure_one,
+            protect,
+            protection: &mut protection,
+        },
+        &mut report,
+    );
+    let restored = guard.finish();
+    // Only now: the protection covers the last switch until the original is back.
+    drop(protection);
+    let restored = match (outcome, restored) {
+        (Ok(()), Ok(r)) => r,
+        (Ok(()), Err(restore_err)) => return Err(restore_err.into()),
+        (Err(e), Ok(r)) => {
+            return Err(match r {
+                Restored::LeftAlone { current } => e.context(format!(
+                    "clocksource {} left in place: someone else put it there after the sweep's last switch",
+                    escape_untrusted(&current)
+                )),
+                _ => e.context(format!("clocksource {} restored", escape_untrusted(&report.original))),
+            })
         }
-        let switched = {
-            let _held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            guard.switch_to(name)
-        };
-        let stats = switched.map_err(anyhow::Error::from).and_then(|()| measure_one(name));
-        match stats {
-            Ok(stats) => {
-                let r = result_for(name, stats, report.baseline_row_ns, &report.baseline_source);
-                let cut = r.interrupted;
-                report.results.push(r);
-                if cut {
-                    report.interrupted = true;
-                    break;
-                }
-            }
-            Err(e) => {
-                return Err(match guard.finish() {
-                    Ok(()) => e.context(format!("clocksource {} restored", escape_untrusted(&original))),
-                    Err(restore_err) => anyhow::anyhow!("{e}; {restore_err}"),
-                });
-            }
-        }
-    }
-    guard.finish()?;
+        (Err(e), Err(restore_err)) => return Err(anyhow::anyhow!("{e}; {restore_err}")),
+    };
+    report.restore = Some(match restored {
+        Restored::Restored => RestoreOutcome::Restored,
+        Restored::InPlace => RestoreOutcome::InPlace,
+        Restored::LeftAlone { .. } => RestoreOutcome::LeftAlone,
+    });
+    report.final_clocksource = control.current().ok();
     report.recommendation = recommend(&report.results, &report.original);
     if let Some(r) = &report.recommendation {
         report.persistence = persistence_advice(&r.clocksource);
     }
     Ok(report)
+}
+
+/// What [`visit_each`] does at each clocksource besides switching.
+struct Steps<'m, 'p, 'o> {
+    measure_one: Measure<'m>,
+    protect: Protect<'p>,
+    protection: &'o mut Option<Box<dyn Any>>,
+}
+
+/// Protects, switches to, measures and reads back each planned clocksource
+/// in turn, until the plan ends, Ctrl-C, an error, or a change the sweep did not make.
+fn visit_each(
+    planned: &[String],
+    guard: &ClocksourceGuard,
+    switching: &Mutex<()>,
+    steps: &mut Steps<'_, '_, '_>,
+    report: &mut SweepReport,
+) -> anyhow::Result<()> {
+    for name in planned {
+        if exit::interrupted() {
+            report.interrupted = true;
+            break;
+        }
+        // In place before the write, so no moment is unprotected.
+        let next = (steps.protect)(name, &report.original)?;
+        {
+            let _held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            guard.switch_to(name)?;
+        }
+        *steps.protection = Some(next);
+        let stats = (steps.measure_one)(name)?;
+        let after = guard.control().current()?;
+        let mut r = result_for(name, stats, report.baseline_row_ns, &report.baseline_source);
+        let cut = r.interrupted;
+        if after != *name {
+            r.valid = false;
+            r.invalid_reason = Some(format!(
+                "current_clocksource read {after} after the measurement, not {name}: changed during it by \
+                 someone else or the kernel's clocksource watchdog, so these numbers are not {name}'s alone"
+            ));
+            report.changed_by_others = Some(format!(
+                "the clocksource changed from {name} to {after} during the measurement of {name}, not by this \
+                 sweep: the sweep stopped there"
+            ));
+        }
+        r.read_back_after = after;
+        let invalid = !r.valid;
+        report.results.push(r);
+        if cut {
+            report.interrupted = true;
+        }
+        if cut || invalid {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `report` in `format`.
@@ -346,18 +477,28 @@ pub fn write_report(out: &mut dyn Write, report: &SweepReport, format: CheckForm
 pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let control = Arc::new(SysfsClocksource::new(&args.sysfs_root));
     let dir = args.sysfs_root.join(CLOCKSOURCE0).to_string_lossy().into_owned();
-    if args.apply {
+    let euid = clockscope::linux::clocksource::effective_uid();
+    let lock = if args.apply {
+        require_root(euid)?;
         exit::install_interrupt_handler();
-    }
+        Some(SwitchLock::acquire(&args.sysfs_root)?)
+    } else {
+        None
+    };
+    let lock_fd = lock.as_ref().map(SwitchLock::raw_fd);
+    let files = control.clone();
+    let mut protect = |switched: &str, original: &str| -> anyhow::Result<Box<dyn Any>> {
+        Ok(Box::new(protect_sysfs(&files, switched, original, lock_fd)?))
+    };
     let duration_ns = seconds_to_ns(args.duration);
     let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
-    let report = sweep(
-        args,
-        control,
-        &dir,
-        clockscope::linux::clocksource::effective_uid(),
-        &mut measure_one,
-    )?;
+    let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
+    drop(lock);
     write_report(out, &report, args.format)?;
     Ok(report.exit_code())
+}
+
+/// The lock file a sweep of `sysfs_root` takes (see [`SwitchLock`]).
+pub fn lock_path(sysfs_root: &Path) -> anyhow::Result<PathBuf> {
+    Ok(SwitchLock::path_for(sysfs_root)?)
 }

@@ -2,7 +2,7 @@
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
 use crate::export::prometheus::label;
-use crate::model::sweep::{SweepReport, SweepResult};
+use crate::model::sweep::{RestoreOutcome, SweepReport, SweepResult};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -45,6 +45,14 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
         "clocksource", "read cost", "avg loop", "p99", "max", "clock_gettime", "PG rule", "EXPLAIN"
     )?;
     for x in &r.results {
+        if !x.valid {
+            writeln_escaped!(
+                out,
+                "{:<28} invalid: the clocksource changed during the measurement (below)",
+                x.clocksource
+            )?;
+            continue;
+        }
         writeln_escaped!(
             out,
             "{:<28} {:>7} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
@@ -81,10 +89,29 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
             x.syscall_fallback.as_deref().unwrap_or_default()
         )?;
     }
+    for x in &r.results {
+        if let Some(why) = &x.invalid_reason {
+            writeln_escaped!(out, "Invalid row {}: {why}.", x.clocksource)?;
+        }
+    }
     if r.interrupted {
         writeln!(out, "Interrupted: the sweep stopped early.")?;
     }
-    writeln_escaped!(out, "Restored: {} (read back).", r.original)?;
+    if let Some(why) = &r.changed_by_others {
+        writeln_escaped!(out, "Stopped: {why}.")?;
+    }
+    match r.restore {
+        Some(RestoreOutcome::LeftAlone) => writeln_escaped!(
+            out,
+            "Not restored: {} is in use, put there by someone else after the sweep's last switch, and is left \
+             alone; the original was {} (echo {} > {}/current_clocksource puts it back).",
+            r.final_clocksource.as_deref().unwrap_or("?"),
+            r.original,
+            r.original,
+            r.clocksource_dir
+        )?,
+        _ => writeln_escaped!(out, "Restored: {} (read back).", r.original)?,
+    }
     if let Some(rec) = &r.recommendation {
         writeln!(out)?;
         writeln_escaped!(
@@ -155,7 +182,8 @@ pub fn prometheus(r: &SweepReport) -> String {
     ];
     for (name, help, get) in per {
         head(&mut s, name, help);
-        for x in &r.results {
+        // An invalid row measured another clocksource too: no numbers under this name.
+        for x in r.results.iter().filter(|x| x.valid) {
             if let Some(v) = get(x) {
                 sample(&mut s, name, &[("clocksource", &x.clocksource)], v);
             }
@@ -171,6 +199,25 @@ pub fn prometheus(r: &SweepReport) -> String {
         head(&mut s, "recommended", "1 for the clocksource clockscope recommends.");
         sample(&mut s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
     }
+    head(
+        &mut s,
+        "invalid",
+        "1 for a clocksource whose measurement is invalid: the clocksource changed during it, not by the sweep.",
+    );
+    for x in &r.results {
+        sample(&mut s, "invalid", &[("clocksource", &x.clocksource)], if x.valid { 0.0 } else { 1.0 });
+    }
+    head(
+        &mut s,
+        "left_alone",
+        "1 when someone else changed the clocksource under the sweep and it was left in place, not restored.",
+    );
+    sample(
+        &mut s,
+        "left_alone",
+        &[],
+        if r.restore == Some(RestoreOutcome::LeftAlone) { 1.0 } else { 0.0 },
+    );
     head(&mut s, "applied", "1 when clocksources were switched (--apply).");
     sample(&mut s, "applied", &[], if r.applied { 1.0 } else { 0.0 });
     head(

@@ -15,7 +15,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct SweepResult {
     /// The clocksource switched to.
     pub clocksource: String,
-    /// What `current_clocksource` read back after the switch (equal to `clocksource`).
+    /// What `current_clocksource` read back right after the switch (equal to `clocksource`).
     pub read_back: String,
     /// Median difference between successive clock_gettime reads, ns (robust to interruptions).
     pub read_cost_ns: u64,
@@ -35,6 +35,26 @@ pub struct SweepResult {
     pub status: Status,
     /// Whether Ctrl-C or SIGTERM cut this measurement short.
     pub interrupted: bool,
+    /// What `current_clocksource` read right after the measurement.
+    pub read_back_after: String,
+    /// False when that is not `clocksource`: someone else (or the kernel's
+    /// watchdog) changed it during the measurement, so the numbers are not
+    /// this clocksource's alone.
+    pub valid: bool,
+    /// Why the row is invalid, one line; null when valid.
+    pub invalid_reason: Option<String>,
+}
+
+/// How the sweep ended for the kernel's clocksource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreOutcome {
+    /// The original was written back and read back.
+    Restored,
+    /// The original was in use already: nothing written.
+    InPlace,
+    /// Someone else's change since the sweep's last switch was left in place.
+    LeftAlone,
 }
 
 /// The clocksource clockscope recommends, and why.
@@ -58,7 +78,7 @@ pub struct SweepReport {
     pub clocksource_dir: String,
     /// Whether that is the live /sys (otherwise switching changes no clock).
     pub live_sysfs: bool,
-    /// The clocksource in use before the sweep (and after it: restored).
+    /// The clocksource in use before the sweep (and after it, unless `restore` is `left_alone`).
     pub original: String,
     pub available: Vec<String>,
     /// The clocksources the sweep visits (or would visit), in order.
@@ -74,13 +94,22 @@ pub struct SweepReport {
     pub persistence: Vec<String>,
     /// Whether Ctrl-C or SIGTERM stopped the sweep early.
     pub interrupted: bool,
+    /// What happened to the original at the end; null without --apply.
+    pub restore: Option<RestoreOutcome>,
+    /// `current_clocksource` read at the end; null without --apply.
+    pub final_clocksource: Option<String>,
+    /// A change of the clocksource the sweep did not make, which stopped it (one line); null if none.
+    pub changed_by_others: Option<String>,
 }
 
 impl SweepReport {
-    /// 130 when interrupted, else 0 (a sweep reports; it does not judge).
+    /// 130 when interrupted; 1 when someone else changed the clocksource
+    /// under the sweep; else 0 (a sweep reports; it does not judge).
     pub fn exit_code(&self) -> u8 {
         if self.interrupted {
             exit::INTERRUPTED
+        } else if self.changed_by_others.is_some() {
+            exit::PROBLEM
         } else {
             exit::OK
         }

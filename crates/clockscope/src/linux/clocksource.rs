@@ -15,7 +15,7 @@ use crate::input::{self, KERNEL_VALUE};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The clocksource directory under a sysfs root (`/sys`).
 pub const CLOCKSOURCE0: &str = "devices/system/clocksource/clocksource0";
@@ -37,6 +37,8 @@ pub enum SwitchError {
     Write { name: String, reason: String },
     /// The write was accepted but the kernel reads back another clocksource.
     ReadBack { wanted: String, got: String },
+    /// The one-sweep-at-a-time lock is held or cannot be taken (the whole message).
+    Lock(String),
 }
 
 impl fmt::Display for SwitchError {
@@ -53,7 +55,7 @@ impl fmt::Display for SwitchError {
                 escape_untrusted(name),
                 escape_untrusted(&available.join(", "))
             ),
-            SwitchError::Read(r) => write!(f, "{r}"),
+            SwitchError::Read(r) | SwitchError::Lock(r) => write!(f, "{r}"),
             SwitchError::Write { name, reason } => write!(
                 f,
                 "switching to clocksource '{}' failed: {}",
@@ -167,10 +169,24 @@ impl ClocksourceControl for SysfsClocksource {
     fn available(&self) -> Result<Vec<String>, SwitchError> {
         let path = self.available_path();
         let text = read_value(&path)?;
-        let names: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-        if names.is_empty() || names.len() > 64 || names.iter().any(|n| validate_name(n).is_err()) {
+        // Any number of names (the read is bounded: KERNEL_VALUE), each once,
+        // in the kernel's order.
+        let mut names: Vec<String> = Vec::new();
+        for word in text.split_whitespace() {
+            if validate_name(word).is_err() {
+                return Err(SwitchError::Read(format!(
+                    "{}: not a list of clocksource names ('{}' is not a name)",
+                    escape_untrusted(&path.to_string_lossy()),
+                    escape_untrusted(&word.chars().take(40).collect::<String>())
+                )));
+            }
+            if !names.iter().any(|n| n == word) {
+                names.push(word.to_string());
+            }
+        }
+        if names.is_empty() {
             return Err(SwitchError::Read(format!(
-                "{}: not a list of clocksource names",
+                "{}: empty: no clocksource listed",
                 escape_untrusted(&path.to_string_lossy())
             )));
         }
@@ -209,8 +225,17 @@ impl ClocksourceControl for SysfsClocksource {
 }
 
 /// Writes `name` and reads it back: Ok only when the kernel now uses it.
+/// A name no longer in `available_clocksource` (read again just before) is
+/// never written.
 pub fn switch_to(control: &dyn ClocksourceControl, name: &str) -> Result<(), SwitchError> {
     validate_name(name)?;
+    let available = control.available()?;
+    if !available.iter().any(|a| a == name) {
+        return Err(SwitchError::NotAvailable {
+            name: name.to_string(),
+            available,
+        });
+    }
     control.write(name)?;
     let got = control.current()?;
     if got == name {
@@ -223,22 +248,18 @@ pub fn switch_to(control: &dyn ClocksourceControl, name: &str) -> Result<(), Swi
     }
 }
 
-/// Puts `original` back unless it is already in use (then nothing is
-/// written), and reads it back.
-pub fn restore(control: &dyn ClocksourceControl, original: &str) -> Result<(), SwitchError> {
-    if control.current().ok().as_deref() == Some(original) {
-        return Ok(());
-    }
-    switch_to(control, original)
-}
-
-/// The clocksources a sweep visits: `only` (validated, in the order given,
-/// duplicates dropped) or every available one.
+/// The clocksources a sweep visits: `only` (validated, in the order given)
+/// or every available one; each once.
 pub fn plan(available: &[String], only: &[String]) -> Result<Vec<String>, SwitchError> {
-    if only.is_empty() {
-        return Ok(available.to_vec());
-    }
     let mut names: Vec<String> = Vec::new();
+    if only.is_empty() {
+        for n in available {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        return Ok(names);
+    }
     for n in only {
         validate_name(n)?;
         if !available.contains(n) {
@@ -254,14 +275,43 @@ pub fn plan(available: &[String], only: &[String]) -> Result<Vec<String>, Switch
     Ok(names)
 }
 
-/// Holds the clocksource that was in use before a sweep and puts it back
-/// when dropped (also while a panic unwinds). [`ClocksourceGuard::finish`]
-/// restores explicitly and returns the outcome; a drop that cannot restore
-/// prints the exact command to do it by hand on stderr.
-pub struct ClocksourceGuard {
+/// What a restore found and did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restored {
+    /// The original was in use already: nothing written.
+    InPlace,
+    /// The clocksource the sweep had switched to was replaced by the original (read back).
+    Restored,
+    /// Someone else (a person, a script, the kernel's clocksource watchdog)
+    /// changed the clocksource after the sweep's last switch: their choice,
+    /// `current`, is left in place and nothing is written.
+    LeftAlone { current: String },
+}
+
+/// What a guard and its [`Restorer`]s share.
+struct GuardState {
     control: Arc<dyn ClocksourceControl>,
     original: String,
+    /// The clocksource the sweep itself last put in place (confirmed by a read-back).
+    ours: Mutex<Option<String>>,
+}
+
+/// Holds the clocksource that was in use before a sweep and puts it back
+/// when dropped (also while a panic unwinds), but only over a clocksource
+/// the sweep itself put in place: a change made by someone else since the
+/// last switch is left alone. [`ClocksourceGuard::finish`] restores
+/// explicitly and returns the outcome; a drop that cannot restore prints the
+/// exact command to do it by hand on stderr.
+pub struct ClocksourceGuard {
+    state: Arc<GuardState>,
     done: bool,
+}
+
+/// A handle that restores like the guard (from a forced-exit hook on
+/// another thread); the guard stays the owner.
+#[derive(Clone)]
+pub struct Restorer {
+    state: Arc<GuardState>,
 }
 
 impl ClocksourceGuard {
@@ -269,44 +319,81 @@ impl ClocksourceGuard {
     pub fn new(control: Arc<dyn ClocksourceControl>) -> Result<Self, SwitchError> {
         let original = control.current()?;
         Ok(ClocksourceGuard {
-            control,
-            original,
+            state: Arc::new(GuardState {
+                control,
+                original,
+                ours: Mutex::new(None),
+            }),
             done: false,
         })
     }
 
     /// The clocksource in use when the guard was made.
     pub fn original(&self) -> &str {
-        &self.original
+        &self.state.original
     }
 
     /// The control the guard restores through.
     pub fn control(&self) -> &Arc<dyn ClocksourceControl> {
-        &self.control
+        &self.state.control
     }
 
-    /// Switches to `name` and checks the kernel took it.
+    /// A handle that restores as the guard does.
+    pub fn restorer(&self) -> Restorer {
+        Restorer {
+            state: self.state.clone(),
+        }
+    }
+
+    /// Switches to `name` (if still available) and checks the kernel took it.
     pub fn switch_to(&self, name: &str) -> Result<(), SwitchError> {
-        switch_to(&*self.control, name)
+        let result = switch_to(&*self.state.control, name);
+        if result.is_ok() {
+            *self.state.lock_ours() = Some(name.to_string());
+        }
+        result
     }
 
     /// The command that restores the original by hand.
     pub fn restore_command(&self) -> String {
-        self.control.manual_command(&self.original)
+        self.state.control.manual_command(&self.state.original)
     }
 
-    /// Restores the original now; the guard then does nothing on drop.
-    pub fn finish(mut self) -> Result<(), RestoreError> {
+    /// Restores the original now (see [`Restored`]); the guard then does nothing on drop.
+    pub fn finish(mut self) -> Result<Restored, RestoreError> {
         self.done = true;
-        self.restore_now()
+        self.state.restore()
+    }
+}
+
+impl Restorer {
+    /// Restores the original if the clocksource in use is the one the sweep put there.
+    pub fn restore(&self) -> Result<Restored, RestoreError> {
+        self.state.restore()
+    }
+}
+
+impl GuardState {
+    fn lock_ours(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.ours.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn restore_now(&self) -> Result<(), RestoreError> {
-        restore(&*self.control, &self.original).map_err(|error| RestoreError {
+    fn restore(&self) -> Result<Restored, RestoreError> {
+        let fail = |error| RestoreError {
             original: self.original.clone(),
             error,
-            command: self.restore_command(),
-        })
+            command: self.control.manual_command(&self.original),
+        };
+        let current = self.control.current().map_err(fail)?;
+        if current == self.original {
+            return Ok(Restored::InPlace);
+        }
+        if self.lock_ours().as_deref() != Some(current.as_str()) {
+            return Ok(Restored::LeftAlone { current });
+        }
+        switch_to(&*self.control, &self.original).map_err(fail)?;
+        *self.lock_ours() = None;
+        Ok(Restored::Restored)
     }
 }
 
@@ -314,10 +401,118 @@ impl Drop for ClocksourceGuard {
     fn drop(&mut self) {
         if !self.done {
             self.done = true;
-            if let Err(e) = self.restore_now() {
-                eprintln!("clockscope: error: {e}");
+            match self.state.restore() {
+                Err(e) => eprintln!("clockscope: error: {e}"),
+                Ok(Restored::LeftAlone { current }) => eprintln!(
+                    "clockscope: clocksource '{}' was put in place by someone else: left alone; the original was '{}'",
+                    escape_untrusted(&current),
+                    escape_untrusted(&self.state.original)
+                ),
+                Ok(_) => {}
             }
         }
+    }
+}
+
+/// Where the one-sweep-at-a-time lock of the live `/sys` lives (else `/run`).
+pub const LIVE_LOCK_DIR: &str = "/run/lock";
+/// The lock file's name there; beside a fake root it is `.<root name>.` + this.
+pub const LOCK_NAME: &str = "clockscope-sweep.lock";
+
+/// An exclusive `flock` held while a sweep switches clocksources, so that
+/// one sweep at a time runs per machine (a second one, started while the
+/// first had switched, would take the switched clocksource for the original
+/// and "restore" it). For the live `/sys` it is
+/// `/run/lock/clockscope-sweep.lock`; for a `--sysfs-root DIR`,
+/// `.DIR.clockscope-sweep.lock` beside DIR (its canonical path, so two names
+/// of one tree share it). Never waits: a lock held elsewhere is an error
+/// naming the holder. The file holds the holder's pid and stays in place
+/// (removing it would let two processes lock two different files).
+pub struct SwitchLock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl SwitchLock {
+    /// The lock file that guards the clocksource files under `sysfs_root`.
+    pub fn path_for(sysfs_root: &Path) -> Result<PathBuf, SwitchError> {
+        let root = std::fs::canonicalize(sysfs_root).map_err(|e| {
+            SwitchError::Read(format!(
+                "{}: {e}",
+                escape_untrusted(&sysfs_root.to_string_lossy())
+            ))
+        })?;
+        let live = || {
+            let dir = Path::new(LIVE_LOCK_DIR);
+            let dir = if dir.is_dir() { dir } else { Path::new("/run") };
+            dir.join(LOCK_NAME)
+        };
+        if root == Path::new("/sys") {
+            return Ok(live());
+        }
+        Ok(match (root.parent(), root.file_name()) {
+            (Some(parent), Some(name)) => {
+                let mut file = std::ffi::OsString::from(".");
+                file.push(name);
+                file.push(".");
+                file.push(LOCK_NAME);
+                parent.join(file)
+            }
+            _ => live(),
+        })
+    }
+
+    /// Takes the lock for `sysfs_root`, or says who holds it.
+    pub fn acquire(sysfs_root: &Path) -> Result<SwitchLock, SwitchError> {
+        let path = Self::path_for(sysfs_root)?;
+        let shown = escape_untrusted(&path.to_string_lossy()).into_owned();
+        let fail = |what: &str| SwitchError::Lock(format!("cannot take the sweep lock {shown}: {what}"));
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o644).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let mut file = options.open(&path).map_err(|e| fail(&e.to_string()))?;
+        if !file.metadata().map_err(|e| fail(&e.to_string()))?.is_file() {
+            return Err(fail("not a regular file"));
+        }
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&file, 32), &mut holder);
+                let holder = holder.trim();
+                let holder = if !holder.is_empty() && holder.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("pid {holder}")
+                } else {
+                    "another process".to_string()
+                };
+                return Err(SwitchError::Lock(format!(
+                    "another clockscope sweep ({holder}, or its guardian) is switching clocksources here and \
+                     holds {shown}: one sweep at a time, so that none takes another's switch for the original; \
+                     run again when it has finished"
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(fail(&e.to_string())),
+        }
+        // Who holds it, for the message above; a failure here changes nothing.
+        let _ = file.set_len(0);
+        let _ = writeln!(file, "{}", std::process::id());
+        Ok(SwitchLock { file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The locked descriptor (a child that inherits it holds the lock too).
+    #[cfg(unix)]
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.file.as_raw_fd()
     }
 }
 
@@ -348,7 +543,6 @@ impl std::error::Error for RestoreError {}
 mod tests {
     use super::*;
     use crate::linux::testing::FakeRoot;
-    use std::sync::Mutex;
 
     fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
         let root = FakeRoot::new();
