@@ -1,7 +1,9 @@
 //! The real `clockscope sweep` binary against a fake sysfs root (never the
 //! real /sys): listing without --apply, one-line errors with nothing
 //! switched, refusal for a non-root user, and SIGINT / SIGTERM delivered
-//! mid-sweep with the original clocksource back afterwards.
+//! mid-sweep with the original clocksource back afterwards. The other
+//! deaths (SIGQUIT, SIGUSR1, SIGALRM, SIGXCPU, SIGKILL), two sweeps at once
+//! and changes made under a sweep are in sweep_deaths.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -10,24 +12,27 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
 const DIR: &str = "devices/system/clocksource/clocksource0";
 
+/// A fake root `<temp dir>/sys`: the sweep lock goes beside it, inside the temp dir.
 struct Sysfs {
-    dir: tempfile::TempDir,
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
 }
 
 impl Sysfs {
     fn new(current: &str, available: &str) -> Sysfs {
-        let dir = tempfile::tempdir().unwrap();
-        let cs = dir.path().join(DIR);
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("sys");
+        let cs = root.join(DIR);
         std::fs::create_dir_all(&cs).unwrap();
         std::fs::write(cs.join("current_clocksource"), format!("{current}\n")).unwrap();
         std::fs::write(cs.join("available_clocksource"), format!("{available} \n")).unwrap();
-        Sysfs { dir }
+        Sysfs { _tmp: tmp, root }
     }
     fn root(&self) -> &str {
-        self.dir.path().to_str().unwrap()
+        self.root.to_str().unwrap()
     }
     fn current_path(&self) -> PathBuf {
-        self.dir.path().join(DIR).join("current_clocksource")
+        self.root.join(DIR).join("current_clocksource")
     }
     fn current(&self) -> String {
         std::fs::read_to_string(self.current_path()).unwrap()
@@ -97,7 +102,7 @@ fn bad_names_and_missing_files_are_one_line_errors_and_nothing_switches() {
     assert_eq!(mtime(&s.current_path()), before);
 
     let gone = Sysfs::new("tsc", "tsc hpet");
-    std::fs::remove_file(gone.dir.path().join(DIR).join("available_clocksource")).unwrap();
+    std::fs::remove_file(gone.root.join(DIR).join("available_clocksource")).unwrap();
     assert_one_line_error(&gone.run(&["--apply", "-d", "0.01"]), "available_clocksource");
     assert_eq!(gone.current(), "tsc\n");
 
@@ -115,8 +120,9 @@ fn bad_names_and_missing_files_are_one_line_errors_and_nothing_switches() {
 fn apply_needs_root() {
     let s = Sysfs::new("tsc", "tsc hpet");
     // The fake tree must be readable by the unprivileged user.
-    let mut p = s.dir.path().to_path_buf();
+    let mut p = s.root.clone();
     use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     for part in DIR.split('/') {
         p.push(part);
@@ -139,6 +145,26 @@ fn apply_needs_root() {
         "--apply switches the kernel's clocksource and needs root (effective uid ",
     );
     assert_eq!(s.current(), "tsc\n");
+    assert!(
+        !s.root.with_file_name(".sys.clockscope-sweep.lock").exists(),
+        "refused before the lock"
+    );
+}
+
+#[test]
+fn any_number_of_names_is_listed_and_duplicates_once() {
+    let names: Vec<String> = (0..70).map(|i| format!("cs{i}")).collect();
+    let s = Sysfs::new("cs0", &format!("{} cs0 cs0", names.join(" ")));
+    let o = s.run(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["planned"].as_array().unwrap().len(), 70);
+    let s = Sysfs::new("tsc", &["tsc"; 64].join(" "));
+    let o = s.run(&["--apply", "-d", "0.01", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1, "tsc measured once");
+    assert_eq!(doc["restore"], "in_place");
 }
 
 /// Starts a long sweep, waits until it has switched away from `tsc`, sends

@@ -12,7 +12,7 @@ use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::sweep::{sweep, unprotected, write_report, SweepArgs};
 use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::sweep::SweepReport;
+use clockscope_cli::model::sweep::{RestoreOutcome, SweepReport};
 use std::sync::{Arc, Mutex};
 
 /// The real files under a fake root, with a log of every write, and a
@@ -268,9 +268,10 @@ fn a_write_that_fails_mid_sweep_restores_the_original() {
 }
 
 #[test]
-fn a_kernel_that_switches_away_during_a_measurement_still_gets_the_original_back() {
-    // The watchdog marks the clocksource unstable mid-measurement: the
-    // kernel now uses acpi_pm; the sweep goes on and restores the original.
+fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone() {
+    // The watchdog marks tsc unstable mid-measurement: the kernel now uses
+    // acpi_pm. The row is invalid, the sweep stops, and acpi_pm (not the
+    // sweep's doing) is left in place: nothing is written after tsc.
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
     let path = f.control.inner.current_path();
     let mut m = |name: &str| {
@@ -279,12 +280,118 @@ fn a_kernel_that_switches_away_during_a_measurement_still_gets_the_original_back
         }
         by_cost(name)
     };
+    let r = f.run(&apply(), 0, &mut m).unwrap();
+    assert_eq!(f.current(), "acpi_pm\n");
+    assert_eq!(
+        f.writes(),
+        ["tsc"],
+        "kvm-clock and acpi_pm never visited, nothing restored"
+    );
+    assert_eq!(r.results.len(), 1);
+    let row = &r.results[0];
+    assert!(!row.valid && row.read_back == "tsc" && row.read_back_after == "acpi_pm");
+    assert!(row
+        .invalid_reason
+        .as_deref()
+        .unwrap()
+        .contains("read acpi_pm after the measurement, not tsc"));
+    assert!(r.changed_by_others.as_deref().unwrap().contains("from tsc to acpi_pm"));
+    assert_eq!(r.restore, Some(RestoreOutcome::LeftAlone));
+    assert_eq!(r.final_clocksource.as_deref(), Some("acpi_pm"));
+    assert!(r.recommendation.is_none(), "an invalid row recommends nothing");
+    assert_eq!(r.exit_code(), 1);
+    let mut out = Vec::new();
+    write_report(&mut out, &r, CheckFormat::Text).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    for needle in [
+        "tsc                          invalid: the clocksource changed during the measurement",
+        "Invalid row tsc: current_clocksource read acpi_pm after the measurement, not tsc",
+        "Stopped: the clocksource changed from tsc to acpi_pm during the measurement of tsc",
+        "Not restored: acpi_pm is in use, put there by someone else",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in {text}");
+    }
+    assert!(!text.contains("Restored:"), "{text}");
+    let mut out = Vec::new();
+    write_report(&mut out, &r, CheckFormat::Json).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(schema().is_valid(&doc));
+    assert_eq!(doc["results"][0]["valid"], false);
+    assert_eq!(doc["restore"], "left_alone");
+    let mut prom = Vec::new();
+    write_report(&mut prom, &r, CheckFormat::Prometheus).unwrap();
+    let prom = String::from_utf8(prom).unwrap();
+    assert!(
+        prom.contains("clockscope_sweep_invalid{clocksource=\"tsc\"} 1"),
+        "{prom}"
+    );
+    assert!(prom.contains("clockscope_sweep_left_alone 1"), "{prom}");
+    assert!(!prom.contains("clockscope_sweep_read_cost_ns{"), "{prom}");
+}
+
+#[test]
+fn a_change_back_to_the_original_is_in_place_and_nothing_is_written() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let path = f.control.inner.current_path();
+    let mut m = |name: &str| {
+        std::fs::write(&path, "kvm-clock\n").unwrap();
+        by_cost(name)
+    };
+    let r = f.run(&apply(), 0, &mut m).unwrap();
+    assert_eq!(f.writes(), ["tsc"]);
+    assert_eq!(r.restore, Some(RestoreOutcome::InPlace));
+    assert!(!r.results[0].valid);
+    assert_eq!(f.current(), "kvm-clock\n");
+}
+
+#[test]
+fn a_clocksource_no_longer_available_is_never_written() {
+    // During tsc's measurement the original disappears from the list: it is
+    // not written back (the error says so, with the manual command).
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let avail = f.control.inner.available_path();
+    let mut m = |name: &str| {
+        std::fs::write(&avail, "tsc acpi_pm\n").unwrap();
+        by_cost(name)
+    };
     let args = SweepArgs {
         only: vec!["tsc".into()],
         ..apply()
     };
-    f.run(&args, 0, &mut m).unwrap();
+    let msg = format!("{:#}", f.run(&args, 0, &mut m).unwrap_err());
+    assert!(
+        msg.contains("could not restore the clocksource 'kvm-clock' (clocksource 'kvm-clock' is not available here"),
+        "{msg}"
+    );
+    assert_eq!(f.writes(), ["tsc"]);
+    assert_eq!(f.current(), "tsc\n");
+    // And a planned one that disappears before its turn is not switched to.
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let avail = f.control.inner.available_path();
+    let mut m = |name: &str| {
+        std::fs::write(&avail, "tsc kvm-clock\n").unwrap();
+        by_cost(name)
+    };
+    let msg = format!("{:#}", f.run(&apply(), 0, &mut m).unwrap_err());
+    assert!(msg.contains("clocksource 'acpi_pm' is not available here"), "{msg}");
+    assert!(msg.contains("clocksource kvm-clock restored"), "{msg}");
+    assert_eq!(f.writes(), ["tsc", "kvm-clock"]);
     assert_eq!(f.current(), "kvm-clock\n");
+}
+
+#[test]
+fn duplicates_are_planned_once_and_any_number_of_names_is_accepted() {
+    let mut names: Vec<String> = (0..300).map(|i| format!("cs{i}")).collect();
+    names.extend(std::iter::repeat_n("tsc".to_string(), 64));
+    let f = Fake::new("tsc", &names.join(" "));
+    let r = f.run(&SweepArgs::default(), 0, &mut by_cost).unwrap();
+    assert_eq!(r.planned.len(), 301);
+    assert_eq!(r.available.len(), 301);
+    let f = Fake::new("tsc", &["tsc"; 64].join(" "));
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    assert_eq!(r.planned, ["tsc"]);
+    assert_eq!(f.writes(), ["tsc"]);
+    assert_eq!(r.restore, Some(RestoreOutcome::InPlace));
 }
 
 #[test]
@@ -298,7 +405,8 @@ fn a_file_that_disappears_mid_sweep_gives_the_restore_command() {
         by_cost(name)
     };
     let msg = format!("{:#}", f.run(&apply(), 0, &mut m).unwrap_err());
-    assert!(msg.contains("switching to clocksource 'acpi_pm' failed"), "{msg}");
+    // The read-back after kvm-clock's measurement fails; so does the restore.
+    assert!(msg.contains("current_clocksource"), "{msg}");
     assert!(
         msg.ends_with(&format!("restore it with: echo kvm-clock > {}", path.display())),
         "{msg}"

@@ -23,13 +23,13 @@
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{self, VerdictInputs};
+use crate::model::sweep::RestoreOutcome;
 use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::escape::escape_untrusted;
-use crate::model::sweep::RestoreOutcome;
 use clockscope::linux::clocksource::{
     plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };

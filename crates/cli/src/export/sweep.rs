@@ -205,7 +205,12 @@ pub fn prometheus(r: &SweepReport) -> String {
         "1 for a clocksource whose measurement is invalid: the clocksource changed during it, not by the sweep.",
     );
     for x in &r.results {
-        sample(&mut s, "invalid", &[("clocksource", &x.clocksource)], if x.valid { 0.0 } else { 1.0 });
+        sample(
+            &mut s,
+            "invalid",
+            &[("clocksource", &x.clocksource)],
+            if x.valid { 0.0 } else { 1.0 },
+        );
     }
     head(
         &mut s,
@@ -216,7 +221,11 @@ pub fn prometheus(r: &SweepReport) -> String {
         &mut s,
         "left_alone",
         &[],
-        if r.restore == Some(RestoreOutcome::LeftAlone) { 1.0 } else { 0.0 },
+        if r.restore == Some(RestoreOutcome::LeftAlone) {
+            1.0
+        } else {
+            0.0
+        },
     );
     head(&mut s, "applied", "1 when clocksources were switched (--apply).");
     sample(&mut s, "applied", &[], if r.applied { 1.0 } else { 0.0 });

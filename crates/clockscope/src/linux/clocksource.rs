@@ -436,12 +436,8 @@ pub struct SwitchLock {
 impl SwitchLock {
     /// The lock file that guards the clocksource files under `sysfs_root`.
     pub fn path_for(sysfs_root: &Path) -> Result<PathBuf, SwitchError> {
-        let root = std::fs::canonicalize(sysfs_root).map_err(|e| {
-            SwitchError::Read(format!(
-                "{}: {e}",
-                escape_untrusted(&sysfs_root.to_string_lossy())
-            ))
-        })?;
+        let root = std::fs::canonicalize(sysfs_root)
+            .map_err(|e| SwitchError::Read(format!("{}: {e}", escape_untrusted(&sysfs_root.to_string_lossy()))))?;
         let live = || {
             let dir = Path::new(LIVE_LOCK_DIR);
             let dir = if dir.is_dir() { dir } else { Path::new("/run") };
@@ -472,7 +468,9 @@ impl SwitchLock {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o644).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+            options
+                .mode(0o644)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
         }
         let mut file = options.open(&path).map_err(|e| fail(&e.to_string()))?;
         if !file.metadata().map_err(|e| fail(&e.to_string()))?.is_file() {

@@ -1,0 +1,273 @@
+//! The real `clockscope sweep --apply` binary against fake sysfs roots
+//! (never the real /sys), killed in every way while a clocksource is
+//! switched: SIGQUIT, SIGUSR1, SIGALRM, SIGXCPU and the other catchable
+//! terminating signals restore the original before the process dies of the
+//! signal; SIGKILL leaves it to the guardian child, which restores it when
+//! the process is gone. Also: two sweeps at once (the second refuses and
+//! changes nothing), and changes made under a sweep by someone else (a row
+//! marked invalid, their choice left alone, a clocksource no longer
+//! available never written). Every wait is a handshake on the fake files;
+//! deadlines are generous and only there so a broken build fails instead of
+//! hanging.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
+const DIR: &str = "devices/system/clocksource/clocksource0";
+/// Far longer than any wait should take, even on a loaded shared VM.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A fake root `<temp dir>/sys`: the sweep lock goes beside it, inside the temp dir.
+struct Sysfs {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Sysfs {
+    fn new(current: &str, available: &str) -> Sysfs {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("sys");
+        std::fs::create_dir_all(root.join(DIR)).unwrap();
+        let s = Sysfs { tmp, root };
+        s.set("current_clocksource", current);
+        s.set("available_clocksource", available);
+        s
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.root.join(DIR).join(name)
+    }
+    /// Replaces a file's content as another writer would (a new file, renamed in).
+    fn set(&self, name: &str, value: &str) {
+        let tmp = self.tmp.path().join("new");
+        std::fs::write(&tmp, format!("{value}\n")).unwrap();
+        std::fs::rename(&tmp, self.file(name)).unwrap();
+    }
+    fn current(&self) -> String {
+        std::fs::read_to_string(self.file("current_clocksource")).unwrap()
+    }
+    fn command(&self, root: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(["sweep", "--sysfs-root", root, "--apply"]).args(args);
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(self.root.to_str().unwrap(), args).output().unwrap()
+    }
+    /// A sweep of hpet then acpi_pm, `seconds` each, JSON on stdout.
+    fn start(&self, seconds: &str) -> Child {
+        self.command(self.root.to_str().unwrap(), &["-d", seconds, "--format", "json"])
+            .args(["--only", "hpet", "--only", "acpi_pm"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+    /// Waits until current_clocksource reads `name`: the sweep switched and is measuring.
+    fn wait_for(&self, name: &str) {
+        let start = Instant::now();
+        while self.current().trim() != name {
+            assert!(start.elapsed() < DEADLINE, "never read {name}: {:?}", self.current());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn kill(child: &Child, signal: i32) {
+    // SAFETY: sending a signal to our own child process by its pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// No core files from the signals that dump core (SIGQUIT, SIGXCPU...): the
+/// limit is inherited by the sweeps this test starts.
+fn no_core_dumps() {
+    let zero = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: setrlimit reads a valid struct; lowering our own limit is always allowed.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_CORE, &zero) }, 0);
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Sends `signal` while hpet is switched in: the original is back when the
+/// process has died, and it died of that signal.
+fn dies_of(signal: i32) {
+    no_core_dumps();
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = s.start("60");
+    s.wait_for("hpet");
+    kill(&child, signal);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(signal), "{o:?}");
+    assert_eq!(s.current(), "tsc\n", "restored before the process died");
+    assert!(
+        stderr(&o).contains("clockscope: a signal ended the sweep with clocksource hpet in place: tsc written back"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty(), "no report from a killed sweep");
+}
+
+#[test]
+fn sigquit_restores_then_dies_of_it() {
+    dies_of(libc::SIGQUIT);
+}
+
+#[test]
+fn sigusr1_restores_then_dies_of_it() {
+    dies_of(libc::SIGUSR1);
+}
+
+#[test]
+fn sigalrm_restores_then_dies_of_it() {
+    dies_of(libc::SIGALRM);
+}
+
+#[test]
+fn sigxcpu_restores_then_dies_of_it() {
+    dies_of(libc::SIGXCPU);
+}
+
+#[test]
+fn every_other_terminating_signal_restores_too() {
+    for signal in [
+        libc::SIGUSR2,
+        libc::SIGXFSZ,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGABRT,
+        libc::SIGPWR,
+        libc::SIGRTMIN() + 3,
+        libc::SIGRTMAX(),
+    ] {
+        dies_of(signal);
+    }
+}
+
+#[test]
+fn sigkill_is_undone_by_the_guardian() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = s.start("60");
+    s.wait_for("hpet");
+    let killed = Instant::now();
+    kill(&child, libc::SIGKILL);
+    s.wait_for("tsc");
+    let restored_after = killed.elapsed();
+    // Within a second on an idle machine; only the generous deadline is asserted.
+    eprintln!("SIGKILL: the guardian restored tsc after {restored_after:?}");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGKILL));
+    assert!(
+        stderr(&o).contains(
+            "the sweep died (SIGKILL or a crash) with clocksource hpet in place: its guardian wrote tsc back"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // The guardian exited and released the lock: the next sweep runs.
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(s.current(), "tsc\n");
+}
+
+#[test]
+fn after_a_change_by_someone_else_neither_signal_nor_guardian_writes() {
+    no_core_dumps();
+    // Someone else put acpi_pm in place: theirs, left alone by the guardian.
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = s.start("60");
+    s.wait_for("hpet");
+    s.set("current_clocksource", "acpi_pm");
+    kill(&child, libc::SIGKILL);
+    // Output ends when the guardian has exited too (it holds stderr).
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGKILL));
+    assert_eq!(s.current(), "acpi_pm\n");
+    assert!(!stderr(&o).contains("guardian wrote"), "{}", stderr(&o));
+
+    // The original is no longer available: never written, by the signal path either.
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = s.start("60");
+    s.wait_for("hpet");
+    s.set("available_clocksource", "hpet acpi_pm");
+    kill(&child, libc::SIGQUIT);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGQUIT));
+    assert_eq!(s.current(), "hpet\n");
+    assert!(!stderr(&o).contains("written back"), "{}", stderr(&o));
+}
+
+#[test]
+fn two_sweeps_at_once_the_second_refuses_and_the_original_comes_back() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let a = s.start("60");
+    s.wait_for("hpet");
+    let alias = s.tmp.path().join("alias");
+    std::os::unix::fs::symlink(&s.root, &alias).unwrap();
+    for root in [s.root.to_str().unwrap(), alias.to_str().unwrap()] {
+        let b = s.command(root, &["-d", "0.01"]).output().unwrap();
+        let err = stderr(&b);
+        assert_eq!(b.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "clockscope: error: another clockscope sweep (pid {}, or its guardian) is switching clocksources \
+                 here and holds {}",
+                a.id(),
+                s.tmp.path().join(".sys.clockscope-sweep.lock").display()
+            )),
+            "{err}"
+        );
+        assert!(b.stdout.is_empty());
+        assert_eq!(s.current(), "hpet\n", "the second sweep wrote nothing");
+    }
+    kill(&a, libc::SIGINT);
+    let o = a.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(s.current(), "tsc\n");
+    // A sweep after the first one ended runs.
+    let b = s.run(&["-d", "0.01"]);
+    assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
+    assert_eq!(s.current(), "tsc\n");
+}
+
+#[test]
+fn a_change_under_the_sweep_invalidates_the_row_and_is_left_alone() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    // Long enough that the change lands inside hpet's measurement.
+    let child = s.start("3");
+    s.wait_for("hpet");
+    // The kernel's watchdog marks hpet unstable: gone from the list, acpi_pm in use.
+    s.set("available_clocksource", "tsc acpi_pm");
+    s.set("current_clocksource", "acpi_pm");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(s.current(), "acpi_pm\n", "their choice left in place");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "acpi_pm never switched to");
+    assert_eq!(rows[0]["clocksource"], "hpet");
+    assert_eq!(rows[0]["valid"], false);
+    assert_eq!(rows[0]["read_back_after"], "acpi_pm");
+    assert_eq!(doc["restore"], "left_alone");
+    assert_eq!(doc["final_clocksource"], "acpi_pm");
+    assert!(doc["changed_by_others"]
+        .as_str()
+        .unwrap()
+        .contains("from hpet to acpi_pm during the measurement of hpet"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/schema/sweep.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+}
