@@ -1,8 +1,11 @@
 //! Switching the kernel's clocksource safely, for `clockscope sweep`: the
-//! names the kernel offers (`available_clocksource`), the one in use
-//! (`current_clocksource`), a switch that is read back to check it took
-//! effect, and a guard that puts the original back when it is dropped
-//! (success, error, or a panic unwinding through it).
+//! names the kernel offers (`available_clocksource`, any number, each once),
+//! the one in use (`current_clocksource`), a switch to a name still
+//! available that is read back to check it took effect, a guard that puts
+//! the original back when it is dropped (success, error, or a panic
+//! unwinding through it) but only over a clocksource it put in place itself
+//! (someone else's later change is left alone, and an original no longer
+//! available is never written), and [`SwitchLock`], one sweep at a time.
 //!
 //! Everything goes through [`ClocksourceControl`]: [`SysfsClocksource`] is
 //! the real files under a sysfs root (`/sys` in production, a temporary
@@ -49,12 +52,20 @@ impl fmt::Display for SwitchError {
                 "'{}' is not a clocksource name (letters, digits, '_', '-' and '.', at most {MAX_NAME_LEN})",
                 escape_untrusted(n)
             ),
-            SwitchError::NotAvailable { name, available } => write!(
-                f,
-                "clocksource '{}' is not available here (available: {})",
-                escape_untrusted(name),
-                escape_untrusted(&available.join(", "))
-            ),
+            SwitchError::NotAvailable { name, available } => {
+                // A list of any length: the first few, then how many more.
+                const SHOWN: usize = 16;
+                let mut list = available.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+                if available.len() > SHOWN {
+                    list.push_str(&format!(" and {} more", available.len() - SHOWN));
+                }
+                write!(
+                    f,
+                    "clocksource '{}' is not available here (available: {})",
+                    escape_untrusted(name),
+                    escape_untrusted(&list)
+                )
+            }
             SwitchError::Read(r) | SwitchError::Lock(r) => write!(f, "{r}"),
             SwitchError::Write { name, reason } => write!(
                 f,
@@ -171,6 +182,7 @@ impl ClocksourceControl for SysfsClocksource {
         let text = read_value(&path)?;
         // Any number of names (the read is bounded: KERNEL_VALUE), each once,
         // in the kernel's order.
+        let mut seen = std::collections::HashSet::new();
         let mut names: Vec<String> = Vec::new();
         for word in text.split_whitespace() {
             if validate_name(word).is_err() {
@@ -180,7 +192,7 @@ impl ClocksourceControl for SysfsClocksource {
                     escape_untrusted(&word.chars().take(40).collect::<String>())
                 )));
             }
-            if !names.iter().any(|n| n == word) {
+            if seen.insert(word) {
                 names.push(word.to_string());
             }
         }
@@ -251,24 +263,26 @@ pub fn switch_to(control: &dyn ClocksourceControl, name: &str) -> Result<(), Swi
 /// The clocksources a sweep visits: `only` (validated, in the order given)
 /// or every available one; each once.
 pub fn plan(available: &[String], only: &[String]) -> Result<Vec<String>, SwitchError> {
+    let mut seen = std::collections::HashSet::new();
     let mut names: Vec<String> = Vec::new();
     if only.is_empty() {
         for n in available {
-            if !names.contains(n) {
+            if seen.insert(n.as_str()) {
                 names.push(n.clone());
             }
         }
         return Ok(names);
     }
+    let offered: std::collections::HashSet<&str> = available.iter().map(String::as_str).collect();
     for n in only {
         validate_name(n)?;
-        if !available.contains(n) {
+        if !offered.contains(n.as_str()) {
             return Err(SwitchError::NotAvailable {
                 name: n.clone(),
                 available: available.to_vec(),
             });
         }
-        if !names.contains(n) {
+        if seen.insert(n.as_str()) {
             names.push(n.clone());
         }
     }
@@ -718,5 +732,87 @@ mod tests {
         assert!(matches!(c.write("tsc"), Err(SwitchError::Write { .. })));
         assert_eq!(std::fs::read_to_string(c.available_path()).unwrap(), "tsc \n");
         assert!(matches!(c.write("a b"), Err(SwitchError::BadName(_))));
+    }
+
+    #[test]
+    fn any_number_of_names_each_once_and_plans_visit_each_once() {
+        let many: Vec<String> = (0..500).map(|i| format!("cs{i}")).collect();
+        let (_root, c) = fake("cs0", &format!("{} cs0 cs1 cs0", many.join(" ")));
+        assert_eq!(c.available().unwrap(), many);
+        let (_root, c) = fake("tsc", &["tsc"; 64].join(" "));
+        assert_eq!(c.available().unwrap(), ["tsc"]);
+        // A file at the read bound (64 KiB) of distinct names: accepted, in linear time.
+        let full: Vec<String> = (0..10_000).map(|i| format!("c{i:04}")).collect();
+        let (_root, c) = fake("c0000", &full.join(" "));
+        assert_eq!(c.available().unwrap().len(), 10_000);
+        let e = plan(&full, &["tsc".into()]).unwrap_err().to_string();
+        assert!(e.ends_with("c0015 and 9984 more)"), "{e}");
+        let dup: Vec<String> = ["tsc", "hpet", "tsc"].map(String::from).to_vec();
+        assert_eq!(plan(&dup, &[]).unwrap(), ["tsc", "hpet"]);
+        let (_root, c) = fake("tsc", " \n");
+        assert!(c.available().unwrap_err().to_string().contains("empty"));
+    }
+
+    #[test]
+    fn a_name_no_longer_available_is_never_written() {
+        let (root, _) = fake("tsc", "tsc hpet");
+        let picky = Arc::new(Picky {
+            inner: SysfsClocksource::new(root.path()),
+            refused: "",
+            failing: "",
+            writes: Mutex::new(Vec::new()),
+        });
+        let g = ClocksourceGuard::new(picky.clone()).unwrap();
+        g.switch_to("hpet").unwrap();
+        std::fs::write(picky.inner.available_path(), "hpet acpi_pm\n").unwrap();
+        assert!(matches!(g.switch_to("tsc"), Err(SwitchError::NotAvailable { .. })));
+        let e = g.finish().unwrap_err();
+        assert!(matches!(e.error, SwitchError::NotAvailable { .. }), "{e}");
+        assert_eq!(*picky.writes.lock().unwrap(), ["hpet"]);
+    }
+
+    #[test]
+    fn the_guard_restores_only_its_own_switch() {
+        let (_root, c) = fake("tsc", "tsc hpet acpi_pm");
+        let g = ClocksourceGuard::new(c.clone()).unwrap();
+        g.switch_to("hpet").unwrap();
+        std::fs::write(c.current_path(), "acpi_pm\n").unwrap();
+        assert_eq!(
+            g.restorer().restore().unwrap(),
+            Restored::LeftAlone {
+                current: "acpi_pm".into()
+            }
+        );
+        assert_eq!(c.current().unwrap(), "acpi_pm");
+        // Its own switch again: restored; then nothing left to do.
+        g.switch_to("hpet").unwrap();
+        assert_eq!(g.restorer().restore().unwrap(), Restored::Restored);
+        assert_eq!(g.finish().unwrap(), Restored::InPlace);
+        assert_eq!(c.current().unwrap(), "tsc");
+    }
+
+    #[test]
+    fn one_lock_per_tree_and_the_second_is_refused_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sys");
+        std::fs::create_dir(&root).unwrap();
+        let alias = dir.path().join("alias");
+        std::os::unix::fs::symlink(&root, &alias).unwrap();
+        let path = dir.path().canonicalize().unwrap().join(".sys.clockscope-sweep.lock");
+        assert_eq!(SwitchLock::path_for(&alias).unwrap(), path);
+        assert_eq!(
+            SwitchLock::path_for(Path::new("/sys")).unwrap().file_name().unwrap(),
+            LOCK_NAME
+        );
+        let held = SwitchLock::acquire(&root).unwrap();
+        assert_eq!(held.path(), path);
+        let e = SwitchLock::acquire(&alias).err().unwrap().to_string();
+        assert!(
+            e.starts_with(&format!("another clockscope sweep (pid {}, ", std::process::id())),
+            "{e}"
+        );
+        drop(held);
+        SwitchLock::acquire(&alias).unwrap();
+        assert!(SwitchLock::acquire(&dir.path().join("missing")).is_err());
     }
 }

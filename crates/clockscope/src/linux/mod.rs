@@ -200,12 +200,18 @@ pub fn read_current_clocksource(root: &Path) -> Evidence<String> {
 }
 
 /// The clocksources the kernel could switch to (a TSC marked unstable is
-/// removed from this list).
+/// removed from this list): any number (the read is bounded), each once.
 pub fn read_available_clocksources(root: &Path) -> Evidence<Vec<String>> {
     read_parsed(root, &format!("{CLOCKSOURCE_DIR}/available_clocksource"), |t| {
-        let names: Vec<String> = t.split_whitespace().map(str::to_string).collect();
-        if names.len() > 64 || names.iter().any(|n| n.len() > 64 || !n.is_ascii()) {
-            return Err("not a list of clocksource names".to_string());
+        let mut seen = std::collections::HashSet::new();
+        let mut names: Vec<String> = Vec::new();
+        for n in t.split_whitespace() {
+            if n.len() > 64 || !n.is_ascii() {
+                return Err("not a list of clocksource names".to_string());
+            }
+            if seen.insert(n) {
+                names.push(n.to_string());
+            }
         }
         Ok(names)
     })
