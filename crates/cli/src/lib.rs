@@ -13,8 +13,10 @@
 //! Beside them:
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
-//! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
+//! - [`signals`]: cleanups prepared in advance, run when any catchable signal ends the process.
+//! - [`output_file`]: every file written (`--plot`, `--output`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
+//! - [`fd_at_start`]: whether stdout was closed when the process started.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
 
@@ -35,9 +37,15 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod export;
+// A constructor run before `main` (`#[link_section]`): whether stdout was closed at start.
+#[allow(unsafe_code)]
+pub mod fd_at_start;
 pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;
+// Signal handlers: unsafe by nature (sigaction, async-signal-safe system calls).
+#[allow(unsafe_code)]
+pub mod signals;
 pub mod startup;
 pub mod stdout;
