@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Nothing recorded (not Linux, or the constructor did not run).
 const UNKNOWN: u8 = 0;
-const OPEN: u8 = 1;
+/// Descriptor 1 was closed (`>&-`).
 const CLOSED: u8 = 2;
 
 static STDOUT_AT_START: AtomicU8 = AtomicU8::new(UNKNOWN);
@@ -34,6 +34,7 @@ extern "C" fn record_stdout() {
     // SAFETY: F_GETFD only reads the descriptor's flags; no memory is passed,
     // and an invalid descriptor is an EBADF result, not undefined behaviour.
     let flags = unsafe { libc::fcntl(1, libc::F_GETFD) };
+    const OPEN: u8 = 1;
     let seen = if flags == -1 { CLOSED } else { OPEN };
     STDOUT_AT_START.store(seen, Ordering::Relaxed);
 }

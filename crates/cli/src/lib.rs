@@ -14,11 +14,11 @@
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
 //! - [`signals`]: cleanups prepared in advance, run when any catchable signal ends the process.
-//! - [`output_file`]: every file written (`--plot`, `--output`), replaced atomically or written through.
+//! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
-//! - [`fd_at_start`]: whether stdout was closed when the process started.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
+//! - [`fd_at_start`]: whether stdout was closed when the process started (`>&-`).
 
 #![deny(unsafe_code)]
 

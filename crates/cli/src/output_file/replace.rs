@@ -437,7 +437,7 @@ mod tests {
             prepare(dir.path(), &name, temp).commit(b"a").unwrap();
             prepare(dir.path(), &name, temp).commit(b"b").unwrap();
             assert_eq!(std::fs::read(dir.path().join(&name)).unwrap(), b"b");
-            assert_eq!(entries(dir.path()), [name.clone()], "{temp:?}");
+            assert_eq!(entries(dir.path()), vec![name.clone()], "{temp:?}");
         }
     }
 
