@@ -24,6 +24,18 @@ pub struct Cli {
     pub check: commands::check::CheckArgs,
 }
 
+impl Cli {
+    /// Whether the run prints its report on stdout: every command but a
+    /// `check` whose report goes to a file (`-o FILE`; `-o -` is stdout).
+    pub fn prints_to_stdout(&self) -> bool {
+        match &self.command {
+            None => self.check.report_file().is_none(),
+            Some(Command::Check(a)) => a.report_file().is_none(),
+            Some(_) => true,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Measure the clocks that matter here and give a verdict (the default).

@@ -19,6 +19,7 @@
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
 //! - [`startup`]: time from `main` to the first measurement (`CLOCKSCOPE_TRACE_STARTUP=1`).
+//! - [`fd_at_start`]: whether stdout was closed when the process started (`>&-`).
 
 #![deny(unsafe_code)]
 
@@ -37,6 +38,9 @@ pub mod cli;
 pub mod commands;
 pub mod exit;
 pub mod export;
+// A constructor run before `main` (`#[link_section]`): whether stdout was closed at start.
+#[allow(unsafe_code)]
+pub mod fd_at_start;
 pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;

@@ -10,7 +10,7 @@
 //!   escaped where a report renders them; this is the last line of defence for
 //!   every report, the explain one included.
 //! - [`stdout_is_closed`] tells a closed stdout (`>&-`), which Rust's runtime
-//!   silently replaces with `/dev/null`, from a real one.
+//!   silently replaces with `/dev/null`, from a real one (`/dev/null` too).
 
 use clockscope::escape::{escape_untrusted, escape_untrusted_bytes};
 use std::io::{self, Write};
@@ -121,26 +121,15 @@ impl<W: Write> Write for ReportWriter<W> {
     }
 }
 
-/// Whether stdout was closed when the program started (`clockscope >&-`).
-///
-/// Rust's runtime opens `/dev/null` read-write on a closed descriptor 0, 1 or
-/// 2 before `main`, so writes would vanish and the run would report success. A
-/// shell's `>/dev/null` opens it write-only, so stdout being `/dev/null`
-/// opened read-write is taken as closed (Linux: `/proc/self/fd`, `fdinfo`).
+/// Whether stdout was closed when the program started (`clockscope >&-`):
+/// a run that prints its report there refuses to start (exit 2) rather
+/// than report a success nobody can read. Only a closed descriptor counts:
+/// `/dev/null`, opened any way (a shell's `>/dev/null` write-only, Python's
+/// `subprocess.DEVNULL` read-write), is a usable stdout. Recorded before
+/// Rust's runtime replaces a closed stdout with `/dev/null`
+/// ([`crate::fd_at_start`]).
 pub fn stdout_is_closed() -> bool {
-    let Ok(target) = std::fs::read_link("/proc/self/fd/1") else {
-        return false;
-    };
-    if target != std::path::Path::new("/dev/null") {
-        return false;
-    }
-    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else {
-        return false;
-    };
-    info.lines()
-        .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-        .is_some_and(|flags| flags & libc::O_ACCMODE as u32 == libc::O_RDWR as u32)
+    crate::fd_at_start::stdout_was_closed()
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
-    if stdout::stdout_is_closed() {
+    // Only a run whose report goes to stdout needs it (`-o FILE` does not).
+    if cli.prints_to_stdout() && stdout::stdout_is_closed() {
         return exit::report_error(
             "clockscope",
             &anyhow::anyhow!("stdout is closed: nowhere to write the report"),

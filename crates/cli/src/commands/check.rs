@@ -13,7 +13,7 @@ use crate::commands::environment;
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{self, VerdictInputs};
 use crate::model::check::{self as report, CheckReport, Skipped};
-use crate::output_file::OutputFile;
+use crate::output_file::{self, Destination, OutputFile};
 use crate::{export, progress};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -45,7 +45,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t)]
     pub format: CheckFormat,
 
-    /// Also draw the measured clocks' duration distributions to this SVG file.
+    /// Also draw the measured clocks' duration distributions to this SVG file (replaced atomically as --output
+    /// is; not the report's file).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
@@ -60,8 +61,9 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "format")]
     pub brief: bool,
 
-    /// Write the report to FILE instead of stdout, replacing it atomically (e.g. a node_exporter textfile
-    /// collector's `clockscope.prom`); a missing or unwritable directory fails before measuring.
+    /// Write the report to FILE instead of stdout (`-` is stdout), replacing it atomically (e.g. a node_exporter
+    /// textfile collector's `clockscope.prom`); a missing or unwritable directory fails before measuring. The
+    /// replacement is a new file with the old one's mode: other hard links to the old file keep the old content.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -69,6 +71,13 @@ pub struct CheckArgs {
     /// (default: 42.66 ns, PostgreSQL 19's 10M-row benchmark on pgsql-hackers; `clockscope explain` measures yours).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
     pub baseline_row_ns: Option<f64>,
+}
+
+impl CheckArgs {
+    /// The file the report is written to: `-o FILE`; `None` for stdout (no `-o`, or `-o -`).
+    pub fn report_file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| p.as_os_str() != "-")
+    }
 }
 
 /// The clocks measured by default: the system clock and the CPU counter's
@@ -333,6 +342,14 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             bail!("--clock {id}: {e}");
         }
     }
+    if let Some(plot) = args.plot.as_deref() {
+        let report = match (args.report_file(), args.output.is_some()) {
+            (Some(file), _) => ("--output", Destination::File(file)),
+            (None, true) => ("--output -", Destination::Stdout),
+            (None, false) => ("the report", Destination::Stdout),
+        };
+        output_file::refuse_same_file(report, ("--plot", Destination::File(plot)))?;
+    }
     crate::exit::install_interrupt_handler();
     let plot = args
         .plot
@@ -340,8 +357,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         .map(|p| OutputFile::prepare("--plot", p))
         .transpose()?;
     let output = args
-        .output
-        .as_deref()
+        .report_file()
         .map(|p| OutputFile::prepare("--output", p))
         .transpose()?;
     let root = Path::new("/");

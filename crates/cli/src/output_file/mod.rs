@@ -1,32 +1,41 @@
-//! Every file `clockscope` writes (today `check --plot`) goes through
+//! Every file `clockscope` writes (`check --plot`, `--output`) goes through
 //! [`OutputFile`]: opened after the arguments are validated and before
 //! measuring, so a bad path fails at once, and replaced atomically or not at
 //! all.
 //!
-//! - A regular file or a new path: the output goes to a temporary file in the
-//!   same directory (`tempfile`), synced and renamed over the target only
-//!   when [`OutputFile::commit`] is called after a successful run. An error,
-//!   an interrupted run, SIGTERM or a second Ctrl-C (through
-//!   [`crate::exit::on_forced_exit`]) removes the temporary file and leaves
-//!   the previous file as it was. The replacement keeps the previous file's
-//!   mode (and owner, when allowed). A symbolic link to a regular file
-//!   replaces the file it points to, not the link.
+//! - A regular file or a new path: replaced as [`replace`] describes (a
+//!   temporary file in the same directory, unnamed where the system allows,
+//!   synced and renamed over the target only when [`OutputFile::commit`] is
+//!   called after a successful run). An error, an interrupted run or any
+//!   death of the process leaves the previous file as it was and no
+//!   temporary file. The replacement keeps the previous file's mode, special
+//!   bits included (and owner, when allowed); it is a new inode, so other
+//!   hard links to the old file keep the old content. A symbolic link to a
+//!   regular file replaces the file it points to, not the link.
 //! - An existing path that is not a regular file (a character device, a FIFO,
 //!   a symbolic link to one, or an alias of an open descriptor such as
 //!   `/dev/stdout`): written through as a stream, opened without truncation or
 //!   creation, never synced, never removed.
+//! - Two outputs of one run naming the same file (the same path, `./X` and
+//!   `X`, a symbolic or hard link: the same device and inode, or the same
+//!   directory and name for a file not there yet) are refused before anything
+//!   is opened ([`refuse_same_file`]).
 //!
 //! Nothing is ever unlinked that clockscope did not create.
+
+mod identity;
+pub mod replace;
+
+pub use identity::{refuse_same_file, Destination};
 
 use crate::exit;
 use anyhow::anyhow;
 use clockscope::escape::escape_untrusted;
+use replace::{Keep, Replacement, Temp};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-use tempfile::NamedTempFile;
 
 /// A file output, prepared before measuring; see the module documentation.
 pub struct OutputFile {
@@ -36,14 +45,8 @@ pub struct OutputFile {
 }
 
 enum Target {
-    /// Written to `temp`, renamed over `path` on commit.
-    Replace {
-        path: PathBuf,
-        temp: NamedTempFile,
-        /// The temporary file's path for the forced-exit hook; `None` once renamed.
-        to_remove: Arc<Mutex<Option<PathBuf>>>,
-        _hook: exit::ForcedExitGuard,
-    },
+    /// Written to a temporary file, renamed over the path on commit.
+    Replace(Replacement),
     /// An existing non-regular file, written through.
     Stream(File),
 }
@@ -137,34 +140,20 @@ fn open_stream(path: &Path, append: bool) -> io::Result<File> {
     file
 }
 
-/// A new temporary file next to `path`, with `path`'s mode and owner when it exists.
-fn temp_beside(path: &Path) -> io::Result<NamedTempFile> {
+/// The directory (resolved) and the name in it of a regular file or a new path.
+fn dir_and_name(path: &Path) -> io::Result<(PathBuf, std::ffi::OsString)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let name = match path.file_name() {
+        // `new/` or `new/.` names a directory; `x/..` has no name.
+        Some(n) if !bytes.ends_with(b"/") && !bytes.ends_with(b"/.") => n.to_os_string(),
+        _ => return Err(io::Error::other("not a file name (it names a directory)")),
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let prefix = format!(".{name}.");
-    let existing = std::fs::metadata(path).ok();
-    // New files get 0666 less the umask (the kernel applies it at creation), as File::create.
-    let mode = existing.as_ref().map_or(0o666, |m| m.mode() & 0o777);
-    let temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(mode))
-        .tempfile_in(dir)?;
-    if let Some(m) = existing {
-        // The umask applied at creation: give the replacement the old mode exactly.
-        temp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
-        if m.uid() != temp.as_file().metadata()?.uid() {
-            // Only root may give a file away; anyone else keeps their own.
-            let _ = std::os::unix::fs::fchown(temp.as_file(), Some(m.uid()), Some(m.gid()));
-        }
-    }
-    Ok(temp)
+    Ok((std::fs::canonicalize(dir)?, name))
 }
 
 impl OutputFile {
@@ -173,35 +162,27 @@ impl OutputFile {
     /// line) on a directory, a missing or unwritable directory, a socket, a
     /// FIFO nobody reads.
     pub fn prepare(option: &str, path: &Path) -> anyhow::Result<OutputFile> {
+        Self::prepare_with(option, path, Temp::Unnamed)
+    }
+
+    /// [`OutputFile::prepare`], choosing how the temporary file is made
+    /// (tests force the named one that other systems use).
+    pub fn prepare_with(option: &str, path: &Path, temp: Temp) -> anyhow::Result<OutputFile> {
         exit::install_interrupt_handler();
         let what = format!("{option} {}", escape_untrusted(&path.to_string_lossy()));
         let fail = |e: io::Error| anyhow!("{what}: {e}");
         let target = match classify(path).map_err(fail)? {
             Kind::Stream { append } => Target::Stream(open_stream(path, append).map_err(fail)?),
-            kind => {
-                let path = match kind {
-                    Kind::Regular(resolved) => {
-                        // Refuse what we may not write, as opening it would (root may write anything).
-                        OpenOptions::new().write(true).open(&resolved).map_err(fail)?;
-                        resolved
-                    }
-                    _ => path.to_path_buf(),
-                };
-                let temp = temp_beside(&path).map_err(fail)?;
-                let to_remove = Arc::new(Mutex::new(Some(temp.path().to_path_buf())));
-                let for_hook = Arc::clone(&to_remove);
-                let hook = exit::on_forced_exit(move || {
-                    let slot = for_hook.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(p) = slot.as_ref() {
-                        let _ = std::fs::remove_file(p);
-                    }
-                });
-                Target::Replace {
-                    path,
-                    temp,
-                    to_remove,
-                    _hook: hook,
-                }
+            Kind::New => {
+                let (dir, name) = dir_and_name(path).map_err(fail)?;
+                Target::Replace(Replacement::prepare(dir, name, None, temp).map_err(fail)?)
+            }
+            Kind::Regular(resolved) => {
+                // Refuse what we may not write, as opening it would (root may write anything).
+                let file = OpenOptions::new().write(true).open(&resolved).map_err(fail)?;
+                let keep = Keep::of(&file.metadata().map_err(fail)?);
+                let (dir, name) = dir_and_name(&resolved).map_err(fail)?;
+                Target::Replace(Replacement::prepare(dir, name, Some(keep), temp).map_err(fail)?)
             }
         };
         Ok(OutputFile { what, target })
@@ -209,45 +190,59 @@ impl OutputFile {
 
     /// Whether the output replaces a file atomically (false: written through).
     pub fn is_replaced(&self) -> bool {
-        matches!(self.target, Target::Replace { .. })
+        matches!(self.target, Target::Replace(_))
     }
 
-    /// Writes `bytes` and, for a regular file, syncs them and renames the
-    /// temporary file over the target. On error the target is unchanged (or,
-    /// for a stream, has what was written) and the temporary file is gone.
+    /// Writes `bytes` and, for a regular file, syncs them and puts the
+    /// temporary file in the target's place. On error the target is
+    /// unchanged (or, for a stream, has what was written) and no temporary
+    /// file is left.
     pub fn commit(self, bytes: &[u8]) -> anyhow::Result<()> {
         let what = self.what;
         let fail = |e: io::Error| anyhow!("{what}: {e}");
         match self.target {
             Target::Stream(mut f) => f.write_all(bytes).and_then(|_| f.flush()).map_err(fail),
-            Target::Replace {
-                path,
-                mut temp,
-                to_remove,
-                _hook,
-            } => {
-                temp.write_all(bytes)
-                    .and_then(|_| temp.as_file().sync_all())
-                    .map_err(fail)?;
-                // Renamed under the lock: a forced exit now waits for the
-                // rename, then finds nothing to remove.
-                let mut slot = to_remove.lock().unwrap_or_else(PoisonError::into_inner);
-                temp.persist(&path).map_err(|e| fail(e.error))?;
-                *slot = None;
-                drop(slot);
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    // The rename is durable once the directory is synced; best effort.
-                    let _ = File::open(dir).and_then(|d| d.sync_all());
-                }
-                Ok(())
-            }
+            Target::Replace(replacement) => replacement.commit(bytes).map_err(fail),
         }
+    }
+}
+
+/// Running a test in a process of its own.
+#[cfg(test)]
+pub(crate) mod alone {
+    /// Set in the child: the test runs its body there.
+    const CHILD: &str = "CLOCKSCOPE_TEST_ALONE";
+
+    /// For a test that writes output files: other tests of this binary run
+    /// every registered signal cleanup (`signals::run_registered`), which
+    /// would remove this test's temporary files between their creation and
+    /// their rename. Returns true in the parent, after the test `name` (its
+    /// path below the crate) passed in a child running only it; false in
+    /// that child, which then runs the body.
+    pub fn in_child(name: &str) -> bool {
+        if std::env::var_os(CHILD).is_some() {
+            return false;
+        }
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1", "--nocapture"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{name} in its own process: {said}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(said.contains("1 passed"), "{name} did not run: {said}");
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn kinds_of_paths() {
@@ -276,6 +271,9 @@ mod tests {
 
     #[test]
     fn replaced_atomically_with_the_old_mode() {
+        if alone::in_child("output_file::tests::replaced_atomically_with_the_old_mode") {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plot.svg");
         std::fs::write(&file, "keep").unwrap();
@@ -289,7 +287,7 @@ mod tests {
         );
         out.commit(b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
-        assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o777, 0o640);
+        assert_eq!(std::fs::metadata(&file).unwrap().mode() & 0o7777, 0o640);
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,
@@ -299,14 +297,20 @@ mod tests {
 
     #[test]
     fn dropped_without_commit_leaves_the_old_file_and_no_temp() {
+        if alone::in_child("output_file::tests::dropped_without_commit_leaves_the_old_file_and_no_temp") {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plot.svg");
         std::fs::write(&file, "keep").unwrap();
-        let out = OutputFile::prepare("--plot", &file).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "the temporary file");
-        drop(out);
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        for temp in [Temp::Unnamed, Temp::Named] {
+            let out = OutputFile::prepare_with("--plot", &file, temp).unwrap();
+            // Unnamed, or named only while committing: nothing to see meanwhile.
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{temp:?}");
+            drop(out);
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
     }
 
     #[test]
