@@ -100,6 +100,10 @@ fn bad_names_and_missing_files_are_one_line_errors_and_nothing_switches() {
     }
     assert_eq!(s.current(), "tsc\n");
     assert_eq!(mtime(&s.current_path()), before);
+    assert!(
+        !s.root.with_file_name(".sys.clockscope-sweep.lock").exists(),
+        "refused before the lock file is made"
+    );
 
     let gone = Sysfs::new("tsc", "tsc hpet");
     std::fs::remove_file(gone.root.join(DIR).join("available_clocksource")).unwrap();
@@ -218,6 +222,11 @@ fn sigint_mid_sweep_restores_the_original() {
 #[test]
 fn sigterm_mid_sweep_restores_the_original() {
     interrupted_mid_sweep(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_mid_sweep_restores_the_original() {
+    interrupted_mid_sweep(libc::SIGHUP);
 }
 
 #[test]

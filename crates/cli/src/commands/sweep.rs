@@ -48,7 +48,7 @@ pub struct SweepArgs {
     /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
     /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside --sysfs-root DIR).
     /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
-    /// (a guardian child process restores it within a second).
+    /// (a guardian child process restores it within a second), but never over a change someone else made meanwhile.
     #[arg(long)]
     pub apply: bool,
 
@@ -346,6 +346,9 @@ pub fn sweep(
     }
     require_root(euid)?;
 
+    // Declared before the guard, so dropped after it, also while a panic
+    // unwinds: the last switch stays covered until the original is back.
+    let mut protection: Option<Box<dyn Any>> = None;
     let guard = ClocksourceGuard::new(control.clone())?;
     // The one the guard restores (read again just before the first switch).
     report.original = guard.original().to_string();
@@ -362,7 +365,6 @@ pub fn sweep(
             std::mem::forget(held);
         })
     };
-    let mut protection: Option<Box<dyn Any>> = None;
     let outcome = visit_each(
         &planned,
         &guard,
@@ -480,6 +482,9 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let euid = clockscope::linux::clocksource::effective_uid();
     let lock = if args.apply {
         require_root(euid)?;
+        // Bad names and missing files are refused before the lock file is made.
+        plan(&control.available()?, &args.only)?;
+        control.current()?;
         exit::install_interrupt_handler();
         Some(SwitchLock::acquire(&args.sysfs_root)?)
     } else {
