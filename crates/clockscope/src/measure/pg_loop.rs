@@ -109,18 +109,28 @@ impl PgTicksToNs {
     /// `pg_ticks_to_ns` for a tick count that is not negative, wrapping as
     /// PostgreSQL's `-fwrapv` build does where a huge count overflows.
     #[inline(always)]
-    pub const fn ticks_to_ns(&self, ticks: u64) -> u64 {
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
         let scaled = self.ticks_per_ns_scaled;
         if scaled == 0 {
             return ticks;
         }
-        let (mut ns, mut ticks) = (0u64, ticks);
         if ticks > self.max_ticks_no_overflow {
-            let count = ticks >> SHIFT;
-            ns = count.wrapping_mul(scaled);
-            ticks -= count << SHIFT;
+            // Upstream's `unlikely()`: a branch to a cold path, not both
+            // paths computed and one selected (which LLVM would otherwise do).
+            return self.ticks_to_ns_split(ticks);
         }
-        ns.wrapping_add(ticks.wrapping_mul(scaled) >> SHIFT)
+        ticks.wrapping_mul(scaled) >> SHIFT
+    }
+
+    /// The overflow-safe two-part conversion for tick counts above
+    /// `max_ticks_no_overflow` (intervals of days at GHz rates).
+    #[cold]
+    #[inline(never)]
+    fn ticks_to_ns_split(&self, ticks: u64) -> u64 {
+        let scaled = self.ticks_per_ns_scaled;
+        let count = ticks >> SHIFT;
+        let rest = ticks - (count << SHIFT);
+        count.wrapping_mul(scaled).wrapping_add(rest.wrapping_mul(scaled) >> SHIFT)
     }
 
     /// `pg_ns_to_ticks` for `ns` that is not negative, saturating where
