@@ -87,7 +87,7 @@ fn bad_arguments_are_one_line_each() {
 
 fn psql(install: &Path, dir: &Path, port: &str, sql: &str) -> String {
     let o = Command::new(install.join("bin/psql"))
-        .args(["-X", "-A", "-t", "-h"])
+        .args(["-X", "-q", "-A", "-t", "-h"])
         .arg(dir)
         .args(["-p", port, "-U", "postgres", "-d", "postgres", "-c", sql])
         .env_remove("PGSERVICE")
