@@ -217,7 +217,9 @@ pub enum PgOutcome {
 pub fn pg_test_timing_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, duration_ns: u64) -> PgOutcome {
     let mut run = PgTimingRun::zeroed();
     let start = clock.now_ordered().raw();
-    let end = start.saturating_add(conv.ns_to_ticks(duration_ns));
+    // Saturating where upstream's int64 would wrap (a duration of over a
+    // century at GHz rates): the run then lasts "forever", not zero loops.
+    let end = start.saturating_add(conv.ns_to_ticks(duration_ns)).min(i64::MAX as u64);
     match hot_loop(clock, conv, start, end, &mut run) {
         Ok(()) => {}
         Err(back_ticks) => {
@@ -398,6 +400,17 @@ mod tests {
         assert_eq!(r.loop_count, 4);
         assert_eq!(r.largest_diff_ns, conv.ticks_to_ns(end + 1 - 225));
         assert_eq!(r.elapsed_ns, conv.ticks_to_ns(end + 2));
+    }
+
+    #[test]
+    fn a_huge_duration_runs_instead_of_wrapping() {
+        // 2^64-1 ns at 2.5 GHz is past any int64 tick count: the loop still
+        // runs (here until the scripted backward step ends it).
+        let scale = Scale::from_khz(2_500_000).unwrap();
+        let c = ScriptedClock::from_readings("tsc", scale, vec![1 << 62, (1 << 62) + 10, (1 << 62) + 5]);
+        let conv = PgTicksToNs::for_scale(scale);
+        assert!(matches!(pg_test_timing_loop(&c, conv, u64::MAX), PgOutcome::Backward { .. }));
+        assert_eq!(c.reads(), 3);
     }
 
     #[test]
