@@ -17,6 +17,11 @@
 # masked (first round; a table row is checked for its width, a run of rows
 # counts as one). The machine's CPU, kernel TSC line (when dmesg is readable),
 # clocksource and load averages before and after are printed with the table.
+#
+# RUN_WITH, when set, is put in front of both binaries alike, e.g. on a
+# machine shared with other work: RUN_WITH="chrt -f 10 taskset -c 1"
+# (real-time priority and one CPU for each run, so the other work does not
+# preempt either; as root). It is printed with the results.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -67,14 +72,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 load_before=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "unknown")
+run_with=${RUN_WITH:-}
+# shellcheck disable=SC2086 # RUN_WITH is a command prefix, split on purpose
+run() { $run_with "$@"; }
 for i in $(seq 1 "$rounds"); do
     echo "round $i/$rounds" >&2
     if [ $((i % 2)) -eq 1 ]; then
-        "$ours_bin" -d "$duration" >"$work/ours.$i" 2>&1 || true
-        "$pg_bin" -d "$duration" >"$work/pg.$i" 2>&1 || true
+        run "$ours_bin" -d "$duration" >"$work/ours.$i" 2>&1 || true
+        run "$pg_bin" -d "$duration" >"$work/pg.$i" 2>&1 || true
     else
-        "$pg_bin" -d "$duration" >"$work/pg.$i" 2>&1 || true
-        "$ours_bin" -d "$duration" >"$work/ours.$i" 2>&1 || true
+        run "$pg_bin" -d "$duration" >"$work/pg.$i" 2>&1 || true
+        run "$ours_bin" -d "$duration" >"$work/ours.$i" 2>&1 || true
     fi
 done
 load_after=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null || echo "unknown")
@@ -86,11 +94,11 @@ tsc_line=$(dmesg 2>/dev/null | grep -o 'tsc: Detected [0-9.]* MHz' | head -n 1 |
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo "unknown")
 
 python3 - "$work" "$rounds" "$duration" "$started" "$cpu_model" "$tsc_line" "$(uname -r)" "$clocksource" \
-    "$(nproc)" "$pg_bin" "$pg_version" "$load_before" "$load_after" <<'PY'
+    "$(nproc)" "$pg_bin" "$pg_version" "$load_before" "$load_after" "${run_with:-(none)}" <<'PY'
 import os, re, statistics, sys
 
 (work, rounds, duration, started, cpu, tsc_line, kernel, clocksource, ncpu, pg_bin, pg_version,
- load_before, load_after) = sys.argv[1:14]
+ load_before, load_after, run_with) = sys.argv[1:15]
 rounds = int(rounds)
 LOOP = re.compile(r"^Average loop time including overhead: ([0-9.]+) ns")
 ROW = re.compile(r"^ *[0-9]+   +[0-9.]+ +[0-9.]+ +[0-9]+$")
@@ -131,7 +139,7 @@ def fmt(v, w=7):
 print(f"Run: {started}; machine: {cpu} ({tsc_line}), {ncpu} CPUs, kernel {kernel}, clocksource {clocksource}")
 print(f"Load average before {load_before}, after {load_after}")
 print(f"PostgreSQL 19: {pg_bin} ({pg_version}); ours: target/release/pg_test_timing; "
-      f"{rounds} rounds of -d {duration}, alternating (ours first in odd rounds)")
+      f"{rounds} rounds of -d {duration}, alternating (ours first in odd rounds); RUN_WITH {run_with}")
 print()
 print("Average loop time including overhead, ns per round:")
 medians = {}
