@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn script(args: &[&str]) -> Output {
@@ -81,7 +84,10 @@ fn bad_arguments_are_one_line_each() {
     let c = cluster.to_str().unwrap();
     assert_refused(&script(&["start", d, c, "54x"]), "PORT must be a number");
     assert_refused(&script(&["start", d, c, "70000"]), "PORT must be in 1..65535");
-    assert_refused(&script(&["start", d, "/tmp/has space"]), "contains a quote, backslash or space");
+    assert_refused(
+        &script(&["start", d, "/tmp/has space"]),
+        "contains a quote, backslash or space",
+    );
     assert!(!cluster.exists(), "nothing created for a refused start");
 }
 

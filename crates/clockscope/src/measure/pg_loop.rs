@@ -130,7 +130,9 @@ impl PgTicksToNs {
         let scaled = self.ticks_per_ns_scaled;
         let count = ticks >> SHIFT;
         let rest = ticks - (count << SHIFT);
-        count.wrapping_mul(scaled).wrapping_add(rest.wrapping_mul(scaled) >> SHIFT)
+        count
+            .wrapping_mul(scaled)
+            .wrapping_add(rest.wrapping_mul(scaled) >> SHIFT)
     }
 
     /// `pg_ns_to_ticks` for `ns` that is not negative, saturating where
@@ -237,7 +239,13 @@ pub fn pg_test_timing_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, duratio
 /// function, inlined, so the generated code can be read next to upstream's
 /// (`cargo asm`-free: `objdump -d` of the release binary).
 #[inline(always)]
-fn hot_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, start: u64, end: u64, run: &mut PgTimingRun) -> Result<(), u64> {
+fn hot_loop<C: ClockSource>(
+    clock: &C,
+    conv: PgTicksToNs,
+    start: u64,
+    end: u64,
+    run: &mut PgTimingRun,
+) -> Result<(), u64> {
     let histogram = &mut run.histogram;
     let direct = &mut *run.direct_histogram;
     let (mut largest, mut largest_count) = (0u64, 0u64);
@@ -309,7 +317,15 @@ mod tests {
     fn conversion_matches_postgresql_formula_and_its_overflow_split() {
         let c = PgTicksToNs::counter_khz(2_445_404).unwrap();
         let s = c.ticks_per_ns_scaled() as u128;
-        for ticks in [0u64, 1, 99, 24_454, 1 << 40, c.max_ticks_no_overflow, c.max_ticks_no_overflow + 1] {
+        for ticks in [
+            0u64,
+            1,
+            99,
+            24_454,
+            1 << 40,
+            c.max_ticks_no_overflow,
+            c.max_ticks_no_overflow + 1,
+        ] {
             let expected = if ticks > c.max_ticks_no_overflow {
                 let count = (ticks >> 14) as u128;
                 count * s + (((ticks - (ticks >> 14 << 14)) as u128 * s) >> 14)
@@ -337,7 +353,10 @@ mod tests {
         // The split path: ns above INT64_MAX >> 14.
         let ns = 4_294_967_295u64 * NS_PER_S;
         let count = ns / 6699;
-        assert_eq!(amd.ns_to_ticks(ns), (count << 14) + (((ns - count * 6699) << 14) / 6699));
+        assert_eq!(
+            amd.ns_to_ticks(ns),
+            (count << 14) + (((ns - count * 6699) << 14) / 6699)
+        );
         assert_eq!(PgTicksToNs::SYSTEM.ns_to_ticks(77), 77);
     }
 
@@ -347,8 +366,14 @@ mod tests {
         let tsc = PgTicksToNs::for_scale(Scale::from_khz(2_445_404).unwrap());
         assert_eq!(tsc, PgTicksToNs::counter_khz(2_445_404).unwrap());
         // Out of range: clamped, never a zero scale.
-        assert_eq!(PgTicksToNs::for_scale(Scale::from_hz(999).unwrap()).ticks_per_ns_scaled(), 1_000_000 << 14);
-        assert_eq!(PgTicksToNs::for_scale(Scale::from_khz(u64::MAX / 1000).unwrap()).ticks_per_ns_scaled(), 1);
+        assert_eq!(
+            PgTicksToNs::for_scale(Scale::from_hz(999).unwrap()).ticks_per_ns_scaled(),
+            1_000_000 << 14
+        );
+        assert_eq!(
+            PgTicksToNs::for_scale(Scale::from_khz(u64::MAX / 1000).unwrap()).ticks_per_ns_scaled(),
+            1
+        );
     }
 
     #[test]
@@ -381,7 +406,11 @@ mod tests {
 
     #[test]
     fn largest_difference_is_counted_each_time_it_repeats() {
-        let c = ScriptedClock::from_readings("s", Scale::NANOSECONDS, vec![0, 50, 100, 120, 170, 2_000_000_000, 2_000_000_001]);
+        let c = ScriptedClock::from_readings(
+            "s",
+            Scale::NANOSECONDS,
+            vec![0, 50, 100, 120, 170, 2_000_000_000, 2_000_000_001],
+        );
         let r = done(pg_test_timing_loop(&c, PgTicksToNs::SYSTEM, NS_PER_S));
         assert_eq!((r.largest_diff_ns, r.largest_diff_count), (1_999_999_830, 1));
         assert_eq!(r.direct_histogram[50], 3);
@@ -409,14 +438,20 @@ mod tests {
         let scale = Scale::from_khz(2_500_000).unwrap();
         let c = ScriptedClock::from_readings("tsc", scale, vec![1 << 62, (1 << 62) + 10, (1 << 62) + 5]);
         let conv = PgTicksToNs::for_scale(scale);
-        assert!(matches!(pg_test_timing_loop(&c, conv, u64::MAX), PgOutcome::Backward { .. }));
+        assert!(matches!(
+            pg_test_timing_loop(&c, conv, u64::MAX),
+            PgOutcome::Backward { .. }
+        ));
         assert_eq!(c.reads(), 3);
     }
 
     #[test]
     fn a_backward_step_stops_the_run_with_its_size() {
         let c = ScriptedClock::from_readings("s", Scale::NANOSECONDS, vec![1000, 1010, 990]);
-        assert_eq!(pg_test_timing_loop(&c, PgTicksToNs::SYSTEM, NS_PER_S), PgOutcome::Backward { ns: 20 });
+        assert_eq!(
+            pg_test_timing_loop(&c, PgTicksToNs::SYSTEM, NS_PER_S),
+            PgOutcome::Backward { ns: 20 }
+        );
         assert_eq!(c.reads(), 3);
         // Under a counter, too (upstream's unsigned multiply would call it a
         // huge forward step): 2 GHz, back by 40 ticks = 20 ns.
