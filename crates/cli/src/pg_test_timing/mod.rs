@@ -23,7 +23,7 @@ pub mod c_numbers;
 pub mod getopt;
 pub mod report;
 
-use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs, PgTimingRun};
+use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
 use clockscope::ClockSource;
 use std::io::{self, Write};
 
@@ -86,7 +86,7 @@ fn timed_block<C: ClockSource>(
     clock: &C,
     duration_s: u32,
     cutoff_pct: f64,
-) -> io::Result<Result<PgTimingRun, u64>> {
+) -> io::Result<Result<(), u64>> {
     out.flush()?;
     let conv = PgTicksToNs::for_scale(clock.scale());
     match pg_test_timing_loop(clock, conv, duration_s as u64 * 1_000_000_000) {
@@ -94,7 +94,7 @@ fn timed_block<C: ClockSource>(
         PgOutcome::Done(run) => {
             report::write_average(out, &run)?;
             report::write_histograms(out, &run, cutoff_pct)?;
-            Ok(Ok(run))
+            Ok(Ok(()))
         }
     }
 }

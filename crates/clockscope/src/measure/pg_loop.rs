@@ -206,7 +206,7 @@ impl PgTimingRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PgOutcome {
     /// The duration passed.
-    Done(PgTimingRun),
+    Done(Box<PgTimingRun>),
     /// Time went backwards by this many ns (positive; upstream prints it
     /// negated) and the run stopped there.
     Backward { ns: u64 },
@@ -232,7 +232,7 @@ pub fn pg_test_timing_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, duratio
     }
     let stop = clock.now_ordered().raw();
     run.elapsed_ns = conv.ticks_to_ns(stop.saturating_sub(start));
-    PgOutcome::Done(run)
+    PgOutcome::Done(Box::new(run))
 }
 
 /// The loop itself: `Err(ticks)` at the first backward step. Kept in its own
@@ -293,7 +293,7 @@ mod tests {
 
     fn done(o: PgOutcome) -> PgTimingRun {
         match o {
-            PgOutcome::Done(r) => r,
+            PgOutcome::Done(r) => *r,
             other => panic!("expected a finished run, got {other:?}"),
         }
     }
