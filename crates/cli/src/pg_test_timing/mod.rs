@@ -23,7 +23,7 @@ pub mod c_numbers;
 pub mod getopt;
 pub mod report;
 
-use clockscope::measure::{measure, Control, Measurement};
+use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
 use clockscope::ClockSource;
 use std::io::{self, Write};
 
@@ -78,27 +78,25 @@ pub fn tsc_lines(in_use_khz: u64, calibrated_khz: Option<u64>, use_by_default: b
     ]
 }
 
-/// One timed block; `Err(backward_ns)` when time went backwards.
+/// One timed block, PostgreSQL 19's loop converting with PostgreSQL's
+/// arithmetic for the clock's scale; `Err(backward_ns)` when time went
+/// backwards.
 fn timed_block<C: ClockSource>(
     out: &mut dyn Write,
     clock: &C,
     duration_s: u32,
     cutoff_pct: f64,
-) -> io::Result<Result<Measurement, u64>> {
+) -> io::Result<Result<(), u64>> {
     out.flush()?;
-    let m = measure(clock, duration_s as u64 * 1_000_000_000, |p| {
-        if p.backward_steps > 0 {
-            Control::Stop
-        } else {
-            Control::Continue
+    let conv = PgTicksToNs::for_scale(clock.scale());
+    match pg_test_timing_loop(clock, conv, duration_s as u64 * 1_000_000_000) {
+        PgOutcome::Backward { ns } => Ok(Err(ns)),
+        PgOutcome::Done(run) => {
+            report::write_average(out, &run)?;
+            report::write_histograms(out, &run, cutoff_pct)?;
+            Ok(Ok(()))
         }
-    });
-    if let Some(back) = m.backward.first_ns {
-        return Ok(Err(back));
     }
-    report::write_average(out, &m)?;
-    report::write_histograms(out, &m, cutoff_pct)?;
-    Ok(Ok(m))
 }
 
 /// Runs pg_test_timing with `opts` on the given clocks; returns the exit code.

@@ -1,8 +1,9 @@
 //! PostgreSQL 19's pg_test_timing output, byte for byte, from a
-//! [`Measurement`]: the average loop time, the log2 histogram and the list of
-//! exact durations up to the cutoff.
+//! [`PgTimingRun`] (PostgreSQL 19's loop, `clockscope::measure::pg_loop`):
+//! the average loop time, the log2 histogram and the list of exact durations
+//! up to the cutoff.
 
-use clockscope::measure::{Measurement, EXACT_LIMIT_NS};
+use clockscope::measure::pg_loop::{PgTimingRun, NUM_DIRECT};
 use std::io::{self, Write};
 
 /// `Testing timing overhead for N second(s).` and an empty line.
@@ -12,9 +13,9 @@ pub fn write_intro(out: &mut dyn Write, duration_s: u32) -> io::Result<()> {
 }
 
 /// `Average loop time including overhead: %0.2f ns`.
-pub fn write_average(out: &mut dyn Write, m: &Measurement) -> io::Result<()> {
+pub fn write_average(out: &mut dyn Write, run: &PgTimingRun) -> io::Result<()> {
     // PostgreSQL: INSTR_TIME_GET_DOUBLE(elapsed) * 1e9 / loop_count.
-    let avg = (m.elapsed_ns as f64 / 1e9) * 1e9 / m.loops() as f64;
+    let avg = run.avg_loop_ns();
     writeln!(out, "Average loop time including overhead: {avg:0.2} ns")
 }
 
@@ -40,9 +41,8 @@ pub fn column_widths() -> (usize, usize, usize, usize) {
 }
 
 /// PostgreSQL's `output()`: histogram, then exact durations up to `cutoff_pct`.
-pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -> io::Result<()> {
-    let h = &m.histogram;
-    let loops = h.count() as f64;
+pub fn write_histograms(out: &mut dyn Write, run: &PgTimingRun, cutoff_pct: f64) -> io::Result<()> {
+    let loops = run.loop_count as f64;
     let (len1, len2, len3, len4) = column_widths();
     writeln!(out, "Histogram of timing durations:")?;
     writeln!(
@@ -50,7 +50,7 @@ pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -
         "{HEADER_LE_NS:>len1$}   {HEADER_PERCENT:>len2$} {HEADER_RUNNING:>len3$} {HEADER_COUNT:>len4$}"
     )?;
     let mut rprct = 0.0f64;
-    for (i, &count) in h.buckets().iter().enumerate().take(h.max_bucket() + 1) {
+    for (i, &count) in run.histogram.iter().enumerate().take(run.max_bucket() + 1) {
         let prct = count as f64 * 100.0 / loops;
         rprct += prct;
         let label = if i >= 64 { u64::MAX } else { (1u64 << i) - 1 };
@@ -62,10 +62,10 @@ pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -
         out,
         "{HEADER_NS:>len1$}   {HEADER_PERCENT:>len2$} {HEADER_RUNNING:>len3$} {HEADER_COUNT:>len4$}"
     )?;
-    let largest = h.largest_ns();
+    let largest = run.largest_diff_ns;
     let mut rprct = 0.0f64;
     let mut stopped = false;
-    for (i, &count) in h.exact().iter().enumerate() {
+    for (i, &count) in run.direct_histogram.iter().enumerate() {
         if count == 0 {
             continue;
         }
@@ -87,8 +87,8 @@ pub fn write_histograms(out: &mut dyn Write, m: &Measurement, cutoff_pct: f64) -
             stopped = true;
         }
     }
-    if largest >= EXACT_LIMIT_NS {
-        let count = h.largest_count();
+    if largest >= NUM_DIRECT as u64 {
+        let count = run.largest_diff_count;
         let prct = count as f64 * 100.0 / loops;
         writeln!(out, "...")?;
         writeln!(

@@ -30,6 +30,7 @@
 
 pub mod histogram;
 pub mod interference;
+pub mod pg_loop;
 
 pub use histogram::{Histogram, Percentile, EXACT_LIMIT_NS};
 

@@ -163,6 +163,14 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(
         out,
         "  csw = involuntary context switches of the measuring thread; ? = not readable here."
+    )?;
+    writeln!(
+        out,
+        "  The read cost is the clock's own cost: lower than pg_test_timing's loop by design (its loop"
+    )?;
+    writeln!(
+        out,
+        "  converts and counts every difference as PostgreSQL 19's does; run pg_test_timing for its numbers)."
     )
 }
 
@@ -292,7 +300,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     writeln!(
         out,
-        "  avg = average loop time per read (pg_test_timing's number); res = smallest non-zero step;"
+        "  avg = average time per read in clockscope's lean loop; res = smallest non-zero step;"
     )?;
     writeln!(
         out,
