@@ -901,7 +901,7 @@ pub fn interval_text(median: f64, interval: Option<Interval>, n: usize) -> Strin
     match interval {
         Some(i) if !i.is_degenerate() => {
             let rel = if median != 0.0 {
-                format!(" (+-{:.0}%)", i.half_width(median) * 100.0)
+                format!(", +-{:.0}%", i.half_width(median) * 100.0)
             } else {
                 String::new()
             };
@@ -937,7 +937,7 @@ pub fn cost_from_pairs(
         None => (
             false,
             format!(
-                "not resolved: {n} pairs, too few for an interval (needs {})",
+                "not resolved: interval not available (n={n}; an interval needs {} pairs)",
                 stats::MIN_SAMPLES_FOR_INTERVAL
             ),
         ),

@@ -301,6 +301,50 @@ pub fn build(inp: &Inputs) -> Report {
 mod tests {
     use super::*;
 
+    fn setting(name: &str, server: &str, session: Option<&str>) -> crate::session::Setting {
+        crate::session::Setting {
+            name: name.into(),
+            server_value: server.into(),
+            session_value: session.map(str::to_string),
+            why: session.map(|_| "why".to_string()),
+        }
+    }
+
+    fn runs(clock_source: &str, how: &str) -> SourceRuns {
+        SourceRuns {
+            clock_source: clock_source.into(),
+            how: how.into(),
+            timing_off_ms: vec![1.0],
+            timing_on_ms: vec![2.0],
+            clock_reads_per_run: 2,
+            stopped_by: crate::measure::StopReason::Precision,
+            timing_on_plan: None,
+        }
+    }
+
+    #[test]
+    fn settings_show_real_changes_and_the_clock_source_of_each_measurement() {
+        let settings = [
+            setting("jit", "off", Some("off")),
+            setting("max_parallel_workers_per_gather", "2", Some("0")),
+            setting("timing_clock_source", "auto (tsc)", None),
+        ];
+        let measured = [
+            runs("system", "SET timing_clock_source = 'system' for this session"),
+            runs("tsc", "SET timing_clock_source = 'tsc' for this session"),
+        ];
+        let shown = shown_settings(&settings, &measured);
+        // jit off -> off is no change.
+        assert_eq!((shown[0].session_value.as_deref(), shown[0].why.as_deref()), (None, None));
+        assert_eq!(shown[1].session_value.as_deref(), Some("0"));
+        assert_eq!(shown[2].session_value.as_deref(), Some("'system', then 'tsc'"));
+        assert!(shown[2].why.as_deref().unwrap().contains("one measurement each"));
+        // Measured as the server runs (SET refused): shown as the server has it.
+        let current = [runs("auto (tsc)", "the current setting; this role may not SET timing_clock_source")];
+        let shown = shown_settings(&settings, &current);
+        assert_eq!(shown[2].session_value, None);
+    }
+
     #[test]
     fn tsc_is_recognised_in_show_values() {
         assert!(uses_tsc("tsc"));

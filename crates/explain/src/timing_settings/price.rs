@@ -129,7 +129,7 @@ pub fn observed_read_price(r: &SourceResult) -> Result<ReadPrice, String> {
     let n = &r.noise;
     let (Some(lo), Some(hi)) = (n.slowdown_ci_low, n.slowdown_ci_high) else {
         return Err(format!(
-            "not resolved: {} pairs, too few for an interval (needs 6)",
+            "not resolved: interval not available (n={}; an interval needs 6 pairs)",
             n.pairs
         ));
     };

@@ -262,7 +262,7 @@ fn an_explain_cost_inside_the_noise_is_not_resolved() {
     few.noise.slowdown_ci_high = None;
     few.noise.pairs = 5;
     let t = judge(&s, &[few], Some(&machine(20.0, None)), None);
-    assert!(t.explain_read_status.contains("5 pairs"), "{}", t.explain_read_status);
+    assert!(t.explain_read_status.contains("(n=5;"), "{}", t.explain_read_status);
     assert!(lines(&t).is_empty());
 }
 

@@ -150,7 +150,7 @@ impl ExplainPrediction {
     pub fn per_row_text(&self) -> String {
         match (&self.executor_loop, self.per_row_per_node_ns) {
             (Some(e), Some(v)) => format!("{v:+.1} ns per row per node ({})", e.interval_text),
-            (Some(e), None) => format!("{} ({})", e.status, e.interval_text),
+            (Some(e), None) => e.status.clone(),
             (None, _) => self.status.clone(),
         }
     }
