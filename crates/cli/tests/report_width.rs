@@ -369,7 +369,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     // The sections the width rule must cover are all there.
     for part in [
         "ALTER SYSTEM SET",
-        "executor-like loop",
+        "instrumentation model",
         "other processes kept 49%",
         "Version:",
     ] {
