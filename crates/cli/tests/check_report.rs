@@ -122,6 +122,12 @@ fn good_report() -> CheckReport {
         Measured {
             stats,
             skipped,
+            // What TIMING ON added per row in the model on the AMD EPYC guest
+            // (bench/README.md): +36 ns with the system clock, +6 with RDTSC.
+            executor_loops: vec![
+                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
+            ],
             ..Default::default()
         },
         None,
@@ -265,7 +271,7 @@ fn prometheus_output_parses_back() {
         .iter()
         .any(|s| s.metric == "clockscope_info" && s.labels.get("clocksource") == Some("tsc")));
     let slowdown = get("clockscope_explain_predicted_slowdown_ratio", "rdtsc").unwrap();
-    assert!((slowdown - r.verdict.explain_tsc.as_ref().unwrap().slowdown).abs() < 1e-9);
+    assert!((slowdown - r.verdict.explain_tsc.as_ref().unwrap().slowdown.unwrap()).abs() < 1e-9);
     // The verdict is a state set: the current status 1, every other one 0.
     let states: Vec<(String, f64)> = scrape
         .samples
@@ -312,6 +318,11 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
         &CounterSetup::default(),
         Measured {
             stats,
+            // The model with a syscall clock: most of the two reads stay.
+            executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+                ClockId::Monotonic.display_name(),
+                1300.0,
+            )],
             ..Default::default()
         },
         None,
@@ -503,6 +514,10 @@ fn arm_counter_is_not_offered_to_postgresql() {
         &c,
         Measured {
             stats,
+            executor_loops: vec![
+                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Cntvct.display_name(), 4.0),
+            ],
             ..Default::default()
         },
         None,
@@ -784,7 +799,7 @@ fn the_clocks_header_shows_the_measured_time() {
 }
 
 #[test]
-fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
+fn the_explain_headline_is_the_models_added_ns_per_row() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
     let tsc = Scale::from_khz(2_700_000).unwrap();
@@ -798,36 +813,37 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
         clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 32.0),
         clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 10.0),
     ];
-    let build = |args: &CheckArgs| {
+    let build_with = |args: &CheckArgs, executor_loops: Vec<clockscope::predict::ExecutorLoopCost>| {
         build_report(
             args,
             &linux,
             &trusted_counter(),
             Measured {
                 stats: stats(),
-                executor_loops: loops.clone(),
+                executor_loops,
                 ..Default::default()
             },
             None,
         )
     };
-    let r = build(&one_second());
+    let r = build_with(&one_second(), loops.clone());
     let v = &r.verdict;
     let p = v.explain_system.as_ref().unwrap();
-    assert_eq!(p.prediction_method, verdict::METHOD_EXECUTOR_LOOP);
-    assert_eq!((p.added_ns_per_row, p.added_ns_per_read), (Some(32.0), Some(16.0)));
-    assert_eq!(p.per_row_per_node_ns, 32.0);
-    // The old model is kept beside it: two back-to-back reads.
+    assert_eq!(p.per_row_per_node_ns, Some(32.0));
+    assert_eq!(p.status, "resolved");
+    // The old model is kept beside it for comparison: two back-to-back reads.
     assert_eq!(p.back_to_back_per_row_ns, 2.0 * p.per_read_ns);
-    assert_ne!(p.back_to_back_per_row_ns, p.per_row_per_node_ns);
     // The default baseline comes from another machine: its slowdown is an example.
     assert!(v.baseline_is_example);
     let base = verdict::DEFAULT_BASELINE_ROW_NS;
-    assert!((p.slowdown - (base + 32.0) / base).abs() < 1e-12);
+    assert!((p.slowdown.unwrap() - (base + 32.0) / base).abs() < 1e-12);
+    // The model's +-10% interval carries into the slowdown.
+    assert!((p.slowdown_low.unwrap() - (base + 28.8) / base).abs() < 1e-12);
+    assert!((p.slowdown_high.unwrap() - (base + 35.2) / base).abs() < 1e-12);
     // Words, not lines: the text wraps at 100 columns.
     let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        t.contains("+32.0 ns per row per node (16.0 ns per read, executor-like loop"),
+        t.contains("+32.0 ns per row per node (95% interval 28.8 to 35.2 ns, +-10%); back to back 2 x"),
         "{t}"
     );
     assert!(t.contains("example: count(*) of 1M rows"), "{t}");
@@ -844,17 +860,20 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
         v.summary
     );
     let tsc = v.explain_tsc.as_ref().unwrap();
-    assert_eq!(tsc.added_ns_per_row, Some(10.0));
+    assert_eq!(tsc.per_row_per_node_ns, Some(10.0));
 
     // A baseline the user measured is not an example.
-    let measured = build(&CheckArgs {
-        baseline_row_ns: Some(55.0),
-        ..one_second()
-    });
+    let measured = build_with(
+        &CheckArgs {
+            baseline_row_ns: Some(55.0),
+            ..one_second()
+        },
+        loops.clone(),
+    );
     let v = &measured.verdict;
     assert!(!v.baseline_is_example);
     let p = v.explain_system.as_ref().unwrap();
-    assert!((p.slowdown - (55.0 + 32.0) / 55.0).abs() < 1e-12);
+    assert!((p.slowdown.unwrap() - (55.0 + 32.0) / 55.0).abs() < 1e-12);
     assert!(
         v.summary.contains("1.58x at your measured 55.0 ns/row"),
         "{}",
@@ -862,22 +881,67 @@ fn the_explain_headline_is_the_executor_loops_added_ns_per_row() {
     );
     assert!(!text(&measured).contains("example:"));
 
-    // A loop result for another clock is not used: back to back, said so.
-    let other = build_report(
+    // A model result for another clock is not used: no number, and no other
+    // method stands in for it.
+    let other = build_with(
         &one_second(),
-        &linux,
-        &trusted_counter(),
-        Measured {
-            stats: stats(),
-            executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded("some other clock", 5.0)],
-            ..Default::default()
-        },
-        None,
+        vec![clockscope::predict::ExecutorLoopCost::recorded("some other clock", 5.0)],
     );
     let p = other.verdict.explain_system.as_ref().unwrap();
-    assert_eq!(p.prediction_method, verdict::METHOD_BACK_TO_BACK);
-    assert_eq!(p.added_ns_per_row, None);
-    assert_eq!(p.per_row_per_node_ns, p.back_to_back_per_row_ns);
+    assert_eq!((p.per_row_per_node_ns, p.slowdown, p.count_timing_on_ms), (None, None, None));
+    assert!(p.status.starts_with("not measured"), "{}", p.status);
+    assert!(other.verdict.summary.contains("not measured"), "{}", other.verdict.summary);
+
+    // A model whose ON-OFF difference is inside the noise: "not resolved".
+    let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 1.0);
+    unresolved.added_ns_per_row = None;
+    unresolved.added_ns_per_read = None;
+    unresolved.resolved = false;
+    unresolved.status = "not resolved: the 95% interval of the difference, -1.0 to 3.0 ns per row, includes 0".into();
+    let r = build_with(&one_second(), vec![unresolved]);
+    let p = r.verdict.explain_system.as_ref().unwrap();
+    assert_eq!(p.per_row_per_node_ns, None);
+    let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(t.contains("clock_gettime (CLOCK_MONOTONIC): not resolved: the 95% interval"), "{t}");
+    assert!(!t.contains("count(*) of 1M rows 42.7 ms ->"), "{t}");
+    // auto_explain.log_timing: nothing measured against the limit, no alarm.
+    let a = r.verdict.auto_explain_log_timing.as_ref().unwrap();
+    assert!(a.safe && a.why.contains("nothing measured"), "{a:?}");
+}
+
+#[test]
+fn log_timing_is_costly_only_when_the_whole_interval_is_above_the_limit() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let stats = vec![scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000)];
+    let at = |per_row: f64| {
+        let r = build_report(
+            &CheckArgs {
+                baseline_row_ns: Some(40.0),
+                ..one_second()
+            },
+            &linux,
+            &trusted_counter(),
+            Measured {
+                stats: stats.clone(),
+                executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+                    ClockId::Monotonic.display_name(),
+                    per_row,
+                )],
+                ..Default::default()
+            },
+            None,
+        );
+        r.verdict.auto_explain_log_timing.unwrap()
+    };
+    // 40 ns of work: 1.3x is 12 ns. 20 +-2: 1.45x-1.55x: costly.
+    assert!(!at(20.0).safe);
+    // 12.5 +-1.25: 1.28x-1.34x: reaches the limit, not a clear case.
+    let a = at(12.5);
+    assert!(a.safe && a.why.contains("not a clear case"), "{a:?}");
+    // 6 +-0.6: well below.
+    let a = at(6.0);
+    assert!(a.safe && a.why.contains("safe below 1.3x"), "{a:?}");
 }
 
 #[test]

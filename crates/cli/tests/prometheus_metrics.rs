@@ -75,7 +75,12 @@ fn full_report() -> CheckReport {
         }],
         interrupted: false,
         allowed_cpus: Some(vec![0, 1]),
-        executor_loops: Vec::new(),
+        // The instrumentation model's results (the EXPLAIN metrics need a
+        // resolved prediction).
+        executor_loops: vec![
+            clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+            clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
+        ],
     };
     let args = CheckArgs {
         duration: 1.0,

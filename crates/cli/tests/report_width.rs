@@ -254,6 +254,12 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     let cost = |clock: &str, ns: f64| ClockCost {
         clock: clock.into(),
         per_read_ns: ns,
+        read_cost_ns: ns - 0.4,
+        read_cost_interval: Some(clockscope::stats::Interval {
+            low: ns - 0.9,
+            high: ns + 0.3,
+            coverage: 0.96,
+        }),
         loops: 30_000_000,
         method: "pg_test_timing loop".into(),
         frequency_khz: Some(2_445_402),
@@ -263,6 +269,10 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     let machine = MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", 30.1),
         rdtsc: Some(cost("RDTSC", 19.0)),
+        rdtscp: Some(ClockCost {
+            executor_loop: None,
+            ..cost("RDTSCP", 22.6)
+        }),
         rdtsc_unavailable: None,
         tsc_auto: true,
     };
@@ -325,6 +335,8 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         timing_settings: &timing_settings,
         page_read: Some(clockscope_explain::timing_settings::PageReadReference {
             ns: 1_050.0,
+            low_ns: Some(1_020.0),
+            high_ns: Some(1_090.0),
             source: "an 8 kB pread from the OS page cache (median of 5 passes over 256 pages) measured on this \
                      machine, the server's"
                 .into(),
@@ -357,7 +369,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     // The sections the width rule must cover are all there.
     for part in [
         "ALTER SYSTEM SET",
-        "executor-like loop",
+        "instrumentation model",
         "other processes kept 49%",
         "Version:",
     ] {

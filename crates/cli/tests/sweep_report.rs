@@ -153,10 +153,13 @@ fn sweeps_every_clocksource_and_restores_the_original() {
         .unwrap()
         .contains("'acpi_pm' has no vDSO read"));
     assert!(!acpi.postgresql_rule.as_ref().unwrap().passed);
-    // (baseline + two reads per row) / baseline, with the measured ~720 ns loop.
     assert!((acpi.avg_loop_ns - 720.0).abs() < 15.0, "{}", acpi.avg_loop_ns);
-    let slow = acpi.explain.as_ref().unwrap().slowdown;
-    assert!((slow - (42.66 + 2.0 * acpi.avg_loop_ns) / 42.66).abs() < 1e-6, "{slow}");
+    // The sweep runs no instrumentation model: no EXPLAIN number, said so
+    // (the back-to-back read cost is not a stand-in for it).
+    let e = acpi.explain.as_ref().unwrap();
+    assert_eq!((e.slowdown, e.per_row_per_node_ns), (None, None));
+    assert!(e.status.starts_with("not measured"), "{}", e.status);
+    assert_eq!(e.back_to_back_per_row_ns, 2.0 * e.per_read_ns);
     let rec = r.recommendation.as_ref().unwrap();
     assert_eq!((rec.clocksource.as_str(), rec.in_use), ("tsc", false));
     assert_eq!(rec.kernel_parameter, "clocksource=tsc");

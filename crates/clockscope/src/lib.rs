@@ -23,7 +23,9 @@
 //!   sources); a scripted clock for tests.
 //! - [`convert`]: ticks-to-ns fixed point, exact to 1 ns over all `u64`.
 //! - [`mod@measure`]: PostgreSQL 19's pg_test_timing loop and its histogram.
-//! - [`predict`]: EXPLAIN ANALYZE's timing overhead from a clock read's cost.
+//! - [`predict`]: EXPLAIN ANALYZE's timing overhead: PostgreSQL's per-row
+//!   instrumentation modelled and measured on this machine.
+//! - [`stats`]: medians and their distribution-free confidence intervals.
 //! - [`tsc`]: CPUID decoding, TSC frequency from every source, PostgreSQL's
 //!   `auto` policy and clockscope's own trust decision.
 //! - [`instant`]: the library as a fast clock for other programs:
@@ -60,6 +62,7 @@ pub mod instant;
 pub mod linux;
 pub mod measure;
 pub mod predict;
+pub mod stats;
 pub mod ticks;
 pub mod tsc;
 

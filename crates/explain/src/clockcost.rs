@@ -1,41 +1,48 @@
-//! What one clock read costs on this machine: PostgreSQL's pg_test_timing
-//! loop ([`clockscope::measure()`]) on the clocks EXPLAIN ANALYZE can use.
+//! What PostgreSQL's clock reads cost on this machine, the way PostgreSQL
+//! makes them.
 //!
-//! The number is pg_test_timing's "Average loop time including overhead":
-//! one read plus the loop's bookkeeping (a subtraction, a histogram
-//! increment; about 1-2 ns), so it slightly overstates a bare read.
-//!
-//! - System clock: `clock_gettime(CLOCK_MONOTONIC)`, what PostgreSQL's
-//!   `INSTR_TIME_SET_CURRENT` reads on Linux (and with
-//!   `timing_clock_source = system` in PostgreSQL 19).
-//! - RDTSC (x86-64 only): PostgreSQL 19's fast TSC read for EXPLAIN, at the
-//!   frequency PostgreSQL 19 would use here ([`postgres_tsc`], from the
-//!   counter layer: CPUID by its rules, else calibration), as its pg_test_timing measures
-//!   "Fast clock source: RDTSC".
-//!
-//! Each clock also runs the library's executor-like per-row loop
-//! ([`clockscope::predict::executor_loop`]) with and without two reads per
-//! row, its work per row set to the server's measured TIMING OFF time per row:
-//! what a read adds between per-row work, the number the prediction uses
-//! (the loop time above is kept for comparison).
+//! - EXPLAIN's per-row reads (the prediction): the library's model of
+//!   PostgreSQL's per-row instrumentation
+//!   ([`clockscope::predict::executor_loop`]), TIMING ON against TIMING OFF
+//!   with the server version's shape (PostgreSQL 19: inlined, int64 ticks,
+//!   the fast read behind `timing_tsc_enabled`; 16-18: int64 ns; 15 and
+//!   older: `struct timespec`), its work per row set to the server's
+//!   measured TIMING OFF time per row. Run on the system clock
+//!   (`clock_gettime(CLOCK_MONOTONIC)`) and, on x86-64, on RDTSC
+//!   (PostgreSQL 19's fast TSC read for EXPLAIN), at the frequency
+//!   PostgreSQL 19 would use here ([`postgres_tsc`]).
+//! - The I/O timing settings' reads (`INSTR_TIME_SET_CURRENT` around each
+//!   I/O): the back-to-back read cost of the system clock and of RDTSCP
+//!   (PostgreSQL 19's precise TSC read), pg_test_timing's loop in chunks
+//!   ([`clockscope::predict::read_cost`]), with an interval.
+//! - pg_test_timing's "Average loop time including overhead" of the system
+//!   clock and RDTSC, kept for comparison.
 
 use clockscope::clock::posix::PosixClock;
 use clockscope::counter::discover::full_budget;
 use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
-use clockscope::predict::executor_loop::{self, Arena, ExecutorLoopCost, LoopConfig};
-use clockscope::{measure, ClockSource, Control};
+use clockscope::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
+use clockscope::predict::read_cost::{self, ReadCost};
+use clockscope::stats::Interval;
+use clockscope::ClockSource;
 use serde::Serialize;
 
-/// One clock's measured read cost.
+/// One clock's measured costs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClockCost {
     /// The clock's display name, as pg_test_timing prints it.
     pub clock: String,
-    /// Average ns per loop iteration (one read plus ~1-2 ns of bookkeeping).
+    /// pg_test_timing's average loop time (one read plus ~1-2 ns of
+    /// bookkeeping, interference included), ns: for comparison.
     pub per_read_ns: f64,
+    /// The back-to-back read cost without interference gaps (median over
+    /// chunks), ns.
+    pub read_cost_ns: f64,
+    /// Its 95% interval over the chunks; null when not available.
+    pub read_cost_interval: Option<Interval>,
     /// Loop iterations measured.
     pub loops: u64,
-    /// How the number was obtained.
+    /// How the numbers were obtained.
     pub method: String,
     /// The counter frequency used to convert ticks to ns (TSC only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,30 +50,67 @@ pub struct ClockCost {
     /// Where that frequency came from, as pg_test_timing prints it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frequency_source: Option<String>,
-    /// What two reads per row added to the executor-like loop (the
-    /// prediction's per-row cost); null when the loop did not run.
+    /// What TIMING ON added per row in the instrumentation model with this
+    /// clock as the read (the prediction); null for a clock EXPLAIN does not
+    /// read (RDTSCP) or when the model did not run.
     pub executor_loop: Option<ExecutorLoopCost>,
 }
 
 impl ClockCost {
-    /// ns one read adds to executor-like per-row work: the executor loop's
-    /// `added_ns_per_read` when it ran and is positive.
+    /// ns one read adds per row: the model's `added_ns_per_read` when it
+    /// resolved the cost.
     pub fn added_per_read_ns(&self) -> Option<f64> {
-        self.executor_loop
-            .as_ref()
-            .map(|e| e.added_ns_per_read)
-            .filter(|v| v.is_finite() && *v > 0.0)
+        self.executor_loop.as_ref().and_then(|e| e.added_ns_per_read)
+    }
+
+    /// Why there is no [`added_per_read_ns`](Self::added_per_read_ns).
+    pub fn prediction_status(&self) -> String {
+        self.executor_loop.as_ref().map_or_else(
+            || "not measured: the instrumentation model did not run (stopped)".to_string(),
+            |e| e.status.clone(),
+        )
+    }
+
+    fn from_read_cost(r: ReadCost, method: &str) -> ClockCost {
+        ClockCost {
+            clock: r.clock,
+            per_read_ns: r.avg_loop_ns,
+            read_cost_ns: r.read_cost_ns,
+            read_cost_interval: r.interval,
+            loops: r.loops,
+            method: method.to_string(),
+            frequency_khz: None,
+            frequency_source: None,
+            executor_loop: None,
+        }
+    }
+
+    /// A cost that could not be measured (stopped before the first chunk).
+    fn unmeasured(clock: &str, method: &str) -> ClockCost {
+        ClockCost {
+            clock: clock.to_string(),
+            per_read_ns: f64::NAN,
+            read_cost_ns: f64::NAN,
+            read_cost_interval: None,
+            loops: 0,
+            method: method.to_string(),
+            frequency_khz: None,
+            frequency_source: None,
+            executor_loop: None,
+        }
     }
 }
 
-/// This machine's read costs for the prediction.
+/// This machine's read costs for the prediction and the settings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MachineClocks {
     /// `clock_gettime(CLOCK_MONOTONIC)`.
     pub system: ClockCost,
     /// RDTSC, on x86-64 CPUs with RDTSCP (as PostgreSQL 19 requires).
     pub rdtsc: Option<ClockCost>,
-    /// Why there is no RDTSC cost.
+    /// RDTSCP: PostgreSQL 19's `INSTR_TIME_SET_CURRENT` under the TSC.
+    pub rdtscp: Option<ClockCost>,
+    /// Why there is no RDTSC / RDTSCP cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rdtsc_unavailable: Option<String>,
     /// Whether PostgreSQL 19's `timing_clock_source = auto` would pick the
@@ -74,99 +118,66 @@ pub struct MachineClocks {
     pub tsc_auto: bool,
 }
 
-/// The executor-like loop's work per row: `work_ns_per_row` when it is a
-/// plausible TIMING OFF time per row (1 ns - 10 us), else
-/// [`executor_loop::DEFAULT_WORK_NS_PER_ROW`].
+/// The model's work per row: `work_ns_per_row` when it is a plausible TIMING
+/// OFF time per row (1 ns - 10 us), else
+/// [`executor_loop::DEFAULT_WORK_NS_PER_ROW`]; then within the model's
+/// limits ([`executor_loop::work_target_ns`]).
 pub fn loop_work_target_ns(work_ns_per_row: Option<f64>) -> f64 {
-    work_ns_per_row
+    let w = work_ns_per_row
         .filter(|w| w.is_finite() && (1.0..=10_000.0).contains(w))
-        .unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW)
+        .unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW);
+    executor_loop::work_target_ns(w)
 }
 
-/// The executor-like loop on `clock`, its work calibrated to `work_ns_per_row`.
-fn executor_cost<C: ClockSource>(
-    clock: &C,
-    work_ns_per_row: f64,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Option<ExecutorLoopCost> {
-    if !keep_going() {
-        return None;
-    }
-    let arena = Arena::new();
-    let config = LoopConfig {
-        rows_per_round: executor_loop::DEFAULT_ROWS_PER_ROUND,
-        rounds: executor_loop::DEFAULT_ROUNDS,
-        work_passes: executor_loop::calibrate_passes(clock, &arena, work_ns_per_row),
-    };
-    executor_loop::measure_executor_loop(clock, &arena, config, keep_going)
+const LOOP_METHOD: &str = "pg_test_timing's loop in 9 chunks: average loop time including overhead, and the median \
+                           chunk's read cost without interference gaps";
+
+/// What to measure: the time per clock and the model's shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MachineRequest {
+    /// How long to run pg_test_timing's loop on each clock, and the model's
+    /// budget per clock, ns.
+    pub duration_ns: u64,
+    /// The model's TIMING OFF work per row, ns.
+    pub work_ns_per_row: f64,
+    /// The server's `server_version_num`: the instrumentation's shape.
+    pub server_version_num: u32,
 }
 
-/// Measures the system clock and (where there is one) RDTSC for
-/// `duration_ns` each, and each in the executor-like loop with about
-/// `work_ns_per_row` of work per row; `keep_going` is asked between 10 ms
-/// chunks and between the loop's rounds.
-pub fn measure_machine(duration_ns: u64, work_ns_per_row: f64, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
-    let mut system = measure_system(duration_ns, keep_going);
-    system.executor_loop = executor_cost(&PosixClock::monotonic(), work_ns_per_row, keep_going);
+/// Measures the system clock and (where there is one) RDTSC and RDTSCP for
+/// `duration_ns` each, and the instrumentation model on the system clock and
+/// on RDTSC; `keep_going` is asked between 10 ms chunks and between the
+/// model's pairs.
+pub fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
+    let mut system = measure_system(req.duration_ns, keep_going);
+    let shape = PgInstrumentation::for_server(req.server_version_num, false);
+    system.executor_loop = keep_going()
+        .then(|| {
+            let config = ModelConfig::new(shape, req.work_ns_per_row, req.duration_ns);
+            executor_loop::measure_on_this_machine::<PosixClock>(None, &Table::new(), config, keep_going)
+        })
+        .flatten();
     let tsc = postgres_tsc();
-    let (rdtsc, rdtsc_unavailable) = match measure_rdtsc(&tsc, duration_ns, work_ns_per_row, keep_going) {
-        Ok(c) => (Some(c), None),
-        Err(why) => (None, Some(why)),
+    let (rdtsc, rdtscp, rdtsc_unavailable) = match measure_tsc(&tsc, req, keep_going) {
+        Ok((fast, precise)) => (Some(fast), Some(precise), None),
+        Err(why) => (None, None, Some(why)),
     };
     MachineClocks {
         system,
         rdtsc,
+        rdtscp,
         rdtsc_unavailable,
         tsc_auto: tsc.use_by_default,
     }
 }
 
-fn control(keep_going: &mut dyn FnMut() -> bool) -> Control {
-    if keep_going() {
-        Control::Continue
-    } else {
-        Control::Stop
-    }
-}
-
-/// pg_test_timing's loop on `clock_gettime(CLOCK_MONOTONIC)`.
+/// pg_test_timing's loop on `clock_gettime(CLOCK_MONOTONIC)`, in chunks.
 pub fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> ClockCost {
     let clock = PosixClock::monotonic();
-    let m = measure(&clock, duration_ns, |_| control(keep_going));
-    ClockCost {
-        clock: clock.name().to_string(),
-        per_read_ns: m.avg_loop_ns().unwrap_or(f64::NAN),
-        loops: m.loops(),
-        method: "pg_test_timing's loop, average loop time including overhead".into(),
-        frequency_khz: None,
-        frequency_source: None,
-        executor_loop: None,
-    }
-}
-
-/// PostgreSQL 19's TSC on this machine: [`postgres_tsc`] decides its frequency (CPUID by PostgreSQL's rules, else calibration),
-/// then pg_test_timing's loop runs on RDTSC at that frequency, as
-/// PostgreSQL 19's pg_test_timing does for its "Fast clock source: RDTSC".
-pub fn measure_rdtsc(
-    tsc: &clockscope::tsc::PostgresTsc,
-    duration_ns: u64,
-    work_ns_per_row: f64,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Result<ClockCost, String> {
-    let (Some(khz), Some(source)) = (tsc.frequency_khz, tsc.frequency_source.as_deref()) else {
-        return Err("PostgreSQL 19 could not use the TSC here (no RDTSCP or invariant TSC, or no frequency)".into());
-    };
-    rdtsc_loop(khz, duration_ns, work_ns_per_row, keep_going).map(|(per_read_ns, loops, clock, executor_loop)| {
-        ClockCost {
-            clock,
-            per_read_ns,
-            loops,
-            method: "pg_test_timing's loop (Fast clock source), average loop time including overhead".into(),
-            frequency_khz: Some(khz),
-            frequency_source: Some(source.to_string()),
-            executor_loop,
-        }
-    })
+    read_cost::measure_read_cost(&clock, duration_ns, keep_going).map_or_else(
+        || ClockCost::unmeasured(clock.name(), LOOP_METHOD),
+        |r| ClockCost::from_read_cost(r, LOOP_METHOD),
+    )
 }
 
 /// What PostgreSQL 19 concludes about this machine's TSC, from the counter
@@ -182,56 +193,82 @@ pub fn postgres_tsc() -> clockscope::tsc::PostgresTsc {
     })
 }
 
-/// What the RDTSC loops measured: loop time, loops, clock name, executor loop.
-type RdtscLoops = (f64, u64, String, Option<ExecutorLoopCost>);
-
-/// pg_test_timing's loop and the executor-like loop on PostgreSQL 19's fast
-/// TSC read (RDTSC) at `khz`; `Err` off x86-64 or without RDTSCP.
-fn rdtsc_loop(
-    khz: u64,
-    duration_ns: u64,
-    work_ns_per_row: f64,
+/// PostgreSQL 19's TSC on this machine: [`postgres_tsc`] decides its
+/// frequency (CPUID by PostgreSQL's rules, else calibration); then RDTSC and
+/// RDTSCP in pg_test_timing's loop at that frequency, and the model with
+/// RDTSC as PostgreSQL 19's fast read. `Err` when PostgreSQL 19 could not
+/// use the TSC here.
+pub fn measure_tsc(
+    tsc: &clockscope::tsc::PostgresTsc,
+    req: MachineRequest,
     keep_going: &mut dyn FnMut() -> bool,
-) -> Result<RdtscLoops, String> {
-    struct FastLoop<'a> {
-        duration_ns: u64,
-        work_ns_per_row: f64,
+) -> Result<(ClockCost, ClockCost), String> {
+    let (Some(khz), Some(source)) = (tsc.frequency_khz, tsc.frequency_source.as_deref()) else {
+        return Err("PostgreSQL 19 could not use the TSC here (no RDTSCP or invariant TSC, or no frequency)".into());
+    };
+    let (mut fast, mut precise) = tsc_loops(khz, req, keep_going)?;
+    for c in [&mut fast, &mut precise] {
+        c.frequency_khz = Some(khz);
+        c.frequency_source = Some(source.to_string());
+    }
+    Ok((fast, precise))
+}
+
+/// The loops and the model on PostgreSQL 19's TSC reads at `khz`; `Err` off
+/// x86-64 or without RDTSCP.
+fn tsc_loops(
+    khz: u64,
+    req: MachineRequest,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<(ClockCost, ClockCost), String> {
+    struct TscLoops<'a> {
+        req: MachineRequest,
         keep_going: &'a mut dyn FnMut() -> bool,
     }
-    impl CounterPairVisitor for FastLoop<'_> {
-        type Output = Result<RdtscLoops, String>;
-        fn visit<P: ClockSource, F: ClockSource>(self, _precise: P, fast: F) -> Self::Output {
+    impl CounterPairVisitor for TscLoops<'_> {
+        type Output = Result<(ClockCost, ClockCost), String>;
+        fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output {
             let keep_going = self.keep_going;
-            let m = measure(&fast, self.duration_ns, |_| control(keep_going));
-            let per_read_ns = m.avg_loop_ns().ok_or(format!("the {} loop did not run", fast.name()))?;
-            let executor = executor_cost(&fast, self.work_ns_per_row, keep_going);
-            Ok((per_read_ns, m.loops(), fast.name().to_string(), executor))
+            let d = self.req.duration_ns;
+            let measured = |c: Option<ReadCost>, name: &str| {
+                c.map(|r| ClockCost::from_read_cost(r, LOOP_METHOD))
+                    .ok_or(format!("the {name} loop did not run"))
+            };
+            let mut f = measured(read_cost::measure_read_cost(&fast, d, keep_going), fast.name())?;
+            let p = measured(read_cost::measure_read_cost(&precise, d, keep_going), precise.name())?;
+            if keep_going() {
+                let shape = PgInstrumentation::Pg19 { tsc: true };
+                let config = ModelConfig::new(shape, self.req.work_ns_per_row, d);
+                f.executor_loop = executor_loop::measure_on_this_machine(Some(&fast), &Table::new(), config, keep_going);
+            }
+            Ok((f, p))
         }
     }
     if counter::native_kind() != Some(CounterKind::Tsc) {
         return Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into());
     }
     let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
-    counter::arch::visit_pair(
-        scale,
-        FastLoop {
-            duration_ns,
-            work_ns_per_row,
-            keep_going,
-        },
-    )
-    .map_err(str::to_string)?
+    counter::arch::visit_pair(scale, TscLoops { req, keep_going }).map_err(str::to_string)?
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn req(duration_ns: u64) -> MachineRequest {
+        MachineRequest {
+            duration_ns,
+            work_ns_per_row: 45.0,
+            server_version_num: 190_000,
+        }
+    }
+
     #[test]
     fn system_clock_cost_is_positive_and_finite() {
-        let c = measure_system(5_000_000, &mut || true);
+        let c = measure_system(9_000_000, &mut || true);
         assert!(c.loops > 0);
         assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
+        assert!(c.read_cost_ns.is_finite() && c.read_cost_ns > 0.0, "{c:?}");
     }
 
     #[test]
@@ -242,41 +279,40 @@ mod tests {
             calibrated_khz: None,
             use_by_default: false,
         };
-        let why = measure_rdtsc(&tsc, 1_000_000, 50.0, &mut || true).unwrap_err();
+        let why = measure_tsc(&tsc, req(1_000_000), &mut || true).unwrap_err();
         assert!(why.contains("could not use the TSC"), "{why}");
     }
 
     #[test]
-    fn the_loop_works_as_much_as_the_server_did_per_row() {
+    fn the_model_works_as_much_as_the_server_did_per_row() {
+        let d = executor_loop::DEFAULT_WORK_NS_PER_ROW;
         assert_eq!(loop_work_target_ns(Some(55.0)), 55.0);
-        assert_eq!(loop_work_target_ns(None), executor_loop::DEFAULT_WORK_NS_PER_ROW);
-        assert_eq!(
-            loop_work_target_ns(Some(f64::NAN)),
-            executor_loop::DEFAULT_WORK_NS_PER_ROW
-        );
-        assert_eq!(loop_work_target_ns(Some(0.0)), executor_loop::DEFAULT_WORK_NS_PER_ROW);
-        assert_eq!(loop_work_target_ns(Some(1e6)), executor_loop::DEFAULT_WORK_NS_PER_ROW);
+        assert_eq!(loop_work_target_ns(None), d);
+        assert_eq!(loop_work_target_ns(Some(f64::NAN)), d);
+        assert_eq!(loop_work_target_ns(Some(0.0)), d);
+        assert_eq!(loop_work_target_ns(Some(1e6)), d);
+        assert_eq!(loop_work_target_ns(Some(5_000.0)), executor_loop::MAX_WORK_NS_PER_ROW);
     }
 
     #[test]
-    fn the_executor_loop_is_skipped_when_stopped() {
-        assert!(executor_cost(&PosixClock::monotonic(), 50.0, &mut || false).is_none());
+    fn stopped_at_once_gives_no_model_and_an_unmeasured_system_clock() {
+        let m = measure_machine(req(10_000_000_000), &mut || false);
+        assert!(m.system.executor_loop.is_none());
+        assert!(m.system.prediction_status().starts_with("not measured"));
+        assert_eq!(m.system.added_per_read_ns(), None);
     }
 
     #[test]
-    fn stopping_early_still_gives_a_number() {
-        let c = measure_system(10_000_000_000, &mut || false);
-        assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
-    }
-
-    #[test]
-    fn rdtsc_cost_is_measured_exactly_when_postgresql_19_would_use_the_tsc() {
+    fn tsc_costs_are_measured_exactly_when_postgresql_19_would_use_the_tsc() {
         let tsc = postgres_tsc();
-        match measure_rdtsc(&tsc, 5_000_000, 50.0, &mut || true) {
-            Ok(c) => {
-                assert!(c.per_read_ns.is_finite() && c.per_read_ns > 0.0, "{c:?}");
-                assert_eq!(c.frequency_khz, tsc.frequency_khz);
-                assert_eq!(c.frequency_source, tsc.frequency_source);
+        match measure_tsc(&tsc, req(9_000_000), &mut || true) {
+            Ok((fast, precise)) => {
+                assert!(fast.read_cost_ns.is_finite() && fast.read_cost_ns > 0.0, "{fast:?}");
+                assert_eq!((fast.clock.as_str(), precise.clock.as_str()), ("RDTSC", "RDTSCP"));
+                assert_eq!(fast.frequency_khz, tsc.frequency_khz);
+                assert_eq!(precise.frequency_source, tsc.frequency_source);
+                assert!(fast.executor_loop.is_some());
+                assert!(precise.executor_loop.is_none());
             }
             Err(why) => assert!(
                 tsc.frequency_khz.is_none() || counter::native_kind() != Some(CounterKind::Tsc),

@@ -221,13 +221,18 @@ pub fn run_with(
         .and_then(|s| stats::Spread::of(&s.timing_off_ms))
         .map(|s| s.median * 1e6 / rows as f64);
     let machine = clockcost::measure_machine(
-        opts.clock_measure_ns,
-        clockcost::loop_work_target_ns(timing_off_row_ns),
+        clockcost::MachineRequest {
+            duration_ns: opts.clock_measure_ns,
+            work_ns_per_row: clockcost::loop_work_target_ns(timing_off_row_ns),
+            server_version_num: info.version_num,
+        },
         &mut || keep_going("this machine's clocks"),
     );
     let page_read = if keep_going("an 8 kB read from the page cache") {
-        timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|ns| timing_settings::PageReadReference {
-            ns,
+        timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|p| timing_settings::PageReadReference {
+            ns: p.ns,
+            low_ns: p.low_ns,
+            high_ns: p.high_ns,
             source: format!(
                 "an 8 kB pread from the OS page cache (median of {PAGE_READ_ROUNDS} passes over {} pages) measured \
                  on this machine, {}",

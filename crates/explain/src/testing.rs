@@ -116,6 +116,15 @@ impl TestServer {
         TestServer::start_with(None, extra_conf).map(|(server, _)| server)
     }
 
+    /// A server from the binaries in `bin` (e.g. a PostgreSQL 19 build's
+    /// `install/bin`) instead of [`find_pg_bin`]'s, with `extra_conf`.
+    pub fn start_from(bin: &Path, extra_conf: &str) -> Result<TestServer, String> {
+        if !bin.join("initdb").is_file() {
+            return Err(format!("{}: no initdb there", bin.display()));
+        }
+        TestServer::start_in(bin.to_path_buf(), None, extra_conf).map(|(server, _)| server)
+    }
+
     /// [`TestServer::start`] with TLS on: certificates generated into a temp
     /// dir ([`TlsFiles`]), `hostssl ... cert` for [`CERT_ROLE`].
     pub fn start_tls() -> Result<(TestServer, TlsFiles), String> {
@@ -124,8 +133,15 @@ impl TestServer {
     }
 
     fn start_with(tls: Option<TlsFiles>, extra_conf: &str) -> Result<(TestServer, Option<TlsFiles>), String> {
+        TestServer::start_in(find_pg_bin()?, tls, extra_conf)
+    }
+
+    fn start_in(
+        bin: PathBuf,
+        tls: Option<TlsFiles>,
+        extra_conf: &str,
+    ) -> Result<(TestServer, Option<TlsFiles>), String> {
         let _serial = SERVER_START.lock().unwrap_or_else(|p| p.into_inner());
-        let bin = find_pg_bin()?;
         let dir = tempfile::Builder::new()
             .prefix("clockscope-pg-")
             .tempdir()

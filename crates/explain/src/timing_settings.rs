@@ -1,18 +1,20 @@
 //! The server's own timing settings, judged: `track_io_timing`,
 //! `track_wal_io_timing`, auto_explain's `log_analyze` / `log_timing` /
 //! `log_min_duration` / `sample_rate` (when auto_explain is loaded) and, on
-//! PostgreSQL 19, `timing_clock_source`, each priced with the cost of one
-//! clock read inferred on this server by the EXPLAIN runs
-//! (`(TIMING ON - TIMING OFF) / clock reads`), and what to change printed as
-//! exact `ALTER SYSTEM` lines. clockscope reads these settings (one query on
+//! PostgreSQL 19, `timing_clock_source`, each priced with the read PostgreSQL
+//! makes for it ([`price`]), and what to change printed as exact `ALTER
+//! SYSTEM` lines. clockscope reads these settings (one query on
 //! `pg_settings`) and never changes them.
 //!
 //! # Prices
-//! - `track_io_timing`: two clock reads around every block read or write
-//!   (bufmgr.c, `INSTR_TIME_SET_CURRENT` before and after `smgrread` /
-//!   `smgrwrite`), set against an 8 kB read served from the OS page cache,
-//!   the cheapest I/O PostgreSQL times ([`measure_page_cache_read`], measured
-//!   on this machine: the server's own when it is local, an example when not).
+//! - `track_io_timing`: two `INSTR_TIME_SET_CURRENT` around every block read
+//!   or write (`pgstat_prepare_io_time` / `pgstat_count_io_op_time`): RDTSCP
+//!   under `timing_clock_source = tsc`, the system clock otherwise, at this
+//!   machine's back-to-back read cost ([`price::io_read_price`], as `clockscope
+//!   check` prices it), set against an 8 kB read served from the OS page
+//!   cache, the cheapest I/O PostgreSQL times ([`measure_page_cache_read`],
+//!   measured on this machine: the server's own when it is local, an example
+//!   when not).
 //! - `track_wal_io_timing`: two reads around every WAL write and every WAL
 //!   sync (xlog.c), set against the same reference (a WAL write copies as
 //!   much into the page cache; a sync waits for the device, so the share is
@@ -21,26 +23,35 @@
 //!   timing on every statement auto_explain samples (`sample_rate`), logged
 //!   or not: auto_explain turns instrumentation on when the statement starts,
 //!   before its duration is known, so `log_min_duration` limits only what is
-//!   written to the log. Two reads per row per plan node.
+//!   written to the log. Two fast reads per row per plan node, priced with
+//!   EXPLAIN's own cost on the server ([`price::explain_read_price`]).
 //!
 //! # Rules (each a named constant below)
+//! A change is recommended only when the measured cost's 95% interval lies
+//! wholly on the far side of the threshold; a cost whose ON-OFF difference is
+//! inside the noise is "not resolved" and changes nothing.
 //! - Timing I/O costs too much when two reads exceed [`IO_TIMING_MAX_SHARE`]
-//!   of the page-cache read: recommend turning it off.
-//! - `log_timing` with `log_analyze` is recommended off when
-//!   `log_min_duration` is 0 (every statement timed per node and its plan
-//!   logged: the classic footgun) or when the count(*) measured here ran
-//!   [`LOG_TIMING_MAX_SLOWDOWN`] or more times slower with TIMING ON.
-//! - `log_min_duration = 0` with `log_analyze` is recommended up to
-//!   [`LOG_MIN_DURATION_EXAMPLE`].
+//!   of the page-cache read (the interval's low end: the reads' low over the
+//!   page read's high): recommend turning it off.
+//! - `log_timing` with `log_analyze` is recommended off when the count(*)
+//!   measured here ran [`LOG_TIMING_MAX_SLOWDOWN`] or more times slower with
+//!   TIMING ON (the slowdown's interval at or above it).
+//! - `log_min_duration = 0` with `log_analyze` (every sampled statement's
+//!   analyzed plan goes to the log: a rule about the log, not a measured
+//!   cost) is recommended up to [`LOG_MIN_DURATION_EXAMPLE`].
 //! - `timing_clock_source = system` set explicitly when the TSC measured
-//!   cheaper here: recommend `auto` (PostgreSQL then uses the TSC only where it
-//!   trusts it).
+//!   cheaper here (its per-read interval wholly below the system clock's):
+//!   recommend `auto` (PostgreSQL then uses the TSC only where it trusts it).
 //!
 //! Whether a change needs a restart comes from `pg_settings.context`
 //! (`postmaster`: restart; `internal`: cannot be changed; else
 //! `SELECT pg_reload_conf();`).
 
+pub mod price;
+
+use crate::clockcost::MachineClocks;
 use crate::report::SourceResult;
+pub use price::{measure_page_cache_read, PageReadReference, ReadPrice};
 use serde::Serialize;
 
 /// The settings read from `pg_settings`, in report order.
@@ -100,27 +111,23 @@ pub struct ServerSetting {
     pub context: String,
 }
 
-/// The reference an I/O's timing cost is set against.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PageReadReference {
-    /// Median ns of one 8 kB `pread` served from the OS page cache.
-    pub ns: f64,
-    /// Where the number comes from.
-    pub source: String,
-}
-
 /// What one event of a setting costs in clock reads.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SettingCost {
     /// The event paid for: `block I/O`, `WAL write or sync`, `row per plan node`.
     pub per: String,
     pub clock_reads: f64,
-    /// clock_reads x the per-read cost inferred on this server, ns.
+    /// clock_reads x the per-read price, ns, and at its interval's ends.
     pub ns: f64,
+    pub low_ns: Option<f64>,
+    pub high_ns: Option<f64>,
     /// The reference's ns (an 8 kB read from the page cache), for I/O timing.
     pub reference_ns: Option<f64>,
-    /// ns / reference_ns.
+    /// ns / reference_ns, and its interval (low / reference high, high /
+    /// reference low).
     pub share_of_reference: Option<f64>,
+    pub share_low: Option<f64>,
+    pub share_high: Option<f64>,
 }
 
 /// What to change, as the exact statements to run.
@@ -154,11 +161,14 @@ pub struct JudgedSetting {
 /// The server's timing settings, judged, and what they were priced with.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TimingSettings {
-    /// ns per clock read inferred on this server from EXPLAIN, null when the
-    /// runs were noise-bound (TIMING ON not slower).
-    pub per_read_ns: Option<f64>,
-    /// The measured clock source that price comes from.
-    pub priced_with_clock_source: Option<String>,
+    /// `INSTR_TIME_SET_CURRENT`'s price (the I/O timing settings); null with
+    /// `io_read_status` saying why.
+    pub io_read: Option<ReadPrice>,
+    pub io_read_status: String,
+    /// EXPLAIN's fast read inferred on this server (auto_explain.log_timing);
+    /// null when not resolved, `explain_read_status` saying why.
+    pub explain_read: Option<ReadPrice>,
+    pub explain_read_status: String,
     /// The page-cache read the I/O costs are set against; null if not measured.
     pub page_read: Option<PageReadReference>,
     pub settings: Vec<JudgedSetting>,
@@ -172,65 +182,6 @@ pub fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
         .find(|s| s.name == "auto_explain.log_min_duration" && s.vartype == "integer")
         .filter(|s| s.setting.parse::<i64>().is_ok_and(|m| m >= 0))
         .map(|s| s.shown.as_str())
-}
-
-/// Reads 8 kB pages of a 2 MiB file in the temp dir over and over (after one
-/// warming pass, so they come from the page cache) and returns the median
-/// ns per read of `rounds` passes; None when the file cannot be made or read
-/// (then the I/O costs have no reference). About 256 x `rounds` reads.
-#[cfg(unix)]
-pub fn measure_page_cache_read(rounds: usize) -> Option<f64> {
-    use std::io::Write;
-    use std::os::unix::fs::FileExt;
-    const PAGES: u64 = PAGE_READ_PAGES;
-    let mut file = tempfile::tempfile().ok()?;
-    let page = vec![0x5a_u8; PAGE_BYTES];
-    for _ in 0..PAGES {
-        file.write_all(&page).ok()?;
-    }
-    let mut buf = vec![0_u8; PAGE_BYTES];
-    let pass = |buf: &mut [u8]| -> Option<std::time::Duration> {
-        let start = std::time::Instant::now();
-        for i in 0..PAGES {
-            if file.read_at(buf, i * PAGE_BYTES as u64).ok()? != PAGE_BYTES {
-                return None;
-            }
-        }
-        Some(start.elapsed())
-    };
-    pass(&mut buf)?;
-    let mut per_read: Vec<f64> = (0..rounds.max(1))
-        .map(|_| pass(&mut buf).map(|d| d.as_nanos() as f64 / PAGES as f64))
-        .collect::<Option<_>>()?;
-    per_read.sort_by(f64::total_cmp);
-    Some(per_read[per_read.len() / 2]).filter(|v| v.is_finite() && *v > 0.0)
-}
-
-/// No page-cache reference off unix.
-#[cfg(not(unix))]
-pub fn measure_page_cache_read(_rounds: usize) -> Option<f64> {
-    None
-}
-
-/// The measured source a setting's reads are priced with: the one matching
-/// the server's `timing_clock_source` (PostgreSQL 19), else the first
-/// (before 19 the only one, `system`).
-fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult]) -> Option<&'a SourceResult> {
-    let current = settings.iter().find(|s| s.name == "timing_clock_source");
-    current
-        .and_then(|c| {
-            sources.iter().find(|r| {
-                r.clock_source == c.shown
-                    || ["tsc", "system"].iter().any(|w| {
-                        crate::measure::current_is(&c.shown, w) && crate::measure::current_is(&r.clock_source, w)
-                    })
-            })
-        })
-        .or_else(|| sources.first())
-}
-
-fn usable(v: f64) -> Option<f64> {
-    Some(v).filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// Whether a bool setting is on (`pg_settings.setting` says `on`).
@@ -289,23 +240,35 @@ fn judged(
     }
 }
 
-fn io_cost(per: &str, reads: f64, per_read: Option<f64>, page: Option<&PageReadReference>) -> Option<SettingCost> {
-    let ns = reads * per_read?;
-    let reference_ns = page.map(|p| p.ns).and_then(usable);
-    Some(SettingCost {
+fn io_cost(per: &str, reads: f64, price: &ReadPrice, page: Option<&PageReadReference>) -> SettingCost {
+    let ns = reads * price.ns;
+    let low_ns = price.low_ns.map(|v| reads * v);
+    let high_ns = price.high_ns.map(|v| reads * v);
+    let page = page.filter(|p| p.ns.is_finite() && p.ns > 0.0);
+    let share = |num: Option<f64>, den: Option<f64>| num.zip(den).map(|(n, d)| n / d).filter(|v| v.is_finite());
+    SettingCost {
         per: per.to_string(),
         clock_reads: reads,
         ns,
-        reference_ns,
-        share_of_reference: reference_ns.map(|r| ns / r),
-    })
+        low_ns,
+        high_ns,
+        reference_ns: page.map(|p| p.ns),
+        share_of_reference: page.map(|p| ns / p.ns),
+        share_low: share(low_ns, page.and_then(|p| p.high_ns)),
+        share_high: share(high_ns, page.and_then(|p| p.low_ns)),
+    }
 }
 
-/// "48 ns per block I/O, 3.1% of an 8 kB page-cache read (1.55 us)".
+/// "48 ns per block I/O (2 clock reads), 3.1% of an 8 kB read from the page
+/// cache (1.55 us; 95% interval 2.9% to 3.4%)".
 fn io_cost_text(c: &SettingCost) -> String {
+    let interval = match (c.share_low, c.share_high) {
+        (Some(lo), Some(hi)) => format!("; 95% interval {:.1}% to {:.1}%", lo * 100.0, hi * 100.0),
+        _ => "; interval not available".to_string(),
+    };
     match (c.reference_ns, c.share_of_reference) {
         (Some(r), Some(share)) => format!(
-            "{:.0} ns per {} ({} clock reads), {:.1}% of an 8 kB read from the page cache ({:.2} us)",
+            "{:.0} ns per {} ({} clock reads), {:.1}% of an 8 kB read from the page cache ({:.2} us{interval})",
             c.ns,
             c.per,
             c.clock_reads,
@@ -320,222 +283,273 @@ fn judge_io_timing(
     s: &ServerSetting,
     per: &str,
     reads: f64,
-    per_read: Option<f64>,
+    price: Result<&ReadPrice, &str>,
     page: Option<&PageReadReference>,
 ) -> JudgedSetting {
-    let cost = io_cost(per, reads, per_read, page);
     let on = is_on(s);
-    let Some(c) = &cost else {
-        return judged(
-            s,
-            None,
-            format!(
-                "{}; not priced: no cost per clock read was measured (TIMING ON was not slower)",
-                if on { "on" } else { "off" }
-            ),
-            None,
-        );
+    let state = if on { "on" } else { "off" };
+    let price = match price {
+        Ok(p) => p,
+        Err(why) => return judged(s, None, format!("{state}; not priced: {why}"), None),
     };
-    let too_costly = c.share_of_reference.is_some_and(|share| share > IO_TIMING_MAX_SHARE);
+    let c = io_cost(per, reads, price, page);
     let limit = IO_TIMING_MAX_SHARE * 100.0;
+    // Costly only when the whole interval is above the limit.
+    let costly = c.share_low.is_some_and(|low| low > IO_TIMING_MAX_SHARE);
+    let above = c.share_of_reference.is_some_and(|share| share > IO_TIMING_MAX_SHARE);
     let (judgement, rec) = match (on, c.share_of_reference) {
-        (true, Some(_)) if too_costly => (
-            format!("on: {}, above the {limit:.0}% limit", io_cost_text(c)),
+        (true, Some(_)) if costly => (
+            format!("on: {}, above the {limit:.0}% limit", io_cost_text(&c)),
             recommend(
                 s,
                 "off",
                 format!(
                     "timing each {} costs {}, more than {limit:.0}% of a cached 8 kB read",
                     c.per,
-                    io_cost_text(c)
+                    io_cost_text(&c)
                 ),
             ),
         ),
-        (true, Some(_)) => (format!("on: {}, within the {limit:.0}% limit", io_cost_text(c)), None),
+        (true, Some(_)) if above => (
+            format!(
+                "on: {}: above the {limit:.0}% limit, but its interval is not wholly above it: no change recommended",
+                io_cost_text(&c)
+            ),
+            None,
+        ),
+        (true, Some(_)) => (format!("on: {}, within the {limit:.0}% limit", io_cost_text(&c)), None),
         (true, None) => (
-            format!("on: {}; no page-cache reference to judge it", io_cost_text(c)),
+            format!("on: {}; no page-cache reference to judge it", io_cost_text(&c)),
             None,
         ),
         (false, _) => (
             format!(
                 "off: no cost; turned on it would cost {}{}",
-                io_cost_text(c),
-                if too_costly { ", above the limit" } else { "" }
+                io_cost_text(&c),
+                if costly { ", above the limit" } else { "" }
             ),
             None,
         ),
     };
-    judged(s, cost, judgement, rec)
+    judged(s, Some(c), judgement, rec)
 }
 
 /// Judges the settings read from the server (`settings`, from
 /// [`crate::session::PgSession::timing_settings`]) with the clock sources
-/// measured on it and the page-cache reference.
-pub fn judge(settings: &[ServerSetting], sources: &[SourceResult], page: Option<PageReadReference>) -> TimingSettings {
-    let pricing = pricing_source(settings, sources);
-    let per_read = pricing.and_then(|r| usable(r.overhead_per_read_ns));
-    let slowdown = pricing.map(|r| r.slowdown).filter(|v| v.is_finite());
+/// measured on it, this machine's read costs and the page-cache reference.
+pub fn judge(
+    settings: &[ServerSetting],
+    sources: &[SourceResult],
+    machine: Option<&MachineClocks>,
+    page: Option<PageReadReference>,
+) -> TimingSettings {
+    let io = price::io_read_price(settings, machine);
+    let explain = price::explain_read_price(settings, sources);
     let get = |name: &str| settings.iter().find(|s| s.name == name);
     let mut out = Vec::new();
-
+    let io_ref = io.as_ref().map_err(String::as_str);
     if let Some(s) = get("track_io_timing") {
-        out.push(judge_io_timing(s, "block I/O", READS_PER_IO, per_read, page.as_ref()));
+        out.push(judge_io_timing(s, "block I/O", READS_PER_IO, io_ref, page.as_ref()));
     }
     if let Some(s) = get("track_wal_io_timing") {
-        out.push(judge_io_timing(
-            s,
-            "WAL write or sync",
-            READS_PER_WAL_IO,
-            per_read,
-            page.as_ref(),
-        ));
+        out.push(judge_io_timing(s, "WAL write or sync", READS_PER_WAL_IO, io_ref, page.as_ref()));
     }
     if let Some(s) = get("timing_clock_source") {
         out.push(judge_clock_source(s, sources));
     }
-
-    // auto_explain's rows exist only when the module is loaded (a placeholder
-    // for an unloaded module is a string, not a bool).
-    let loaded = |name: &str| get(name).filter(|s| s.vartype != "string");
-    if let (Some(analyze), Some(timing), Some(min_duration)) = (
-        loaded("auto_explain.log_analyze"),
-        loaded("auto_explain.log_timing"),
-        loaded("auto_explain.log_min_duration"),
-    ) {
-        let sample_rate = loaded("auto_explain.sample_rate")
-            .and_then(|s| s.setting.parse::<f64>().ok())
-            .unwrap_or(1.0);
-        let min_ms: Option<i64> = min_duration.setting.parse().ok();
-        let enabled = min_ms.is_some_and(|m| m >= 0) && sample_rate > 0.0;
-        let every_statement = min_ms == Some(0);
-        let sampled = if sample_rate >= 1.0 {
-            "every statement".to_string()
-        } else {
-            format!("{:.0}% of statements (sample_rate)", sample_rate * 100.0)
-        };
-
-        out.push(judged(
-            analyze,
-            None,
-            match (is_on(analyze), enabled) {
-                (true, true) => format!("on: {sampled} runs with EXPLAIN ANALYZE's instrumentation"),
-                (true, false) => "on, but auto_explain is off (log_min_duration = -1 or sample_rate = 0)".into(),
-                (false, _) => "off: plans are logged without actual times, nothing is timed".into(),
-            },
-            None,
-        ));
-
-        let timed = is_on(analyze) && is_on(timing) && enabled;
-        let cost = per_read.filter(|_| timed).map(|p| SettingCost {
-            per: "row per plan node".into(),
-            clock_reads: READS_PER_ROW_PER_NODE,
-            ns: READS_PER_ROW_PER_NODE * p,
-            reference_ns: None,
-            share_of_reference: None,
-        });
-        let measured = match (&cost, slowdown) {
-            (Some(c), Some(x)) => format!(
-                "{:.0} ns per row per plan node ({} clock reads); the count(*) measured here ran {x:.2}x as long \
-                 with it",
-                c.ns, c.clock_reads
-            ),
-            _ => "not priced: no cost per clock read was measured".into(),
-        };
-        let (judgement, rec) = if !timed {
-            (
-                format!(
-                    "{}: nothing timed{}",
-                    if is_on(timing) { "on" } else { "off" },
-                    if is_on(timing) {
-                        " (it needs log_analyze on and auto_explain enabled)"
-                    } else {
-                        ""
-                    }
-                ),
-                None,
-            )
-        } else {
-            let too_slow = slowdown.is_some_and(|x| x >= LOG_TIMING_MAX_SLOWDOWN);
-            let why = if every_statement {
-                Some(format!(
-                    "with log_min_duration = 0 {sampled} is timed per plan node and logged: {measured}; row counts \
-                     stay in the logged plans"
-                ))
-            } else if too_slow {
-                Some(format!(
-                    "{sampled} is timed per plan node, whatever log_min_duration (it only limits what is \
-                     logged): {measured}, at or above {LOG_TIMING_MAX_SLOWDOWN}x"
-                ))
-            } else {
-                None
-            };
-            match why {
-                Some(why) => (format!("on: {measured}"), recommend(timing, "off", why)),
-                None => (format!("on: {measured}, below {LOG_TIMING_MAX_SLOWDOWN}x"), None),
-            }
-        };
-        out.push(judged(timing, cost, judgement, rec));
-
-        let (judgement, rec) = if every_statement && is_on(analyze) {
-            (
-                format!("0: the plan of {sampled}, with actual rows (and times with log_timing), goes to the log"),
-                recommend(
-                    min_duration,
-                    &format!("'{LOG_MIN_DURATION_EXAMPLE}'"),
-                    format!(
-                        "log_min_duration = 0 with log_analyze writes the analyzed plan of {sampled} to the log; \
-                         '{LOG_MIN_DURATION_EXAMPLE}' is the example in PostgreSQL's auto_explain documentation, use \
-                         your slow-query threshold (it limits the logging only: sampled statements are still \
-                         instrumented)"
-                    ),
-                ),
-            )
-        } else {
-            (
-                match min_ms {
-                    Some(m) if m < 0 => "-1: auto_explain logs nothing and instruments nothing".to_string(),
-                    _ => format!("{}: plans of statements running longer are logged", min_duration.shown),
-                },
-                None,
-            )
-        };
-        out.push(judged(min_duration, None, judgement, rec));
-    }
-
+    judge_auto_explain(settings, explain.as_ref().map(|(p, r)| (p, *r)).map_err(String::as_str), &mut out);
+    let status = |r: &Result<_, String>| match r {
+        Ok(_) => "priced".to_string(),
+        Err(why) => why.clone(),
+    };
     TimingSettings {
-        per_read_ns: per_read,
-        priced_with_clock_source: pricing.filter(|_| per_read.is_some()).map(|r| r.clock_source.clone()),
+        io_read_status: status(&io.as_ref().map(|_| ()).map_err(Clone::clone)),
+        explain_read_status: status(&explain.as_ref().map(|_| ()).map_err(Clone::clone)),
+        io_read: io.ok(),
+        explain_read: explain.ok().map(|(p, _)| p),
         page_read: page,
         settings: out,
     }
 }
 
+/// auto_explain's rows, when the module is loaded (a placeholder for an
+/// unloaded module is a string, not a bool), judged with EXPLAIN's price on
+/// this server and the slowdown measured with it.
+fn judge_auto_explain(
+    settings: &[ServerSetting],
+    explain: Result<(&ReadPrice, &SourceResult), &str>,
+    out: &mut Vec<JudgedSetting>,
+) {
+    let loaded = |name: &str| {
+        settings
+            .iter()
+            .find(|s| s.name == name)
+            .filter(|s| s.vartype != "string")
+    };
+    let (Some(analyze), Some(timing), Some(min_duration)) = (
+        loaded("auto_explain.log_analyze"),
+        loaded("auto_explain.log_timing"),
+        loaded("auto_explain.log_min_duration"),
+    ) else {
+        return;
+    };
+    let sample_rate = loaded("auto_explain.sample_rate")
+        .and_then(|s| s.setting.parse::<f64>().ok())
+        .unwrap_or(1.0);
+    let min_ms: Option<i64> = min_duration.setting.parse().ok();
+    let enabled = min_ms.is_some_and(|m| m >= 0) && sample_rate > 0.0;
+    let every_statement = min_ms == Some(0);
+    let sampled = if sample_rate >= 1.0 {
+        "every statement".to_string()
+    } else {
+        format!("{:.0}% of statements (sample_rate)", sample_rate * 100.0)
+    };
+
+    out.push(judged(
+        analyze,
+        None,
+        match (is_on(analyze), enabled) {
+            (true, true) => format!("on: {sampled} runs with EXPLAIN ANALYZE's instrumentation"),
+            (true, false) => "on, but auto_explain is off (log_min_duration = -1 or sample_rate = 0)".into(),
+            (false, _) => "off: plans are logged without actual times, nothing is timed".into(),
+        },
+        None,
+    ));
+    let timed = is_on(analyze) && is_on(timing) && enabled;
+    out.push(judge_log_timing(timing, timed, every_statement, &sampled, explain));
+
+    let (judgement, rec) = if every_statement && is_on(analyze) {
+        (
+            format!("0: the plan of {sampled}, with actual rows (and times with log_timing), goes to the log"),
+            recommend(
+                min_duration,
+                &format!("'{LOG_MIN_DURATION_EXAMPLE}'"),
+                format!(
+                    "log_min_duration = 0 with log_analyze writes the analyzed plan of {sampled} to the log; \
+                     '{LOG_MIN_DURATION_EXAMPLE}' is the example in PostgreSQL's auto_explain documentation, use \
+                     your slow-query threshold (it limits the logging only: sampled statements are still \
+                     instrumented)"
+                ),
+            ),
+        )
+    } else {
+        (
+            match min_ms {
+                Some(m) if m < 0 => "-1: auto_explain logs nothing and instruments nothing".to_string(),
+                _ => format!("{}: plans of statements running longer are logged", min_duration.shown),
+            },
+            None,
+        )
+    };
+    out.push(judged(min_duration, None, judgement, rec));
+}
+
+/// `auto_explain.log_timing`: costly only when the measured slowdown's whole
+/// interval is at or above [`LOG_TIMING_MAX_SLOWDOWN`].
+fn judge_log_timing(
+    timing: &ServerSetting,
+    timed: bool,
+    every_statement: bool,
+    sampled: &str,
+    explain: Result<(&ReadPrice, &SourceResult), &str>,
+) -> JudgedSetting {
+    let state = if is_on(timing) { "on" } else { "off" };
+    if !timed {
+        let needs = if is_on(timing) {
+            " (it needs log_analyze on and auto_explain enabled)"
+        } else {
+            ""
+        };
+        return judged(timing, None, format!("{state}: nothing timed{needs}"), None);
+    }
+    let (price, source) = match explain {
+        Ok(p) => p,
+        Err(why) => return judged(timing, None, format!("on: {why}; no change recommended"), None),
+    };
+    let cost = SettingCost {
+        per: "row per plan node".into(),
+        clock_reads: READS_PER_ROW_PER_NODE,
+        ns: READS_PER_ROW_PER_NODE * price.ns,
+        low_ns: price.low_ns.map(|v| READS_PER_ROW_PER_NODE * v),
+        high_ns: price.high_ns.map(|v| READS_PER_ROW_PER_NODE * v),
+        reference_ns: None,
+        share_of_reference: None,
+        share_low: None,
+        share_high: None,
+    };
+    let n = &source.noise;
+    let interval = match (n.slowdown_ci_low, n.slowdown_ci_high) {
+        (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2}x to {hi:.2}x)"),
+        _ => String::new(),
+    };
+    let measured = format!(
+        "{:.0} ns per row per plan node ({} clock reads); the count(*) measured here ran {:.2}x{interval} as long \
+         with it",
+        cost.ns, cost.clock_reads, source.slowdown
+    );
+    let costly = n.slowdown_ci_low.is_some_and(|lo| lo >= LOG_TIMING_MAX_SLOWDOWN);
+    let footgun = if every_statement {
+        format!("; with log_min_duration = 0 {sampled} is timed per plan node and logged")
+    } else {
+        String::new()
+    };
+    let (judgement, rec) = if costly {
+        let why = format!(
+            "{sampled} is timed per plan node, whatever log_min_duration (it only limits what is logged): \
+             {measured}, at or above {LOG_TIMING_MAX_SLOWDOWN}x"
+        );
+        (format!("on: {measured}{footgun}"), recommend(timing, "off", why))
+    } else if source.slowdown >= LOG_TIMING_MAX_SLOWDOWN {
+        (
+            format!(
+                "on: {measured}{footgun}: at or above {LOG_TIMING_MAX_SLOWDOWN}x, but its interval is not wholly: \
+                 no change recommended"
+            ),
+            None,
+        )
+    } else {
+        (
+            format!("on: {measured}, below {LOG_TIMING_MAX_SLOWDOWN}x{footgun}"),
+            None,
+        )
+    };
+    judged(timing, Some(cost), judgement, rec)
+}
+
 /// PostgreSQL 19's `timing_clock_source`: `system` set by hand while the TSC
-/// measured cheaper here is worth changing to `auto`.
+/// measured cheaper here (its per-read interval wholly below the system
+/// clock's) is worth changing to `auto`.
 fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSetting {
-    let cost_of = |want: &str| {
+    let price_of = |want: &str| {
         sources
             .iter()
             .find(|r| crate::measure::current_is(&r.clock_source, want))
-            .and_then(|r| usable(r.overhead_per_read_ns))
+            .map(price::observed_read_price)
     };
-    let (system, tsc) = (cost_of("system"), cost_of("tsc"));
-    let measured = match (system, tsc) {
-        (Some(sy), Some(t)) => format!("; measured here: system {sy:.1} ns, tsc {t:.1} ns per read"),
-        (Some(sy), None) => format!("; measured here: system {sy:.1} ns per read"),
-        (None, Some(t)) => format!("; measured here: tsc {t:.1} ns per read"),
+    let (system, tsc) = (price_of("system"), price_of("tsc"));
+    let words = |p: &Option<Result<ReadPrice, String>>| match p {
+        Some(Ok(p)) => Some(p.text()),
+        Some(Err(_)) => Some("not resolved".to_string()),
+        None => None,
+    };
+    let measured = match (words(&system), words(&tsc)) {
+        (Some(sy), Some(t)) => format!("; measured here per read: system {sy}, tsc {t}"),
+        (Some(sy), None) => format!("; measured here per read: system {sy}"),
+        (None, Some(t)) => format!("; measured here per read: tsc {t}"),
         (None, None) => String::new(),
     };
     let (judgement, rec) = if s.setting == "system" {
         match (system, tsc) {
-            (Some(sy), Some(t)) if t < sy => (
+            (Some(Ok(sy)), Some(Ok(t))) if t.high_ns.zip(sy.low_ns).is_some_and(|(th, sl)| th < sl) => (
                 format!("system, set explicitly{measured}"),
                 recommend(
                     s,
                     "'auto'",
                     format!(
-                        "the TSC read for {t:.1} ns against the system clock's {sy:.1} ns here; auto uses the TSC \
-                         only where PostgreSQL trusts it"
+                        "the TSC read for {} against the system clock's {} here; auto uses the TSC only where \
+                         PostgreSQL trusts it",
+                        t.text(),
+                        sy.text()
                     ),
                 ),
             ),
@@ -557,229 +571,4 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn setting(name: &str, setting: &str, vartype: &str) -> ServerSetting {
-        ServerSetting {
-            name: name.into(),
-            setting: setting.into(),
-            shown: setting.into(),
-            vartype: vartype.into(),
-            source: "configuration file".into(),
-            context: "superuser".into(),
-        }
-    }
-
-    fn source(clock: &str, per_read_ns: f64, slowdown: f64) -> SourceResult {
-        SourceResult {
-            clock_source: clock.into(),
-            how: String::new(),
-            timing_off_ms: 10.0,
-            timing_off_ms_min: 10.0,
-            timing_off_ms_max: 10.0,
-            timing_on_ms: 10.0 * slowdown,
-            timing_on_ms_min: 10.0 * slowdown,
-            timing_on_ms_max: 10.0 * slowdown,
-            slowdown,
-            overhead_per_row_ns: 2.0 * per_read_ns,
-            overhead_per_read_ns: per_read_ns,
-            clock_reads_per_run: 200_006,
-            clock_reads_per_row: 2.0,
-            predicted_clock: None,
-            predicted_per_read_ns: None,
-            predicted_overhead_per_row_ns: None,
-            predicted_timing_on_ms: None,
-            predicted_slowdown: None,
-            observed_over_predicted: None,
-            prediction_method: None,
-            back_to_back_per_read_ns: None,
-            back_to_back_observed_over_predicted: None,
-            runs_timing_off_ms: vec![],
-            runs_timing_on_ms: vec![],
-            noise: crate::report::model::Noise {
-                pairs: 6,
-                slowdown_median: slowdown,
-                slowdown_min: slowdown,
-                slowdown_max: slowdown,
-                slowdown_ci_low: Some(slowdown),
-                slowdown_ci_high: Some(slowdown),
-                slowdown_ci_coverage: Some(0.968_75),
-                slowdown_ci_half_width: Some(0.0),
-                target_half_width: 0.05,
-                target_reached: true,
-                stopped_by: crate::measure::StopReason::Precision,
-                timing_off_variation: Some(0.0),
-            },
-        }
-    }
-
-    fn page(ns: f64) -> Option<PageReadReference> {
-        Some(PageReadReference {
-            ns,
-            source: "test".into(),
-        })
-    }
-
-    fn lines(t: &TimingSettings) -> Vec<&str> {
-        t.settings
-            .iter()
-            .filter_map(|s| s.recommendation.as_ref())
-            .map(|r| r.alter_system.as_str())
-            .collect()
-    }
-
-    fn auto_explain(analyze: &str, timing: &str, min_ms: &str) -> Vec<ServerSetting> {
-        vec![
-            setting("auto_explain.log_analyze", analyze, "bool"),
-            setting("auto_explain.log_timing", timing, "bool"),
-            setting("auto_explain.log_min_duration", min_ms, "integer"),
-            setting("auto_explain.sample_rate", "1", "real"),
-        ]
-    }
-
-    #[test]
-    fn io_timing_is_judged_against_the_page_cache_read() {
-        let on = [setting("track_io_timing", "on", "bool")];
-        // A fast clock: 2 x 25 ns of a 1500 ns read is 3.3%: fine.
-        let t = judge(&on, &[source("system", 25.0, 1.5)], page(1500.0));
-        assert!(lines(&t).is_empty());
-        let c = t.settings[0].cost.as_ref().unwrap();
-        assert_eq!(c.ns, 50.0);
-        assert!((c.share_of_reference.unwrap() - 50.0 / 1500.0).abs() < 1e-12);
-        assert!(
-            t.settings[0].judgement.contains("within the 10% limit"),
-            "{:?}",
-            t.settings[0]
-        );
-        // A syscall clock (hpet): 2 x 600 ns is 80% of the read: turn it off.
-        let t = judge(&on, &[source("system", 600.0, 20.0)], page(1500.0));
-        assert_eq!(lines(&t), ["ALTER SYSTEM SET track_io_timing = off;"]);
-        let r = t.settings[0].recommendation.as_ref().unwrap();
-        assert_eq!(r.then.as_deref(), Some("SELECT pg_reload_conf();"));
-        assert!(!r.needs_restart);
-        // Off is never changed, only priced.
-        let off = [setting("track_io_timing", "off", "bool")];
-        let t = judge(&off, &[source("system", 600.0, 20.0)], page(1500.0));
-        assert!(lines(&t).is_empty());
-        assert!(
-            t.settings[0].judgement.starts_with("off: no cost"),
-            "{:?}",
-            t.settings[0]
-        );
-    }
-
-    #[test]
-    fn without_a_price_nothing_is_recommended_for_io() {
-        let on = [
-            setting("track_io_timing", "on", "bool"),
-            setting("track_wal_io_timing", "on", "bool"),
-        ];
-        // Noise-bound: TIMING ON was not slower.
-        let t = judge(&on, &[source("system", -3.0, 0.99)], page(1500.0));
-        assert_eq!(t.per_read_ns, None);
-        assert!(lines(&t).is_empty());
-        assert!(t.settings.iter().all(|s| s.cost.is_none()));
-        // No page-cache reference: priced, not judged.
-        let t = judge(&on, &[source("system", 600.0, 20.0)], None);
-        assert!(lines(&t).is_empty());
-        assert_eq!(t.settings[1].cost.as_ref().unwrap().per, "WAL write or sync");
-    }
-
-    #[test]
-    fn log_timing_with_log_min_duration_zero_is_the_footgun() {
-        let s = auto_explain("on", "on", "0");
-        // Even with a fast clock and a small slowdown.
-        let t = judge(&s, &[source("system", 20.0, 1.1)], page(1500.0));
-        assert_eq!(
-            lines(&t),
-            [
-                "ALTER SYSTEM SET auto_explain.log_timing = off;",
-                "ALTER SYSTEM SET auto_explain.log_min_duration = '3s';"
-            ]
-        );
-        let timing = t.settings.iter().find(|s| s.name == "auto_explain.log_timing").unwrap();
-        assert_eq!(timing.cost.as_ref().unwrap().ns, 40.0);
-        assert!(timing
-            .recommendation
-            .as_ref()
-            .unwrap()
-            .reason
-            .contains("log_min_duration = 0"));
-    }
-
-    #[test]
-    fn log_timing_with_a_threshold_is_judged_on_the_measured_slowdown() {
-        let s = auto_explain("on", "on", "250");
-        let t = judge(&s, &[source("system", 20.0, 1.2)], None);
-        assert!(lines(&t).is_empty(), "{t:?}");
-        let t = judge(&s, &[source("system", 60.0, 2.4)], None);
-        assert_eq!(lines(&t), ["ALTER SYSTEM SET auto_explain.log_timing = off;"]);
-        assert!(t.settings[1]
-            .recommendation
-            .as_ref()
-            .unwrap()
-            .reason
-            .contains("whatever log_min_duration"));
-        // Timing without log_analyze, or auto_explain disabled, costs nothing.
-        for s in [auto_explain("off", "on", "0"), auto_explain("on", "on", "-1")] {
-            let t = judge(&s, &[source("system", 600.0, 20.0)], None);
-            assert!(lines(&t).is_empty(), "{t:?}");
-            assert!(t.settings.iter().all(|s| s.cost.is_none()));
-        }
-    }
-
-    #[test]
-    fn a_placeholder_for_an_unloaded_auto_explain_is_not_judged() {
-        let s = vec![
-            setting("auto_explain.log_analyze", "on", "string"),
-            setting("auto_explain.log_timing", "on", "string"),
-            setting("auto_explain.log_min_duration", "0", "string"),
-        ];
-        assert!(judge(&s, &[source("system", 600.0, 20.0)], None).settings.is_empty());
-    }
-
-    #[test]
-    fn restart_and_source_come_from_pg_settings() {
-        let mut s = setting("track_io_timing", "on", "bool");
-        s.context = "postmaster".into();
-        s.source = "database".into();
-        let t = judge(&[s], &[source("system", 600.0, 20.0)], page(1000.0));
-        let r = t.settings[0].recommendation.as_ref().unwrap();
-        assert!(r.needs_restart);
-        assert_eq!(r.then, None);
-        assert!(r.reason.contains("ALTER DATABASE"), "{}", r.reason);
-        let mut s = setting("track_io_timing", "on", "bool");
-        s.context = "internal".into();
-        assert!(lines(&judge(&[s], &[source("system", 600.0, 20.0)], page(1000.0))).is_empty());
-    }
-
-    #[test]
-    fn clock_source_system_is_moved_to_auto_only_when_the_tsc_was_cheaper() {
-        let sys = [setting("timing_clock_source", "system", "enum")];
-        let both = [source("system", 30.0, 2.0), source("tsc", 12.0, 1.4)];
-        let t = judge(&sys, &both, None);
-        assert_eq!(lines(&t), ["ALTER SYSTEM SET timing_clock_source = 'auto';"]);
-        // Priced with the source the server uses.
-        assert_eq!(t.priced_with_clock_source.as_deref(), Some("system"));
-        let slower_tsc = [source("system", 30.0, 2.0), source("tsc", 40.0, 2.5)];
-        assert!(lines(&judge(&sys, &slower_tsc, None)).is_empty());
-        let auto = [setting("timing_clock_source", "auto (tsc)", "enum")];
-        let t = judge(&auto, &both, None);
-        assert!(lines(&t).is_empty());
-        assert_eq!(t.priced_with_clock_source.as_deref(), Some("tsc"));
-        assert_eq!(t.per_read_ns, Some(12.0));
-        let auto_system = [setting("timing_clock_source", "auto (system)", "enum")];
-        let t = judge(&auto_system, &both, None);
-        assert!(lines(&t).is_empty());
-        assert!(t.settings[0].judgement.contains("chose the system clock"));
-    }
-
-    #[test]
-    fn a_page_cache_read_is_measured() {
-        if cfg!(unix) {
-            let ns = measure_page_cache_read(3).expect("a temp file can be read");
-            assert!(ns.is_finite() && ns > 0.0, "{ns}");
-        }
-    }
-}
+mod tests;

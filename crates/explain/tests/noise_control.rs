@@ -215,17 +215,20 @@ fn machine() -> MachineClocks {
         system: ClockCost {
             clock: "clock_gettime (CLOCK_MONOTONIC)".into(),
             per_read_ns: 20.0,
+            read_cost_ns: 20.0,
+            read_cost_interval: None,
             loops: 1_000_000,
             method: "test".into(),
             frequency_khz: None,
             frequency_source: None,
-            // The executor-like loop ran (its absence is a warning of its own).
+            // The instrumentation model ran (its absence is a warning of its own).
             executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(
                 "clock_gettime (CLOCK_MONOTONIC)",
                 40.0,
             )),
         },
         rdtsc: None,
+        rdtscp: None,
         rdtsc_unavailable: Some("test".into()),
         tsc_auto: false,
     }

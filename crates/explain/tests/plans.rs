@@ -65,6 +65,8 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
     let cost = |clock: &str, ns: f64| ClockCost {
         clock: clock.into(),
         per_read_ns: ns,
+        read_cost_ns: ns,
+        read_cost_interval: None,
         loops: 1_000_000,
         method: "test".into(),
         frequency_khz: None,
@@ -75,6 +77,7 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
         rdtsc: rdtsc_ns.map(|ns| cost("RDTSC", ns)),
+        rdtscp: rdtsc_ns.map(|ns| cost("RDTSCP", 2.0 * ns)),
         rdtsc_unavailable: rdtsc_ns.is_none().then(|| "test".into()),
         tsc_auto: true,
     }
@@ -259,8 +262,11 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     });
     let s = &r.clock_sources[0];
     let reads_per_row = 2.000006;
-    assert_eq!(s.prediction_method.as_deref(), Some(report::METHOD_EXECUTOR_LOOP));
+    assert_eq!(s.prediction_status, "resolved");
     assert_eq!(s.predicted_per_read_ns, Some(24.0));
+    // The model's +-10% interval, per row at 2.000006 reads per row.
+    assert!(close(s.predicted_overhead_per_row_low_ns.unwrap(), reads_per_row / 2.0 * 43.2));
+    assert!(close(s.predicted_overhead_per_row_high_ns.unwrap(), reads_per_row / 2.0 * 52.8));
     // ON = OFF + reads_per_row / 2 x added per row.
     assert!(close(
         s.predicted_overhead_per_row_ns.unwrap(),
@@ -287,7 +293,6 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
 
     // PostgreSQL 19's TSC from RDTSC's added cost, the loop time kept beside it.
     let t = r.tsc_prediction.as_ref().unwrap();
-    assert_eq!(t.prediction_method, report::METHOD_EXECUTOR_LOOP);
     assert_eq!((t.rdtsc_per_read_ns, t.rdtsc_back_to_back_per_read_ns), (8.0, 20.0));
     assert!(close(t.predicted_overhead_per_row_ns, reads_per_row * 8.0));
 
@@ -300,15 +305,17 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         .collect::<Vec<_>>()
         .join(" ");
     for needle in [
-        "added per read in an executor-like loop",
+        "in the instrumentation model",
         "predicted TIMING ON",
         "observed / back-to-back",
-        "48.00 ns per row added by 2 reads, executor-like loop",
+        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10%",
+        "(95% interval 43.20 to 52.80 ns)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
 
-    // Without the loop (stopped before it ran) the back-to-back cost is used, and said so.
+    // Without the model (stopped before it ran) there is no prediction, and
+    // it says why: no other method stands in.
     let mut m2 = m.clone();
     m2.system.executor_loop = None;
     let r2 = report::build(&Inputs {
@@ -316,25 +323,46 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         rows: 1_000_000,
         runs: 1,
         temp_table_estimated_bytes: 1,
-        ..common::report_inputs(
-            &[SourceRuns {
-                clock_source: "system".into(),
-                how: "test".into(),
-                timing_off_ms: vec![55.0],
-                timing_on_ms: vec![105.0],
-                clock_reads_per_run: 2_000_006,
-                stopped_by: clockscope_explain::measure::StopReason::Precision,
-                timing_on_plan: None,
-            }],
-            &m2,
-        )
+        ..common::report_inputs(&r2_runs(), &m2)
     });
     let s2 = &r2.clock_sources[0];
-    assert_eq!(s2.prediction_method.as_deref(), Some(report::METHOD_BACK_TO_BACK));
-    assert_eq!(s2.predicted_per_read_ns, Some(30.0));
+    assert_eq!(s2.predicted_per_read_ns, None);
+    assert_eq!(s2.observed_over_predicted, None);
+    assert!(s2.prediction_status.starts_with("not measured"), "{}", s2.prediction_status);
+    assert_eq!(s2.back_to_back_per_read_ns, Some(30.0));
     assert!(
-        r2.warnings.iter().any(|w| w.contains("executor-like loop did not run")),
+        r2.warnings.iter().any(|w| w.contains("no prediction: not measured")),
         "{:?}",
         r2.warnings
     );
+    // A model that could not resolve the cost: no number either, said so.
+    let mut m3 = m.clone();
+    let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 1.0);
+    unresolved.added_ns_per_row = None;
+    unresolved.added_ns_per_read = None;
+    unresolved.resolved = false;
+    unresolved.status = "not resolved: the 95% interval of the difference includes 0".into();
+    m3.system.executor_loop = Some(unresolved);
+    let r3 = report::build(&Inputs {
+        query: "q",
+        rows: 1_000_000,
+        runs: 1,
+        temp_table_estimated_bytes: 1,
+        ..common::report_inputs(&r2_runs(), &m3)
+    });
+    assert_eq!(r3.clock_sources[0].predicted_per_read_ns, None);
+    assert!(r3.clock_sources[0].prediction_status.starts_with("not resolved"));
+}
+
+/// One pair of 1M rows on the system clock: 55 ms OFF, 105 ms ON.
+fn r2_runs() -> Vec<SourceRuns> {
+    vec![SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![55.0],
+        timing_on_ms: vec![105.0],
+        clock_reads_per_run: 2_000_006,
+        stopped_by: clockscope_explain::measure::StopReason::Precision,
+        timing_on_plan: None,
+    }]
 }

@@ -171,10 +171,15 @@ impl ClockVisitor for MeasureClock<'_> {
     }
 }
 
-/// Runs the library's executor-like per-row loop on one clock, its work per
-/// row calibrated to `work_ns_per_row` (the prediction's per-row cost).
+/// Runs the library's model of PostgreSQL 19's per-row instrumentation
+/// (clockscope::predict::executor_loop) with one clock in its fast-read slot:
+/// the system clock behind the `timing_tsc_enabled` branch, or the counter's
+/// fast read; its work per row calibrated to `work_ns_per_row`, its run time
+/// bounded by `budget_ns`.
 struct ExecutorLoop {
+    counter: bool,
     work_ns_per_row: f64,
+    budget_ns: u64,
 }
 
 impl ClockVisitor for ExecutorLoop {
@@ -183,38 +188,47 @@ impl ClockVisitor for ExecutorLoop {
         if crate::exit::interrupted() {
             return None;
         }
-        let arena = executor_loop::Arena::new();
-        let config = executor_loop::LoopConfig {
-            rows_per_round: executor_loop::DEFAULT_ROWS_PER_ROUND,
-            rounds: executor_loop::DEFAULT_ROUNDS,
-            work_passes: executor_loop::calibrate_passes(clock, &arena, self.work_ns_per_row),
-        };
-        executor_loop::measure_executor_loop(clock, &arena, config, &mut || !crate::exit::interrupted())
+        let table = executor_loop::Table::new();
+        let shape = executor_loop::PgInstrumentation::Pg19 { tsc: self.counter };
+        let config = executor_loop::ModelConfig::new(shape, self.work_ns_per_row, self.budget_ns);
+        let tsc = self.counter.then_some(clock);
+        executor_loop::measure_on_this_machine(tsc, &table, config, &mut || !crate::exit::interrupted())
     }
 }
 
 /// The clocks whose EXPLAIN prediction `check` gives (the system clock and the
-/// counter's fast read) in the executor-like loop, for the verdict.
+/// counter's fast read), each in the instrumentation model for `budget_ns`.
 pub fn measure_executor_loops(
     stats: &[ClockStats],
     counter: &environment::CounterSetup,
     work_ns_per_row: f64,
+    budget_ns: u64,
 ) -> Vec<ExecutorLoopCost> {
     let wanted = [ClockId::Monotonic, ClockId::Rdtsc, ClockId::Cntvct];
-    let bar = progress::bar("EXPLAIN loop", wanted.len() as u64);
+    let bar = progress::bar("EXPLAIN model", wanted.len() as u64);
     let mut out = Vec::new();
     for id in wanted {
         if !stats.iter().any(|c| c.name == id.cli_name() && c.loops > 0) {
             continue;
         }
         bar.set_prefix(id.display_name().to_string());
-        if let Ok(Some(cost)) = clock::visit(id, counter.scale, ExecutorLoop { work_ns_per_row }) {
+        let visitor = ExecutorLoop {
+            counter: id.is_counter(),
+            work_ns_per_row,
+            budget_ns,
+        };
+        if let Ok(Some(cost)) = clock::visit(id, counter.scale, visitor) {
             out.push(cost);
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     out
+}
+
+/// The instrumentation model's time budget per clock: half of `-d`.
+pub fn executor_loop_budget_ns(duration_ns: u64) -> u64 {
+    duration_ns / 2
 }
 
 /// Measures `clocks` for `duration_ns` each; counters use `counter`'s scale.
@@ -280,7 +294,7 @@ pub struct Measured {
     pub interrupted: bool,
     /// The affinity mask (`sched_getaffinity`), when it could be read.
     pub allowed_cpus: Option<Vec<usize>>,
-    /// What two reads per row add to the executor-like loop, per clock.
+    /// What TIMING ON adds per row in the instrumentation model, per clock.
     pub executor_loops: Vec<ExecutorLoopCost>,
 }
 
@@ -378,10 +392,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let executor_loops = if interrupted {
         Vec::new()
     } else {
-        let work_ns = args
-            .baseline_row_ns
-            .unwrap_or(clockscope::predict::executor_loop::DEFAULT_WORK_NS_PER_ROW);
-        measure_executor_loops(&stats, &counter, work_ns)
+        let work_ns = executor_loop::work_target_ns(args.baseline_row_ns.unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW));
+        measure_executor_loops(&stats, &counter, work_ns, executor_loop_budget_ns(duration_ns))
     };
     let interrupted = interrupted || crate::exit::interrupted();
     let measured = Measured {

@@ -18,7 +18,7 @@ use clockscope_explain::{options, Error, Interruption, Options, Step};
 use std::sync::Arc;
 
 /// Version of `explain`'s JSON layout (`schema_version`, docs/schema/explain.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {

@@ -73,7 +73,8 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
             },
             x.explain
                 .as_ref()
-                .map_or("-".to_string(), |e| format!("{:.2}x", e.slowdown)),
+                .and_then(|e| e.slowdown)
+                .map_or("-".to_string(), |x| format!("{x:.2}x")),
         )?;
     }
     writeln!(
@@ -177,7 +178,7 @@ pub fn prometheus(r: &SweepReport) -> String {
         (
             "explain_slowdown",
             "Predicted EXPLAIN ANALYZE slowdown of a row-heavy count(*) under this clocksource (ratio).",
-            |x| x.explain.as_ref().map(|e| e.slowdown),
+            |x| x.explain.as_ref().and_then(|e| e.slowdown),
         ),
     ];
     for (name, help, get) in per {

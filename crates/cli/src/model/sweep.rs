@@ -8,7 +8,7 @@ use crate::model::check::verdict::{ExplainPrediction, RuleResult, Status};
 use serde::Serialize;
 
 /// Version of the JSON layout (docs/schema/sweep.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What one clocksource measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -34,6 +34,20 @@ impl PosixClock {
     }
 }
 
+impl PosixClock {
+    /// One reading as clock_gettime returns it, `(tv_sec, tv_nsec)`: what
+    /// PostgreSQL 15 and older store as their `instr_time` (a `struct
+    /// timespec`), without the conversion to ns.
+    #[inline(always)]
+    pub fn now_timespec(&self) -> (i64, i64) {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: as in `gettime_ns`: a valid, writable timespec; an invalid
+        // id leaves it zeroed.
+        unsafe { libc::clock_gettime(self.id, &mut ts) };
+        (ts.tv_sec as i64, ts.tv_nsec as i64)
+    }
+}
+
 #[inline(always)]
 fn gettime_ns(id: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

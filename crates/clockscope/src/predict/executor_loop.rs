@@ -1,122 +1,376 @@
-//! What two clock reads per row add to an executor-like per-row loop: the
-//! per-row cost behind the EXPLAIN ANALYZE prediction.
+//! What EXPLAIN ANALYZE's TIMING ON adds per row per plan node, measured
+//! on this machine with a model of PostgreSQL's own per-row instrumentation.
 //!
-//! # Why not the pg_test_timing loop
+//! # What PostgreSQL does per row
 //!
-//! pg_test_timing reads the clock back to back, so each read waits only for
-//! the previous one. The executor reads it around real work: a timed plan
-//! node reads the clock when it is entered and when it returns a row
-//! (`InstrStartNode` / `InstrStopNode`), between the scan's own work (fetch
-//! the next tuple, check it, deform it) and the work of the node above it.
-//! Part of a read's cost then overlaps that work, and part is added by it
-//! (a fenced read such as the vDSO's `LFENCE; RDTSC` waits for the work
-//! before it). On an AMD EPYC guest two back-to-back clock_gettime reads
-//! cost 30.1 ns each while the executor paid 22-25 ns per read (issue 15:
-//! observed/predicted 0.61-0.77 with the back-to-back number).
+//! Under EXPLAIN ANALYZE every plan node's `ExecProcNode` is
+//! `ExecProcNodeInstr`, with TIMING ON and with TIMING OFF: it calls
+//! `InstrStartNode`, the node's real `ExecProcNode` through a function
+//! pointer, then `InstrStopNode`, which counts the row. TIMING ON sets
+//! `need_timer`, and then, per row per node (`src/backend/executor/instrument.c`
+//! and `src/include/portability/instr_time.h` of PostgreSQL 19):
+//!
+//! ```text
+//! InstrStart:  if need_timer: if starttime != 0 -> error, else starttime = read()
+//! InstrStop:   tuplecount += 1
+//!              if need_timer: if starttime == 0 -> error
+//!                             end = read(); counter += end - starttime; starttime = 0
+//!              first-tuple bookkeeping (running, firsttuple)
+//! read():      PostgreSQL 19, pg_get_ticks_fast: if timing_tsc_enabled (a global,
+//!              reloaded) RDTSC, else clock_gettime(CLOCK_MONOTONIC) as sec * 1e9 + nsec
+//!              PostgreSQL 16-18: clock_gettime as int64 ns
+//!              PostgreSQL <= 15: clock_gettime into a struct timespec (two-field zero
+//!              checks, accumulate with normalisation loops)
+//! ```
+//!
+//! PostgreSQL 19 inlines InstrStartNode / InstrStopNode into
+//! `ExecProcNodeInstr`; before 19 they are calls.
 //!
 //! # The model
 //!
-//! ```text
-//! per row, WITH reads:                    per row, WITHOUT reads:
-//!   a = clock.now()        InstrStartNode
-//!   scan: next slot, visibility branch,     scan: the same
-//!         deform its fields (passes)
-//!   b = clock.now()        InstrStopNode
-//!   total += b - a
-//!   agg: count += 1, data-dependent branch  agg: the same
+//! The same structure in Rust ([`PgInstrumentation`] picks the version's
+//! shape and [`PgRead`] the read): an aggregate calls the node's
+//! `exec_proc_node` through a function pointer once per row (the
+//! instrumented wrapper), which calls the scan through a second pointer. The
+//! scan walks 32-byte heap-like tuples in order (line after line, page after
+//! page), checks their hint bits, stores the tuple in a slot and runs a few
+//! expression-like steps through a table of function pointers; the aggregate
+//! calls its transition function through a pointer and runs as many steps.
+//! TIMING ON and OFF are one function with `need_timer` read from memory, as
+//! in PostgreSQL, so the difference is exactly what the timer adds: the
+//! reads, the branches, the store and reload of `starttime`, the accumulate
+//! and the reset, and whatever the reads cost the work around them (a read
+//! that out-of-order execution overlaps with the scan costs less than one in
+//! a tight loop; an ordered read, such as the vDSO's, waits for it).
 //!
-//! round     = rows_per_round rows, timed from its start to its end (now_ordered)
-//! pair i    = one WITH round and one WITHOUT round, back to back, the order
-//!             alternating between pairs
-//! added_ns_per_row  = median over pairs of (WITH_i - WITHOUT_i) / rows_per_round
-//! added_ns_per_read = added_ns_per_row / 2
-//! work_ns_per_row   = median over pairs of WITHOUT_i / rows_per_round
+//! # Measurement
+//!
+//! ```text
+//! round   = rows_per_round rows (about ROUND_NS of work), timed by the timer's ordered reads
+//! pair    = one TIMING ON round and one TIMING OFF round, back to back, order alternating
+//! pairs   run until the budget (calibration included) would be passed, Ctrl-C, or MAX_PAIRS
+//! d_i     = (ON_i - OFF_i) / rows_per_round                    ns per row, per pair
+//! median  = median of d_i; interval = its 95% order-statistics interval (clockscope::stats)
+//! resolved  = at least 6 pairs and the interval's low end > 0
+//! added_ns_per_row = median when resolved, else none: "not resolved" (the ON-OFF
+//!             difference is inside the noise, or too few pairs to tell)
 //! ```
 //!
-//! The slots are tuple-sized (32 bytes: a one-int heap tuple's MAXALIGNed
-//! size) and walked in order through a 2 MiB arena, like a sequential scan
-//! over cached pages. The work per row is set by `work_passes` (deform
-//! passes over the slot's fields, a dependent hash chain);
-//! [`calibrate_passes`] picks it so a row without reads costs about as much
-//! as PostgreSQL's TIMING OFF count(*) per row (about 40-60 ns on current x86
-//! servers; `clockscope explain` uses the server's measured TIMING OFF time).
-//! The loop is generic over [`ClockSource`] and monomorphised, with and
-//! without reads as two instances of one function (a const generic): no
-//! `dyn`, allocation or float in it. The median of paired differences means
-//! a round that was preempted or interrupted decides nothing unless half the
-//! rounds were.
+//! One method: no fallback to another number when this one cannot resolve.
+//! The median of paired differences means a preempted round decides nothing
+//! unless half the rounds were.
+//!
+//! # Work per row
+//!
+//! The expression steps are calibrated ([`calibrate_steps`]) so a row with
+//! TIMING OFF costs about the server's TIMING OFF time per row (`clockscope
+//! explain`) or the baseline (`clockscope check`), within
+//! [`MIN_WORK_NS_PER_ROW`]..[`MAX_WORK_NS_PER_ROW`]: beyond a few hundred ns
+//! of work the reads' share of it no longer changes, and a longer row only
+//! makes the difference harder to resolve.
 //!
 //! # Limits
 //!
-//! - It resembles the executor; it is not the executor. How much of a read
-//!   overlaps the work depends on that work: with ~5 ns of work per row the
-//!   added cost comes close to the back-to-back one, with ~50 ns of branchy
-//!   work it is ~0.8 of it on AMD Zen (issue 15's experiment). A query whose
-//!   rows cost far more or far less than the calibration target may pay a
-//!   different share. Measured on an AMD EPYC guest against PostgreSQL 15's
-//!   count(*) of 1M rows: observed/predicted 0.81-0.91 (back to back:
-//!   0.64-0.70); the executor's work (header loads, calls) hides a little more
-//!   of a read than this loop's dependent hash chain. Work that does not
-//!   depend on the previous row overlaps across rows without reads, and the
-//!   fenced read then costs more than back to back: hence the carried state.
-//! - Memory: the arena stays in the caches (a 32 MiB arena measured the same
-//!   on that guest: the walk is sequential and prefetched); a scan reading
-//!   pages from RAM or disk does more work per row, and the relative overhead
-//!   is smaller.
+//! - It resembles the executor; it is not the executor: how much of a read
+//!   the work hides depends on the work. Measured against real servers on an
+//!   AMD EPYC guest (bench/README.md, "EXPLAIN against real servers").
 //! - It measures this machine; a remote server's CPU may differ.
-//! - It times two reads per timed node per row (count(*) has one timed node
-//!   per row); more nodes per row add proportionally.
+//! - It times one node per row; more timed nodes per row add proportionally.
 
+use crate::clock::posix::PosixClock;
+use crate::clock::scripted::ScriptedClock;
 use crate::clock::ClockSource;
+use crate::stats::{self, Interval};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Bytes of one slot: a heap tuple of one int column (23-byte header padded to
-/// 24, 4-byte datum), MAXALIGNed to 8 -> 32.
-pub const SLOT_BYTES: usize = 32;
-/// Slots in the arena: 65,536 x 32 bytes = 2 MiB, walked in order and wrapped.
-pub const ARENA_SLOTS: usize = 65_536;
-/// Rows per round: long enough (~5-10 ms) that the two reads timing a round are
-/// negligible, short enough that a preemption spoils few rounds.
-pub const DEFAULT_ROWS_PER_ROUND: u64 = 100_000;
-/// WITH/WITHOUT pairs measured: the median of 15 differences stands even when 7
-/// rounds were preempted.
-pub const DEFAULT_ROUNDS: u32 = 15;
-/// ns of work per row without reads when nothing better is known: close to
-/// PostgreSQL's TIMING OFF count(*) per row (42.66 ns in PostgreSQL 19's 10M-row
-/// benchmark on pgsql-hackers; 52-57 ns on the AMD EPYC guest of issue 15).
-pub const DEFAULT_WORK_NS_PER_ROW: f64 = 50.0;
-/// The most deform passes [`calibrate_passes`] chooses.
-pub const MAX_WORK_PASSES: u32 = 256;
+/// Bytes of one tuple: a heap tuple of one int column (23-byte header padded
+/// to 24, 4-byte datum), MAXALIGNed to 8 -> 32.
+pub const TUPLE_BYTES: usize = 32;
+/// Tuples in the default table: 65,536 x 32 bytes = 2 MiB, walked in order
+/// and wrapped.
+pub const TABLE_TUPLES: usize = 65_536;
+/// Tuples per page: an 8 kB heap page of one-int4 rows holds 226.
+pub const TUPLES_PER_PAGE: u32 = 226;
+/// Work per round, ns: short enough that a preemption or a timer interrupt
+/// spoils few rounds, long enough that the round's two timer reads vanish.
+pub const ROUND_NS: f64 = 250_000.0;
+/// The most rows per round.
+pub const MAX_ROWS_PER_ROUND: u64 = 100_000;
+/// The fewest rows per round.
+pub const MIN_ROWS_PER_ROUND: u64 = 64;
+/// The most pairs kept (memory bound; far beyond what a budget allows).
+pub const MAX_PAIRS: u32 = 4_000;
+/// ns of work per row when nothing better is known: close to PostgreSQL's
+/// TIMING OFF count(*) per row (42.66 ns in PostgreSQL 19's 10M-row
+/// benchmark on pgsql-hackers; 41-46 ns on the AMD EPYC guest of bench/README.md).
+pub const DEFAULT_WORK_NS_PER_ROW: f64 = 45.0;
+/// The least work per row the model is calibrated to.
+pub const MIN_WORK_NS_PER_ROW: f64 = 10.0;
+/// The most work per row the model is calibrated to (see the module docs).
+pub const MAX_WORK_NS_PER_ROW: f64 = 400.0;
+/// The most expression steps [`calibrate_steps`] chooses.
+pub const MAX_WORK_STEPS: u32 = 512;
 /// Clock reads per row per timed node (InstrStartNode + InstrStopNode).
 pub const READS_PER_ROW: f64 = 2.0;
 
-/// Fields deformed per pass.
-const NATTS: usize = 4;
+// ---------------------------------------------------------------------------
+// instr_time and the reads
 
-/// One tuple-sized slot: flags, a null bitmap and the datums.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
-struct Slot {
-    infomask: u32,
-    nulls: u32,
-    datums: [u32; 6],
+/// How a PostgreSQL version stores an `instr_time`.
+pub trait InstrTime: Copy + std::fmt::Debug {
+    /// `INSTR_TIME_SET_ZERO`.
+    const ZERO: Self;
+    /// `INSTR_TIME_IS_ZERO`.
+    fn is_zero(&self) -> bool;
+    /// `INSTR_TIME_ACCUM_DIFF(self, end, start)`.
+    fn accum_diff(&mut self, end: Self, start: Self);
+    /// A value folded into the checksum, so no accumulation is optimised away.
+    fn fold(&self) -> u64;
 }
 
-const _: () = assert!(std::mem::size_of::<Slot>() == SLOT_BYTES);
+/// PostgreSQL 16 and later: one int64 (ticks, or ns for the system clock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct TicksTime(pub i64);
 
-/// The tuples the loop walks, filled once with pseudo-random data (fixed seed).
-pub struct Arena {
-    slots: Vec<Slot>,
+impl InstrTime for TicksTime {
+    const ZERO: Self = TicksTime(0);
+    #[inline(always)]
+    fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+    #[inline(always)]
+    fn accum_diff(&mut self, end: Self, start: Self) {
+        self.0 = self.0.wrapping_add(end.0.wrapping_sub(start.0));
+    }
+    fn fold(&self) -> u64 {
+        self.0 as u64
+    }
 }
 
-impl Arena {
-    /// An arena of [`ARENA_SLOTS`] slots.
-    pub fn new() -> Arena {
-        Arena::with_slots(ARENA_SLOTS)
+/// PostgreSQL 15 and older: a `struct timespec`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct TimespecTime {
+    pub sec: i64,
+    pub nsec: i64,
+}
+
+impl InstrTime for TimespecTime {
+    const ZERO: Self = TimespecTime { sec: 0, nsec: 0 };
+    #[inline(always)]
+    fn is_zero(&self) -> bool {
+        self.nsec == 0 && self.sec == 0
+    }
+    #[inline(always)]
+    fn accum_diff(&mut self, end: Self, start: Self) {
+        const NS_PER_S: i64 = 1_000_000_000;
+        self.sec = self.sec.wrapping_add(end.sec.wrapping_sub(start.sec));
+        self.nsec = self.nsec.wrapping_add(end.nsec.wrapping_sub(start.nsec));
+        // Normalised after each add, as PostgreSQL 15's macro does.
+        while self.nsec < 0 {
+            self.nsec += NS_PER_S;
+            self.sec -= 1;
+        }
+        while self.nsec >= NS_PER_S {
+            self.nsec -= NS_PER_S;
+            self.sec += 1;
+        }
+    }
+    fn fold(&self) -> u64 {
+        (self.sec as u64).wrapping_mul(1_000_000_007) ^ self.nsec as u64
+    }
+}
+
+/// One of PostgreSQL's clock reads, returning its `instr_time`.
+pub trait PgRead {
+    type Time: InstrTime;
+    /// One read.
+    fn read(&self) -> Self::Time;
+    /// The clock it reads, as pg_test_timing names it.
+    fn name(&self) -> &'static str;
+}
+
+/// A clock that can be read as a `struct timespec` (PostgreSQL 15's read).
+pub trait TimespecClock: ClockSource {
+    fn now_timespec(&self) -> (i64, i64);
+}
+
+impl TimespecClock for PosixClock {
+    #[inline(always)]
+    fn now_timespec(&self) -> (i64, i64) {
+        PosixClock::now_timespec(self)
+    }
+}
+
+impl TimespecClock for ScriptedClock {
+    fn now_timespec(&self) -> (i64, i64) {
+        let ns = self.now().raw();
+        ((ns / 1_000_000_000) as i64, (ns % 1_000_000_000) as i64)
+    }
+}
+
+impl<C: TimespecClock + ?Sized> TimespecClock for &C {
+    #[inline(always)]
+    fn now_timespec(&self) -> (i64, i64) {
+        (**self).now_timespec()
+    }
+}
+
+/// PostgreSQL 19's `pg_get_ticks_fast` (EXPLAIN's read): the counter's fast
+/// read when `timing_tsc_enabled`, else the system clock, the flag loaded
+/// from memory at every read as PostgreSQL's global is.
+pub struct FastRead<T, S> {
+    tsc_enabled: AtomicBool,
+    tsc: T,
+    system: S,
+}
+
+impl<T: ClockSource, S: ClockSource> FastRead<T, S> {
+    /// `tsc_enabled` is `timing_tsc_enabled`: true for `timing_clock_source = tsc`.
+    pub fn new(tsc: T, system: S, tsc_enabled: bool) -> Self {
+        FastRead {
+            tsc_enabled: AtomicBool::new(tsc_enabled),
+            tsc,
+            system,
+        }
+    }
+}
+
+impl<T: ClockSource, S: ClockSource> PgRead for FastRead<T, S> {
+    type Time = TicksTime;
+    #[inline(always)]
+    fn read(&self) -> TicksTime {
+        if self.tsc_enabled.load(Ordering::Relaxed) {
+            TicksTime(self.tsc.now().raw() as i64)
+        } else {
+            TicksTime(self.system.now().raw() as i64)
+        }
+    }
+    fn name(&self) -> &'static str {
+        if self.tsc_enabled.load(Ordering::Relaxed) {
+            self.tsc.name()
+        } else {
+            self.system.name()
+        }
+    }
+}
+
+/// PostgreSQL 16-18's read: the system clock as int64 ns.
+pub struct SystemRead<S>(pub S);
+
+impl<S: ClockSource> PgRead for SystemRead<S> {
+    type Time = TicksTime;
+    #[inline(always)]
+    fn read(&self) -> TicksTime {
+        TicksTime(self.0.now().raw() as i64)
+    }
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+/// PostgreSQL 15's read: the system clock into a `struct timespec`.
+pub struct TimespecRead<S>(pub S);
+
+impl<S: TimespecClock> PgRead for TimespecRead<S> {
+    type Time = TimespecTime;
+    #[inline(always)]
+    fn read(&self) -> TimespecTime {
+        let (sec, nsec) = self.0.now_timespec();
+        TimespecTime { sec, nsec }
+    }
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+/// The instrumentation's shape per PostgreSQL version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PgInstrumentation {
+    /// PostgreSQL 19: int64 ticks, the fast read (`tsc`: RDTSC, else the
+    /// system clock behind the `timing_tsc_enabled` branch), start and stop
+    /// inlined into `ExecProcNodeInstr`.
+    Pg19 { tsc: bool },
+    /// PostgreSQL 16-18: int64 ns from clock_gettime, start and stop called.
+    Pg16To18,
+    /// PostgreSQL 15 and older: a `struct timespec`, start and stop called.
+    Pg15OrOlder,
+}
+
+impl PgInstrumentation {
+    /// The shape of a server with `server_version_num`, reading the TSC or not.
+    pub fn for_server(server_version_num: u32, tsc: bool) -> PgInstrumentation {
+        match server_version_num {
+            n if n >= 190_000 => PgInstrumentation::Pg19 { tsc },
+            n if n >= 160_000 => PgInstrumentation::Pg16To18,
+            _ => PgInstrumentation::Pg15OrOlder,
+        }
     }
 
-    /// An arena of `n` slots (at least 1).
-    pub fn with_slots(n: usize) -> Arena {
+    /// For the report: what is modelled.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PgInstrumentation::Pg19 { tsc: true } => {
+                "PostgreSQL 19: InstrStartNode/InstrStopNode inlined, int64 ticks, RDTSC behind the timing_tsc_enabled branch"
+            }
+            PgInstrumentation::Pg19 { tsc: false } => {
+                "PostgreSQL 19: InstrStartNode/InstrStopNode inlined, int64 ticks, clock_gettime behind the \
+                 timing_tsc_enabled branch"
+            }
+            PgInstrumentation::Pg16To18 => {
+                "PostgreSQL 16-18: InstrStartNode/InstrStopNode called, int64 ns from clock_gettime"
+            }
+            PgInstrumentation::Pg15OrOlder => {
+                "PostgreSQL 15 and older: InstrStartNode/InstrStopNode called, struct timespec from clock_gettime"
+            }
+        }
+    }
+
+    fn inline(self) -> bool {
+        matches!(self, PgInstrumentation::Pg19 { .. })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The executor-like structures
+
+/// Infomask bit: the inserting transaction is known committed (a hint bit).
+const XMIN_COMMITTED: u16 = 0x0100;
+/// Infomask bit: the deleting transaction is invalid (the row is live).
+const XMAX_INVALID: u16 = 0x0800;
+
+/// One heap-like tuple: header fields and one datum.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct HeapTuple {
+    xmin: u32,
+    xmax: u32,
+    cid: u32,
+    ctid: [u16; 3],
+    infomask2: u16,
+    infomask: u16,
+    hoff: u8,
+    _pad: u8,
+    datum: i32,
+}
+
+const _: () = assert!(std::mem::size_of::<HeapTuple>() == TUPLE_BYTES);
+
+/// The tuples the scan walks, filled once with pseudo-random data (fixed seed).
+pub struct Table {
+    tuples: Vec<HeapTuple>,
+}
+
+impl Table {
+    /// A table of [`TABLE_TUPLES`] tuples.
+    pub fn new() -> Table {
+        Table::with_tuples(TABLE_TUPLES)
+    }
+
+    /// A table of `n` tuples (at least 1).
+    pub fn with_tuples(n: usize) -> Table {
         // xorshift64: a fixed, cheap pseudo-random fill (no crate needed for
         // filler data).
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -126,418 +380,724 @@ impl Arena {
             x ^= x << 17;
             x
         };
-        let slots = (0..n.max(1))
-            .map(|_| {
+        let tuples = (0..n.max(1))
+            .map(|i| {
                 let r = next();
-                // About one field in 16 is null: a data-dependent branch that
-                // is mostly, not always, predicted.
-                let nulls = (0..NATTS).fold(0u32, |m, a| m | ((((r >> (8 * a)) & 0xF == 0) as u32) << a));
-                let d = next();
-                Slot {
-                    infomask: (r >> 40) as u32,
-                    nulls,
-                    datums: [
-                        d as u32,
-                        (d >> 32) as u32,
-                        (r >> 16) as u32,
-                        r as u32 ^ 0x5bd1_e995,
-                        0,
-                        0,
-                    ],
+                HeapTuple {
+                    xmin: 1000 + (r & 0xFF) as u32,
+                    xmax: 0,
+                    cid: 0,
+                    ctid: [(i >> 16) as u16, i as u16, 1],
+                    infomask2: 1,
+                    // Every row committed and live, as after the first scan
+                    // set the hint bits (explain warms up once).
+                    infomask: XMIN_COMMITTED | XMAX_INVALID | ((r >> 32) as u16 & 0x0003),
+                    hoff: 24,
+                    _pad: 0,
+                    datum: (r >> 8) as i32,
                 }
             })
             .collect();
-        Arena { slots }
+        Table { tuples }
     }
 }
 
-impl Default for Arena {
+impl Default for Table {
     fn default() -> Self {
-        Arena::new()
+        Table::new()
     }
 }
 
-/// The loop's shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoopConfig {
-    pub rows_per_round: u64,
-    /// WITH/WITHOUT pairs.
-    pub rounds: u32,
-    /// Deform passes per row (0 = one pass).
-    pub work_passes: u32,
+/// A tuple table slot: the stored tuple and its deformed values.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct Slot {
+    flags: u32,
+    nvalid: u32,
+    tuple: usize,
+    values: [i64; 4],
+    isnull: [bool; 4],
 }
+
+/// An expression's scratch state (ExprState's resvalue/resnull and a few
+/// registers).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct ExprState {
+    resvalue: i64,
+    resnull: bool,
+    regs: [i64; 4],
+}
+
+/// One expression step, called through a pointer (the interpreter's
+/// dispatch).
+type StepFn = fn(&mut ExprState, &Slot);
+
+#[inline(never)]
+fn step_fetch(e: &mut ExprState, s: &Slot) {
+    e.regs[0] = s.values[0];
+    e.resnull = s.isnull[0];
+}
+
+#[inline(never)]
+fn step_null_check(e: &mut ExprState, s: &Slot) {
+    if e.resnull || s.flags == 0 {
+        e.regs[1] = 0;
+    } else {
+        e.regs[1] = e.regs[0].wrapping_add(1);
+    }
+}
+
+#[inline(never)]
+fn step_compare(e: &mut ExprState, _s: &Slot) {
+    e.regs[2] = (e.regs[1] > e.regs[3]) as i64;
+    e.regs[3] = e.regs[3].wrapping_add(e.regs[2]);
+}
+
+#[inline(never)]
+fn step_assign(e: &mut ExprState, s: &Slot) {
+    e.resvalue = e.resvalue.wrapping_add(e.regs[1] ^ s.nvalid as i64);
+}
+
+/// The steps in their fixed order (a compiled expression runs the same
+/// steps every row: its dispatch is predictable).
+const PROGRAM: [StepFn; 4] = [step_fetch, step_null_check, step_compare, step_assign];
+
+/// A plan node's instrumentation (NodeInstrumentation's fields the per-row
+/// path touches).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct NodeInstr<T> {
+    need_timer: bool,
+    need_bufusage: bool,
+    need_walusage: bool,
+    running: bool,
+    async_mode: bool,
+    starttime: T,
+    counter: T,
+    firsttuple: T,
+    tuplecount: f64,
+    /// The `elog(ERROR, ...)` branches taken (never, unless the model is wrong).
+    errors: u32,
+}
+
+impl<T: InstrTime> NodeInstr<T> {
+    fn new() -> Self {
+        NodeInstr {
+            need_timer: false,
+            need_bufusage: false,
+            need_walusage: false,
+            running: false,
+            async_mode: false,
+            starttime: T::ZERO,
+            counter: T::ZERO,
+            firsttuple: T::ZERO,
+            tuplecount: 0.0,
+            errors: 0,
+        }
+    }
+}
+
+/// The `elog(ERROR, ...)` of a start twice in a row or a stop without start.
+#[cold]
+#[inline(never)]
+fn instr_error<T>(instr: &mut NodeInstr<T>) {
+    instr.errors += 1;
+}
+
+/// InstrStartNode with the timer's branch.
+#[inline(always)]
+fn instr_start<R: PgRead>(instr: &mut NodeInstr<R::Time>, read: &R) {
+    if instr.need_timer {
+        if !instr.starttime.is_zero() {
+            instr_error(instr);
+        } else {
+            instr.starttime = read.read();
+        }
+    }
+    if instr.need_bufusage || instr.need_walusage {
+        instr_error(instr);
+    }
+}
+
+/// InstrStopNode: count the row, the timer's branch, the first-tuple
+/// bookkeeping.
+#[inline(always)]
+fn instr_stop<R: PgRead>(instr: &mut NodeInstr<R::Time>, read: &R, ntuples: f64) {
+    let save_tuplecount = instr.tuplecount;
+    instr.tuplecount += ntuples;
+    if instr.need_timer {
+        if instr.starttime.is_zero() {
+            instr_error(instr);
+        }
+        let end = read.read();
+        let start = instr.starttime;
+        instr.counter.accum_diff(end, start);
+        instr.starttime = R::Time::ZERO;
+    }
+    if instr.need_bufusage || instr.need_walusage {
+        instr_error(instr);
+    }
+    if !instr.running {
+        instr.running = true;
+        instr.firsttuple = instr.counter;
+    } else if instr.async_mode && save_tuplecount < 1.0 {
+        instr.firsttuple = instr.counter;
+    }
+}
+
+/// InstrStartNode as a call (PostgreSQL before 19).
+#[inline(never)]
+fn instr_start_call<R: PgRead>(instr: &mut NodeInstr<R::Time>, read: &R) {
+    instr_start(instr, read)
+}
+
+/// InstrStopNode as a call (PostgreSQL before 19).
+#[inline(never)]
+fn instr_stop_call<R: PgRead>(instr: &mut NodeInstr<R::Time>, read: &R, ntuples: f64) {
+    instr_stop(instr, read, ntuples)
+}
+
+/// A plan node's `ExecProcNode`.
+type ExecFn<'t, R> = for<'n> fn(&'n mut ScanNode<'t, R>) -> Option<&'n Slot>;
+
+/// The sequential scan node.
+#[repr(C)]
+struct ScanNode<'t, R: PgRead> {
+    /// What the parent calls: the instrumented wrapper.
+    exec_proc_node: ExecFn<'t, R>,
+    /// The node's own function.
+    exec_proc_node_real: ExecFn<'t, R>,
+    instr: NodeInstr<R::Time>,
+    read: &'t R,
+    tuples: &'t [HeapTuple],
+    /// Next tuple, and tuples left on the current page.
+    pos: usize,
+    page_left: u32,
+    pages: u64,
+    snapshot_xmax: u32,
+    invisible: u64,
+    program: &'t [StepFn],
+    steps: usize,
+    expr: ExprState,
+    slot: Slot,
+}
+
+/// The scan: next tuple (page by page), visibility from its hint bits, into
+/// the slot, then its share of the expression steps.
+#[inline(never)]
+fn seq_next<'n, R: PgRead>(node: &'n mut ScanNode<'_, R>) -> Option<&'n Slot> {
+    if node.page_left == 0 {
+        // The next page: a new buffer, its line pointers.
+        node.page_left = TUPLES_PER_PAGE;
+        node.pages += 1;
+    }
+    node.page_left -= 1;
+    let pos = node.pos;
+    let t = &node.tuples[pos];
+    node.pos = if pos + 1 == node.tuples.len() { 0 } else { pos + 1 };
+    let visible = t.infomask & XMIN_COMMITTED != 0 && t.infomask & XMAX_INVALID != 0 && t.xmin < node.snapshot_xmax;
+    if !visible {
+        node.invisible += 1;
+    }
+    node.slot.tuple = pos;
+    node.slot.nvalid = u32::from(t.hoff != 0);
+    node.slot.flags = u32::from(visible);
+    node.slot.values[0] = i64::from(t.datum);
+    node.slot.isnull[0] = t.infomask & 0x0001 != 0 && t.infomask2 == 0;
+    let program = node.program;
+    for step in &program[..node.steps] {
+        step(&mut node.expr, &node.slot);
+    }
+    Some(&node.slot)
+}
+
+/// ExecProcNodeInstr: start, the real node through its pointer, stop.
+#[inline(never)]
+fn exec_instr<'n, R: PgRead, const INLINE: bool>(node: &'n mut ScanNode<'_, R>) -> Option<&'n Slot> {
+    if INLINE {
+        instr_start(&mut node.instr, node.read);
+    } else {
+        instr_start_call(&mut node.instr, node.read);
+    }
+    let real = node.exec_proc_node_real;
+    let got = real(node).is_some();
+    let ntuples = if got { 1.0 } else { 0.0 };
+    if INLINE {
+        instr_stop(&mut node.instr, node.read, ntuples);
+    } else {
+        instr_stop_call(&mut node.instr, node.read, ntuples);
+    }
+    if got {
+        Some(&node.slot)
+    } else {
+        None
+    }
+}
+
+/// The aggregate's state and its transition function (count(*)'s int8inc).
+#[repr(C)]
+struct AggState<'t> {
+    trans: fn(&mut AggState<'t>, &Slot),
+    count: i64,
+    program: &'t [StepFn],
+    steps: usize,
+    expr: ExprState,
+}
+
+#[inline(never)]
+fn count_trans(agg: &mut AggState<'_>, slot: &Slot) {
+    if slot.flags != 0 {
+        agg.count = agg.count.wrapping_add(1);
+    }
+    let program = agg.program;
+    for step in &program[..agg.steps] {
+        step(&mut agg.expr, slot);
+    }
+}
+
+/// `rows` rows: the parent asks the node for a row through its pointer and
+/// advances the aggregate.
+#[inline(never)]
+fn agg_rows<R: PgRead>(node: &mut ScanNode<'_, R>, agg: &mut AggState<'_>, rows: u64) {
+    for _ in 0..rows {
+        let exec = node.exec_proc_node;
+        let Some(slot) = exec(node) else { break };
+        (agg.trans)(agg, slot);
+    }
+}
+
+/// One node and one aggregate, ready to run rounds.
+struct Executor<'t, R: PgRead> {
+    node: ScanNode<'t, R>,
+    agg: AggState<'t>,
+}
+
+impl<'t, R: PgRead> Executor<'t, R> {
+    fn new(read: &'t R, table: &'t Table, inline: bool) -> Self {
+        let exec: ExecFn<'t, R> = if inline {
+            exec_instr::<R, true>
+        } else {
+            exec_instr::<R, false>
+        };
+        Executor {
+            node: ScanNode {
+                exec_proc_node: exec,
+                exec_proc_node_real: seq_next::<R>,
+                instr: NodeInstr::new(),
+                read,
+                tuples: &table.tuples,
+                pos: 0,
+                page_left: 0,
+                pages: 0,
+                snapshot_xmax: u32::MAX,
+                invisible: 0,
+                program: &PROGRAM_STEPS,
+                steps: 0,
+                expr: ExprState::default(),
+                slot: Slot::default(),
+            },
+            agg: AggState {
+                trans: count_trans,
+                count: 0,
+                program: &PROGRAM_STEPS,
+                steps: 0,
+                expr: ExprState::default(),
+            },
+        }
+    }
+
+    /// `steps` expression steps per row: half in the scan (timed), half in
+    /// the aggregate (between the node's stop and its next start).
+    fn set_steps(&mut self, steps: u32) {
+        let steps = steps.min(MAX_WORK_STEPS) as usize;
+        self.node.steps = steps.div_ceil(2);
+        self.agg.steps = steps / 2;
+    }
+
+    /// One round of `rows` rows, TIMING ON or OFF; ns from start to end.
+    fn round<C: ClockSource>(&mut self, timer: &C, rows: u64, timing: bool) -> f64 {
+        self.node.instr.need_timer = black_box(timing);
+        self.node.instr.starttime = R::Time::ZERO;
+        let t0 = timer.now_ordered();
+        agg_rows(&mut self.node, &mut self.agg, rows);
+        let t1 = timer.now_ordered();
+        black_box((self.agg.count, self.node.instr.counter.fold(), self.agg.expr.resvalue));
+        let d = t1.delta_since(t0);
+        let ns = timer.scale().ticks_to_ns(d.unsigned_abs()) as f64;
+        if d < 0 {
+            -ns
+        } else {
+            ns
+        }
+    }
+}
+
+/// The expression steps available to a row: [`MAX_WORK_STEPS`] of the
+/// fixed program, repeated.
+static PROGRAM_STEPS: [StepFn; MAX_WORK_STEPS as usize] = {
+    let mut p: [StepFn; MAX_WORK_STEPS as usize] = [step_fetch as StepFn; MAX_WORK_STEPS as usize];
+    let mut i = 0;
+    while i < p.len() {
+        p[i] = PROGRAM[i % PROGRAM.len()];
+        i += 1;
+    }
+    p
+};
+
+// ---------------------------------------------------------------------------
+// Measuring
 
 /// One pair of rounds, ns from start to end of each.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoundPair {
-    pub with_reads_ns: f64,
-    pub without_reads_ns: f64,
+    pub timing_on_ns: f64,
+    pub timing_off_ns: f64,
 }
 
-/// What two reads per row added to the loop.
+/// What ended the pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Another pair would have passed the time budget.
+    Budget,
+    /// [`MAX_PAIRS`] pairs ran.
+    MaxPairs,
+    /// `keep_going` said stop (Ctrl-C).
+    Interrupted,
+}
+
+/// The model's shape for one run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelConfig {
+    pub instrumentation: PgInstrumentation,
+    /// Expression steps per row; `None`: calibrated to `work_ns_per_row`.
+    pub work_steps: Option<u32>,
+    /// TIMING OFF ns per row aimed for (clamped to the MIN/MAX constants).
+    pub work_ns_per_row: f64,
+    /// The most time the whole measurement may take, calibration included, ns.
+    pub budget_ns: u64,
+    /// Rows per round; `None`: [`ROUND_NS`] of work.
+    pub rows_per_round: Option<u64>,
+}
+
+impl ModelConfig {
+    /// A config for `instrumentation` with `work_ns_per_row` of work and a
+    /// budget of `budget_ns`.
+    pub fn new(instrumentation: PgInstrumentation, work_ns_per_row: f64, budget_ns: u64) -> Self {
+        ModelConfig {
+            instrumentation,
+            work_steps: None,
+            work_ns_per_row,
+            budget_ns,
+            rows_per_round: None,
+        }
+    }
+}
+
+/// The work per row the model aims for: `ns` within
+/// [`MIN_WORK_NS_PER_ROW`]..=[`MAX_WORK_NS_PER_ROW`], the default when `ns` is
+/// not a number.
+pub fn work_target_ns(ns: f64) -> f64 {
+    if ns.is_finite() {
+        ns.clamp(MIN_WORK_NS_PER_ROW, MAX_WORK_NS_PER_ROW)
+    } else {
+        DEFAULT_WORK_NS_PER_ROW
+    }
+}
+
+/// Rows per round for `work_ns_per_row`: [`ROUND_NS`] of work, within the
+/// MIN/MAX constants.
+pub fn rows_for_round(work_ns_per_row: f64) -> u64 {
+    let rows = ROUND_NS / work_target_ns(work_ns_per_row);
+    (rows as u64).clamp(MIN_ROWS_PER_ROUND, MAX_ROWS_PER_ROUND)
+}
+
+/// What TIMING ON added per row in the model.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ExecutorLoopCost {
-    /// The clock read.
+    /// The clock read, as pg_test_timing names it.
     pub clock: String,
-    /// Median of the paired differences per row: the cost of timing one plan
-    /// node, per row (two reads), ns.
-    pub added_ns_per_row: f64,
+    /// The instrumentation modelled ([`PgInstrumentation::describe`]).
+    pub instrumentation: String,
+    /// The headline, ns per row per timed node: the median paired
+    /// difference when resolved, else null ("not resolved").
+    pub added_ns_per_row: Option<f64>,
     /// `added_ns_per_row / 2`.
-    pub added_ns_per_read: f64,
-    /// Smallest and largest paired difference per row, ns (the spread).
+    pub added_ns_per_read: Option<f64>,
+    /// The median paired difference per row, ns, resolved or not.
+    pub median_ns_per_row: f64,
+    /// Its 95% interval, ns per row; null when not available (fewer than 6
+    /// pairs, or every pair equal).
+    pub interval: Option<Interval>,
+    /// The interval in words: "95% interval 5.1 to 6.3 ns (+-11%)" or
+    /// "interval not available (n=5)".
+    pub interval_text: String,
+    /// Whether the difference is resolved above the noise.
+    pub resolved: bool,
+    /// "resolved", or why not.
+    pub status: String,
+    /// Smallest and largest paired difference per row, ns.
     pub added_ns_per_row_min: f64,
     pub added_ns_per_row_max: f64,
-    /// Median WITHOUT round per row: the loop's own work, ns.
+    /// Median TIMING OFF round per row: the model's work, ns.
     pub work_ns_per_row: f64,
-    /// Deform passes per row.
-    pub work_passes: u32,
+    /// Expression steps per row.
+    pub work_steps: u32,
     pub rows_per_round: u64,
-    /// Pairs measured (fewer than asked when stopped).
-    pub rounds: u32,
+    /// Pairs measured.
+    pub pairs: u32,
+    pub stopped_by: StopReason,
+    /// The time budget and the time taken (calibration included), ns.
+    pub budget_ns: u64,
+    pub elapsed_ns: u64,
 }
 
 impl ExecutorLoopCost {
-    /// A result of the shape the loop reports, for tests and examples that
-    /// need one without measuring: `added_ns_per_row` with a spread of
-    /// +-2 ns over 15 pairs of 100,000 rows of 50 ns of work (6 passes).
+    /// A resolved result of the shape the model reports, for tests and
+    /// examples that need one without measuring: `added_ns_per_row` with an
+    /// interval of +-10% over 40 pairs of 5,000 rows of 45 ns of work.
     pub fn recorded(clock: &str, added_ns_per_row: f64) -> ExecutorLoopCost {
+        let d = added_ns_per_row.abs() * 0.1;
+        let interval = Interval {
+            low: added_ns_per_row - d,
+            high: added_ns_per_row + d,
+            coverage: 0.96,
+        };
         ExecutorLoopCost {
             clock: clock.into(),
-            added_ns_per_row,
-            added_ns_per_read: added_ns_per_row / 2.0,
-            added_ns_per_row_min: added_ns_per_row - 2.0,
-            added_ns_per_row_max: added_ns_per_row + 2.0,
-            work_ns_per_row: 50.0,
-            work_passes: 6,
-            rows_per_round: 100_000,
-            rounds: 15,
+            instrumentation: PgInstrumentation::Pg19 { tsc: clock == "RDTSC" }.describe().into(),
+            added_ns_per_row: Some(added_ns_per_row),
+            added_ns_per_read: Some(added_ns_per_row / READS_PER_ROW),
+            median_ns_per_row: added_ns_per_row,
+            interval: Some(interval),
+            interval_text: interval_text(added_ns_per_row, Some(interval), 40),
+            resolved: true,
+            status: "resolved".into(),
+            added_ns_per_row_min: added_ns_per_row - 2.0 * d,
+            added_ns_per_row_max: added_ns_per_row + 2.0 * d,
+            work_ns_per_row: 45.0,
+            work_steps: 12,
+            rows_per_round: 5_000,
+            pairs: 40,
+            stopped_by: StopReason::Budget,
+            budget_ns: 150_000_000,
+            elapsed_ns: 149_000_000,
+        }
+    }
+
+    /// The headline in words: "+6.1 ns" or "not resolved".
+    pub fn headline(&self) -> String {
+        match self.added_ns_per_row {
+            Some(v) => format!("{v:+.1} ns"),
+            None => "not resolved".into(),
         }
     }
 }
 
-/// A hash step over one datum (PostgreSQL's hash_uint32 does a similar mix).
-#[inline(always)]
-fn mix(h: u32, v: u32) -> u32 {
-    (h ^ v)
-        .wrapping_mul(0x9E37_79B1)
-        .rotate_left(13)
-        .wrapping_add(0xE654_6B64)
-}
-
-/// The scan node's work on one slot: the visibility flag, then `passes + 1`
-/// deform passes over its non-null fields, continuing the previous row's
-/// state `carry` (the executor's rows form one dependent stream: each row's
-/// work starts from state the previous row left, so rows do not overlap).
-#[inline(always)]
-fn scan_row(slot: &Slot, passes: u32, carry: u32) -> u32 {
-    let mut h = carry ^ slot.infomask;
-    for _ in 0..=passes {
-        for a in 0..NATTS {
-            if slot.nulls & (1 << a) == 0 {
-                h = mix(h, slot.datums[a]);
-            }
+/// "95% interval 5.1 to 6.3 ns (+-11%)", or "interval not available (n=..)"
+/// when there is none or it has no width.
+pub fn interval_text(median: f64, interval: Option<Interval>, n: usize) -> String {
+    match interval {
+        Some(i) if !i.is_degenerate() => {
+            let rel = if median != 0.0 {
+                format!(", +-{:.0}%", i.half_width(median) * 100.0)
+            } else {
+                String::new()
+            };
+            format!("95% interval {:.1} to {:.1} ns{rel}", i.low, i.high)
         }
-    }
-    h
-}
-
-/// `rows` rows of the loop, with two reads of `clock` per row when `TIMED`;
-/// returns a checksum (so no work is optimised away) and the ticks the reads
-/// accumulated (0 without reads).
-#[inline(never)]
-fn run_rows<C: ClockSource, const TIMED: bool>(clock: &C, arena: &Arena, rows: u64, passes: u32) -> (u64, i64) {
-    let slots = black_box(&arena.slots[..]);
-    let mut i = 0usize;
-    let mut count = 0u64;
-    let mut hits = 0u64;
-    let mut timed = 0i64;
-    let mut h = 0u32;
-    for _ in 0..rows {
-        let start = if TIMED { clock.now().raw() } else { 0 };
-        h = scan_row(&slots[i], passes, h);
-        i += 1;
-        if i == slots.len() {
-            i = 0;
-        }
-        if TIMED {
-            let end = clock.now().raw();
-            timed = timed.wrapping_add(end.wrapping_sub(start) as i64);
-        }
-        // The aggregate above: advance the count, and a data-dependent branch.
-        count += 1;
-        if h & 0xF == 0 {
-            hits = hits.wrapping_add(u64::from(h));
-        }
-    }
-    (count ^ hits, timed)
-}
-
-/// One round, ns from its start to its end (ordered reads of `clock`).
-fn round<C: ClockSource, const TIMED: bool>(clock: &C, arena: &Arena, rows: u64, passes: u32) -> f64 {
-    let t0 = clock.now_ordered();
-    let r = run_rows::<C, TIMED>(clock, arena, rows, passes);
-    let t1 = clock.now_ordered();
-    black_box(r);
-    let d = t1.delta_since(t0);
-    let ns = clock.scale().ticks_to_ns(d.unsigned_abs()) as f64;
-    if d < 0 {
-        -ns
-    } else {
-        ns
+        Some(_) => format!("interval not available (n={n}, every pair equal)"),
+        None => format!("interval not available (n={n})"),
     }
 }
 
-/// Runs `config.rounds` WITH/WITHOUT pairs (order alternating), asking
-/// `keep_going` before each pair; after one WITHOUT warm-up round.
-pub fn measure_pairs<C: ClockSource>(
-    clock: &C,
-    arena: &Arena,
-    config: LoopConfig,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Vec<RoundPair> {
-    let (rows, passes) = (config.rows_per_round, config.work_passes);
-    round::<C, false>(clock, arena, rows, passes);
-    let mut pairs = Vec::with_capacity(config.rounds as usize);
-    for r in 0..config.rounds {
-        if !keep_going() {
-            break;
-        }
-        let (with_reads_ns, without_reads_ns) = if r % 2 == 0 {
-            let w = round::<C, true>(clock, arena, rows, passes);
-            (w, round::<C, false>(clock, arena, rows, passes))
-        } else {
-            let wo = round::<C, false>(clock, arena, rows, passes);
-            (round::<C, true>(clock, arena, rows, passes), wo)
-        };
-        pairs.push(RoundPair {
-            with_reads_ns,
-            without_reads_ns,
-        });
-    }
-    pairs
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// The cost from measured pairs: medians of the paired differences and of the
-/// WITHOUT rounds, per row. `None` without pairs or rows.
-pub fn cost_from_pairs(clock: &str, pairs: &[RoundPair], config: LoopConfig) -> Option<ExecutorLoopCost> {
-    if pairs.is_empty() || config.rows_per_round == 0 {
+/// The cost from measured pairs (see the module docs); `None` without pairs
+/// or rows.
+pub fn cost_from_pairs(
+    clock: &str,
+    pairs: &[RoundPair],
+    rows_per_round: u64,
+    instrumentation: PgInstrumentation,
+) -> Option<ExecutorLoopCost> {
+    if pairs.is_empty() || rows_per_round == 0 {
         return None;
     }
-    let rows = config.rows_per_round as f64;
+    let rows = rows_per_round as f64;
     let mut diffs: Vec<f64> = pairs
         .iter()
-        .map(|p| (p.with_reads_ns - p.without_reads_ns) / rows)
+        .map(|p| (p.timing_on_ns - p.timing_off_ns) / rows)
         .collect();
-    let mut work: Vec<f64> = pairs.iter().map(|p| p.without_reads_ns / rows).collect();
-    let added = median(&mut diffs);
+    diffs.sort_by(f64::total_cmp);
+    let work: Vec<f64> = pairs.iter().map(|p| p.timing_off_ns / rows).collect();
+    let median = stats::median(&diffs)?;
+    let raw_interval = stats::median_interval(&diffs, stats::CONFIDENCE);
+    let n = diffs.len();
+    let (resolved, status) = match raw_interval {
+        None => (
+            false,
+            format!(
+                "not resolved: interval not available (n={n}; an interval needs {} pairs)",
+                stats::MIN_SAMPLES_FOR_INTERVAL
+            ),
+        ),
+        Some(i) if i.low <= 0.0 => (
+            false,
+            format!(
+                "not resolved: the 95% interval of the difference, {:.1} to {:.1} ns per row, includes 0: \
+                 TIMING ON's cost is inside the noise",
+                i.low, i.high
+            ),
+        ),
+        Some(_) => (true, "resolved".to_string()),
+    };
+    let interval = raw_interval.filter(|i| !i.is_degenerate());
     Some(ExecutorLoopCost {
         clock: clock.to_string(),
-        added_ns_per_row: added,
-        added_ns_per_read: added / READS_PER_ROW,
+        instrumentation: instrumentation.describe().to_string(),
+        added_ns_per_row: resolved.then_some(median),
+        added_ns_per_read: resolved.then_some(median / READS_PER_ROW),
+        median_ns_per_row: median,
+        interval,
+        interval_text: interval_text(median, raw_interval, n),
+        resolved,
+        status,
         added_ns_per_row_min: diffs[0],
-        added_ns_per_row_max: diffs[diffs.len() - 1],
-        work_ns_per_row: median(&mut work),
-        work_passes: config.work_passes,
-        rows_per_round: config.rows_per_round,
-        rounds: pairs.len() as u32,
+        added_ns_per_row_max: diffs[n - 1],
+        work_ns_per_row: stats::median(&work).unwrap_or(f64::NAN),
+        work_steps: 0,
+        rows_per_round,
+        pairs: n as u32,
+        stopped_by: StopReason::Budget,
+        budget_ns: 0,
+        elapsed_ns: 0,
     })
 }
 
-/// Measures what two reads of `clock` per row add to the loop.
-pub fn measure_executor_loop<C: ClockSource>(
-    clock: &C,
-    arena: &Arena,
-    config: LoopConfig,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Option<ExecutorLoopCost> {
-    let pairs = measure_pairs(clock, arena, config, keep_going);
-    cost_from_pairs(clock.name(), &pairs, config)
-}
-
-/// The passes for `target_ns` per row on a line through two measured points
-/// (`ns_at_lo` at `lo` passes, `ns_at_hi` at `hi`), within
-/// 0..=[`MAX_WORK_PASSES`]; 0 when the points say nothing (no slope).
-pub fn passes_for(target_ns: f64, lo: u32, ns_at_lo: f64, hi: u32, ns_at_hi: f64) -> u32 {
+/// The steps for `target_ns` per row on a line through two measured points
+/// (`ns_at_lo` at `lo` steps, `ns_at_hi` at `hi`), within
+/// 0..=[`MAX_WORK_STEPS`]; 0 when the points say nothing (no slope).
+pub fn steps_for(target_ns: f64, lo: u32, ns_at_lo: f64, hi: u32, ns_at_hi: f64) -> u32 {
     let slope = (ns_at_hi - ns_at_lo) / (f64::from(hi) - f64::from(lo));
     if !(slope.is_finite() && slope > 0.0 && target_ns.is_finite()) {
         return 0;
     }
     let p = f64::from(lo) + (target_ns - ns_at_lo) / slope;
-    p.round().clamp(0.0, f64::from(MAX_WORK_PASSES)) as u32
+    p.round().clamp(0.0, f64::from(MAX_WORK_STEPS)) as u32
 }
 
-/// Deform passes that make a row without reads cost about `target_ns` here:
-/// the median of 3 short rounds at 0 and at 8 passes, a line through them.
-pub fn calibrate_passes<C: ClockSource>(clock: &C, arena: &Arena, target_ns: f64) -> u32 {
-    const ROWS: u64 = 20_000;
-    const HI: u32 = 8;
-    let at = |passes: u32| {
-        round::<C, false>(clock, arena, ROWS, passes);
-        let mut v: Vec<f64> = (0..3)
-            .map(|_| round::<C, false>(clock, arena, ROWS, passes) / ROWS as f64)
-            .collect();
-        median(&mut v)
+/// Rows of each calibration round.
+const CALIBRATION_ROWS: u64 = 2_000;
+/// The upper calibration point, steps.
+const CALIBRATION_HI_STEPS: u32 = 16;
+
+/// Rounds per calibration point.
+const CALIBRATION_ROUNDS: usize = 5;
+
+/// Steps that make a TIMING OFF row cost about `target_ns` here: the
+/// fastest of [`CALIBRATION_ROUNDS`] short rounds at 0 and at
+/// [`CALIBRATION_HI_STEPS`] steps (the fastest: a round slowed by other work
+/// on the machine says nothing about the work's own cost), a line through
+/// them.
+fn calibrate_steps<R: PgRead, C: ClockSource>(exec: &mut Executor<'_, R>, timer: &C, target_ns: f64) -> u32 {
+    let mut at = |steps: u32| {
+        exec.set_steps(steps);
+        exec.round(timer, CALIBRATION_ROWS, false);
+        (0..CALIBRATION_ROUNDS)
+            .map(|_| exec.round(timer, CALIBRATION_ROWS, false) / CALIBRATION_ROWS as f64)
+            .fold(f64::INFINITY, f64::min)
     };
     let lo_ns = at(0);
-    let hi_ns = at(HI);
-    passes_for(target_ns, 0, lo_ns, HI, hi_ns)
+    let hi_ns = at(CALIBRATION_HI_STEPS);
+    steps_for(target_ns, 0, lo_ns, CALIBRATION_HI_STEPS, hi_ns)
+}
+
+/// Runs the model with `read` (whose time representation and clock are the
+/// version's) and `timer` for the rounds, within `config.budget_ns`, asking
+/// `keep_going` before each pair. `None` when stopped before a pair.
+pub fn measure_model<R: PgRead, C: ClockSource>(
+    read: &R,
+    timer: &C,
+    table: &Table,
+    config: ModelConfig,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Option<ExecutorLoopCost> {
+    let start = timer.now_ordered();
+    let elapsed_ns = || {
+        let d = timer.now_ordered().delta_since(start).max(0) as u64;
+        timer.scale().ticks_to_ns(d)
+    };
+    let mut exec = Executor::new(read, table, config.instrumentation.inline());
+    let target = work_target_ns(config.work_ns_per_row);
+    let steps = match config.work_steps {
+        Some(s) => s.min(MAX_WORK_STEPS),
+        None => calibrate_steps(&mut exec, timer, target),
+    };
+    exec.set_steps(steps);
+    let rows = config.rows_per_round.unwrap_or_else(|| rows_for_round(target)).max(1);
+    // One warm-up round, untimed for the result.
+    exec.round(timer, rows, false);
+    let mut pairs = Vec::new();
+    let mut stopped_by = StopReason::MaxPairs;
+    let mut last_pair_ns = 0u64;
+    for i in 0..MAX_PAIRS {
+        let before = elapsed_ns();
+        if before.saturating_add(last_pair_ns) > config.budget_ns {
+            stopped_by = StopReason::Budget;
+            break;
+        }
+        if !keep_going() {
+            stopped_by = StopReason::Interrupted;
+            break;
+        }
+        let (timing_on_ns, timing_off_ns) = if i % 2 == 0 {
+            let on = exec.round(timer, rows, true);
+            (on, exec.round(timer, rows, false))
+        } else {
+            let off = exec.round(timer, rows, false);
+            (exec.round(timer, rows, true), off)
+        };
+        pairs.push(RoundPair {
+            timing_on_ns,
+            timing_off_ns,
+        });
+        last_pair_ns = elapsed_ns().saturating_sub(before);
+    }
+    debug_assert_eq!(exec.node.instr.errors, 0, "the model's instrumentation took an error branch");
+    let mut cost = cost_from_pairs(read.name(), &pairs, rows, config.instrumentation)?;
+    cost.work_steps = steps;
+    cost.stopped_by = stopped_by;
+    cost.budget_ns = config.budget_ns;
+    cost.elapsed_ns = elapsed_ns();
+    Some(cost)
+}
+
+/// The model for `instrumentation` on this machine's clocks: the system clock
+/// (`clock_gettime(CLOCK_MONOTONIC)`) and, for PostgreSQL 19 with the TSC,
+/// `tsc` (the counter's fast read), rounds timed by the system clock.
+/// `None` when stopped before a pair, or when the TSC is asked for and
+/// `tsc` is `None`.
+pub fn measure_on_this_machine<T: ClockSource>(
+    tsc: Option<&T>,
+    table: &Table,
+    config: ModelConfig,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Option<ExecutorLoopCost> {
+    let system = PosixClock::monotonic();
+    let timer = PosixClock::monotonic();
+    match config.instrumentation {
+        PgInstrumentation::Pg19 { tsc: true } => {
+            let read = FastRead::new(tsc?, system, true);
+            measure_model(&read, &timer, table, config, keep_going)
+        }
+        PgInstrumentation::Pg19 { tsc: false } => {
+            let read = FastRead::new(system, system, false);
+            measure_model(&read, &timer, table, config, keep_going)
+        }
+        PgInstrumentation::Pg16To18 => measure_model(&SystemRead(system), &timer, table, config, keep_going),
+        PgInstrumentation::Pg15OrOlder => measure_model(&TimespecRead(system), &timer, table, config, keep_going),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::scripted::ScriptedClock;
-    use crate::Scale;
-    use std::cell::Cell;
-    use std::rc::Rc;
-
-    fn ns_clock(script: impl FnMut(u64) -> u64 + 'static) -> ScriptedClock {
-        ScriptedClock::new("scripted", Scale::from_hz(1_000_000_000).unwrap(), script)
-    }
-
-    const CONFIG: LoopConfig = LoopConfig {
-        rows_per_round: 1000,
-        rounds: 5,
-        work_passes: 2,
-    };
-
-    #[test]
-    fn two_reads_per_row_and_two_per_round() {
-        let clock = ns_clock(|n| n);
-        let arena = Arena::with_slots(64);
-        let pairs = measure_pairs(&clock, &arena, CONFIG, &mut || true);
-        assert_eq!(pairs.len(), 5);
-        // Warm-up round (2 reads) + per pair: WITH (2 + 2 per row) and WITHOUT (2).
-        let per_pair = 2 + 2 * CONFIG.rows_per_round + 2;
-        assert_eq!(clock.reads(), 2 + u64::from(CONFIG.rounds) * per_pair);
-    }
-
-    #[test]
-    fn each_read_costing_c_adds_2c_per_row() {
-        // Every read advances the clock by 7 ns and nothing else does: a WITH
-        // round spans 2 * rows + 1 reads, a WITHOUT round 1.
-        let clock = ns_clock(|n| 1_000 + 7 * n);
-        let arena = Arena::with_slots(64);
-        let cost = measure_executor_loop(&clock, &arena, CONFIG, &mut || true).unwrap();
-        let rows = CONFIG.rows_per_round as f64;
-        let expected = ((2.0 * rows + 1.0) * 7.0 - 7.0) / rows;
-        assert_eq!(cost.added_ns_per_row, expected);
-        assert_eq!(cost.added_ns_per_row, 14.0);
-        assert_eq!(cost.added_ns_per_read, 7.0);
-        assert_eq!(cost.work_ns_per_row, 7.0 / rows);
-        assert_eq!((cost.rounds, cost.work_passes, cost.rows_per_round), (5, 2, 1000));
-        assert_eq!(cost.clock, "scripted");
-    }
-
-    #[test]
-    fn the_median_of_paired_differences() {
-        let pairs = [
-            (1300.0, 1000.0),
-            (1250.0, 1010.0),
-            (900.0, 1000.0),
-            (1500.0, 1100.0),
-            (1240.0, 990.0),
-        ]
-        .map(|(w, wo)| RoundPair {
-            with_reads_ns: w,
-            without_reads_ns: wo,
-        });
-        let config = LoopConfig {
-            rows_per_round: 10,
-            ..CONFIG
-        };
-        let c = cost_from_pairs("x", &pairs, config).unwrap();
-        // Differences per row: 30, 24, -10, 40, 25 -> median 25.
-        assert_eq!(c.added_ns_per_row, 25.0);
-        assert_eq!(c.added_ns_per_read, 12.5);
-        assert_eq!((c.added_ns_per_row_min, c.added_ns_per_row_max), (-10.0, 40.0));
-        // WITHOUT per row: 100, 101, 100, 110, 99 -> median 100.
-        assert_eq!(c.work_ns_per_row, 100.0);
-        // An even count takes the mean of the middle two.
-        let c4 = cost_from_pairs("x", &pairs[..4], config).unwrap();
-        assert_eq!(c4.added_ns_per_row, 27.0);
-        assert!(cost_from_pairs("x", &[], config).is_none());
-    }
-
-    #[test]
-    fn a_preempted_round_does_not_decide() {
-        // 1 ns per read, and a 50 ms stall inside the third pair's WITH round
-        // (a preemption): that pair's difference is huge, the median is not.
-        let rows = CONFIG.rows_per_round;
-        let per_pair = 2 + 2 * rows + 2;
-        // Pair 2 (even: WITH first) starts after the warm-up and two pairs.
-        let stall_at = 2 + 2 * per_pair + rows;
-        let clock = ns_clock(move |n| n + if n >= stall_at { 50_000_000 } else { 0 });
-        let arena = Arena::with_slots(64);
-        let pairs = measure_pairs(&clock, &arena, CONFIG, &mut || true);
-        assert!(pairs[2].with_reads_ns > 50_000_000.0, "{:?}", pairs[2]);
-        let cost = cost_from_pairs("scripted", &pairs, CONFIG).unwrap();
-        assert_eq!(cost.added_ns_per_row, 2.0);
-        assert!(cost.added_ns_per_row_max > 50_000.0);
-    }
-
-    #[test]
-    fn a_preempted_without_round_does_not_decide_either() {
-        let rows = CONFIG.rows_per_round;
-        let per_pair = 2 + 2 * rows + 2;
-        // Pair 1 (odd: WITHOUT first): its WITHOUT round is reads 0-1 of the pair.
-        let start = 2 + per_pair;
-        let clock = ns_clock(move |n| n + if n > start { 9_000_000 } else { 0 });
-        let pairs = measure_pairs(&clock, &Arena::with_slots(8), CONFIG, &mut || true);
-        assert!(pairs[1].without_reads_ns > 9_000_000.0, "{:?}", pairs[1]);
-        let cost = cost_from_pairs("scripted", &pairs, CONFIG).unwrap();
-        assert_eq!(cost.added_ns_per_row, 2.0);
-        assert!(cost.added_ns_per_row_min < -8_000.0);
-    }
-
-    #[test]
-    fn stopping_ends_between_pairs() {
-        let clock = ns_clock(|n| n);
-        let asked = Rc::new(Cell::new(0));
-        let a = Rc::clone(&asked);
-        let mut keep_going = move || {
-            a.set(a.get() + 1);
-            a.get() <= 2
-        };
-        let pairs = measure_pairs(&clock, &Arena::with_slots(8), CONFIG, &mut keep_going);
-        assert_eq!(pairs.len(), 2);
-        assert_eq!(asked.get(), 3);
-        let mut never = || false;
-        assert!(measure_executor_loop(&clock, &Arena::with_slots(8), CONFIG, &mut never).is_none());
-    }
-
-    #[test]
-    fn passes_on_the_line_through_two_points() {
-        // 10 ns at 0 passes, 50 ns at 8: 5 ns per pass.
-        assert_eq!(passes_for(50.0, 0, 10.0, 8, 50.0), 8);
-        assert_eq!(passes_for(30.0, 0, 10.0, 8, 50.0), 4);
-        assert_eq!(passes_for(5.0, 0, 10.0, 8, 50.0), 0);
-        assert_eq!(passes_for(1e9, 0, 10.0, 8, 50.0), MAX_WORK_PASSES);
-        // No slope (a scripted or stalled clock): no extra work.
-        assert_eq!(passes_for(50.0, 0, 10.0, 8, 10.0), 0);
-        assert_eq!(passes_for(50.0, 0, 10.0, 8, f64::NAN), 0);
-    }
-
-    #[test]
-    fn the_work_depends_on_the_data() {
-        // Different slots give different checksums, and more passes change it.
-        let arena = Arena::with_slots(16);
-        let clock = ns_clock(|n| n);
-        let a = run_rows::<_, false>(&clock, &arena, 16, 0).0;
-        let b = run_rows::<_, false>(&clock, &arena, 16, 3).0;
-        assert_ne!(a, b);
-        assert_eq!(clock.reads(), 0);
-        assert!(arena.slots.iter().any(|s| s.nulls != 0));
-        assert!(arena.slots.iter().any(|s| s.nulls == 0));
-    }
-}
+mod tests;

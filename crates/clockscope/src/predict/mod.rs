@@ -14,16 +14,18 @@
 //! and leaving it, `InstrStartNode`/`InstrStopNode`), so a read's cost adds
 //! up per row; the executor's own work per row is the TIMING OFF time.
 //!
-//! "ns per read" is best what a read adds to per-row work like the
-//! executor's, measured by [`executor_loop`] (`added_ns_per_read`): a read
-//! between real work does not cost what two back-to-back reads in
-//! pg_test_timing's loop cost (the loop's average, kept for comparison).
-//! With `added_ns_per_row` (two reads, one timed node) the formula reads
+//! "ns per read" is what TIMING ON adds per row per node in a model of
+//! PostgreSQL's own instrumentation, measured on this machine
+//! ([`executor_loop`], `added_ns_per_row / 2`): a read between real work
+//! does not cost what two back-to-back reads in pg_test_timing's loop cost
+//! ([`read_cost`], kept for comparison and for the I/O timing settings).
+//! With `added_ns_per_row` (one timed node) the formula reads
 //! `timing_on_row_ns = timing_off_row_ns + reads_per_row / 2 * added_ns_per_row`.
 
 pub mod executor_loop;
+pub mod read_cost;
 
-pub use executor_loop::{measure_executor_loop, Arena, ExecutorLoopCost, LoopConfig};
+pub use executor_loop::{measure_model, measure_on_this_machine, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
 
 use serde::Serialize;
 

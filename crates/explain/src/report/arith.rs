@@ -1,14 +1,11 @@
 //! The report's arithmetic (see [`super`]): medians, overheads per row and
 //! per read, and the prediction from this machine's clock cost.
 
-use super::model::{
-    Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA, METHOD_BACK_TO_BACK,
-    METHOD_EXECUTOR_LOOP,
-};
+use super::model::{Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
-use clockscope::predict::ExplainOverhead;
+use clockscope::predict::{executor_loop, ExplainOverhead};
 
 fn uses_tsc(clock_source: &str) -> bool {
     crate::measure::current_is(clock_source, "tsc")
@@ -18,16 +15,6 @@ fn uses_tsc(clock_source: &str) -> bool {
 /// with TIMING OFF, `reads_per_row` clock reads of `per_read_ns` each.
 fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) -> ExplainOverhead {
     clockscope::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
-}
-
-/// The per-read cost the prediction uses for `cost`: what a read adds in the
-/// executor-like loop, else (that loop did not run) the pg_test_timing loop
-/// time; with how it was obtained.
-fn predicted_per_read(cost: &ClockCost) -> Option<(f64, &'static str)> {
-    match cost.added_per_read_ns() {
-        Some(v) => Some((v, METHOD_EXECUTOR_LOOP)),
-        None => Some((cost.per_read_ns, METHOD_BACK_TO_BACK)).filter(|(v, _)| v.is_finite() && *v > 0.0),
-    }
 }
 
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
@@ -41,11 +28,20 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
     } else {
         Some(&machine.system)
     };
-    let chosen = cost.and_then(predicted_per_read);
-    let predicted = chosen.map(|(v, _)| v);
+    let predicted = cost.and_then(ClockCost::added_per_read_ns);
+    let prediction_status = cost.map_or_else(
+        || "not measured: this machine cannot read that clock".to_string(),
+        ClockCost::prediction_status,
+    );
+    let interval = cost
+        .and_then(|c| c.executor_loop.as_ref())
+        .filter(|e| e.resolved)
+        .and_then(|e| e.interval);
     let back_to_back = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
     let overhead_per_read_ns = diff_ns / reads as f64;
     let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
+    // The model's interval is per row per node (two reads).
+    let per_row_at = |per_row_per_node: f64| reads_per_row / executor_loop::READS_PER_ROW * per_row_per_node;
     Some(SourceResult {
         clock_source: runs.clock_source.clone(),
         how: runs.how.clone(),
@@ -63,10 +59,12 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         predicted_clock: cost.map(|c| c.clock.clone()),
         predicted_per_read_ns: predicted,
         predicted_overhead_per_row_ns: prediction.map(|p| p.overhead_per_row_ns),
+        predicted_overhead_per_row_low_ns: interval.map(|i| per_row_at(i.low)),
+        predicted_overhead_per_row_high_ns: interval.map(|i| per_row_at(i.high)),
         predicted_timing_on_ms: prediction.map(|p| p.timing_on_ms),
         predicted_slowdown: prediction.map(|p| p.slowdown),
         observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
-        prediction_method: chosen.map(|(_, m)| m.to_string()),
+        prediction_status,
         back_to_back_per_read_ns: back_to_back,
         back_to_back_observed_over_predicted: back_to_back.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
@@ -153,7 +151,7 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
         return None;
     }
     let rdtsc_cost = machine.rdtsc.as_ref()?;
-    let (rdtsc, method) = predicted_per_read(rdtsc_cost)?;
+    let rdtsc = rdtsc_cost.added_per_read_ns()?;
     let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
     let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
     let rows = base.clock_reads_per_run as f64 / base.clock_reads_per_row;
@@ -161,7 +159,6 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
     let scaled = rdtsc * ratio;
     Some(TscPrediction {
         rdtsc_per_read_ns: rdtsc,
-        prediction_method: method.to_string(),
         rdtsc_back_to_back_per_read_ns: rdtsc_cost.per_read_ns,
         predicted_overhead_per_row_ns: at(rdtsc).overhead_per_row_ns,
         predicted_slowdown: at(rdtsc).slowdown,
@@ -170,6 +167,33 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
         scaled_slowdown: at(scaled).slowdown,
         from_clock_source: base.clock_source.clone(),
     })
+}
+
+/// The settings as the report shows them: a value set for the session that
+/// equals the server's is no change and is shown as the server's alone
+/// (`jit off -> off` says nothing); `timing_clock_source` shows what each
+/// measurement set it to ("'system', then 'tsc'").
+pub fn shown_settings(settings: &[crate::session::Setting], sources: &[SourceRuns]) -> Vec<crate::session::Setting> {
+    let set_by_us: Vec<String> = sources
+        .iter()
+        .filter(|s| s.how.starts_with("SET timing_clock_source"))
+        .map(|s| format!("'{}'", s.clock_source))
+        .collect();
+    settings
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            if s.session_value.as_deref() == Some(s.server_value.as_str()) {
+                s.session_value = None;
+                s.why = None;
+            }
+            if s.name == "timing_clock_source" && !set_by_us.is_empty() {
+                s.session_value = Some(set_by_us.join(", then "));
+                s.why = Some("one measurement each (the clock sources below), RESET after".into());
+            }
+            s
+        })
+        .collect()
 }
 
 /// Computes the report from what was measured.
@@ -195,16 +219,7 @@ pub fn build(inp: &Inputs) -> Report {
             ));
         }
         if r.predicted_per_read_ns.is_none() {
-            warnings.push(format!(
-                "{}: no prediction, this machine cannot read that clock",
-                r.clock_source
-            ));
-        } else if r.prediction_method.as_deref() == Some(METHOD_BACK_TO_BACK) {
-            warnings.push(format!(
-                "{}: the executor-like loop did not run; the prediction uses the back-to-back read cost, \
-                 which overstates what the executor pays on some CPUs",
-                r.clock_source
-            ));
+            warnings.push(format!("{}: no prediction: {}", r.clock_source, r.prediction_status));
         }
         noise_warnings(r, &mut warnings);
     }
@@ -236,7 +251,21 @@ pub fn build(inp: &Inputs) -> Report {
         ));
     }
     let tsc = tsc_prediction(&clock_sources, inp.machine);
-    let timing_settings = crate::timing_settings::judge(inp.timing_settings, &clock_sources, inp.page_read.clone());
+    if tsc.is_none() && !clock_sources.iter().any(|r| uses_tsc(&r.clock_source)) {
+        if let Some(c) = inp.machine.rdtsc.as_ref().filter(|c| c.added_per_read_ns().is_none()) {
+            warnings.push(format!(
+                "with PostgreSQL 19's TSC ({}): no prediction: {}",
+                c.clock,
+                c.prediction_status()
+            ));
+        }
+    }
+    let timing_settings = crate::timing_settings::judge(
+        inp.timing_settings,
+        &clock_sources,
+        Some(inp.machine),
+        inp.page_read.clone(),
+    );
     let query_breakdown = query_breakdown(inp, &clock_sources);
     Report {
         server_version: inp.server_version.to_string(),
@@ -244,7 +273,7 @@ pub fn build(inp: &Inputs) -> Report {
         server_version_full: inp.server_version_full.to_string(),
         server: inp.server.to_string(),
         server_locality: inp.locality.clone(),
-        settings: inp.settings.to_vec(),
+        settings: shown_settings(inp.settings, inp.sources),
         timing_settings,
         query: inp.query.to_string(),
         rows: inp.rows,
@@ -271,6 +300,50 @@ pub fn build(inp: &Inputs) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn setting(name: &str, server: &str, session: Option<&str>) -> crate::session::Setting {
+        crate::session::Setting {
+            name: name.into(),
+            server_value: server.into(),
+            session_value: session.map(str::to_string),
+            why: session.map(|_| "why".to_string()),
+        }
+    }
+
+    fn runs(clock_source: &str, how: &str) -> SourceRuns {
+        SourceRuns {
+            clock_source: clock_source.into(),
+            how: how.into(),
+            timing_off_ms: vec![1.0],
+            timing_on_ms: vec![2.0],
+            clock_reads_per_run: 2,
+            stopped_by: crate::measure::StopReason::Precision,
+            timing_on_plan: None,
+        }
+    }
+
+    #[test]
+    fn settings_show_real_changes_and_the_clock_source_of_each_measurement() {
+        let settings = [
+            setting("jit", "off", Some("off")),
+            setting("max_parallel_workers_per_gather", "2", Some("0")),
+            setting("timing_clock_source", "auto (tsc)", None),
+        ];
+        let measured = [
+            runs("system", "SET timing_clock_source = 'system' for this session"),
+            runs("tsc", "SET timing_clock_source = 'tsc' for this session"),
+        ];
+        let shown = shown_settings(&settings, &measured);
+        // jit off -> off is no change.
+        assert_eq!((shown[0].session_value.as_deref(), shown[0].why.as_deref()), (None, None));
+        assert_eq!(shown[1].session_value.as_deref(), Some("0"));
+        assert_eq!(shown[2].session_value.as_deref(), Some("'system', then 'tsc'"));
+        assert!(shown[2].why.as_deref().unwrap().contains("one measurement each"));
+        // Measured as the server runs (SET refused): shown as the server has it.
+        let current = [runs("auto (tsc)", "the current setting; this role may not SET timing_clock_source")];
+        let shown = shown_settings(&settings, &current);
+        assert_eq!(shown[2].session_value, None);
+    }
 
     #[test]
     fn tsc_is_recognised_in_show_values() {

@@ -13,11 +13,11 @@
 //! slowdown                = ON / OFF
 //! overhead_per_row_ns     = (ON - OFF) * 1e6 / rows
 //! overhead_per_read_ns    = (ON - OFF) * 1e6 / clock reads per run     (see plan.rs)
-//! predicted_per_read_ns   = what one read of the clock in use adds per row in this
-//!                           machine's executor-like loop, its work per row set to the
-//!                           TIMING OFF time per row (clockscope::predict::executor_loop:
-//!                           added_ns_per_row / 2); the pg_test_timing loop time when
-//!                           that loop did not run (prediction_method = back_to_back)
+//! predicted_per_read_ns   = what TIMING ON adds per row per node in this machine's model of
+//!                           the server version's instrumentation, its work per row set to
+//!                           the TIMING OFF time per row (clockscope::predict::executor_loop:
+//!                           added_ns_per_row / 2); none when the model did not resolve it
+//!                           (prediction_status says why: one method, no fallback)
 //! predicted_overhead_per_row_ns = clock reads per row * predicted_per_read_ns
 //!                         = reads per row / 2 * added_ns_per_row
 //! predicted_timing_on_ms  = OFF + clock reads * predicted_per_read_ns / 1e6
@@ -37,8 +37,8 @@
 //!
 //! The TSC prediction for a server that did not run on the TSC uses the
 //! RDTSC read's cost in place of the system clock's: `predicted_*` as above
-//! with `rdtsc_per_read_ns` (RDTSC's added ns per read in the executor-like
-//! loop), and a `scaled_*` variant that also applies the
+//! with `rdtsc_per_read_ns` (what the model with PostgreSQL 19's RDTSC read
+//! adds per read), and a `scaled_*` variant that also applies the
 //! observed/predicted ratio measured on the system clock
 //! (`rdtsc_per_read_ns * observed_over_predicted`), for the part of a read
 //! that the executor overlaps with its own work or adds to it.
@@ -50,6 +50,5 @@ pub mod text;
 pub use arith::build;
 pub use model::{
     CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
-    METHOD_BACK_TO_BACK, METHOD_EXECUTOR_LOOP,
 };
 pub use text::{thousands, write_text};

@@ -12,13 +12,6 @@ use serde::Serialize;
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
 pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
 
-/// `prediction_method` when the per-read cost is what a read adds to the
-/// executor-like per-row loop ([`clockscope::predict::executor_loop`]).
-pub const METHOD_EXECUTOR_LOOP: &str = "executor_loop";
-/// `prediction_method` when that loop did not run: pg_test_timing's
-/// back-to-back loop time.
-pub const METHOD_BACK_TO_BACK: &str = "back_to_back";
-
 /// One clock source's results. Times are EXPLAIN's "Execution Time".
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SourceResult {
@@ -39,17 +32,22 @@ pub struct SourceResult {
     pub clock_reads_per_row: f64,
     /// This machine's clock used for the prediction.
     pub predicted_clock: Option<String>,
-    /// What one read adds per row in this machine's executor-like loop
-    /// (`added_ns_per_read`), or the back-to-back loop time when that did
-    /// not run (see `prediction_method`).
+    /// What one read adds per row in this machine's instrumentation model
+    /// (`added_ns_per_read`); null when the model did not resolve it (see
+    /// `prediction_status`).
     pub predicted_per_read_ns: Option<f64>,
     pub predicted_overhead_per_row_ns: Option<f64>,
+    /// The predicted overhead per row at the ends of the model's 95%
+    /// interval; null when it has none.
+    pub predicted_overhead_per_row_low_ns: Option<f64>,
+    pub predicted_overhead_per_row_high_ns: Option<f64>,
     /// timing_off_ms + clock reads x predicted_per_read_ns / 1e6.
     pub predicted_timing_on_ms: Option<f64>,
     pub predicted_slowdown: Option<f64>,
     pub observed_over_predicted: Option<f64>,
-    /// [`METHOD_EXECUTOR_LOOP`] or [`METHOD_BACK_TO_BACK`].
-    pub prediction_method: Option<String>,
+    /// "resolved", or why there is no prediction ("not resolved: ...",
+    /// "not measured: ...", or no clock to predict with).
+    pub prediction_status: String,
     /// The old model for comparison: pg_test_timing's back-to-back loop
     /// time, and the observed overhead per read over it.
     pub back_to_back_per_read_ns: Option<f64>,
@@ -118,11 +116,9 @@ pub struct QueryBreakdown {
 /// What the TSC would give for a server that did not run on it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TscPrediction {
-    /// The predicted cost per RDTSC read: what it adds in the executor-like
-    /// loop (or the loop time, see `prediction_method`).
+    /// The predicted cost per RDTSC read: what it adds per row in the
+    /// instrumentation model with PostgreSQL 19's TSC read, per read.
     pub rdtsc_per_read_ns: f64,
-    /// [`METHOD_EXECUTOR_LOOP`] or [`METHOD_BACK_TO_BACK`].
-    pub prediction_method: String,
     /// This machine's RDTSC pg_test_timing loop time, for comparison.
     pub rdtsc_back_to_back_per_read_ns: f64,
     pub predicted_overhead_per_row_ns: f64,

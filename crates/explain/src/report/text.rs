@@ -154,19 +154,27 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "overhead per clock read", s.overhead_per_read_ns
         )?;
         let clock = s.predicted_clock.as_deref().unwrap_or("none");
-        let how = match s.prediction_method.as_deref() {
-            Some(super::model::METHOD_EXECUTOR_LOOP) => "added per read in an executor-like loop",
-            _ => "loop time (back to back)",
+        match s.predicted_per_read_ns {
+            Some(p) => writeln!(
+                out,
+                "  {:<28} {:>9.2} ns   this machine's {clock} in the instrumentation model",
+                "predicted per clock read", p
+            )?,
+            None => writeln!(
+                out,
+                "  {:<28} {:>12}   {}",
+                "predicted per clock read",
+                "none",
+                s.prediction_status
+            )?,
+        }
+        let interval = match (s.predicted_overhead_per_row_low_ns, s.predicted_overhead_per_row_high_ns) {
+            (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2} to {hi:.2} ns)"),
+            _ => String::new(),
         };
         writeln!(
             out,
-            "  {:<28} {:>12}   this machine's {clock}, {how}",
-            "predicted per clock read",
-            opt(s.predicted_per_read_ns, 2, " ns")
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>12}   {:.3} reads per row x predicted per read",
+            "  {:<28} {:>12}   {:.3} reads per row x predicted per read{interval}",
             "predicted overhead per row",
             opt(s.predicted_overhead_per_row_ns, 2, " ns"),
             s.clock_reads_per_row
@@ -189,15 +197,13 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "observed / predicted",
             opt(s.observed_over_predicted, 2, "")
         )?;
-        if s.prediction_method.as_deref() == Some(super::model::METHOD_EXECUTOR_LOOP) {
-            writeln!(
-                out,
-                "  {:<28} {:>12}   old model: loop time {} per read",
-                "observed / back-to-back",
-                opt(s.back_to_back_observed_over_predicted, 2, ""),
-                opt(s.back_to_back_per_read_ns, 2, " ns")
-            )?;
-        }
+        writeln!(
+            out,
+            "  {:<28} {:>12}   old model, for comparison: loop time {} per read",
+            "observed / back-to-back",
+            opt(s.back_to_back_observed_over_predicted, 2, ""),
+            opt(s.back_to_back_per_read_ns, 2, " ns")
+        )?;
     }
     if let Some(q) = &r.query_breakdown {
         write_query_breakdown(q, out)?;
@@ -213,14 +219,9 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         } else {
             "With timing_clock_source = tsc on this machine"
         };
-        let what = if t.prediction_method == super::model::METHOD_EXECUTOR_LOOP {
-            "RDTSC's added"
-        } else {
-            "the RDTSC loop's"
-        };
         writeln!(
             out,
-            "{lead}: about {:.2}x predicted ({:.2} ns per row at {what} {:.2} ns per read);",
+            "{lead}: about {:.2}x predicted ({:.2} ns per row at RDTSC's {:.2} ns per read in the model);",
             t.predicted_slowdown, t.predicted_overhead_per_row_ns, t.rdtsc_per_read_ns
         )?;
         writeln!(
@@ -229,50 +230,78 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             t.scaled_slowdown, t.scaled_overhead_per_row_ns, t.from_clock_source
         )?;
     }
+    write_machine(r, out)?;
+    write_timing_settings(&r.timing_settings, out)?;
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// "21.40 ns (95% interval 21.1 to 21.9 ns)" or "21.40 ns (interval not available)".
+fn read_cost_text(c: &crate::clockcost::ClockCost) -> String {
+    match c.read_cost_interval {
+        Some(i) => format!("{:.2} ns (95% interval {:.2} to {:.2})", c.read_cost_ns, i.low, i.high),
+        None => format!("{:.2} ns (interval not available)", c.read_cost_ns),
+    }
+}
+
+/// This machine's clocks: the loops' read costs and the model's results.
+fn write_machine(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     let m = &r.this_machine;
     writeln!(
         out,
-        "This machine's clocks (pg_test_timing loop, {:.1} s each; a loop is one read plus ~1-2 ns of bookkeeping):",
+        "This machine's clocks (pg_test_timing's loop, {:.1} s each: average loop, and the read cost without \
+         interference over 9 chunks):",
         r.clock_measure_ns as f64 / 1e9
     )?;
-    writeln!(
-        out,
-        "  {:<34} {:>8.2} ns per loop",
-        m.system.clock, m.system.per_read_ns
-    )?;
-    match (&m.rdtsc, &m.rdtsc_unavailable) {
-        (Some(c), _) => writeln!(
+    for c in std::iter::once(&m.system).chain(&m.rdtsc).chain(&m.rdtscp) {
+        let freq = match (c.frequency_khz, c.frequency_source.as_deref()) {
+            (Some(khz), Some(src)) => format!(", at {khz} kHz ({src})"),
+            _ => String::new(),
+        };
+        writeln!(
             out,
-            "  {:<34} {:>8.2} ns per loop, at {} kHz ({}); PostgreSQL 19's auto {} the TSC here",
+            "  {:<34} {:>8.2} ns per loop, read cost {}{freq}",
             c.clock,
             c.per_read_ns,
-            c.frequency_khz.unwrap_or(0),
-            c.frequency_source.as_deref().unwrap_or("unknown source"),
+            read_cost_text(c)
+        )?;
+    }
+    match (&m.rdtsc, &m.rdtsc_unavailable) {
+        (Some(_), _) => writeln!(
+            out,
+            "  PostgreSQL 19's auto {} the TSC here",
             if m.tsc_auto { "picks" } else { "does not pick" }
         )?,
         (None, Some(why)) => writeln!(out, "  {:<34} not measured: {why}", "RDTSC")?,
         (None, None) => {}
     }
-    // What two reads per row add between executor-like work per row (the
-    // prediction's per-read cost).
+    // What TIMING ON adds per row in the model of the server's
+    // instrumentation (the prediction's per-read cost).
     for c in std::iter::once(&m.system).chain(m.rdtsc.as_ref()) {
         if let Some(e) = &c.executor_loop {
             writeln!(
                 out,
-                "  {:<34} {:>8.2} ns per row added by 2 reads, executor-like loop",
-                c.clock, e.added_ns_per_row
+                "  {:<34} {} per row per node with TIMING ON, {}; {}",
+                c.clock,
+                e.headline(),
+                e.interval_text,
+                e.instrumentation
             )?;
             writeln!(
                 out,
-                "  {:<34} {:>8.2} ns per read; pairs {:.1}-{:.1}; work {:.1} ns/row, {} pairs",
-                "", e.added_ns_per_read, e.added_ns_per_row_min, e.added_ns_per_row_max, e.work_ns_per_row, e.rounds
+                "  {:<34} model: median {:.2} ns, {} pairs of {} rows, work {:.1} ns/row ({} steps){}",
+                "",
+                e.median_ns_per_row,
+                e.pairs,
+                e.rows_per_round,
+                e.work_ns_per_row,
+                e.work_steps,
+                if e.resolved { String::new() } else { format!("; {}", e.status) }
             )?;
         }
-    }
-    write_timing_settings(&r.timing_settings, out)?;
-    for w in &r.warnings {
-        writeln!(out, "warning: {w}")?;
     }
     Ok(())
 }
@@ -283,19 +312,21 @@ fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<
         return Ok(());
     }
     writeln!(out)?;
-    match (t.per_read_ns, &t.priced_with_clock_source) {
-        (Some(ns), Some(clock)) => writeln!(
-            out,
-            "The server's timing settings (pg_settings), priced at {ns:.2} ns per clock read ({clock}, inferred from \
-             EXPLAIN: (ON - OFF) / clock reads):"
-        )?,
-        _ => writeln!(
-            out,
-            "The server's timing settings (pg_settings; not priced: TIMING ON was not slower than TIMING OFF):"
-        )?,
+    writeln!(out, "The server's timing settings (pg_settings), each priced with the read PostgreSQL makes for it:")?;
+    match &t.io_read {
+        Some(p) => writeln!(out, "  I/O timing: {} per read; {}", p.text(), p.source)?,
+        None => writeln!(out, "  I/O timing: not priced: {}", t.io_read_status)?,
+    }
+    match &t.explain_read {
+        Some(p) => writeln!(out, "  EXPLAIN timing: {} per read; {}", p.text(), p.source)?,
+        None => writeln!(out, "  EXPLAIN timing: {}", t.explain_read_status)?,
     }
     if let Some(p) = &t.page_read {
-        writeln!(out, "  reference: {:.2} us, {}", p.ns / 1000.0, p.source)?;
+        let interval = match (p.low_ns, p.high_ns) {
+            (Some(lo), Some(hi)) => format!(" (95% interval {:.2} to {:.2} us)", lo / 1000.0, hi / 1000.0),
+            _ => String::new(),
+        };
+        writeln!(out, "  reference: {:.2} us{interval}, {}", p.ns / 1000.0, p.source)?;
     }
     for s in &t.settings {
         writeln!(

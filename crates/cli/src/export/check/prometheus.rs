@@ -204,28 +204,33 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
             }
         }
     }
-    let predictions: Vec<_> = [&v.explain_system, &v.explain_tsc].into_iter().flatten().collect();
+    // Only resolved predictions have a number.
+    let predictions: Vec<_> = [&v.explain_system, &v.explain_tsc]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p, p.slowdown?, p.per_row_per_node_ns?)))
+        .collect();
     if !predictions.is_empty() {
         f.head(
             "explain_predicted_slowdown_ratio",
             "Predicted EXPLAIN ANALYZE run time of a 1M-row count(*) with TIMING ON over TIMING OFF, reading this clock.",
         );
-        for p in &predictions {
+        for (p, slowdown, _) in &predictions {
             f.sample(
                 "explain_predicted_slowdown_ratio",
                 &[("clock", clock_label(r, &p.clock))],
-                p.slowdown,
+                *slowdown,
             );
         }
         f.head(
             "explain_predicted_row_overhead_seconds",
             "Predicted EXPLAIN ANALYZE timing overhead per row per plan node (two clock reads).",
         );
-        for p in &predictions {
+        for (p, _, per_row) in &predictions {
             f.sample(
                 "explain_predicted_row_overhead_seconds",
                 &[("clock", clock_label(r, &p.clock))],
-                secs(p.per_row_per_node_ns),
+                secs(*per_row),
             );
         }
     }

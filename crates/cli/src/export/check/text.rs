@@ -11,34 +11,31 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
-/// The headline: ns added per row per timed plan node, and how it was measured.
+/// The headline: ns TIMING ON adds per row per timed plan node in the
+/// instrumentation model, with its interval, or why there is none; the
+/// back-to-back read cost beside it for comparison.
 fn prediction_line(p: &ExplainPrediction) -> String {
-    match (p.added_ns_per_row, p.added_ns_per_read) {
-        (Some(row), Some(read)) => format!(
-            "{}: +{:.1} ns per row per node ({:.1} ns per read, executor-like loop; back to back {:.1})",
-            esc(&p.clock),
-            row,
-            read,
-            p.back_to_back_per_row_ns
-        ),
-        _ => format!(
-            "{}: +{:.1} ns per row per node (2 reads x {:.1} ns, back to back)",
-            esc(&p.clock),
-            p.per_row_per_node_ns,
-            p.per_read_ns
-        ),
-    }
+    format!(
+        "{}: {}; back to back 2 x {:.1} ns",
+        esc(&p.clock),
+        p.per_row_text(),
+        p.per_read_ns
+    )
 }
 
-/// The slowdown at the baseline, labelled an example unless it was measured.
-fn slowdown_line(p: &ExplainPrediction, example: bool) -> String {
-    format!(
-        "{}count(*) of 1M rows {:.1} ms -> {:.1} ms ({:.2}x)",
+/// The slowdown at the baseline, labelled an example unless it was
+/// measured; `None` without a prediction.
+fn slowdown_line(p: &ExplainPrediction, example: bool) -> Option<String> {
+    let (on, x) = (p.count_timing_on_ms?, p.slowdown?);
+    let interval = match (p.slowdown_low, p.slowdown_high) {
+        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.2}x to {hi:.2}x"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{}count(*) of 1M rows {:.1} ms -> {on:.1} ms ({x:.2}x{interval})",
         if example { "example: " } else { "" },
         p.count_timing_off_ms,
-        p.count_timing_on_ms,
-        p.slowdown
-    )
+    ))
 }
 
 /// How long each clock was measured, from the measurements: "1.00 s each"
@@ -344,7 +341,9 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     if let Some(p) = &v.explain_system {
         item("", prediction_line(p))?;
-        item("", format!("  {}", slowdown_line(p, v.baseline_is_example)))?;
+        if let Some(line) = slowdown_line(p, v.baseline_is_example) {
+            item("", format!("  {line}"))?;
+        }
     }
     if let Some(p) = &v.explain_tsc {
         let who = if p.used_by_postgresql {
@@ -353,7 +352,9 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             "not read by PostgreSQL 19 here"
         };
         item("", format!("{who}, {}", prediction_line(p)))?;
-        item("", format!("  {}", slowdown_line(p, v.baseline_is_example)))?;
+        if let Some(line) = slowdown_line(p, v.baseline_is_example) {
+            item("", format!("  {line}"))?;
+        }
     }
     if let Some(a) = &v.track_io_timing {
         item(

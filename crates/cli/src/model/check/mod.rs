@@ -11,7 +11,7 @@ use stats::ClockStats;
 use verdict::Verdict;
 
 /// Version of the JSON layout; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where the program runs, and what the TSC evidence says.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -3,13 +3,21 @@
 //! environment's facts (so it is tested with scripted inputs).
 //!
 //! The EXPLAIN prediction's headline is the ns a timed plan node adds per row:
-//! what two reads per row add to an executor-like per-row loop
-//! ([`clockscope::predict::executor_loop`]), measured per clock; the
-//! pg_test_timing loop time (two back-to-back reads) is kept beside it for
-//! comparison and used when that loop did not run. A slowdown needs the
-//! query's own time per row: `--baseline-row-ns` (measured by the user, e.g.
-//! with `clockscope explain`), or, by default, a reference from another
-//! machine, reported as an example (`baseline_is_example`).
+//! what TIMING ON adds per row in a model of PostgreSQL 19's per-row
+//! instrumentation ([`clockscope::predict::executor_loop`]), measured per
+//! clock, with its 95% interval. One method: when the model did not run, or
+//! its ON-OFF difference is inside the noise, the prediction says "not
+//! measured" or "not resolved" and gives no number (the pg_test_timing loop
+//! time, two back-to-back reads, is kept beside it for comparison only). A
+//! slowdown needs the query's own time per row: `--baseline-row-ns`
+//! (measured by the user, e.g. with `clockscope explain`), or, by default, a
+//! reference from another machine, reported as an example
+//! (`baseline_is_example`).
+//!
+//! track_io_timing is priced with the read PostgreSQL makes around an I/O,
+//! `INSTR_TIME_SET_CURRENT`: the system clock, or RDTSCP under PostgreSQL
+//! 19's `timing_clock_source = tsc`, at their read cost here (two reads
+//! around a system call: nothing to overlap them with).
 //!
 //! Every threshold is a named constant with the reason it has that value.
 //!
@@ -37,6 +45,8 @@ pub const MODERN_P99_NS: u64 = 200;
 /// A read this slow on average is a syscall, not a vDSO call (a syscall round trip costs >= 100-200 ns; xen and
 /// hpet clocksources measured 561-723 ns per loop in clockperf and PostgreSQL's docs).
 pub const SYSCALL_AVG_LOOP_NS: f64 = 150.0;
+/// Clock reads per block I/O with track_io_timing (`pgstat_prepare_io_time`, `pgstat_count_io_op_time`).
+pub const READS_PER_IO: f64 = 2.0;
 /// Clock reads per row of a count(*) under EXPLAIN ANALYZE: the scan node is entered and left once per row
 /// (InstrStartNode/InstrStopNode), two reads; the aggregate above it runs once.
 pub const READS_PER_ROW_COUNT: f64 = 2.0;
@@ -74,8 +84,8 @@ pub struct VerdictInputs {
     /// Whether the baseline is a reference from elsewhere (the default), so a
     /// slowdown computed from it is an example, not a prediction for here.
     pub baseline_is_example: bool,
-    /// What two reads per row add to the executor-like loop, per measured
-    /// clock (matched by display name); empty when that loop did not run.
+    /// What TIMING ON adds per row in the instrumentation model, per
+    /// measured clock (matched by display name); empty when it did not run.
     pub executor_loops: Vec<ExecutorLoopCost>,
 }
 
@@ -103,40 +113,47 @@ pub struct RuleResult {
     pub detail: String,
 }
 
-/// `prediction_method` when the per-row cost comes from the executor-like loop.
-pub const METHOD_EXECUTOR_LOOP: &str = "executor_loop";
-/// `prediction_method` when it is two back-to-back reads (pg_test_timing's loop time).
-pub const METHOD_BACK_TO_BACK: &str = "back_to_back";
-
 /// Predicted EXPLAIN ANALYZE overhead with one clock.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExplainPrediction {
     /// The clock PostgreSQL would read.
     pub clock: String,
-    /// Measured cost of one read (the read cost without interference gaps), ns.
+    /// Measured cost of one read back to back (the read cost without
+    /// interference gaps), ns: for comparison, not the prediction.
     pub per_read_ns: f64,
-    /// Overhead per row per plan node (two reads), ns: `added_ns_per_row`
-    /// when the executor-like loop ran, else `back_to_back_per_row_ns`.
-    pub per_row_per_node_ns: f64,
-    /// The headline: what two reads per row added to the executor-like loop, ns
-    /// (one timed plan node); null when that loop did not run.
-    pub added_ns_per_row: Option<f64>,
-    /// `added_ns_per_row / 2`.
-    pub added_ns_per_read: Option<f64>,
-    /// The old model, for comparison: 2 x `per_read_ns`.
+    /// The old model, for comparison only: 2 x `per_read_ns`.
     pub back_to_back_per_row_ns: f64,
-    /// `executor_loop` or `back_to_back`: where `per_row_per_node_ns` comes from.
-    pub prediction_method: String,
-    /// The executor-like loop's measurement (spread, work per row, rounds).
+    /// The prediction: what TIMING ON added per row per timed plan node in the
+    /// instrumentation model, ns; null when not measured or not resolved.
+    pub per_row_per_node_ns: Option<f64>,
+    /// "resolved", "not resolved: ..." or "not measured: ...".
+    pub status: String,
+    /// The model's measurement (median, interval, pairs, work per row).
     pub executor_loop: Option<ExecutorLoopCost>,
     /// count(*) of 1M rows with TIMING OFF, ms (from the baseline).
     pub count_timing_off_ms: f64,
-    /// The same with TIMING ON, ms.
-    pub count_timing_on_ms: f64,
-    /// on / off.
-    pub slowdown: f64,
+    /// The same with TIMING ON, ms; null without a prediction.
+    pub count_timing_on_ms: Option<f64>,
+    /// on / off; null without a prediction.
+    pub slowdown: Option<f64>,
+    /// The slowdown at the ends of the per-row cost's 95% interval; null
+    /// without a resolved interval.
+    pub slowdown_low: Option<f64>,
+    pub slowdown_high: Option<f64>,
     /// Whether PostgreSQL (19 with timing_clock_source = tsc, or any version for the system clock) reads this clock.
     pub used_by_postgresql: bool,
+}
+
+impl ExplainPrediction {
+    /// The per-row cost in words: "+36.2 ns per row per node (95% interval
+    /// ...)", or why there is none.
+    pub fn per_row_text(&self) -> String {
+        match (&self.executor_loop, self.per_row_per_node_ns) {
+            (Some(e), Some(v)) => format!("{v:+.1} ns per row per node ({})", e.interval_text),
+            (Some(e), None) => e.status.clone(),
+            (None, _) => self.status.clone(),
+        }
+    }
 }
 
 /// A yes/no answer with its reason.
@@ -176,30 +193,40 @@ pub struct Verdict {
     pub interference_note: Option<String>,
 }
 
+/// Why a prediction has no model behind it.
+pub const NOT_MEASURED: &str = "not measured: the instrumentation model did not run (interrupted, or not asked for)";
+
 fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> ExplainPrediction {
-    let executor_loop = inputs
-        .executor_loops
-        .iter()
-        .find(|e| e.clock == c.display_name && e.added_ns_per_read.is_finite() && e.added_ns_per_read > 0.0)
-        .cloned();
-    let (per_read, method) = match &executor_loop {
-        Some(e) => (e.added_ns_per_read, METHOD_EXECUTOR_LOOP),
-        None => (c.read_cost_ns, METHOD_BACK_TO_BACK),
+    let executor_loop = inputs.executor_loops.iter().find(|e| e.clock == c.display_name).cloned();
+    let per_row = executor_loop.as_ref().and_then(|e| e.added_ns_per_row);
+    let status = executor_loop
+        .as_ref()
+        .map_or_else(|| NOT_MEASURED.to_string(), |e| e.status.clone());
+    let at = |per_row: f64| {
+        clockscope::predict::explain_overhead(
+            inputs.baseline_row_ns,
+            READS_PER_ROW_COUNT,
+            per_row / READS_PER_ROW_COUNT,
+            PREDICTION_ROWS,
+        )
     };
-    let p =
-        clockscope::predict::explain_overhead(inputs.baseline_row_ns, READS_PER_ROW_COUNT, per_read, PREDICTION_ROWS);
+    let p = per_row.map(at);
+    let interval = executor_loop
+        .as_ref()
+        .filter(|e| e.resolved)
+        .and_then(|e| e.interval);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.read_cost_ns,
-        per_row_per_node_ns: p.overhead_per_row_ns,
-        added_ns_per_row: executor_loop.as_ref().map(|e| e.added_ns_per_row),
-        added_ns_per_read: executor_loop.as_ref().map(|e| e.added_ns_per_read),
         back_to_back_per_row_ns: READS_PER_ROW_COUNT * c.read_cost_ns,
-        prediction_method: method.to_string(),
+        per_row_per_node_ns: per_row,
+        status,
         executor_loop,
-        count_timing_off_ms: p.timing_off_ms,
-        count_timing_on_ms: p.timing_on_ms,
-        slowdown: p.slowdown,
+        count_timing_off_ms: at(0.0).timing_off_ms,
+        count_timing_on_ms: p.map(|p| p.timing_on_ms),
+        slowdown: p.map(|p| p.slowdown),
+        slowdown_low: interval.map(|i| at(i.low).slowdown),
+        slowdown_high: interval.map(|i| at(i.high).slowdown),
         used_by_postgresql,
     }
 }
@@ -321,16 +348,16 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let track_io_timing = postgresql_rule.as_ref().zip(system).map(|(r, s)| {
         let tsc_part = precise_tsc.map_or(String::new(), |p| {
             format!(
-                " ({:.0} ns with PostgreSQL 19's {} reads)",
-                2.0 * p.read_cost_ns,
+                ", {:.0} ns with PostgreSQL 19's {} (timing_clock_source = tsc)",
+                READS_PER_IO * p.read_cost_ns,
                 p.display_name
             )
         });
         Advice {
             safe: clock_passes_pg_rule,
             why: format!(
-                "each block I/O adds two clock reads: {:.0} ns with {}{tsc_part}; {}",
-                2.0 * s.read_cost_ns,
+                "each block I/O adds two INSTR_TIME_SET_CURRENT reads: {:.0} ns with {}{tsc_part}; {}",
+                READS_PER_IO * s.read_cost_ns,
                 s.display_name,
                 if r.passed {
                     "the clock passes PostgreSQL's rule, so this is small next to the I/O itself"
@@ -343,26 +370,51 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         }
     });
     // auto_explain.log_timing is judged on the system clock (every PostgreSQL
-    // version reads it; PostgreSQL 19 with the TSC is shown beside it).
-    let auto_explain_log_timing = explain_system.as_ref().map(|p| {
-        let tsc_part = explain_tsc
-            .as_ref()
-            .filter(|t| t.used_by_postgresql)
-            .map_or(String::new(), |t| {
-                format!(", {:.2}x with PostgreSQL 19's {}", t.slowdown, t.clock)
-            });
-        Advice {
-            safe: p.slowdown < LOG_TIMING_MAX_SLOWDOWN,
-            why: format!(
-                "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing, {:.0} ns per row per plan \
-                 node with {} ({}{tsc_part}; safe below {LOG_TIMING_MAX_SLOWDOWN}x; queries doing more work per \
-                 row pay relatively less)",
-                p.per_row_per_node_ns,
-                p.clock,
-                at_baseline(p.slowdown, 2)
-            ),
-        }
-    });
+    // version reads it; PostgreSQL 19 with the TSC is shown beside it), and
+    // called costly only when the slowdown's whole interval is at or above
+    // the limit.
+    let auto_explain_log_timing = explain_system
+        .as_ref()
+        .filter(|p| p.executor_loop.is_some())
+        .map(|p| {
+            let tsc_part = explain_tsc
+                .as_ref()
+                .filter(|t| t.used_by_postgresql)
+                .and_then(|t| t.slowdown.map(|x| (x, &t.clock)))
+                .map_or(String::new(), |(x, clock)| {
+                    format!(", {x:.2}x with PostgreSQL 19's {clock}")
+                });
+            let (Some(per_row), Some(slowdown)) = (p.per_row_per_node_ns, p.slowdown) else {
+                return Advice {
+                    safe: true,
+                    why: format!(
+                        "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing; with {} it is {}:                          nothing measured to set against the {LOG_TIMING_MAX_SLOWDOWN}x limit{tsc_part}",
+                        p.clock, p.status
+                    ),
+                };
+            };
+            let costly = p.slowdown_low.is_some_and(|low| low >= LOG_TIMING_MAX_SLOWDOWN);
+            let straddles = !costly && p.slowdown_high.is_some_and(|high| high >= LOG_TIMING_MAX_SLOWDOWN);
+            let interval = match (p.slowdown_low, p.slowdown_high) {
+                (Some(lo), Some(hi)) => format!(", 95% interval {lo:.2}x to {hi:.2}x"),
+                _ => String::new(),
+            };
+            Advice {
+                safe: !costly,
+                why: format!(
+                    "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing, {per_row:.0} ns per row \
+                     per plan node with {} ({}{interval}{tsc_part}; {}; queries doing more work per row pay \
+                     relatively less)",
+                    p.clock,
+                    at_baseline(slowdown, 2),
+                    if straddles {
+                        format!("the interval reaches the {LOG_TIMING_MAX_SLOWDOWN}x limit: not a clear case")
+                    } else {
+                        format!("safe below {LOG_TIMING_MAX_SLOWDOWN}x")
+                    }
+                ),
+            }
+        });
 
     let postgresql19_auto_picks = inputs
         .postgresql_auto_uses_tsc
@@ -435,22 +487,37 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     {
         problems.push(format!("{} fails PostgreSQL's rule: {}", p.clock, p.detail));
     }
+    let adds = |p: &ExplainPrediction, decimals: usize| match (p.per_row_per_node_ns, p.slowdown) {
+        (Some(v), Some(x)) => format!(
+            "EXPLAIN ANALYZE adds about {v:.0} ns per row per plan node ({}; `clockscope explain` measures your \
+             server)",
+            at_baseline(x, decimals)
+        ),
+        _ => format!(
+            "EXPLAIN ANALYZE's timing cost with {}: {} (`clockscope explain` measures your server)",
+            p.clock,
+            p.status.split(':').next().unwrap_or("not resolved")
+        ),
+    };
     let summary = match (status, &explain_system) {
         (Status::Broken, _) => "Time went backwards: timings on this machine cannot be trusted.".to_string(),
         (_, None) | (Status::NoVerdict, _) => {
             "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string()
         }
         (Status::Bad, Some(p)) => format!(
-            "Reading the clock is slow here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server) and track_io_timing is costly.",
-            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 1)
+            "Reading the clock is slow here ({:.0} ns per read): {} and track_io_timing is costly.",
+            p.per_read_ns,
+            adds(p, 1)
         ),
         (Status::Fair, Some(p)) => format!(
-            "Reading the clock is usable but not cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
-            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
+            "Reading the clock is usable but not cheap here ({:.0} ns per read): {}.",
+            p.per_read_ns,
+            adds(p, 2)
         ),
         (Status::Good, Some(p)) => format!(
-            "Reading the clock is cheap here ({:.0} ns per read): EXPLAIN ANALYZE adds about {:.0} ns per row per plan node ({}; `clockscope explain` measures your server).",
-            p.per_read_ns, p.per_row_per_node_ns, at_baseline(p.slowdown, 2)
+            "Reading the clock is cheap here ({:.0} ns per read): {}.",
+            p.per_read_ns,
+            adds(p, 2)
         ),
     };
 
