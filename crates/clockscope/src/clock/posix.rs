@@ -39,6 +39,8 @@ impl PosixClock {
     /// PostgreSQL 15 and older store as their `instr_time` (a `struct
     /// timespec`), without the conversion to ns.
     #[inline(always)]
+    // `time_t` and `c_long` are i32 on 32-bit targets: the casts are no-ops only here.
+    #[allow(clippy::unnecessary_cast)]
     pub fn now_timespec(&self) -> (i64, i64) {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: as in `gettime_ns`: a valid, writable timespec; an invalid
