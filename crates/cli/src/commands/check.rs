@@ -392,7 +392,8 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let executor_loops = if interrupted {
         Vec::new()
     } else {
-        let work_ns = executor_loop::work_target_ns(args.baseline_row_ns.unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW));
+        let work_ns =
+            executor_loop::work_target_ns(args.baseline_row_ns.unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW));
         measure_executor_loops(&stats, &counter, work_ns, executor_loop_budget_ns(duration_ns))
     };
     let interrupted = interrupted || crate::exit::interrupted();

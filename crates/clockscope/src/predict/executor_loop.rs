@@ -1063,7 +1063,10 @@ pub fn measure_model<R: PgRead, C: ClockSource>(
         });
         last_pair_ns = elapsed_ns().saturating_sub(before);
     }
-    debug_assert_eq!(exec.node.instr.errors, 0, "the model's instrumentation took an error branch");
+    debug_assert_eq!(
+        exec.node.instr.errors, 0,
+        "the model's instrumentation took an error branch"
+    );
     let mut cost = cost_from_pairs(read.name(), &pairs, rows, config.instrumentation)?;
     cost.work_steps = steps;
     cost.stopped_by = stopped_by;
