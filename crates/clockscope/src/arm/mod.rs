@@ -205,15 +205,15 @@ kernel's clocksource is arch_sys_counter, this counter itself",
     if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
         if !c.agrees_with(cntfrq_hz) {
             // Grossly off: time is changed on its way to clockscope (certainly so when the kernel's clock is this counter).
-            let gross = (d.abs() > interposition::GROSS_DISAGREEMENT_PPM + c.uncertainty_ppm.abs())
-                .then(|| {
-                    format!(
-                        ", more than {} ppm: {}",
-                        interposition::GROSS_DISAGREEMENT_PPM,
-                        interposition::explanation(clocksource.as_deref() == Some("arch_sys_counter"))
-                    )
-                })
-                .unwrap_or_default();
+            let gross = if d.abs() > interposition::GROSS_DISAGREEMENT_PPM + c.uncertainty_ppm.abs() {
+                format!(
+                    ", more than {} ppm: {}",
+                    interposition::GROSS_DISAGREEMENT_PPM,
+                    interposition::explanation(clocksource.as_deref() == Some("arch_sys_counter"))
+                )
+            } else {
+                String::new()
+            };
             reasons.push(format!(
                 "calibrated against {} the counter runs at {:.0} Hz, {d:+.1} ppm from CNTFRQ_EL0 ({cntfrq_hz} Hz; \
 tolerance {} ppm + {:.1} ppm uncertainty){gross}",
