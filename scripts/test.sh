@@ -5,6 +5,9 @@
 #   - promtool and node_exporter (Debian packages `prometheus`,
 #     `prometheus-node-exporter`) for the Prometheus output's lint test and
 #     the fleet test (scripts/test-fleet.sh);
+#   - faketime (Debian package `faketime`: libfaketime and its wrapper) for
+#     the tests of a clock changed on its way to clockscope
+#     (crates/cli/tests/faketime_cli.rs; they print a skip without it);
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
 # Then: formatting and clippy (-D warnings, also of the CLI built without its
 # `explain` feature), the workspace's tests (unit, integration against the
@@ -33,6 +36,11 @@ if ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/d
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         prometheus prometheus-node-exporter >/dev/null
+fi
+if ! command -v faketime >/dev/null; then
+    say "installing faketime (its wrapper and libfaketime are missing)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends faketime >/dev/null
 fi
 # A package install may start the distribution's cluster; the tests never use it.
 if ! command -v cargo >/dev/null; then

@@ -95,6 +95,7 @@ fn trusted_counter() -> CounterSetup {
         unusable_reason: None,
         hypervisor: Some("KVM".into()),
         cpuid: None,
+        time_interposition: None,
     }
 }
 
@@ -374,6 +375,118 @@ fn backward_step_is_broken_and_exit_1() {
         assert_eq!(code, 1, "{format:?}");
         assert!(out.reader_gone(), "{format:?}");
     }
+}
+
+/// Issue 21: CLOCK_MONOTONIC stepped back by 100 s mid-run (a faketime file
+/// changed from +0 to -100) once reported `elapsed_ns 0` and "average loop
+/// 0.00 ns". The elapsed time is now the sum of the forward steps, and the
+/// report says so in text and JSON.
+#[test]
+fn a_clock_stepped_back_100_s_still_reports_the_elapsed_time_and_loop_cost() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    // Reads 25 ns apart; from read 1000 on, 100 s earlier.
+    let clock = ScriptedClock::new("clock_gettime (CLOCK_MONOTONIC)", Scale::NANOSECONDS, |n| {
+        let t = 200_000_000_000 + n * 25;
+        if n >= 1000 {
+            t - 100_000_000_000
+        } else {
+            t
+        }
+    });
+    let m = measure(&clock, 100_000, |_| Control::Continue);
+    let stats = vec![ClockStats::from_measurement(ClockId::Monotonic, &m, None)];
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            ..Default::default()
+        },
+        None,
+    );
+    let c = &r.clocks[0];
+    assert_eq!(c.backward_steps, 1);
+    // 100 us of forward time plus the end read; 25 ns per loop, not 0.
+    assert_eq!(c.elapsed_ns, 100_025);
+    assert_eq!(c.end_minus_start_ns, 100_050 - 100_000_000_000);
+    assert!((c.avg_loop_ns - 25.0).abs() < 0.1, "{}", c.avg_loop_ns);
+    assert!((c.read_cost_ns - 25.0).abs() < 0.1, "{}", c.read_cost_ns);
+    assert_eq!(r.verdict.status, Status::Broken);
+    assert_eq!(
+        r.verdict.problems[0],
+        "clock_gettime (CLOCK_MONOTONIC) went backwards 1 times (largest step 99999999975 ns); its elapsed time \
+         (0.000100 s) and loop cost are the sum of its forward steps, as its end reading minus its start says \
+         -99.999900 s"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+    let errors: Vec<String> = schema()
+        .iter_errors(&v)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(v["clocks"][0]["elapsed_source"], "forward_steps");
+    assert_eq!(v["clocks"][0]["elapsed_ns"], 100_025);
+    assert!(
+        flat(&text(&r)).contains("are the sum of its forward steps"),
+        "{}",
+        text(&r)
+    );
+}
+
+/// Issue 21: `faketime -f '+0 x10'` once left the verdict GOOD with the
+/// counter "trusted". A calibration grossly off the kernel's frequency means
+/// the measured clocks are not the kernel's: BAD (exit 1), said in the
+/// summary, the problems, text and JSON, whatever the read costs.
+#[test]
+fn time_changed_on_its_way_to_clockscope_is_bad_never_good() {
+    let root = kvm_root();
+    let linux = LinuxEvidence::read(root.path());
+    let why = "clockscope's calibration against CLOCK_MONOTONIC_RAW is -900000.0 ppm from kernel log (tsc: \
+               Detected/Refined) (more than 1000 ppm): the kernel's clock is this counter scaled, so something \
+               between clockscope and the kernel changes time (an LD_PRELOAD time library such as libfaketime, a \
+               broken vDSO): the counter is not trusted";
+    let counter = CounterSetup {
+        trusted: Some(false),
+        reason: Some(format!("frequency known and sources agree: {why}")),
+        time_interposition: Some(why.to_string()),
+        ..trusted_counter()
+    };
+    // The same cheap, clean measurements that are GOOD without it.
+    assert_eq!(good_report().verdict.status, Status::Good);
+    let r = build_report(
+        &one_second(),
+        &linux,
+        &counter,
+        Measured {
+            stats: monotonic_only(),
+            ..Default::default()
+        },
+        None,
+    );
+    assert_eq!(r.verdict.status, Status::Bad);
+    assert_eq!(r.exit_code(), 1);
+    assert!(r
+        .verdict
+        .summary
+        .starts_with("Something between clockscope and the kernel changes time"));
+    assert!(r
+        .verdict
+        .problems
+        .contains(&format!("time is not the kernel's here: {why}")));
+    let v: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+    let errors: Vec<String> = schema()
+        .iter_errors(&v)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(v["verdict"]["status"], "bad");
+    let t = flat(&text(&r));
+    assert!(
+        t.contains("Verdict: BAD. Something between clockscope and the kernel changes time"),
+        "{t}"
+    );
 }
 
 /// clockscope's own rule (`modern_rule`) asks for no backward step: a system

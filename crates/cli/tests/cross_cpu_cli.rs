@@ -478,6 +478,116 @@ fn plan_errors_exit_2_with_one_line() {
     }
 }
 
+/// The address space `--plan` runs in on hostile trees: 1 GiB (the debug
+/// binary itself maps tens of MB; the hostile trees once took 3.5-7.9 GB).
+const PLAN_ADDRESS_SPACE_BYTES: u64 = 1 << 30;
+
+/// `clockscope cross-cpu --plan --root ROOT ARGS` under `prlimit --as`;
+/// `None` (with a printed skip) when util-linux's prlimit cannot run.
+fn plan_under_address_limit(root: &std::path::Path, args: &[&str]) -> Option<Output> {
+    let out = Command::new("prlimit")
+        .arg(format!("--as={PLAN_ADDRESS_SPACE_BYTES}"))
+        .arg("--")
+        .arg(common::BIN)
+        .args(["cross-cpu", "--plan", "--root"])
+        .arg(root)
+        .args(args)
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) => Some(o),
+        Err(e) => {
+            // Written past libtest's output capture, so the skip shows in every run.
+            let msg = format!("skipped: hostile plan trees under an address-space limit: prlimit: {e}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+            None
+        }
+    }
+}
+
+/// Item 3 of issue 21: `--plan` on a hostile tree answers or refuses in
+/// one line naming the file, within 1 GiB of address space: 300 topology
+/// files of `0-4194303`, `online` = `0-9999` with `--pairs all`, and the
+/// same under a `kernel_max` that allows them.
+#[test]
+fn hostile_trees_are_planned_or_refused_within_an_address_limit() {
+    let root = clockscope::linux::testing::FakeRoot::new();
+    let cpu_dir = "sys/devices/system/cpu";
+    root.write(&format!("{cpu_dir}/online"), "0-299\n");
+    for cpu in 0..300 {
+        root.write(&format!("{cpu_dir}/cpu{cpu}/topology/physical_package_id"), "0\n");
+        root.write(&format!("{cpu_dir}/cpu{cpu}/topology/core_cpus_list"), "0-4194303\n");
+    }
+    let Some(out) = plan_under_address_limit(root.path(), &["--format", "json"]) else {
+        return;
+    };
+    // Answers: the topology is not used, and the plan says which file and why.
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    let file = root.path().join(format!("{cpu_dir}/cpu0/topology/core_cpus_list"));
+    assert!(
+        j["topology_notes"][0].as_str().unwrap().starts_with(&format!(
+            "topology not read: {}: CPU 4194303 is above the kernel's largest CPU number 8191",
+            file.display()
+        )),
+        "{j}"
+    );
+    assert_eq!(j["pairs"].as_array().unwrap().len(), 299);
+    let text = plan_under_address_limit(root.path(), &[]).unwrap();
+    assert_eq!(text.status.code(), Some(0));
+    assert!(String::from_utf8(text.stdout)
+        .unwrap()
+        .contains("\nPairs:             topology: 299 pairs"));
+
+    root.write(&format!("{cpu_dir}/kernel_max"), "4194303\n");
+    let out = plan_under_address_limit(root.path(), &["--format", "json"]).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    assert!(
+        j["topology_notes"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("names 4194304 CPUs, more than the 256 threads one core may have"),
+        "{j}"
+    );
+
+    let refused = |out: &Output, expected: &str| {
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(expected), "{err}");
+    };
+    let wide = clockscope::linux::testing::FakeRoot::new();
+    wide.write(&format!("{cpu_dir}/online"), "0-9999\n");
+    let online = wide.path().join(format!("{cpu_dir}/online"));
+    let out = plan_under_address_limit(wide.path(), &["--pairs", "all"]).unwrap();
+    refused(
+        &out,
+        &format!(
+            "{}: CPU 9999 is above the kernel's largest CPU number 8191",
+            online.display()
+        ),
+    );
+    // A kernel_max that allows 10,000 CPUs: more than a run takes.
+    wide.write(&format!("{cpu_dir}/kernel_max"), "9999\n");
+    let out = plan_under_address_limit(wide.path(), &["--pairs", "all"]).unwrap();
+    refused(
+        &out,
+        &format!(
+            "{} lists 10000 online CPUs, more than a run takes (8192",
+            online.display()
+        ),
+    );
+    // 8192 CPUs with every pair: counted, refused before one pair is made.
+    wide.write(&format!("{cpu_dir}/online"), "0-8191\n");
+    let out = plan_under_address_limit(wide.path(), &["--pairs", "all", "--max-time", "86400"]).unwrap();
+    refused(&out, "--pairs: 33550336 CPU pairs, more than a plan may have (131072)");
+    // --cpus is counted before it is expanded.
+    let out = clockscope(&["cross-cpu", "--plan", "--cpus", "0-4194303"]);
+    refused(&out, "'0-4194303' names 4194304 CPUs, more than a run takes (8192");
+}
+
 /// A scripted run on a fake 2-socket tree with package 1's clock 500 ns
 /// ahead, planned and measured by the library calls `cross-cpu` makes and
 /// rendered by its text report: the answer names package 1.

@@ -337,6 +337,7 @@ fn tsc_report_without_cpuid_matches_the_schema() {
         perf_page_khz: Err(no_tsc.clone()),
         calibration: Err(no_tsc.clone()),
         postgresql_calibration: Err(no_tsc),
+        time_libraries: Vec::new(),
     };
     let doc = serde_json::to_value(TscReport::build(None, Some(live), None)).unwrap();
     assert_valid(&v, &doc, "TSC report without CPUID");

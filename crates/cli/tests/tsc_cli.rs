@@ -149,6 +149,55 @@ fn vmware_dump_as_json_and_text() {
     assert!(text.contains("PostgreSQL 19 would use no TSC"), "{text}");
 }
 
+/// Issue 21: a dump whose highest extended leaf is 0x80000001 but which
+/// carries a 0x80000007 line (EDX bit 8 set), and 0x15/0x16 lines above leaf
+/// 0's maximum 0xd: "not reported (highest ... leaf is ...)", never "clear".
+#[test]
+fn leaves_above_the_maxima_are_not_reported_in_text_and_json() {
+    let path = dump("truncated_leaves_hostile.cpuid-r.txt");
+    let o = clockscope(&["tsc", "--cpuid-dump", &path]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains(
+            "  invariant TSC   (0x80000007 EDX bit 8)   not reported (highest extended leaf is 0x80000001)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  leaf 0x15                                not reported (highest basic leaf is 0xd)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  leaf 0x16                                not reported (highest basic leaf is 0xd)\n"),
+        "{text}"
+    );
+    assert!(
+        words.contains("invariant TSC CPUID 0x80000007 not reported (highest extended leaf is 0x80000001)"),
+        "{text}"
+    );
+    assert!(!words.contains("EDX bit 8 clear"), "{text}");
+
+    let v = json(&clockscope(&["tsc", "--cpuid-dump", &path, "--format", "json"]));
+    assert_documented_keys(&v);
+    assert_eq!(v["invariant_tsc"], false);
+    let invariant = v["clockscope_decision"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == "invariant TSC")
+        .unwrap();
+    assert_eq!(invariant["ok"], false);
+    assert!(
+        invariant["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("CPUID 0x80000007 not reported (highest extended leaf is 0x80000001)"),
+        "{invariant}"
+    );
+}
+
 #[test]
 fn malformed_dump_exits_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();

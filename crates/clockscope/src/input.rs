@@ -25,6 +25,7 @@
 //! | [`KERNEL_VALUE`] | 64 KiB | one-value sysfs/procfs files: clocksources, CPU lists, cgroup files, the command line (at most 4 KiB on Linux), `perf_event_paranoid`, MIDR registers, device-tree properties |
 //! | [`PROC_STAT`] | 4 MiB | `/proc/stat`: about 100 B per CPU line plus one number per interrupt: 4096 CPUs and tens of thousands of IRQs fit |
 //! | [`FIRMWARE_TABLE`] | 1 MiB | an ACPI table (the GTDT is a few hundred bytes) |
+//! | [`PROC_MAPS`] | 1 MiB | `/proc/self/maps`: clockscope maps a few dozen regions of about 100 B each |
 //!
 //! The live kernel log `/dev/kmsg` is a character device by nature; it has
 //! its own reader in [`crate::linux::kmsg`], non-blocking and bounded in
@@ -80,6 +81,12 @@ pub const PROC_STAT: InputLimit = InputLimit {
 /// An ACPI table: 1 MiB.
 pub const FIRMWARE_TABLE: InputLimit = InputLimit {
     kind: "firmware table",
+    max_bytes: 1 << 20,
+};
+
+/// `/proc/self/maps`: 1 MiB.
+pub const PROC_MAPS: InputLimit = InputLimit {
+    kind: "/proc/self/maps",
     max_bytes: 1 << 20,
 };
 

@@ -304,7 +304,7 @@ fn calibration_cross_check_in_ppm() {
     // Firmware programmed 25 MHz but the counter really runs at 24 MHz.
     let off = CalibrationEvidence {
         calibrated_hz: 24_000_000.0,
-        ..agree
+        ..agree.clone()
     };
     let r = gather(root.path(), 25_000_000, Some(&off));
     assert!(!r.trusted);
@@ -314,6 +314,39 @@ fn calibration_cross_check_in_ppm() {
         "{}",
         reasons_text(&r)
     );
+    // Independent evidence (no clocksource file here): CNTFRQ_EL0 may be wrong, or time is changed.
+    assert!(
+        reasons_text(&r).contains("either that frequency is wrong or something between clockscope and the kernel"),
+        "{}",
+        reasons_text(&r)
+    );
+    assert!(r.time_interposition().is_some());
+    // Issue 21: with clocksource arch_sys_counter the calibration checks only the kernel's arithmetic, yet
+    // a reference running 10 times fast (faketime x10) is -900000 ppm off: time is changed on its way.
+    root.write(
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+        "arch_sys_counter\n",
+    );
+    let fast = CalibrationEvidence {
+        calibrated_hz: 2_500_000.0,
+        ..agree.clone()
+    };
+    let r = gather(root.path(), 25_000_000, Some(&fast));
+    assert!(!r.trusted);
+    let why = r.time_interposition().expect("gross disagreement");
+    assert!(why.contains("-900000.0 ppm from CNTFRQ_EL0"), "{why}");
+    assert!(
+        why.contains("the kernel's clock is this counter scaled, so something between clockscope and the kernel"),
+        "{why}"
+    );
+    // 200 ppm off is a disagreement, not interposition.
+    let near = CalibrationEvidence {
+        calibrated_hz: 25_005_000.0,
+        ..agree
+    };
+    let r = gather(root.path(), 25_000_000, Some(&near));
+    assert!(!r.trusted);
+    assert_eq!(r.time_interposition(), None);
 }
 
 #[test]

@@ -177,6 +177,39 @@ fn counter_going_backwards_is_reported() {
     assert!(cal.note.contains("the counter went backwards"), "{}", cal.note);
 }
 
+/// Issue 21: a reference stepped back 100 s mid-calibration (a faketime
+/// file changed) once kept the calibration reading until its iteration cap
+/// (10 minutes under libfaketime): the budget is spent in the reference's
+/// forward time, and brackets across the step are not used.
+#[test]
+fn a_reference_stepped_back_does_not_stretch_the_budget() {
+    let (_, c) = pair(HZ, |_| 20, |_| 15);
+    // 20 ns per reference read; from read 1000 on, 100 s earlier.
+    let r = ScriptedClock::new("reference", Scale::NANOSECONDS, |n| {
+        let t = 200_000_000_000 + n * 20;
+        if n >= 1_000 {
+            t - 100_000_000_000
+        } else {
+            t
+        }
+    });
+    let budget = 5_000_000;
+    let cal = calibrate(&r, &c, budget);
+    // About budget / 40 ns brackets (two reference reads each), far from the
+    // iteration cap of budget / 10 ns.
+    assert!(cal.samples <= budget / 40 + 2, "{cal:?}");
+    assert!(cal.samples < budget / MIN_ITERATION_NS / 2, "{cal:?}");
+    assert!(cal.elapsed_ns <= budget, "{cal:?}");
+    // Every bracket after the step is before the start: nothing to estimate with.
+    assert_eq!(cal.khz, None, "{cal:?}");
+    assert!(
+        cal.note
+            .contains("brackets skipped because the reference went backwards"),
+        "{}",
+        cal.note
+    );
+}
+
 #[test]
 fn budget_is_never_exceeded_on_the_reference_clock() {
     // Each reference read takes 1 ms; budget 10 ms.

@@ -73,6 +73,7 @@ fn evidence(log_khz: Option<u64>) -> TscEvidence {
         cpuid: Some(common::kvm_cpuid()),
         kernel: kernel(log_khz),
         perf_page_khz: Err("injected: none".to_string()),
+        time_libraries: Vec::new(),
     }
 }
 

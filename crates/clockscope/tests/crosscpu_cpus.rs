@@ -135,3 +135,55 @@ fn real_context_and_a_real_pinned_run() {
     assert!(o.lower_ticks.is_some() && o.upper_ticks.is_some());
     assert!(o.min_round_trip_ticks.is_some_and(|t| t > 0), "{o:?}");
 }
+
+/// Item 3 of issue 21: a CPU above the kernel's largest (`kernel_max`, else
+/// 8191) is an error naming the file, found from the list's highest CPU
+/// without expanding it.
+#[test]
+fn cpus_beyond_the_kernels_largest_are_an_error_naming_the_file() {
+    use clockscope::linux::{read_cpu_limit, DEFAULT_KERNEL_MAX_CPU};
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let online = r.join("sys/devices/system/cpu/online");
+    write(r, "sys/devices/system/cpu/online", "0-9999\n");
+    let limit = read_cpu_limit(r);
+    assert_eq!(limit.max_cpu, DEFAULT_KERNEL_MAX_CPU);
+    assert!(limit.source.contains("kernel_max is absent"), "{}", limit.source);
+    let e = read_cpus_online_file(r);
+    assert!(matches!(e, Evidence::Unreadable(_)), "{e:?}");
+    assert_eq!(
+        e.reason().unwrap(),
+        format!(
+            "{}: CPU 9999 is above the kernel's largest CPU number 8191 (assumed: NR_CPUS 8192, the x86-64 maximum \
+             (CONFIG_MAXSMP); {} is absent)",
+            online.display(),
+            r.join("sys/devices/system/cpu/kernel_max").display()
+        )
+    );
+    // The kernel's own limit wins over the default, both ways.
+    write(r, "sys/devices/system/cpu/kernel_max", "9999\n");
+    assert_eq!(read_cpus_online_file(r).into_found().unwrap().cpus.len(), 10_000);
+    write(r, "sys/devices/system/cpu/kernel_max", "63\n");
+    write(r, "sys/devices/system/cpu/online", "0-64\n");
+    let why = read_cpus_online_file(r).reason().unwrap().to_string();
+    assert!(
+        why.contains("CPU 64 is above the kernel's largest CPU number 63"),
+        "{why}"
+    );
+    assert!(why.ends_with("kernel_max)"), "{why}");
+    // An unreadable kernel_max falls back to the default and says why.
+    write(r, "sys/devices/system/cpu/kernel_max", "lots\n");
+    let limit = read_cpu_limit(r);
+    assert_eq!(limit.max_cpu, DEFAULT_KERNEL_MAX_CPU);
+    assert!(limit.source.contains("not a CPU number"), "{}", limit.source);
+    // The cgroup cpuset is held to the same limit, naming its file.
+    write(r, "sys/fs/cgroup/cpuset.cpus.effective", "0-4194303\n");
+    let why = read_cpuset(r).reason().unwrap().to_string();
+    assert!(
+        why.starts_with(&format!(
+            "{}: CPU 4194303 is above",
+            r.join("sys/fs/cgroup/cpuset.cpus.effective").display()
+        )),
+        "{why}"
+    );
+}

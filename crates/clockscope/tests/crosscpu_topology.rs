@@ -193,6 +193,84 @@ fn without_topology_each_cpu_is_compared_with_the_first() {
         .any(|n| n.contains("compared with the first one only")));
 }
 
+/// Item 3 of issue 21: a siblings list is checked before it is expanded: a
+/// CPU above the kernel's largest, or more CPUs than one core has, is an
+/// error naming the file (300 files of `0-4194303` once took 7.9 GB).
+#[test]
+fn hostile_sibling_lists_are_refused_naming_the_file() {
+    use clockscope::linux::topology::{CPU_DIR, MAX_SMT_THREADS};
+    let root = FakeRoot::new();
+    for cpu in 0..300 {
+        root.write(&format!("{CPU_DIR}/cpu{cpu}/topology/physical_package_id"), "0\n");
+        root.write(&format!("{CPU_DIR}/cpu{cpu}/topology/core_cpus_list"), "0-4194303\n");
+    }
+    let cpus: Vec<usize> = (0..300).collect();
+    let file = root.path().join(format!("{CPU_DIR}/cpu0/topology/core_cpus_list"));
+    let why = read_topology(root.path(), &cpus).reason().unwrap().to_string();
+    assert!(
+        why.starts_with(&format!(
+            "{}: CPU 4194303 is above the kernel's largest CPU number 8191",
+            file.display()
+        )),
+        "{why}"
+    );
+    // A kernel that claims 2^22 CPUs still has no 2^22-thread core.
+    root.write(&format!("{CPU_DIR}/kernel_max"), "4194303\n");
+    let why = read_topology(root.path(), &cpus).reason().unwrap().to_string();
+    assert_eq!(
+        why,
+        format!(
+            "{}: names 4194304 CPUs, more than the {MAX_SMT_THREADS} threads one core may have",
+            file.display()
+        )
+    );
+    // The plan goes on without the topology and says why.
+    let p = plan(&cpus, Err(&why), &options(1_000_000_000, false)).unwrap();
+    assert_eq!(p.pairs.len(), 299);
+    assert!(
+        p.topology_notes[0].contains("threads one core may have"),
+        "{:?}",
+        p.topology_notes
+    );
+}
+
+/// Item 3 of issue 21: pair counts are arithmetic and checked before any
+/// pair is made (10,000 CPUs with `all` once took 3.5 GB before refusing).
+#[test]
+fn plans_are_bounded_before_pairs_are_made() {
+    use clockscope::crosscpu::{MAX_CPUS, MAX_PAIRS};
+    let all = |n: usize, max_time_ns: u64| {
+        let cpus: Vec<usize> = (0..n).collect();
+        let opts = PlanOptions {
+            mode: PairMode::All,
+            max_time_ns,
+            ..options(1_000_000_000, false)
+        };
+        plan(&cpus, Err("not read"), &opts)
+    };
+    let day_ns = 86_400 * 1_000_000_000;
+    assert_eq!(
+        all(MAX_CPUS, day_ns),
+        Err(PlanError::TooManyPairs { pairs: 33_550_336 })
+    );
+    assert_eq!(
+        all(MAX_CPUS + 1, day_ns),
+        Err(PlanError::TooManyCpus { cpus: MAX_CPUS + 1 })
+    );
+    assert_eq!(
+        all(MAX_CPUS, day_ns).unwrap_err().to_string(),
+        format!("33550336 CPU pairs, more than a plan may have ({MAX_PAIRS})")
+    );
+    // Every pair of 512 CPUs fits the pair limit; the time limit still applies.
+    assert_eq!(512 * 511 / 2, 130_816);
+    const { assert!(130_816 <= MAX_PAIRS) };
+    assert!(matches!(
+        all(512, DEFAULT_MAX_TIME_NS),
+        Err(PlanError::OverTimeLimit { pairs: 130_816, .. })
+    ));
+    assert_eq!(all(512, day_ns).unwrap().pairs.len(), 130_816);
+}
+
 /// A shared counter every read advances by 1, plus a per-CPU offset.
 struct ScriptedCpus {
     counter: AtomicU64,

@@ -115,6 +115,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
         perf_page_khz: Err("injected: none".to_string()),
         calibration: Err("injected: not run".to_string()),
         postgresql_calibration: Err("injected: not run".to_string()),
+        time_libraries: Vec::new(),
     };
     let report = TscReport::build(Some(common::kvm_cpuid()), Some(live), None);
     assert!(!report.clockscope_decision.trusted);
@@ -158,6 +159,7 @@ fn untrusted_tsc_falls_back_with_the_decisions_reasons() {
         perf_page_khz: Err("injected: none".to_string()),
         calibration: Err("injected: not run".to_string()),
         postgresql_calibration: Err("injected: not run".to_string()),
+        time_libraries: Vec::new(),
     };
     let report = TscReport::build(Some(common::kvm_cpuid()), Some(live), None);
     let info = choose(

@@ -163,7 +163,7 @@ fn apollo_lake_goldmont_crystal_in_ecx() {
     assert!(r
         .source(SourceId::Cpuid16)
         .note
-        .contains("not reported (highest basic leaf 0x15)"));
+        .contains("not reported (highest basic leaf is 0x15)"));
     assert_dump_has_no_live_sources(&r);
 }
 
@@ -332,4 +332,48 @@ fn the_native_recording_decodes_like_this_cpu() {
         let reparsed = parse_dump(&rec.to_string()).unwrap();
         assert_eq!(CpuidFacts::from_recorded(&reparsed.leaves), native);
     }
+}
+
+/// Issue 21: lines for leaves above the maxima the dump's leaf 0 (0xd) and
+/// 0x80000000 (0x80000001) report are never read, and the report says the
+/// leaf is not reported, never that its bit is clear.
+#[test]
+fn leaves_above_the_reported_maxima_are_not_reported_not_clear() {
+    let d = load("truncated_leaves_hostile.cpuid-r.txt");
+    // The lines are in the dump...
+    assert_eq!(d.leaves.get(0x8000_0007, 0), Some([0, 0, 0, 0x100]));
+    assert!(d.leaves.get(0x15, 0).is_some() && d.leaves.get(0x16, 0).is_some());
+    let f = CpuidFacts::from_recorded(&d.leaves);
+    assert_eq!((f.max_basic_leaf, f.max_extended_leaf), (0xd, 0x8000_0001));
+    // ...but never read.
+    assert!(!f.invariant_tsc && f.rdtscp && f.tsc_adjust);
+    assert_eq!((f.leaf_15, f.leaf_16), (None, None));
+
+    let r = TscReport::from_dump(&d);
+    let reason = |name: &str| {
+        r.clockscope_decision
+            .reasons
+            .iter()
+            .find(|x| x.name == name)
+            .unwrap()
+            .evidence
+            .clone()
+    };
+    let invariant = reason("invariant TSC");
+    assert!(
+        invariant.starts_with("CPUID 0x80000007 not reported (highest extended leaf is 0x80000001)"),
+        "{invariant}"
+    );
+    assert!(!invariant.contains("clear"), "{invariant}");
+    assert_eq!(reason("RDTSCP"), "CPUID 0x80000001 EDX bit 27 set");
+    for id in [SourceId::Cpuid15, SourceId::Cpuid16] {
+        assert!(
+            r.source(id).note.contains("not reported (highest basic leaf is 0xd)"),
+            "{id:?}: {}",
+            r.source(id).note
+        );
+        assert_eq!(khz(&r, id), None);
+    }
+    assert_eq!(r.cpuid_tsc_khz, None);
+    assert_dump_has_no_live_sources(&r);
 }

@@ -117,6 +117,7 @@ fn live_report_labels_the_calibration_when_the_clocksource_is_tsc() {
         perf_page_khz: Err("no PMU".to_string()),
         calibration: Err("not run".to_string()),
         postgresql_calibration: Err("not run".to_string()),
+        time_libraries: Vec::new(),
     };
     let facts = common::kvm_cpuid();
     let mut r = clockscope::tsc::TscReport::build(Some(facts.clone()), Some(live.clone()), None);

@@ -322,6 +322,7 @@ pub fn build_report(
         installed_postgresql_majors: env.postgresql_installed_majors.clone(),
         tsc_trusted: counter.trusted,
         tsc_reason: counter.reason.clone(),
+        time_interposition: counter.time_interposition.clone(),
         baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
         baseline_source: if args.baseline_row_ns.is_some() {
             "--baseline-row-ns".to_string()

@@ -19,7 +19,7 @@ use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use clockscope::counter::calibrate::calibrate_counter;
-use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, Settings};
+use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, PlanError, Settings};
 use clockscope::linux::{self, CpuList, Evidence};
 use clockscope::Scale;
 use std::path::{Path, PathBuf};
@@ -117,6 +117,14 @@ fn parse_cpus(s: &str) -> Result<CpuSelection, String> {
     if cpus.len() < 2 {
         return Err(format!("'{s}' names one CPU: a pair needs at least two"));
     }
+    // Counted before the list is expanded.
+    if cpus.len() > crosscpu::MAX_CPUS {
+        return Err(format!(
+            "'{s}' names {} CPUs, more than a run takes ({}, the x86-64 kernel's largest NR_CPUS)",
+            cpus.len(),
+            crosscpu::MAX_CPUS
+        ));
+    }
     Ok(CpuSelection(cpus.cpus().collect()))
 }
 
@@ -125,7 +133,8 @@ pub fn select_cpus(requested: Option<&[usize]>, allowed: &[usize]) -> anyhow::Re
     let Some(requested) = requested else {
         return Ok(allowed.to_vec());
     };
-    if let Some(cpu) = requested.iter().find(|c| !allowed.contains(c)) {
+    let allowed_set: std::collections::HashSet<usize> = allowed.iter().copied().collect();
+    if let Some(cpu) = requested.iter().find(|c| !allowed_set.contains(c)) {
         bail!(
             "--cpus: CPU {cpu} is not among the CPUs this process may run on ({}, from sched_getaffinity)",
             render::cpu_list(allowed)
@@ -195,8 +204,14 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
     }
     // The clocks a run tests (their scale comes from the calibration, after planning).
     let clock_count = clocks::default_clocks(None, None).len();
-    let plan = crosscpu::plan(&cpus, settings.topology, &settings.plan_options(clock_count)).map_err(|e| {
-        anyhow::anyhow!("--max-time: {e}; allow more time with --max-time, or test fewer pairs (--cpus, --pairs)")
+    let plan = crosscpu::plan(&cpus, settings.topology, &settings.plan_options(clock_count)).map_err(|e| match e {
+        PlanError::OverTimeLimit { .. } => {
+            anyhow::anyhow!("--max-time: {e}; allow more time with --max-time, or test fewer pairs (--cpus, --pairs)")
+        }
+        PlanError::TooManyPairs { .. } => {
+            anyhow::anyhow!("--pairs: {e}; test fewer CPUs (--cpus) or fewer pairs (--pairs topology)")
+        }
+        PlanError::TooManyCpus { .. } => anyhow::anyhow!("{e}; choose the CPUs with --cpus"),
     })?;
     if args.plan {
         let cpus_from = match &args.root {
@@ -250,6 +265,16 @@ fn context_under_root(root: &Path) -> anyhow::Result<CpuContext> {
             online.reason().unwrap_or_default()
         );
     };
+    // Counted before the list is expanded (its highest CPU is already within kernel_max).
+    if set.cpus.len() > crosscpu::MAX_CPUS {
+        bail!(
+            "--root {}: {} lists {} online CPUs, more than a run takes ({}, the x86-64 kernel's largest NR_CPUS)",
+            root.display(),
+            set.path,
+            set.cpus.len(),
+            crosscpu::MAX_CPUS
+        );
+    }
     Ok(CpuContext {
         allowed: set.cpus.cpus().collect(),
         online: online.clone(),

@@ -27,6 +27,9 @@ pub struct CounterSetup {
     pub hypervisor: Option<String>,
     /// CPUID as read before measuring (x86-64).
     pub cpuid: Option<clockscope::tsc::cpuid::CpuidFacts>,
+    /// Set when the counter's calibration is grossly off its frequency:
+    /// time is changed on its way to clockscope (the full report only).
+    pub time_interposition: Option<String>,
 }
 
 impl CounterSetup {
@@ -89,6 +92,7 @@ pub fn full_counter(
     }
     setup.trusted = report.trusted();
     setup.reason = report.reason();
+    setup.time_interposition = report.time_interposition();
     setup.postgresql_auto_uses_tsc = report.postgres.auto_uses_counter;
     (setup, report.details)
 }

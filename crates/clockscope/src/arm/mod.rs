@@ -29,6 +29,7 @@ pub use errata::{ErratumFinding, FirmwareEvidence, KNOWN_ERRATA};
 pub use frequency::{CalibrationEvidence, COARSE_BELOW_HZ};
 pub use midr::{CoreModel, Midr};
 
+use crate::counter::interposition;
 use serde::Serialize;
 use std::path::Path;
 
@@ -120,6 +121,16 @@ system clock on ARM): {why}."
         }
     }
 
+    /// The reason saying time is changed on its way to clockscope (a
+    /// calibration more than [`interposition::GROSS_DISAGREEMENT_PPM`] off
+    /// CNTFRQ_EL0), when there is one.
+    pub fn time_interposition(&self) -> Option<&str> {
+        self.reasons
+            .iter()
+            .find(|r| r.contains(interposition::CHANGES_TIME))
+            .map(String::as_str)
+    }
+
     /// The frequency in kHz as PostgreSQL prints TSC frequencies (`24000`,
     /// `121875`); fractional kHz keep three decimals (`19200`, `62.5` MHz -> `62500`).
     pub fn frequency_khz_text(&self) -> String {
@@ -193,9 +204,19 @@ kernel's clocksource is arch_sys_counter, this counter itself",
     }
     if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
         if !c.agrees_with(cntfrq_hz) {
+            // Grossly off: time is changed on its way to clockscope (certainly so when the kernel's clock is this counter).
+            let gross = if d.abs() > interposition::GROSS_DISAGREEMENT_PPM + c.uncertainty_ppm.abs() {
+                format!(
+                    ", more than {} ppm: {}",
+                    interposition::GROSS_DISAGREEMENT_PPM,
+                    interposition::explanation(clocksource.as_deref() == Some("arch_sys_counter"))
+                )
+            } else {
+                String::new()
+            };
             reasons.push(format!(
                 "calibrated against {} the counter runs at {:.0} Hz, {d:+.1} ppm from CNTFRQ_EL0 ({cntfrq_hz} Hz; \
-tolerance {} ppm + {:.1} ppm uncertainty)",
+tolerance {} ppm + {:.1} ppm uncertainty){gross}",
                 c.reference,
                 c.calibrated_hz,
                 frequency::CALIBRATION_TOLERANCE_PPM,

@@ -270,6 +270,12 @@ fn estimate(start: &Bracket, end: &Bracket) -> Result<Estimate, String> {
     })
 }
 
+/// Reference time from `t0` to `now` counting only forward steps: `now -
+/// t0` plus the backward steps' sizes `back_ns`, never below 0.
+fn forward_ns(t0: Ticks, now: Ticks, back_ns: u64) -> u64 {
+    (now.delta_since(t0) as i128 + back_ns as i128).clamp(0, u64::MAX as i128) as u64
+}
+
 fn div_round(num: u128, den: u128) -> u128 {
     (num + den / 2) / den
 }
@@ -304,6 +310,10 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
     let mut backwards = 0u64;
     let mut prev_r1 = t0;
     let mut last_ref = t0;
+    // The reference's backward steps added up: the budget is spent in
+    // forward time (the sum of its non-negative steps), so a reference
+    // stepped back (a faketime file changed mid-run) cannot stretch it.
+    let mut back_ns = 0u64;
     let mut start: Option<Bracket> = None;
     let mut start_done = false;
     let mut batch_best: Option<Bracket> = None;
@@ -323,16 +333,20 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
         samples += 1;
         last_ref = r1;
         let b = Bracket { r0, counter: c, r1 };
-        let elapsed = r1.delta_since(t0);
+        for step in [r0.delta_since(prev_r1), r1.delta_since(r0)] {
+            back_ns = back_ns.saturating_add(step.min(0).unsigned_abs());
+        }
+        let elapsed = forward_ns(t0, r1, back_ns);
         let period = r1.delta_since(prev_r1).max(0);
+        let stepped_back = r1.delta_since(prev_r1) < 0 || r1.delta_since(r0) < 0;
         prev_r1 = r1;
-        if r1.delta_since(r0) < 0 || elapsed < 0 {
+        if stepped_back || r1.delta_since(t0) < 0 {
             backwards += 1;
         } else if !start_done {
             if start.is_none_or(|s| b.width_ns() < s.width_ns()) {
                 start = Some(b);
             }
-            if samples >= START_SAMPLES || elapsed as u64 >= start_phase_ns {
+            if samples >= START_SAMPLES || elapsed >= start_phase_ns {
                 start_done = true;
             }
         } else {
@@ -342,7 +356,7 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
             batch_len += 1;
         }
         // Stop before a read that would end past the budget.
-        let over_budget = elapsed.max(0) as u64 + period as u64 > budget_ns;
+        let over_budget = elapsed.saturating_add(period as u64) > budget_ns;
         if batch_len >= BATCH_SAMPLES || (over_budget && batch_best.is_some()) {
             if let (Some(s), Some(e)) = (start, batch_best) {
                 match estimate(&s, &e) {
@@ -367,7 +381,7 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
         }
     }
 
-    let elapsed_ns = last_ref.delta_since(t0).max(0) as u64;
+    let elapsed_ns = forward_ns(t0, last_ref, back_ns);
     let mut cal = Calibration {
         khz: None,
         hz: None,

@@ -120,6 +120,8 @@ pub struct TscEvidence {
     pub kernel: KernelEvidence,
     /// The perf page's TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
+    /// Hints of a time library in this process ([`super::interposition::time_library_hints`]).
+    pub time_libraries: Vec<String>,
 }
 
 impl TscEvidence {
@@ -137,6 +139,7 @@ impl TscEvidence {
             cpuid,
             kernel: KernelEvidence::from_linux(linux),
             perf_page_khz,
+            time_libraries: super::interposition::time_library_hints(),
         }
     }
 }
@@ -245,6 +248,7 @@ pub fn discover_tsc(
         perf_page_khz: ev.perf_page_khz.clone(),
         calibration: Err(absent.clone().unwrap_or_else(|| NOT_RUN.to_string())),
         postgresql_calibration: Err(absent.clone().unwrap_or_else(|| NOT_RUN.to_string())),
+        time_libraries: ev.time_libraries.clone(),
     };
     let preliminary = TscReport::build(ev.cpuid.clone(), Some(live.clone()), None);
     let authoritative = preliminary.clockscope_frequency.khz.is_some();

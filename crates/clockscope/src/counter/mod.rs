@@ -11,6 +11,7 @@
 //! discover(root, linux, &Discovery)         frequency (quick), trust (full), PostgreSQL's view
 //!                                           -> CounterReport { details, frequency, decision, postgres }
 //! Check::line(style)                        one decision line, in each report's style
+//! interposition::explanation(..)            a calibration grossly off the frequency: time is changed on its way
 //! ```
 //!
 //! Platform code is fenced once, here: `arch` is `x86_64.rs`, `aarch64.rs`
@@ -25,6 +26,7 @@ pub mod arch;
 pub mod calibrate;
 pub mod discover;
 pub mod drift;
+pub mod interposition;
 pub mod report;
 
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};

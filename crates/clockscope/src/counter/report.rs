@@ -145,6 +145,18 @@ impl CounterReport {
         self.decision.as_ref().map(|d| d.trusted)
     }
 
+    /// Why time is changed on its way to clockscope, when the counter's
+    /// calibration is grossly off its frequency
+    /// ([`super::interposition`]): the TSC's frequency agreement, the
+    /// generic timer's calibration reason.
+    pub fn time_interposition(&self) -> Option<String> {
+        match &self.details {
+            Some(CounterDetails::Tsc(t)) => t.frequency_agreement.time_interposition.clone(),
+            Some(CounterDetails::GenericTimer(g)) => g.time_interposition().map(str::to_string),
+            None => None,
+        }
+    }
+
     /// The first failed check as `name: evidence` (the evidence alone when
     /// it has no name), or `every check passed`; `None` when not decided.
     pub fn reason(&self) -> Option<String> {

@@ -42,7 +42,7 @@ pub mod warp;
 
 pub use affinity::AffinityError;
 pub use pingpong::{ping_pong, OffsetFinding, OffsetResult};
-pub use plan::{plan, PairKind, Plan, PlanError, PlanOptions, PlannedPair};
+pub use plan::{plan, PairKind, Plan, PlanError, PlanOptions, PlannedPair, MAX_PAIRS};
 pub use report::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairReport, Verdict};
 pub use warp::{warp_test, WarpResult};
 
@@ -139,6 +139,11 @@ pub enum PairMode {
     /// Each CPU with the first one: N-1 (the kernel's check against the boot CPU).
     First,
 }
+
+/// The most CPUs a plan or run takes: 8192, the x86-64 kernel's largest
+/// NR_CPUS ([`linux::cpulist::DEFAULT_KERNEL_MAX_CPU`] + 1). Callers check a
+/// CPU list's length against it before expanding the list.
+pub const MAX_CPUS: usize = linux::cpulist::DEFAULT_KERNEL_MAX_CPU + 1;
 
 /// The shortest test (1 ms): below this a 2-thread run is mostly start-up.
 pub const MIN_TEST_NS: u64 = 1_000_000;

@@ -28,8 +28,17 @@
 //! that gives every test its minimum, otherwise longer ([`Plan::extended`]
 //! says by how much), and never more than `max_time_ns`
 //! ([`PlanError::OverTimeLimit`] instead).
+//!
+//! # Bounded before anything is allocated
+//! A plan takes at most [`MAX_CPUS`] CPUs and [`MAX_PAIRS`] pairs. For `all`
+//! and `first` the pair count is arithmetic (N·(N−1)/2, N−1), so a plan over
+//! the limit is refused before one pair is made (10,000 CPUs with `all` is
+//! 49,995,000 pairs: refused, not 3.5 GB of pairs). `topology`
+//! makes O(N) pairs (O(N·[`MAX_SMT_THREADS`]) with `smt_pairs`), counted
+//! before they are typed and timed.
 
-use super::{PairMode, MIN_TEST_NS, TESTS_PER_CLOCK};
+use super::{PairMode, MAX_CPUS, MIN_TEST_NS, TESTS_PER_CLOCK};
+use crate::linux::topology::MAX_SMT_THREADS;
 use crate::linux::{CpuList, Topology};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -37,6 +46,11 @@ use std::collections::BTreeMap;
 /// Beyond this many packages (or dies of one package) the representatives
 /// are compared with the first one only, not with each other.
 pub const MAX_MESHED_GROUPS: usize = 16;
+
+/// The most pairs a plan may have: 131,072 (2^17), every pair of 512 CPUs
+/// (130,816) fits. At least 4 ms each (2 clocks x 2 tests x 1 ms) that is
+/// over 8 minutes of tests; the plan and its report stay in tens of MB.
+pub const MAX_PAIRS: usize = 1 << 17;
 
 /// How the two CPUs of a pair relate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -129,6 +143,12 @@ pub enum PlanError {
         needed_ns: u64,
         limit_ns: u64,
     },
+    /// More CPUs than any kernel has.
+    #[error("{cpus} CPUs to plan, more than {MAX_CPUS} (the x86-64 kernel's largest NR_CPUS)")]
+    TooManyCpus { cpus: usize },
+    /// More pairs than a plan may have.
+    #[error("{pairs} CPU pairs, more than a plan may have ({MAX_PAIRS})")]
+    TooManyPairs { pairs: usize },
 }
 
 /// What to plan.
@@ -180,9 +200,13 @@ pub struct Plan {
 
 /// Plans a run on `cpus` with `topology` (`None`: not read, with `why`).
 pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOptions) -> Result<Plan, PlanError> {
+    if cpus.len() > MAX_CPUS {
+        return Err(PlanError::TooManyCpus { cpus: cpus.len() });
+    }
     let mut cpus = cpus.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
+    check_pair_count(cpus.len(), opts.mode)?;
     // A topology that lacks one of the CPUs is as good as none.
     let topo = topology.ok().filter(|t| cpus.iter().all(|&c| t.place(c).is_some()));
     let mut notes: Vec<String> = match (topology, topo) {
@@ -208,6 +232,9 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
             &mut notes,
         ),
     };
+    if raw.len() > MAX_PAIRS {
+        return Err(PlanError::TooManyPairs { pairs: raw.len() });
+    }
     let mut pairs: Vec<PlannedPair> = raw
         .into_iter()
         .map(|(a, b)| {
@@ -291,6 +318,22 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
         extended,
         groups,
     })
+}
+
+/// Refuses, before any pair is made, a plan of `n` CPUs in `all` or `first`
+/// mode whose pair count (arithmetic) is over [`MAX_PAIRS`]. `topology`
+/// makes O(N) pairs, counted once made; the time limit is checked on the
+/// pairs made, with their weights.
+fn check_pair_count(n: usize, mode: PairMode) -> Result<(), PlanError> {
+    let pairs = match mode {
+        PairMode::All => n.saturating_mul(n.saturating_sub(1)) / 2,
+        PairMode::First => n.saturating_sub(1),
+        PairMode::Topology => return Ok(()),
+    };
+    if pairs > MAX_PAIRS {
+        return Err(PlanError::TooManyPairs { pairs });
+    }
+    Ok(())
 }
 
 /// Compares `reps` with each other: every pair (both directions when
@@ -383,14 +426,22 @@ fn topology_pairs(
                 }
             }
             if smt_pairs {
-                let mut seen = Vec::new();
+                // At most MAX_SMT_THREADS siblings per CPU (checked when read), found in `d` by binary search.
+                let mut seen = std::collections::HashSet::new();
                 for &c in d {
                     if seen.contains(&c) {
                         continue;
                     }
                     let sibs: Vec<usize> = t
                         .place(c)
-                        .map(|p| p.smt_siblings.iter().copied().filter(|s| d.contains(s)).collect())
+                        .map(|p| {
+                            p.smt_siblings
+                                .iter()
+                                .copied()
+                                .take(MAX_SMT_THREADS)
+                                .filter(|s| d.binary_search(s).is_ok())
+                                .collect()
+                        })
                         .unwrap_or_default();
                     for &s in &sibs {
                         if s != c {

@@ -7,12 +7,57 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::ops::RangeInclusive;
+use std::path::Path;
 
 /// The largest CPU number accepted: 2^22 - 1, the highest bit of the widest
 /// affinity mask `crosscpu::affinity` tries, and far above the kernel's own
 /// limit (CONFIG_NR_CPUS is at most 8192), so a typo like `0-99999999` is an
 /// error instead of a 100-million-CPU set.
 pub const MAX_CPU: usize = (1 << 22) - 1;
+
+/// The largest CPU number assumed when the kernel does not say
+/// (`sys/devices/system/cpu/kernel_max` absent): 8191, what `kernel_max`
+/// (NR_CPUS - 1) reads with `CONFIG_NR_CPUS=8192`, the x86-64 maximum
+/// (`CONFIG_MAXSMP`, `NR_CPUS_RANGE_END` in arch/x86/Kconfig).
+pub const DEFAULT_KERNEL_MAX_CPU: usize = 8191;
+
+/// The largest CPU number this kernel can have and where that came from:
+/// `kernel_max` (NR_CPUS - 1) under the root, else [`DEFAULT_KERNEL_MAX_CPU`].
+/// A CPU list naming a higher CPU did not come from this kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuLimit {
+    /// The largest CPU number.
+    pub max_cpu: usize,
+    /// Where it came from: the `kernel_max` path, or why the default applies.
+    pub source: String,
+}
+
+impl CpuLimit {
+    /// The limit when the kernel does not say (`why`: what was looked for).
+    pub fn default_because(why: impl Into<String>) -> CpuLimit {
+        CpuLimit {
+            max_cpu: DEFAULT_KERNEL_MAX_CPU,
+            source: format!(
+                "assumed: NR_CPUS 8192, the x86-64 maximum (CONFIG_MAXSMP); {}",
+                why.into()
+            ),
+        }
+    }
+
+    /// `Err` naming `path` when `list` has a CPU above [`Self::max_cpu`].
+    /// Costs one comparison: the list is never expanded.
+    pub fn check(&self, list: &CpuList, path: &Path) -> Result<(), String> {
+        match list.highest() {
+            Some(cpu) if cpu > self.max_cpu => Err(format!(
+                "{}: CPU {cpu} is above the kernel's largest CPU number {} ({})",
+                crate::escape::escape_untrusted(&path.to_string_lossy()),
+                self.max_cpu,
+                self.source
+            )),
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Untrusted list text as a message quotes it: control characters escaped,
 /// cut to 100 characters.

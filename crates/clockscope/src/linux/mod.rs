@@ -18,6 +18,7 @@
 //! | `tsc=`, `clocksource=` | `proc/cmdline` ([`cmdline`]) |
 //! | kernel log (TSC kHz, instability) | `/dev/kmsg` ([`kmsg`]; a text file `dev/kmsg` under a test root) |
 //! | online / possible CPUs | `sys/devices/system/cpu/{online,possible}` ([`cpulist`]) |
+//! | the kernel's largest CPU number (NR_CPUS - 1) | `sys/devices/system/cpu/kernel_max`: a CPU list naming a higher CPU is an error ([`read_cpu_limit`]) |
 //! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
 //! | hypervisor type (Xen) | `sys/hypervisor/type` |
 //! | steal time, cgroup CPU throttling | `proc/stat`, `sys/fs/cgroup/.../cpu.stat` ([`cpu_time`]) |
@@ -42,7 +43,7 @@ pub mod tsc_messages;
 
 pub use cmdline::KernelCmdline;
 pub use cpuinfo::{ArmCpuId, CpuInfo, TscFlags};
-pub use cpulist::{CpuList, CpuListError};
+pub use cpulist::{CpuLimit, CpuList, CpuListError, DEFAULT_KERNEL_MAX_CPU};
 pub use kmsg::{KernelKhzSource, KernelLog};
 pub use topology::{read_topology, CpuPlace, Topology};
 
@@ -241,13 +242,40 @@ pub const CPUS_ONLINE_FILE: &str = "sys/devices/system/cpu/online";
 /// this boot could ever bring online.
 pub const CPUS_POSSIBLE_FILE: &str = "sys/devices/system/cpu/possible";
 
-/// Reads and parses a CPU list file `rel` under `root`; the result names the file.
+/// The kernel's largest CPU number (NR_CPUS - 1), under the root.
+pub const KERNEL_MAX_FILE: &str = "sys/devices/system/cpu/kernel_max";
+
+/// The largest CPU number of this kernel: `kernel_max` under `root`, else
+/// (absent, unreadable, not a number up to [`cpulist::MAX_CPU`])
+/// [`cpulist::DEFAULT_KERNEL_MAX_CPU`], saying why.
+pub fn read_cpu_limit(root: &Path) -> CpuLimit {
+    let path = root.join(KERNEL_MAX_FILE);
+    let shown = escape_untrusted(&path.to_string_lossy()).into_owned();
+    let parsed = read_parsed(root, KERNEL_MAX_FILE, |t| {
+        t.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n <= cpulist::MAX_CPU)
+            .ok_or_else(|| format!("not a CPU number up to {}", cpulist::MAX_CPU))
+    });
+    match parsed {
+        Evidence::Found(max_cpu) => CpuLimit { max_cpu, source: shown },
+        Evidence::Missing(_) => CpuLimit::default_because(format!("{shown} is absent")),
+        Evidence::Unreadable(why) => CpuLimit::default_because(format!("not read: {why}")),
+    }
+}
+
+/// Reads and parses a CPU list file `rel` under `root`; the result names the
+/// file. A CPU above the kernel's largest ([`read_cpu_limit`]) is an error.
 fn read_cpu_list_file(root: &Path, rel: &str) -> Evidence<CpuSet> {
     let path = root.join(rel);
-    read_parsed(root, rel, |t| CpuList::parse(t).map_err(|e| e.to_string())).map(|cpus| CpuSet {
-        path: path.display().to_string(),
-        cpus,
-    })
+    let limit = read_cpu_limit(root);
+    read_parsed(root, rel, |t| CpuList::parse(t).map_err(|e| e.to_string()))
+        .and_then(|cpus| limit.check(&cpus, &path).map(|()| cpus))
+        .map(|cpus| CpuSet {
+            path: path.display().to_string(),
+            cpus,
+        })
 }
 
 /// The online CPUs (`sys/devices/system/cpu/online`).
@@ -318,11 +346,15 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
         candidates.push(base_v1.join(file));
     }
     candidates.dedup();
+    let limit = read_cpu_limit(root);
     let mut first_problem: Option<String> = None;
     for rel in &candidates {
         let path = root.join(rel);
         match read_text(&path, &input::KERNEL_VALUE) {
-            Evidence::Found(t) => match CpuList::parse(&t) {
+            Evidence::Found(t) => match CpuList::parse(&t)
+                .map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy())))
+                .and_then(|cpus| limit.check(&cpus, &path).map(|()| cpus))
+            {
                 Ok(cpus) if !cpus.is_empty() => {
                     return Evidence::Found(CpuSet {
                         path: path.display().to_string(),
@@ -331,7 +363,7 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    first_problem.get_or_insert(format!("{}: {e}", escape_untrusted(&path.to_string_lossy())));
+                    first_problem.get_or_insert(e);
                 }
             },
             Evidence::Unreadable(r) => {

@@ -13,9 +13,13 @@
 //! | NUMA node | a `node<M>` entry in `cpu<N>/` | `null` |
 //!
 //! Every file goes through [`super::read_text`] (regular files only, 64 KiB);
-//! directory listings are bounded to [`MAX_DIR_ENTRIES`] entries.
+//! directory listings are bounded to [`MAX_DIR_ENTRIES`] entries. A siblings
+//! list is checked before it is expanded: a CPU above the kernel's largest
+//! ([`super::read_cpu_limit`]) or more than [`MAX_SMT_THREADS`] CPUs is an
+//! error naming the file, so a hostile tree (`0-4194303` in every file)
+//! costs a comparison, not gigabytes.
 
-use super::{read_text, CpuList, Evidence};
+use super::{read_cpu_limit, read_text, CpuLimit, CpuList, Evidence};
 use crate::escape::escape_untrusted;
 use crate::input;
 use serde::Serialize;
@@ -26,6 +30,10 @@ pub const CPU_DIR: &str = "sys/devices/system/cpu";
 /// At most this many entries of a `cpu<N>/` directory are looked at for its
 /// `node<M>` link (a real one has about 20).
 pub const MAX_DIR_ENTRIES: usize = 1024;
+/// The most CPUs a siblings list may name: 256, 32 times the most threads
+/// per core of any CPU (8: POWER8 and later in SMT8 mode, SPARC M7); a
+/// longer list does not describe one core.
+pub const MAX_SMT_THREADS: usize = 256;
 
 /// Where one CPU sits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -128,15 +136,25 @@ fn read_id(root: &Path, rel: &str) -> Result<Option<i32>, String> {
     }
 }
 
-/// Reads the first present CPU list of `names` under `dir`; `Ok(None)` when none is.
-fn read_siblings(root: &Path, dir: &str, names: &[&str]) -> Result<Option<Vec<usize>>, String> {
+/// Reads the first present CPU list of `names` under `dir`; `Ok(None)` when
+/// none is. Checked against `limit` and [`MAX_SMT_THREADS`] before it is
+/// expanded.
+fn read_siblings(root: &Path, dir: &str, names: &[&str], limit: &CpuLimit) -> Result<Option<Vec<usize>>, String> {
     for name in names {
         let path = root.join(format!("{dir}/{name}"));
         match read_text(&path, &input::KERNEL_VALUE) {
             Evidence::Found(t) => {
-                return CpuList::parse(&t)
-                    .map(|l| Some(l.cpus().collect()))
-                    .map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy())))
+                let shown = || escape_untrusted(&path.to_string_lossy()).into_owned();
+                let list = CpuList::parse(&t).map_err(|e| format!("{}: {e}", shown()))?;
+                limit.check(&list, &path)?;
+                if list.len() > MAX_SMT_THREADS {
+                    return Err(format!(
+                        "{}: names {} CPUs, more than the {MAX_SMT_THREADS} threads one core may have",
+                        shown(),
+                        list.len()
+                    ));
+                }
+                return Ok(Some(list.cpus().collect()));
             }
             Evidence::Missing(_) => {}
             Evidence::Unreadable(r) => return Err(r),
@@ -168,6 +186,7 @@ pub fn read_topology(root: &Path, cpus: &[usize]) -> Evidence<Topology> {
     let mut cpus: Vec<usize> = cpus.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
+    let limit = read_cpu_limit(root);
     let mut places = Vec::with_capacity(cpus.len());
     let mut without_package = Vec::new();
     let (mut no_die, mut no_core, mut no_siblings, mut no_node) = (false, false, false, false);
@@ -194,7 +213,7 @@ pub fn read_topology(root: &Path, cpus: &[usize]) -> Evidence<Topology> {
             Err(e) => return Evidence::Unreadable(e),
         };
         no_core |= core.is_none();
-        let smt_siblings = match read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"]) {
+        let smt_siblings = match read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"], &limit) {
             Ok(Some(mut s)) => {
                 if !s.contains(&cpu) {
                     s.push(cpu);

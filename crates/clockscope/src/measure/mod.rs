@@ -7,12 +7,20 @@
 //!     prev = cur; cur = now()
 //!     diff = ns(cur - prev)          # < 0: a backward step
 //!     histogram[log2 bucket]++; exact[diff]++ if < 10000; track largest
-//! elapsed = ns(now_ordered() - start)
+//! elapsed = ns(now_ordered() - start) + sizes of the backward steps
 //! ```
 //!
 //! Unlike PostgreSQL, a backward step does not end the loop: it is counted
 //! with its size (and the first one kept) and the loop goes on; the caller
-//! decides what it means. The loop is monomorphised per [`ClockSource`]: no
+//! decides what it means. The run lasts `duration` of forward time, and its
+//! elapsed time is the sum of the clock's non-negative steps: end minus
+//! start plus every backward step's size. A clock stepped back by 100 s
+//! mid-run (a `faketime` file changed from +0 to -100) so still reports the
+//! time that passed and the loop's real cost, where end minus start would
+//! be negative ([`ElapsedSource`] says which it was). Only the iterations
+//! whose reading stepped back are left out of the sum (one read each). A
+//! second clock read at both ends would be no more independent: an
+//! LD_PRELOAD time library fakes every clock id alike. The loop is monomorphised per [`ClockSource`]: no
 //! division, float, allocation or shared atomic per iteration. It runs in
 //! chunks of [`CHUNK_NS`] so the caller can update a progress bar or stop
 //! (Ctrl-C) between chunks without touching the hot loop; the chunk ends are
@@ -50,6 +58,22 @@ pub struct BackwardSteps {
     pub largest_ns: u64,
     /// The first backward step, in ns (positive), as PostgreSQL reports it.
     pub first_ns: Option<u64>,
+    /// The sizes of all backward steps added up, in ns.
+    pub total_ns: u64,
+}
+
+/// Where [`Measurement::elapsed_ns`] came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElapsedSource {
+    /// The end reading minus the start reading (PostgreSQL's): the clock
+    /// never stepped back.
+    #[default]
+    EndMinusStart,
+    /// The sum of the clock's non-negative steps (end minus start plus the
+    /// backward steps' sizes): the clock stepped back, so end minus start
+    /// would understate the run, or be negative.
+    ForwardSteps,
 }
 
 /// The result of one run of the loop over one clock.
@@ -61,8 +85,15 @@ pub struct Measurement {
     pub histogram: Histogram,
     /// Backward differences.
     pub backward: BackwardSteps,
-    /// ns from the ordered start reading to the ordered end reading.
+    /// ns the run lasted: the sum of the clock's non-negative steps from the
+    /// ordered start reading to the ordered end reading (end minus start
+    /// when the clock never stepped back; see [`ElapsedSource`]).
     pub elapsed_ns: u64,
+    /// How `elapsed_ns` was found.
+    pub elapsed_source: ElapsedSource,
+    /// The end reading minus the start reading, ns (negative when the clock
+    /// stepped back further than it ran).
+    pub end_minus_start_ns: i64,
     /// Whether the caller stopped the run before its duration.
     pub interrupted: bool,
 }
@@ -122,6 +153,8 @@ pub fn measure<C: ClockSource>(
     let start = clock.now_ordered();
     let mut end = start.saturating_add(duration_ticks);
     let mut cur = start;
+    // The backward steps' sizes added up: forward time = end minus start plus this.
+    let mut back_total_ticks = 0u64;
     while end > cur {
         let chunk_end = cur.saturating_add(chunk_ticks).min(end);
         let back_ticks;
@@ -129,9 +162,10 @@ pub fn measure<C: ClockSource>(
         // A clock that jumped back by X would otherwise be read for X more:
         // the run lasts `duration` of forward time instead.
         end = end.saturating_sub(back_ticks);
+        back_total_ticks = back_total_ticks.saturating_add(back_ticks);
         if end > cur {
             let progress = Progress {
-                elapsed_ns: scale.ticks_to_ns(cur.delta_since(start).max(0) as u64),
+                elapsed_ns: scale.ticks_to_ns(forward_ticks(start, cur, back_total_ticks)),
                 target_ns: duration_ns,
                 backward_steps: backward.count,
             };
@@ -142,21 +176,36 @@ pub fn measure<C: ClockSource>(
         }
     }
     let stop = clock.now_ordered();
-    let elapsed = stop.delta_since(start);
     for (ticks, &n) in short.iter().enumerate() {
         histogram.record_n(scale.ticks_to_ns(ticks as u64), n);
     }
+    backward.total_ns = scale.ticks_to_ns(back_total_ticks);
+    let end_minus_start = stop.delta_since(start);
+    let end_minus_start_ns = match end_minus_start {
+        d if d >= 0 => scale.ticks_to_ns(d as u64).min(i64::MAX as u64) as i64,
+        d => -(scale.ticks_to_ns(d.unsigned_abs()).min(i64::MAX as u64) as i64),
+    };
     Measurement {
         clock: clock.name(),
         histogram,
         backward,
-        elapsed_ns: if elapsed > 0 {
-            scale.ticks_to_ns(elapsed as u64)
+        elapsed_ns: scale.ticks_to_ns(forward_ticks(start, stop, back_total_ticks)),
+        elapsed_source: if backward.count > 0 {
+            ElapsedSource::ForwardSteps
         } else {
-            0
+            ElapsedSource::EndMinusStart
         },
+        end_minus_start_ns,
         interrupted,
     }
+}
+
+/// Forward time from `start` to `now` in ticks: `now - start` plus the
+/// backward steps' sizes `back_ticks` (the sum of the non-negative steps),
+/// 0 when even that is negative.
+fn forward_ticks(start: Ticks, now: Ticks, back_ticks: u64) -> u64 {
+    let t = now.delta_since(start) as i128 + back_ticks as i128;
+    t.clamp(0, u64::MAX as i128) as u64
 }
 
 /// Most slots of the tick-indexed table of short differences: 2^20 (8 MiB),
@@ -247,14 +296,15 @@ pub fn observed_step_ns<C: ClockSource>(clock: &C, m: &Measurement) -> Option<u6
 }
 
 /// The smallest non-zero step of `clock`, found by reading it for up to
-/// `max_ns` (on the clock itself) and keeping the smallest forward
-/// difference. For coarse clocks whose steps exceed the histogram's exact
-/// range (CLOCK_*_COARSE: 1-4 ms); not part of the measuring loop.
+/// `max_ns` of its forward time (the sum of its non-negative steps, so a
+/// clock stepped back does not stretch the probe) and keeping the smallest
+/// forward difference. For coarse clocks whose steps exceed the histogram's
+/// exact range (CLOCK_*_COARSE: 1-4 ms); not part of the measuring loop.
 pub fn smallest_step_ns<C: ClockSource>(clock: &C, max_ns: u64) -> Option<u64> {
     let scale = clock.scale();
-    let start = clock.now_ordered();
-    let end = start.saturating_add(scale.ns_to_ticks(max_ns));
-    let mut prev = start;
+    let max_ticks = scale.ns_to_ticks(max_ns);
+    let mut prev = clock.now_ordered();
+    let mut forward_ticks = 0u64;
     let mut smallest: Option<u64> = None;
     loop {
         let cur = clock.now();
@@ -262,9 +312,10 @@ pub fn smallest_step_ns<C: ClockSource>(clock: &C, max_ns: u64) -> Option<u64> {
         if d > 0 {
             let ns = scale.ticks_to_ns(d as u64);
             smallest = Some(smallest.map_or(ns, |s| s.min(ns)));
+            forward_ticks = forward_ticks.saturating_add(d as u64);
         }
         prev = cur;
-        if cur >= end {
+        if forward_ticks >= max_ticks {
             return smallest;
         }
     }
@@ -309,11 +360,46 @@ mod tests {
             BackwardSteps {
                 count: 2,
                 largest_ns: 45,
-                first_ns: Some(20)
+                first_ns: Some(20),
+                total_ns: 65,
             }
         );
         assert_eq!(m.loops(), 3); // 10, 5, 250
         assert_eq!(m.reads(), 5);
+        // Forward steps 10, 5, 250 and the end read's 1: end minus start (201) plus 20 + 45.
+        assert_eq!(m.end_minus_start_ns, 201);
+        assert_eq!(m.elapsed_ns, 266);
+        assert_eq!(m.elapsed_source, ElapsedSource::ForwardSteps);
+    }
+
+    #[test]
+    fn a_clock_stepped_back_100_s_reports_the_real_elapsed_time_and_loop_cost() {
+        // Issue 21: a faketime file changed from +0 to -100 mid-run. Reads
+        // 1 us apart; read 500 is 100 s earlier, and so is every later one.
+        let c = ScriptedClock::new("stepped", Scale::NANOSECONDS, |n| {
+            let t = 1_000_000_000_000 + n * 1_000;
+            if n >= 500 {
+                t - 100_000_000_000
+            } else {
+                t
+            }
+        });
+        let m = measure(&c, 1_000_000, |_| Control::Continue);
+        assert_eq!(m.backward.count, 1);
+        assert_eq!(m.backward.total_ns, 100_000_000_000 - 1_000);
+        // 1 ms of forward time (the backward read's microsecond is made up
+        // at the end): 1000 forward steps of 1 us, then the end read's 1 us.
+        assert_eq!(m.loops(), 1000);
+        assert_eq!(m.elapsed_ns, 1_001_000);
+        assert_eq!(m.elapsed_source, ElapsedSource::ForwardSteps);
+        // What end minus start says: about 1 ms - 100 s.
+        assert_eq!(m.end_minus_start_ns, 1_002_000 - 100_000_000_000);
+        assert!((m.avg_loop_ns().unwrap() - 1001.0).abs() < 1e-9);
+        // A clock that never steps back: end minus start, as PostgreSQL.
+        let steady = ScriptedClock::new("steady", Scale::NANOSECONDS, |n| n * 1_000);
+        let m = measure(&steady, 1_000_000, |_| Control::Continue);
+        assert_eq!((m.elapsed_ns, m.end_minus_start_ns), (1_001_000, 1_001_000));
+        assert_eq!(m.elapsed_source, ElapsedSource::EndMinusStart);
     }
 
     #[test]
@@ -434,6 +520,17 @@ mod tests {
         assert_eq!(smallest_step_ns(&c, 20_000_000), Some(4_000_000));
         let frozen = ScriptedClock::new("frozen", Scale::NANOSECONDS, |n| if n < 100 { 5 } else { 5 + n });
         assert_eq!(smallest_step_ns(&frozen, 10), Some(100));
+        // 1 ms steps, stepped back 100 s at read 5: still 20 ms of reads, not 100 s more.
+        let stepped = ScriptedClock::new("stepped", Scale::NANOSECONDS, |n| {
+            let t = 200_000_000_000 + n * 1_000_000;
+            if n >= 5 {
+                t - 100_000_000_000
+            } else {
+                t
+            }
+        });
+        assert_eq!(smallest_step_ns(&stepped, 20_000_000), Some(1_000_000));
+        assert_eq!(stepped.reads(), 1 + 21);
     }
 
     #[test]

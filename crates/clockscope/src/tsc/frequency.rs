@@ -23,6 +23,7 @@ pub use super::rules::{
     PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16, PG_SOURCE_HYPERVISOR, PLAUSIBLE_CRYSTAL_HZ,
     PLAUSIBLE_TSC_KHZ,
 };
+use crate::counter::interposition::{self, GROSS_DISAGREEMENT_PPM};
 use serde::Serialize;
 
 /// Disagreement beyond which a source is flagged: 500 ppm, the largest
@@ -206,6 +207,29 @@ pub struct Agreement {
     pub agree: bool,
     /// Which sources were compared, and the largest disagreement.
     pub evidence: String,
+    /// Set when clockscope's calibration against CLOCK_MONOTONIC_RAW is more
+    /// than [`GROSS_DISAGREEMENT_PPM`] from the frequency in use, even where
+    /// that calibration is not independent evidence (clocksource tsc):
+    /// something between clockscope and the kernel changes time
+    /// ([`crate::counter::interposition`]). `agree` is then false.
+    pub time_interposition: Option<String>,
+}
+
+impl Agreement {
+    /// Adds supporting evidence of a time library (`LD_PRELOAD`, mapped
+    /// libraries: [`crate::counter::interposition::time_library_hints`]) to a
+    /// gross disagreement; nothing without one (the hints alone decide nothing).
+    pub fn add_time_library_hints(&mut self, hints: &[String]) {
+        let Some(old) = self.time_interposition.take() else {
+            return;
+        };
+        let new = format!("{old}{}", interposition::hints_text(hints));
+        // The evidence starts with the interposition text (see `agreement`).
+        if let Some(rest) = self.evidence.strip_prefix(old.as_str()) {
+            self.evidence = format!("{new}{rest}");
+        }
+        self.time_interposition = Some(new);
+    }
 }
 
 /// The frequency table and both choices.
@@ -513,12 +537,48 @@ fn mark_disagreement(sources: &mut [FrequencySource], clockscope: &ClockscopeCho
 }
 
 /// Whether the cross-checking sources agree with the frequency in use; never
-/// when any source is implausible.
+/// when any source is implausible, nor when clockscope's calibration is
+/// grossly off it ([`gross_disagreement`]), independent evidence or not.
 fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
+    let base = cross_check_agreement(sources, clockscope);
+    match gross_disagreement(sources, clockscope) {
+        Some(gross) => Agreement {
+            agree: false,
+            evidence: format!("{gross}; {}", base.evidence),
+            time_interposition: Some(gross),
+        },
+        None => base,
+    }
+}
+
+/// `clockscope's calibration against CLOCK_MONOTONIC_RAW is -900000.0 ppm
+/// from ...: ...` when that calibration (not the frequency in use itself) is
+/// more than [`GROSS_DISAGREEMENT_PPM`] plus its uncertainty from the
+/// frequency in use; `None` otherwise.
+fn gross_disagreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Option<String> {
+    let chosen = clockscope.source?;
+    let cal = sources
+        .iter()
+        .find(|s| s.id == SourceId::CalibrationClockscope && s.id != chosen && s.khz.is_some())?;
+    let ppm = cal.ppm_vs_in_use?;
+    let limit = GROSS_DISAGREEMENT_PPM + cal.uncertainty_ppm.unwrap_or(0.0);
+    (ppm.abs() > limit).then(|| {
+        format!(
+            "clockscope's calibration against CLOCK_MONOTONIC_RAW is {ppm:+.1} ppm from {} (more than \
+             {GROSS_DISAGREEMENT_PPM} ppm): {}",
+            chosen.label(),
+            interposition::explanation(!cal.independent)
+        )
+    })
+}
+
+/// [`agreement`] of the independent cross-checking sources alone.
+fn cross_check_agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
     match clockscope.source {
         // An implausible value is evidence of a problem whatever is in use.
         _ if implausible_text(sources).is_some() => Agreement {
             agree: false,
+            time_interposition: None,
             evidence: format!(
                 "implausible, not used: {}",
                 implausible_text(sources).unwrap_or_default()
@@ -526,6 +586,7 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
         },
         None => Agreement {
             agree: false,
+            time_interposition: None,
             evidence: "no frequency in use".to_string(),
         },
         Some(chosen) => {
@@ -542,6 +603,7 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
             if others.is_empty() {
                 Agreement {
                     agree: true,
+                    time_interposition: None,
                     evidence: format!(
                         "{} is the only independent source; nothing to cross-check it with{arithmetic}",
                         chosen.label()
@@ -554,6 +616,7 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
                     .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
                 Agreement {
                     agree: true,
+                    time_interposition: None,
                     evidence: format!(
                         "{} independent source(s) within {DISAGREEMENT_LIMIT_PPM} ppm of {}; largest {:.1} ppm ({}){arithmetic}",
                         others.len(),
@@ -565,6 +628,7 @@ fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agre
             } else {
                 Agreement {
                     agree: false,
+                    time_interposition: None,
                     evidence: format!(
                         "disagree with {} by more than {DISAGREEMENT_LIMIT_PPM} ppm: {}{arithmetic}",
                         chosen.label(),

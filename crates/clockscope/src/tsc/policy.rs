@@ -25,7 +25,7 @@
 //! not be read fails, with the reason (except check 4 when the kernel still
 //! times with the TSC, which it would not do had it marked the TSC unstable).
 
-use super::cpuid::CpuidFacts;
+use super::cpuid::{CpuidFacts, LEAF_EXTENDED_FEATURES_1, LEAF_POWER_MANAGEMENT};
 use super::frequency::FrequencyReport;
 use crate::linux::tsc_messages::{self, KernelMessage, Machine};
 use crate::linux::{Evidence, KernelCmdline, LinuxEvidence, TscFlags};
@@ -190,10 +190,13 @@ pub fn clockscope_decision(
     // 1. RDTSCP.
     reasons.push(match cpuid {
         Some(f) if f.rdtscp => Reason::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set"),
-        Some(_) => Reason::new(
+        Some(f) => Reason::new(
             false,
             "RDTSCP",
-            "CPUID 0x80000001 EDX bit 27 clear: no ordered TSC read",
+            format!(
+                "{}: no ordered TSC read",
+                f.flag_text(LEAF_EXTENDED_FEATURES_1, "EDX bit 27", false)
+            ),
         ),
         None => Reason::new(false, "RDTSCP", "no CPUID on this architecture"),
     });
@@ -202,10 +205,7 @@ pub fn clockscope_decision(
     reasons.push(match cpuid {
         None => Reason::new(false, "invariant TSC", "no CPUID on this architecture"),
         Some(f) => {
-            let cpuid_text = format!(
-                "CPUID 0x80000007 EDX bit 8 {}",
-                if f.invariant_tsc { "set" } else { "clear" }
-            );
+            let cpuid_text = f.flag_text(LEAF_POWER_MANAGEMENT, "EDX bit 8", f.invariant_tsc);
             match (kernel, flags) {
                 (None, _) => Reason::new(f.invariant_tsc, "invariant TSC", format!("{cpuid_text}; {no_kernel}")),
                 (Some(k), None) => Reason::new(

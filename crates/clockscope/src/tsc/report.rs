@@ -106,6 +106,10 @@ pub struct LiveEvidence {
     pub perf_page_khz: Result<(u64, String), String>,
     pub calibration: Result<Calibration, String>,
     pub postgresql_calibration: Result<Calibration, String>,
+    /// Hints of a time library in this process (`LD_PRELOAD`, mapped
+    /// libraries: [`crate::counter::interposition::time_library_hints`]),
+    /// added to a gross frequency disagreement as supporting evidence.
+    pub time_libraries: Vec<String>,
 }
 
 impl TscReport {
@@ -181,6 +185,7 @@ impl TscReport {
             perf_page_khz,
             calibration,
             postgresql_calibration,
+            time_libraries: crate::counter::interposition::time_library_hints(),
         };
         TscReport::build(cpuid, Some(live), None)
     }
@@ -230,7 +235,7 @@ impl TscReport {
         let clocksource_is_counter = live
             .as_ref()
             .is_some_and(|l| l.kernel.current_clocksource.found().is_some_and(|c| c == "tsc"));
-        let freq = frequency_report(&FrequencyInputs {
+        let mut freq = frequency_report(&FrequencyInputs {
             cpuid: cpuid.as_ref(),
             perf_page_khz,
             kernel_log_khz,
@@ -238,6 +243,9 @@ impl TscReport {
             postgres_calibration,
             clocksource_is_counter,
         });
+        if let Some(l) = &live {
+            freq.agreement.add_time_library_hints(&l.time_libraries);
+        }
 
         let kernel = live.as_ref().map(|l| &l.kernel);
         let current_clocksource: Result<&str, &str> = match kernel {

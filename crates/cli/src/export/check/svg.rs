@@ -540,6 +540,8 @@ mod tests {
             interference: Default::default(),
             loops: counts.iter().sum(),
             elapsed_ns: 1,
+            elapsed_source: Default::default(),
+            end_minus_start_ns: 1,
             percentiles_ns: Percentiles {
                 p50: 0,
                 p90: 0,

@@ -89,15 +89,27 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
     // CPUID flags.
     if let Some(f) = &r.cpuid {
         writeln_escaped!(out, "CPUID flags")?;
-        let flag = |b: bool| if b { "yes" } else { "no" };
-        writeln_escaped!(out, "  TSC             (1 EDX bit 4)            {}", flag(f.tsc))?;
-        writeln_escaped!(out, "  RDTSCP          (0x80000001 EDX bit 27)  {}", flag(f.rdtscp))?;
+        // A flag of a leaf the CPU does not report is unknown, not "no".
+        let flag = |leaf: u32, b: bool| {
+            f.unreported(leaf)
+                .unwrap_or_else(|| if b { "yes" } else { "no" }.to_string())
+        };
+        writeln_escaped!(out, "  TSC             (1 EDX bit 4)            {}", flag(1, f.tsc))?;
+        writeln_escaped!(
+            out,
+            "  RDTSCP          (0x80000001 EDX bit 27)  {}",
+            flag(0x8000_0001, f.rdtscp)
+        )?;
         writeln_escaped!(
             out,
             "  invariant TSC   (0x80000007 EDX bit 8)   {}",
-            flag(f.invariant_tsc)
+            flag(0x8000_0007, f.invariant_tsc)
         )?;
-        writeln_escaped!(out, "  TSC_ADJUST      (7.0 EBX bit 1)          {}", flag(f.tsc_adjust))?;
+        writeln_escaped!(
+            out,
+            "  TSC_ADJUST      (7.0 EBX bit 1)          {}",
+            flag(7, f.tsc_adjust)
+        )?;
         let hv = match (&f.hypervisor, f.hypervisor_bit) {
             (_, false) => "no".to_string(),
             (None, true) => "yes (leaf 0x40000000 not read)".to_string(),
@@ -110,16 +122,21 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
             ),
         };
         writeln_escaped!(out, "  hypervisor      (1 ECX bit 31)           {hv}")?;
-        let l15 = f.leaf_15.map_or("not reported".to_string(), |l| {
-            format!(
-                "EAX {} (denominator), EBX {} (numerator), ECX {} Hz (crystal)",
-                l.eax_denominator, l.ebx_numerator, l.ecx_crystal_hz
-            )
-        });
+        let unreported = |leaf: u32| f.unreported(leaf).unwrap_or_else(|| "not reported".to_string());
+        let l15 = f.leaf_15.map_or_else(
+            || unreported(0x15),
+            |l| {
+                format!(
+                    "EAX {} (denominator), EBX {} (numerator), ECX {} Hz (crystal)",
+                    l.eax_denominator, l.ebx_numerator, l.ecx_crystal_hz
+                )
+            },
+        );
         writeln_escaped!(out, "  leaf 0x15                                {l15}")?;
-        let l16 = f.leaf_16.map_or("not reported".to_string(), |l| {
-            format!("base {} MHz, max {} MHz, bus {} MHz", l.base_mhz, l.max_mhz, l.bus_mhz)
-        });
+        let l16 = f.leaf_16.map_or_else(
+            || unreported(0x16),
+            |l| format!("base {} MHz, max {} MHz, bus {} MHz", l.base_mhz, l.max_mhz, l.bus_mhz),
+        );
         writeln_escaped!(out, "  leaf 0x16                                {l16}")?;
         writeln!(out)?;
     }

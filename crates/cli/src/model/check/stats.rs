@@ -5,7 +5,7 @@
 
 use clockscope::measure::histogram::bucket_upper_ns;
 use clockscope::measure::interference::{self, Interference};
-use clockscope::measure::Measurement;
+use clockscope::measure::{ElapsedSource, Measurement};
 use clockscope::ClockId;
 use serde::Serialize;
 
@@ -45,8 +45,15 @@ pub struct ClockStats {
     pub interference: Interference,
     /// Loop iterations with a forward (or zero) difference.
     pub loops: u64,
-    /// Measured time, ns.
+    /// Measured time, ns: the sum of the clock's non-negative steps (end
+    /// minus start when it never stepped back).
     pub elapsed_ns: u64,
+    /// How `elapsed_ns` was found: `end_minus_start`, or `forward_steps`
+    /// when the clock stepped back.
+    pub elapsed_source: ElapsedSource,
+    /// The clock's end reading minus its start reading, ns (negative when it
+    /// stepped back further than it ran).
+    pub end_minus_start_ns: i64,
     pub percentiles_ns: Percentiles,
     /// Observed resolution: the smallest non-zero difference, ns.
     pub resolution_ns: Option<u64>,
@@ -81,6 +88,8 @@ impl ClockStats {
             interference: Interference::from_gaps(&gaps, m.elapsed_ns),
             loops: m.loops(),
             elapsed_ns: m.elapsed_ns,
+            elapsed_source: m.elapsed_source,
+            end_minus_start_ns: m.end_minus_start_ns,
             percentiles_ns: Percentiles {
                 p50: pct(0.5),
                 p90: pct(0.9),

@@ -78,6 +78,11 @@ pub struct VerdictInputs {
     /// clockscope's own trust decision for the CPU counter and its one-line reason.
     pub tsc_trusted: Option<bool>,
     pub tsc_reason: Option<String>,
+    /// Set when the counter's calibration is grossly off its frequency:
+    /// something between clockscope and the kernel changes time
+    /// (`clockscope::counter::interposition`), so no measurement here
+    /// describes the kernel's clocks.
+    pub time_interposition: Option<String>,
     /// ns per row of count(*) with TIMING OFF, and where that number comes from.
     pub baseline_row_ns: f64,
     pub baseline_source: String,
@@ -95,7 +100,7 @@ pub struct VerdictInputs {
 pub enum Status {
     /// Time went backwards on a clock that must be monotonic.
     Broken,
-    /// The system clock fails PostgreSQL's rule.
+    /// The system clock fails PostgreSQL's rule, or time is changed on its way to clockscope.
     Bad,
     /// Passes PostgreSQL's rule but not clockscope's (`modern_rule`).
     Fair,
@@ -271,8 +276,13 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
 
     for c in clocks.iter().filter(|c| c.backward_steps > 0) {
         let msg = format!(
-            "{} went backwards {} times (largest step {} ns)",
-            c.display_name, c.backward_steps, c.largest_backward_ns
+            "{} went backwards {} times (largest step {} ns); its elapsed time ({:.6} s) and loop cost are the sum \
+             of its forward steps, as its end reading minus its start says {:.6} s",
+            c.display_name,
+            c.backward_steps,
+            c.largest_backward_ns,
+            c.elapsed_ns as f64 / 1e9,
+            c.end_minus_start_ns as f64 / 1e9
         );
         if c.must_be_monotonic() {
             problems.push(msg);
@@ -470,10 +480,16 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         });
 
     let broken = clocks.iter().any(|c| c.backward_steps > 0 && c.must_be_monotonic());
+    if let Some(t) = &inputs.time_interposition {
+        problems.push(format!("time is not the kernel's here: {t}"));
+    }
     let status = if broken {
         Status::Broken
     } else if system.is_none() {
         Status::NoVerdict
+    } else if inputs.time_interposition.is_some() {
+        // What was measured is not the kernel's clock: never GOOD (exit 1).
+        Status::Bad
     } else {
         match (&postgresql_rule, &modern_rule) {
             (Some(p), _) if !p.passed && !fails_only_from_interference => Status::Bad,
@@ -502,6 +518,12 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     };
     let summary = match (status, &explain_system) {
         (Status::Broken, _) => "Time went backwards: timings on this machine cannot be trusted.".to_string(),
+        (Status::Bad, _) if inputs.time_interposition.is_some() => {
+            "Something between clockscope and the kernel changes time (an LD_PRELOAD time library such as \
+             libfaketime, a broken vDSO): these measurements do not describe the kernel's clocks, and the CPU counter \
+             is not trusted."
+                .to_string()
+        }
         (_, None) | (Status::NoVerdict, _) => {
             "The system clock was not measured: no verdict on PostgreSQL's timing.".to_string()
         }
@@ -543,7 +565,8 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
 }
 
 impl Verdict {
-    /// Exit code: 1 when time went backwards on a monotonic clock or the system clock fails PostgreSQL's rule.
+    /// Exit code: 1 when time went backwards on a monotonic clock, the system clock fails PostgreSQL's rule, or
+    /// time is changed on its way to clockscope.
     pub fn exit_code(&self) -> u8 {
         match self.status {
             Status::Broken | Status::Bad => crate::exit::PROBLEM,

@@ -400,6 +400,42 @@ impl CpuidFacts {
         }
     }
 
+    /// Why `leaf` was not read, `not reported (highest extended leaf is
+    /// 0x80000001)`; `None` when leaf 0, 0x80000000 or 0x40000000 says it
+    /// exists. A flag of a leaf that is not reported is unknown, not clear:
+    /// a dump may carry a line for it all the same (an Intel CPU repeats its
+    /// highest basic leaf above the maximum), which is never read.
+    pub fn unreported(&self, leaf: u32) -> Option<String> {
+        if leaf >= LEAF_EXTENDED_MAX {
+            return match self.max_extended_leaf {
+                0 => Some("not reported (the CPU reports no extended leaves)".to_string()),
+                max if leaf > max => Some(format!("not reported (highest extended leaf is {max:#x})")),
+                _ => None,
+            };
+        }
+        if leaf >= LEAF_HYPERVISOR {
+            return match &self.hypervisor {
+                None => Some("not reported (no hypervisor leaves)".to_string()),
+                Some(h) if leaf > h.max_leaf => {
+                    Some(format!("not reported (highest hypervisor leaf is {:#x})", h.max_leaf))
+                }
+                Some(_) => None,
+            };
+        }
+        (leaf > self.max_basic_leaf).then(|| format!("not reported (highest basic leaf is {:#x})", self.max_basic_leaf))
+    }
+
+    /// A flag as evidence: `CPUID 0x80000007 EDX bit 8 set` / `... clear`,
+    /// or `CPUID 0x80000007 not reported (highest extended leaf is
+    /// 0x80000001)` when the leaf is beyond what the CPU reports.
+    /// `bit` names the register and bit (`EDX bit 8`).
+    pub fn flag_text(&self, leaf: u32, bit: &str, set: bool) -> String {
+        match self.unreported(leaf) {
+            Some(why) => format!("CPUID {leaf:#x} {why}"),
+            None => format!("CPUID {leaf:#x} {bit} {}", if set { "set" } else { "clear" }),
+        }
+    }
+
     /// Whether the vendor is Intel (Linux's `native_calibrate_tsc` is Intel-only).
     pub fn is_intel(&self) -> bool {
         self.vendor == "GenuineIntel"
@@ -513,6 +549,46 @@ mod tests {
         assert_eq!(f.leaf_16, None);
         assert!(f.tsc_adjust, "leaf 7 is within 0xD");
         assert!(!f.invariant_tsc, "0x80000007 is beyond the extended max 0x80000004");
+    }
+
+    #[test]
+    fn flags_of_unreported_leaves_are_not_reported_not_clear() {
+        // Highest extended leaf 0x80000001, but the recording has a 0x80000007 line with bit 8 set.
+        let rec = intel_base().with(0x8000_0000, 0, [0x8000_0001, 0, 0, 0]);
+        let f = CpuidFacts::from_recorded(&rec);
+        assert!(!f.invariant_tsc);
+        assert_eq!(
+            f.unreported(LEAF_POWER_MANAGEMENT).as_deref(),
+            Some("not reported (highest extended leaf is 0x80000001)")
+        );
+        assert_eq!(
+            f.flag_text(LEAF_POWER_MANAGEMENT, "EDX bit 8", f.invariant_tsc),
+            "CPUID 0x80000007 not reported (highest extended leaf is 0x80000001)"
+        );
+        assert_eq!(f.unreported(LEAF_EXTENDED_FEATURES_1), None);
+        assert_eq!(
+            f.flag_text(LEAF_EXTENDED_FEATURES_1, "EDX bit 27", f.rdtscp),
+            "CPUID 0x80000001 EDX bit 27 set"
+        );
+        // Basic leaves beyond leaf 0's maximum.
+        let rec = intel_base().with(0, 0, [0xd, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]);
+        let f = CpuidFacts::from_recorded(&rec);
+        assert_eq!(
+            f.unreported(LEAF_TSC_CRYSTAL).as_deref(),
+            Some("not reported (highest basic leaf is 0xd)")
+        );
+        assert_eq!(f.unreported(LEAF_EXTENDED_FEATURES), None);
+        // No extended leaves at all; no hypervisor leaves without the bit.
+        let rec = intel_base().with(0x8000_0000, 0, [0x1234, 0, 0, 0]);
+        let f = CpuidFacts::from_recorded(&rec);
+        assert_eq!(
+            f.flag_text(LEAF_EXTENDED_FEATURES_1, "EDX bit 27", f.rdtscp),
+            "CPUID 0x80000001 not reported (the CPU reports no extended leaves)"
+        );
+        assert_eq!(
+            f.unreported(LEAF_HYPERVISOR_TIMING).as_deref(),
+            Some("not reported (no hypervisor leaves)")
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub fn linux_implied_crystal_khz(f: &CpuidFacts) -> Option<u32> {
 fn leaf15_ratio(f: &CpuidFacts) -> Result<Leaf15, String> {
     let l = f
         .leaf_15
-        .ok_or_else(|| format!("leaf 0x15 not reported (highest basic leaf {:#x})", f.max_basic_leaf))?;
+        .ok_or_else(|| format!("leaf 0x15 not reported (highest basic leaf is {:#x})", f.max_basic_leaf))?;
     if l.eax_denominator == 0 || l.ebx_numerator == 0 {
         return Err(format!(
             "leaf 0x15 ratio not enumerated (EAX = {}, EBX = {})",
@@ -116,7 +116,7 @@ pub fn cpuid15_from16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
         Some(_) => return Err("leaf 0x16 base frequency is 0".to_string()),
         None => {
             return Err(format!(
-                "leaf 0x16 not reported (highest basic leaf {:#x})",
+                "leaf 0x16 not reported (highest basic leaf is {:#x})",
                 f.max_basic_leaf
             ))
         }
@@ -146,7 +146,7 @@ pub fn cpuid16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
         )),
         Some(_) => Err("leaf 0x16 is zero".to_string()),
         None => Err(format!(
-            "leaf 0x16 not reported (highest basic leaf {:#x})",
+            "leaf 0x16 not reported (highest basic leaf is {:#x})",
             f.max_basic_leaf
         )),
     }

@@ -149,7 +149,7 @@ pub fn postgres_cpuid_khz(f: &CpuidFacts) -> PostgresCpuid {
         );
     }
     none(format!(
-        "no crystal in leaf 0x15 and no base frequency in leaf 0x16 (highest basic leaf {:#x}): calibration",
+        "no crystal in leaf 0x15 and no base frequency in leaf 0x16 (highest basic leaf is {:#x}): calibration",
         f.max_basic_leaf
     ))
 }

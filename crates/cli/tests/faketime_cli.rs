@@ -1,0 +1,213 @@
+//! Issue 21, under a real LD_PRELOAD time library (Debian's `faketime`,
+//! libfaketime): `faketime -f '+0 x10'` runs every clock_gettime 10 times
+//! fast, and a `FAKETIME_TIMESTAMP_FILE` changed mid-run steps
+//! CLOCK_MONOTONIC back. Each test prints a skip and returns where
+//! libfaketime cannot run here (not installed, not x86-64 for the TSC case).
+//! Nothing asserts a duration of this machine: the run's forward time is at
+//! least `-d` by the loop's own rule.
+
+mod common;
+use common::BIN;
+use serde_json::Value;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// libfaketime as the `faketime` wrapper preloads it (`$LIB` is expanded by
+/// ld.so: `lib/x86_64-linux-gnu` on Debian).
+const LIBFAKETIME: &str = "/usr/$LIB/faketime/libfaketime.so.1";
+
+fn skip(test: &str, why: &str) {
+    // Written past libtest's output capture, so the skip shows in every run.
+    let msg = format!("skipped: {test}: {why}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+}
+
+/// Whether `faketime -f '+0 x10'` runs here and speeds a clock up.
+fn faketime_works() -> Result<(), String> {
+    let out = Command::new("faketime")
+        .args(["-f", "+100d", "date", "+%s"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("faketime: {e} (Debian package faketime)"))?;
+    let faked: i64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| format!("faketime did not run date: {}", String::from_utf8_lossy(&out.stderr)))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // 100 days ahead: a test of the library, not of this machine's speed.
+    if faked - now < 86_400 {
+        return Err("faketime ran but did not change the time".to_string());
+    }
+    Ok(())
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {} stderr {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// `faketime -f '+0 x10' clockscope ARGS`.
+fn under_x10(args: &[&str]) -> Output {
+    Command::new("faketime")
+        .args(["-f", "+0 x10", BIN])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run faketime")
+}
+
+#[test]
+fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
+    let test = "a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad";
+    if clockscope::counter::native_kind() != Some(clockscope::counter::CounterKind::Tsc) {
+        return skip(test, "no TSC on this architecture");
+    }
+    if let Err(why) = faketime_works() {
+        return skip(test, &why);
+    }
+    let o = under_x10(&["tsc", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    if v["clockscope_frequency"]["source"] == "calibration_clockscope" || v["clockscope_frequency"]["khz"].is_null() {
+        // Only the faked clock gives the frequency: there is nothing to compare it with.
+        return skip(
+            test,
+            "no authoritative TSC frequency here (CPUID, hypervisor leaf, perf page, kernel log)",
+        );
+    }
+    assert_eq!(
+        v["clockscope_decision"]["trusted"], false,
+        "{}",
+        v["frequency_agreement"]
+    );
+    assert_eq!(v["frequency_agreement"]["agree"], false);
+    let t = v["frequency_agreement"]["time_interposition"].as_str().expect("set");
+    assert!(
+        t.contains("something between clockscope and the kernel changes time"),
+        "{t}"
+    );
+    assert!(t.contains("supporting evidence: LD_PRELOAD="), "{t}");
+    assert!(t.contains("libfaketime"), "{t}");
+    // -900000 ppm, within what a loaded machine's calibration can add.
+    let ppm = v["frequency_sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "calibration_clockscope")
+        .unwrap()["ppm_vs_in_use"]
+        .as_f64()
+        .unwrap();
+    assert!((ppm + 900_000.0).abs() < 10_000.0, "{ppm}");
+
+    let o = under_x10(&["tsc"]);
+    let text = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(text.contains("clockscope: the TSC is NOT trusted"), "{text}");
+    assert!(text.contains("NOT OK frequency known and sources agree"), "{text}");
+
+    let o = under_x10(&["--clock", "monotonic", "-d", "0.05", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(v["verdict"]["status"], "bad");
+    assert_eq!(v["environment"]["counter_trusted"], false);
+    let problems: Vec<&str> = v["verdict"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("time is not the kernel's here: ")),
+        "{problems:?}"
+    );
+}
+
+/// Writes `-100`, `-200`, ... seconds to `file` (replacing it whole, so
+/// libfaketime never reads half a file) every 50 ms until `stop`: a clock
+/// that only ever steps back, as when a faketime file goes from +0 to -100.
+fn step_back_until(file: std::path::PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let tmp = file.with_extension("tmp");
+        let mut offset = 0u64;
+        while !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            offset += 100;
+            std::fs::write(&tmp, format!("-{offset}\n")).unwrap();
+            std::fs::rename(&tmp, &file).unwrap();
+        }
+    })
+}
+
+#[test]
+fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
+    let test = "a_monotonic_clock_stepped_back_still_reports_the_elapsed_time";
+    if let Err(why) = faketime_works() {
+        return skip(test, &why);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("faketime.rc");
+    std::fs::write(&file, "+0\n").unwrap();
+    // Whether the file is read through LD_PRELOAD here (time 100 days back).
+    std::fs::write(&file, "-100d\n").unwrap();
+    let probe = Command::new("date")
+        .arg("+%s")
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", &file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let faked: i64 = String::from_utf8_lossy(&probe.stdout).trim().parse().unwrap_or(now);
+    if now - faked < 86_400 {
+        return skip(
+            test,
+            &format!("{LIBFAKETIME} does not read FAKETIME_TIMESTAMP_FILE here"),
+        );
+    }
+    std::fs::write(&file, "+0\n").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = step_back_until(file.clone(), stop.clone());
+    // Every 50 ms the file moves the clocks 100 s further back, and
+    // libfaketime reads it again at least every 2 s (FAKETIME_CACHE_DURATION
+    // counts whole seconds): every 3 s run of the loop (repeated while noisy)
+    // steps back at least once. Cached, a read costs what libfaketime adds,
+    // not a file read.
+    let o = Command::new(BIN)
+        .args(["--clock", "monotonic", "-d", "3", "--format", "json"])
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", &file)
+        .env("FAKETIME_CACHE_DURATION", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let c = &v["clocks"][0];
+    assert!(c["backward_steps"].as_u64().unwrap() >= 1, "{c}");
+    assert_eq!(c["elapsed_source"], "forward_steps", "{c}");
+    // The loop runs until its forward time reaches -d: never 0.
+    assert!(c["elapsed_ns"].as_u64().unwrap() >= 3_000_000_000, "{c}");
+    assert!(c["end_minus_start_ns"].as_i64().unwrap() < 0, "{c}");
+    assert!(c["avg_loop_ns"].as_f64().unwrap() > 0.0, "{c}");
+    assert_eq!(v["verdict"]["status"], "broken");
+    let first = v["verdict"]["problems"][0].as_str().unwrap();
+    assert!(first.contains("are the sum of its forward steps"), "{first}");
+}
