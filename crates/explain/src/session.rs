@@ -614,15 +614,27 @@ impl PgSession {
         if self.broken.get() {
             return Err(Self::unusable(step));
         }
-        let mut by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
-        if let Some(b) = self.budget {
-            by = by.min(b.deadline() + DEADLINE_GRACE);
-        }
+        let own_by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
+        let run_by = self.budget.map(|b| b.deadline() + DEADLINE_GRACE);
+        let by = run_by.map_or(own_by, |r| r.min(own_by));
+        let sent = Instant::now();
         match self
             .rt
             .block_on(async { tokio::time::timeout_at(by.into(), fut).await })
         {
             Ok(r) => r.map_err(|e| self.server_error(step, &e)),
+            // --max-time's grace ended it: no cancel for a cleanup statement.
+            Err(_) if run_by == Some(by) => {
+                self.give_up();
+                let note = format!(
+                    "the {} deadline passed during {step}: no answer from the server within {:.1} s; the \
+                     connection was closed",
+                    seconds(self.max_time()),
+                    by.saturating_duration_since(sent).as_secs_f64()
+                );
+                *self.deadline_note.borrow_mut() = Some(note.clone());
+                Err(Error::MaxTime(note))
+            }
             Err(_) => {
                 self.give_up();
                 Err(Error::Server {
