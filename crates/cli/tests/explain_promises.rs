@@ -57,7 +57,12 @@ fn time_limit(max_time: Duration) -> Duration {
 /// Exit 2 and one line on stderr starting `clockscope: error: <prefix>`.
 fn assert_one_line_error(out: &Output, prefix: &str) -> String {
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}\nstdout: {}", text(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {err}\nstdout: {}",
+        text(&out.stdout)
+    );
     assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
     assert!(err.starts_with(&format!("clockscope: error: {prefix}")), "{err}");
     assert!(out.stdout.is_empty(), "stdout: {}", text(&out.stdout));
@@ -146,7 +151,11 @@ fn stop_the_backend_after(statements: usize) -> (Output, Duration) {
     if let Some(pid) = pid {
         signal(pid, libc::SIGCONT);
     }
-    assert!(pid.is_some(), "never saw {statements} runs start: {}", text(&out.stderr));
+    assert!(
+        pid.is_some(),
+        "never saw {statements} runs start: {}",
+        text(&out.stderr)
+    );
     assert!(exited, "clockscope did not exit with its backend stopped");
     drop(server);
     (out, took)
@@ -174,7 +183,12 @@ fn a_stopped_backend_ends_the_run_at_max_time_with_the_pairs_measured() {
     let src = &v["clock_sources"][0];
     assert_eq!(src["noise"]["stopped_by"], "max_time", "{src}");
     assert!(src["noise"]["pairs"].as_u64().unwrap() >= 1, "{src}");
-    let warnings: Vec<&str> = v["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
     let note = warnings
         .iter()
         .find(|w| w.starts_with("--max-time: the 4 s deadline passed during "))
@@ -185,7 +199,10 @@ fn a_stopped_backend_ends_the_run_at_max_time_with_the_pairs_measured() {
 #[test]
 fn a_backend_stopped_before_any_pair_is_one_line_at_max_time() {
     let (out, took) = stop_the_backend_after(1);
-    assert!(took <= time_limit(Duration::from_secs(4)), "took {took:?} for --max-time 4");
+    assert!(
+        took <= time_limit(Duration::from_secs(4)),
+        "took {took:?} for --max-time 4"
+    );
     let err = assert_one_line_error(&out, "--max-time: the 4 s deadline passed during ");
     assert_says_what_is_known(&err);
 }
@@ -198,12 +215,24 @@ fn max_time_bounds_a_trivial_query_whole() {
     let server = testing::shared();
     let dsn = server.socket_dsn(SUPERUSER, "postgres");
     let start = Instant::now();
-    let out = explain_cmd(&["--dsn", &dsn, "--max-time", "1", "--query", "SELECT 1", "--format", "json"])
-        .output()
-        .unwrap();
+    let out = explain_cmd(&[
+        "--dsn",
+        &dsn,
+        "--max-time",
+        "1",
+        "--query",
+        "SELECT 1",
+        "--format",
+        "json",
+    ])
+    .output()
+    .unwrap();
     let took = start.elapsed();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(took <= time_limit(Duration::from_secs(1)), "took {took:?} for --max-time 1");
+    assert!(
+        took <= time_limit(Duration::from_secs(1)),
+        "took {took:?} for --max-time 1"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert!(v["clock_sources"][0]["noise"]["pairs"].as_u64().unwrap() >= 1);
     assert_eq!(v["max_time_s"], 1.0);
@@ -215,10 +244,18 @@ fn a_statement_past_the_deadline_is_cancelled_and_the_server_says_so() {
     let server = testing::shared();
     let dsn = server.socket_dsn(SUPERUSER, "postgres");
     let start = Instant::now();
-    let out = explain_cmd(&["--dsn", &dsn, "--max-time", "2", "--rows", "20000000"]).output().unwrap();
+    let out = explain_cmd(&["--dsn", &dsn, "--max-time", "2", "--rows", "20000000"])
+        .output()
+        .unwrap();
     let took = start.elapsed();
-    assert!(took <= time_limit(Duration::from_secs(2)), "took {took:?} for --max-time 2");
-    let err = assert_one_line_error(&out, "--max-time: the 2 s deadline passed during filling the TEMP table: ");
+    assert!(
+        took <= time_limit(Duration::from_secs(2)),
+        "took {took:?} for --max-time 2"
+    );
+    let err = assert_one_line_error(
+        &out,
+        "--max-time: the 2 s deadline passed during filling the TEMP table: ",
+    );
     assert!(
         err.contains("cancel sent; the server confirmed it: the statement was cancelled (SQLSTATE 57014)"),
         "{err}"
@@ -295,7 +332,10 @@ fn dblink_exec_is_refused_however_it_is_written_unless_allowed() {
         "dblink_exec -- a comment\n",
     ] {
         let sql = format!("SELECT {call}('{conn}', '{insert}')");
-        let err = assert_one_line_error(&query(&sql, &[]), "--query: calls dblink_exec() (runs SQL in another session");
+        let err = assert_one_line_error(
+            &query(&sql, &[]),
+            "--query: calls dblink_exec() (runs SQL in another session",
+        );
         assert!(err.contains("pass --allow-side-effects"), "{err}");
     }
     // Through a view the text does not show: the plan does.
@@ -308,20 +348,29 @@ fn dblink_exec_is_refused_however_it_is_written_unless_allowed() {
         &query("SELECT * FROM se_dblink_view", &[]),
         "--query: its plan calls dblink_exec() (runs SQL in another session",
     );
-    assert_eq!(count("SELECT count(*) FROM se_dblink"), 0, "a refused query wrote through dblink");
+    assert_eq!(
+        count("SELECT count(*) FROM se_dblink"),
+        0,
+        "a refused query wrote through dblink"
+    );
 
     // Allowed, the other session's INSERT commits, every run: the promise
     // the refusal keeps is real.
-    let out = query(&format!("SELECT dblink_exec('{conn}', '{insert}')"), &["--allow-side-effects", "--format", "json"]);
+    let out = query(
+        &format!("SELECT dblink_exec('{conn}', '{insert}')"),
+        &["--allow-side-effects", "--format", "json"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(count("SELECT count(*) FROM se_dblink") >= 4, "warm-up and a pair, 2 runs each");
+    assert!(
+        count("SELECT count(*) FROM se_dblink") >= 4,
+        "warm-up and a pair, 2 runs each"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        v["warnings"]
-            .as_array()
+        v["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().starts_with("--allow-side-effects: the query calls dblink_exec()")),
+            .starts_with("--allow-side-effects: the query calls dblink_exec()")),
         "{}",
         v["warnings"]
     );
@@ -348,25 +397,47 @@ fn statistics_resets_and_sequences_are_refused_in_text_and_plan() {
     };
     let before = reset_at();
     for (sql, prefix) in [
-        ("SELECT pg_stat_reset()", "--query: calls pg_stat_reset() (statistics resets are not transactional)"),
-        ("select PG_CATALOG.Pg_Stat_Reset_Shared('bgwriter')", "--query: calls pg_stat_reset_shared() ("),
-        ("SELECT * FROM se_reset_view", "--query: its plan calls pg_stat_reset() ("),
+        (
+            "SELECT pg_stat_reset()",
+            "--query: calls pg_stat_reset() (statistics resets are not transactional)",
+        ),
+        (
+            "select PG_CATALOG.Pg_Stat_Reset_Shared('bgwriter')",
+            "--query: calls pg_stat_reset_shared() (",
+        ),
+        (
+            "SELECT * FROM se_reset_view",
+            "--query: its plan calls pg_stat_reset() (",
+        ),
         // A SQL function the planner inlines: its body is in the plan.
         ("SELECT se_reset()", "--query: its plan calls pg_stat_reset() ("),
-        ("SELECT nextval('se_seq')", "--query: calls nextval() (a sequence's value is not rolled back)"),
+        (
+            "SELECT nextval('se_seq')",
+            "--query: calls nextval() (a sequence's value is not rolled back)",
+        ),
         ("SELECT n FROM se_seq_view", "--query: its plan calls nextval() ("),
     ] {
         assert_one_line_error(&query(sql, &[]), prefix);
     }
     assert_eq!(reset_at(), before, "the statistics were reset");
-    assert_eq!(count("SELECT count(*) FROM se_seq WHERE is_called"), 0, "the sequence moved");
+    assert_eq!(
+        count("SELECT count(*) FROM se_seq WHERE is_called"),
+        0,
+        "the sequence moved"
+    );
 }
 
 #[test]
 fn the_text_check_comes_before_connecting() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dsn = format!("host=127.0.0.1 port={port} connect_timeout=1");
-    let out = explain_cmd(&["--dsn", &dsn, "--query", "SELECT nextval('s')"]).output().unwrap();
+    let out = explain_cmd(&["--dsn", &dsn, "--query", "SELECT nextval('s')"])
+        .output()
+        .unwrap();
     assert_one_line_error(&out, "--query: calls nextval()");
     let out = explain_cmd(&["--dsn", &dsn, "--allow-side-effects"]).output().unwrap();
     let err = text(&out.stderr);

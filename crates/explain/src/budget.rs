@@ -116,9 +116,15 @@ mod tests {
     fn the_local_reserve_is_the_need_or_a_quarter() {
         // 2 x 0.5 s of pg_test_timing loops + 1 s.
         assert_eq!(local_need(500_000_000), Duration::from_secs(2));
-        assert_eq!(local_reserve(Duration::from_secs(60), 500_000_000), Duration::from_secs(2));
+        assert_eq!(
+            local_reserve(Duration::from_secs(60), 500_000_000),
+            Duration::from_secs(2)
+        );
         assert_eq!(local_reserve(Duration::from_secs(1), 500_000_000), 250 * MS);
-        assert_eq!(local_reserve(Duration::from_secs(8), 500_000_000), Duration::from_secs(2));
+        assert_eq!(
+            local_reserve(Duration::from_secs(8), 500_000_000),
+            Duration::from_secs(2)
+        );
     }
 
     #[test]

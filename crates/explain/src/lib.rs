@@ -11,10 +11,12 @@
 //! PostgreSQL's instrument.c).
 //!
 //! With `--query SQL` the user's statement runs instead, each run inside
-//! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server), and
-//! the report adds the per-node breakdown ([`nodes`]). Either way the pairs
-//! go on until the median slowdown is known within +-5% (95%) or
-//! `--max-time` ([`measure`]).
+//! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server; a call
+//! whose effect ROLLBACK cannot undo is refused by name, [`side_effects`]),
+//! and the report adds the per-node breakdown ([`nodes`]). Either way the
+//! pairs go on until the median slowdown is known within +-5% (95%) or
+//! `--max-time` ([`measure`]), which is a deadline for the whole run
+//! ([`budget`]).
 //!
 //! # What is predicted
 //! pg_test_timing's loop on this machine's clocks ([`clockcost`]) gives a
@@ -25,6 +27,9 @@
 //!
 //! # Layout
 //! - [`options`]: rows/runs and their limits, checked before connecting.
+//! - [`budget`]: `--max-time`, one deadline for the whole run, and its split.
+//! - [`side_effects`]: `--query`'s calls ROLLBACK cannot undo, found in the
+//!   text and in the plan.
 //! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
 //! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
 //!   every wait bounded by a deadline and stoppable (cancel request, cleanup).
@@ -35,6 +40,7 @@
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
+//! - [`local`]: those measurements and the page-cache read, within the deadline.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
@@ -143,7 +149,12 @@ pub fn run_with(
         opts.rows
     };
     let mut stopped = server.runs.interrupted;
-    if !stopped && (stop() || observer(&Step::MeasuringClock { clock: "this machine's clocks" }) == Control::Stop) {
+    if !stopped
+        && (stop()
+            || observer(&Step::MeasuringClock {
+                clock: "this machine's clocks",
+            }) == Control::Stop)
+    {
         stopped = true;
     }
     // The executor-like loop works per row about what the server's first
@@ -154,11 +165,7 @@ pub fn run_with(
         .first()
         .and_then(|s| stats::Spread::of(&s.timing_off_ms))
         .map(|s| s.median * 1e6 / rows as f64);
-    let local_stop: session::StopCheck = if stopped {
-        Arc::new(|| true)
-    } else {
-        Arc::clone(&stop)
-    };
+    let local_stop: session::StopCheck = if stopped { Arc::new(|| true) } else { Arc::clone(&stop) };
     let local = local::measure(
         &local::Plan {
             deadline: budget.deadline(),

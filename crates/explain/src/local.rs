@@ -124,10 +124,7 @@ fn fallback_machine(max_time: Duration) -> MachineClocks {
     MachineClocks {
         system: clockcost::measure_system(10_000_000, &mut || false),
         rdtsc: None,
-        rdtsc_unavailable: Some(format!(
-            "not measured within --max-time ({})",
-            seconds(max_time)
-        )),
+        rdtsc_unavailable: Some(format!("not measured within --max-time ({})", seconds(max_time))),
         tsc_auto: false,
     }
 }

@@ -349,7 +349,10 @@ fn run_one(
                 Err(Error::MaxTime(why)) if !out.sources.is_empty() => {
                     out.skipped.push(Skipped {
                         clock_source: clock_source.to_string(),
-                        reason: format!("--max-time: {why}; its warm-up run did not end within {:.1} s", left.as_secs_f64()),
+                        reason: format!(
+                            "--max-time: {why}; its warm-up run did not end within {:.1} s",
+                            left.as_secs_f64()
+                        ),
                     });
                     return Ok(());
                 }

@@ -71,52 +71,190 @@ const FILE: &str = "writes a file on the server";
 /// The known calls ROLLBACK cannot undo. A name ending in `*` matches every
 /// function it begins.
 pub const ESCAPES: [Escape; 46] = [
-    Escape { function: "dblink*", why: OTHER_SESSION },
-    Escape { function: "nextval", why: SEQUENCE },
-    Escape { function: "setval", why: SEQUENCE },
-    Escape { function: "pg_stat_reset*", why: STATS },
-    Escape { function: "pg_stat_statements_reset", why: STATS },
-    Escape { function: "pg_advisory_lock", why: LOCK },
-    Escape { function: "pg_advisory_lock_shared", why: LOCK },
-    Escape { function: "pg_try_advisory_lock", why: LOCK },
-    Escape { function: "pg_try_advisory_lock_shared", why: LOCK },
-    Escape { function: "pg_terminate_backend", why: SIGNAL },
-    Escape { function: "pg_cancel_backend", why: SIGNAL },
-    Escape { function: "pg_log_backend_memory_contexts", why: SIGNAL },
-    Escape { function: "pg_reload_conf", why: SERVER },
-    Escape { function: "pg_rotate_logfile", why: SERVER },
-    Escape { function: "pg_switch_wal", why: SERVER },
-    Escape { function: "pg_switch_xlog", why: SERVER },
-    Escape { function: "pg_create_restore_point", why: SERVER },
-    Escape { function: "pg_start_backup", why: SERVER },
-    Escape { function: "pg_stop_backup", why: SERVER },
-    Escape { function: "pg_backup_start", why: SERVER },
-    Escape { function: "pg_backup_stop", why: SERVER },
-    Escape { function: "pg_promote", why: SERVER },
-    Escape { function: "pg_wal_replay_pause", why: SERVER },
-    Escape { function: "pg_wal_replay_resume", why: SERVER },
-    Escape { function: "pg_create_physical_replication_slot", why: SLOT },
-    Escape { function: "pg_create_logical_replication_slot", why: SLOT },
-    Escape { function: "pg_drop_replication_slot", why: SLOT },
-    Escape { function: "pg_copy_physical_replication_slot", why: SLOT },
-    Escape { function: "pg_copy_logical_replication_slot", why: SLOT },
-    Escape { function: "pg_replication_slot_advance", why: SLOT },
-    Escape { function: "pg_logical_slot_get_changes", why: SLOT },
-    Escape { function: "pg_logical_slot_get_binary_changes", why: SLOT },
-    Escape { function: "pg_replication_origin_create", why: SLOT },
-    Escape { function: "pg_replication_origin_drop", why: SLOT },
-    Escape { function: "pg_replication_origin_advance", why: SLOT },
-    Escape { function: "pg_replication_origin_session_setup", why: SLOT },
-    Escape { function: "pg_replication_origin_session_reset", why: SLOT },
-    Escape { function: "pg_replication_origin_xact_setup", why: SLOT },
-    Escape { function: "pg_replication_origin_xact_reset", why: SLOT },
-    Escape { function: "pg_logical_emit_message", why: MESSAGE },
-    Escape { function: "lo_export", why: FILE },
-    Escape { function: "pg_file_write", why: FILE },
-    Escape { function: "pg_file_rename", why: FILE },
-    Escape { function: "pg_file_unlink", why: FILE },
-    Escape { function: "pg_file_sync", why: FILE },
-    Escape { function: "pg_logdir_ls", why: FILE },
+    Escape {
+        function: "dblink*",
+        why: OTHER_SESSION,
+    },
+    Escape {
+        function: "nextval",
+        why: SEQUENCE,
+    },
+    Escape {
+        function: "setval",
+        why: SEQUENCE,
+    },
+    Escape {
+        function: "pg_stat_reset*",
+        why: STATS,
+    },
+    Escape {
+        function: "pg_stat_statements_reset",
+        why: STATS,
+    },
+    Escape {
+        function: "pg_advisory_lock",
+        why: LOCK,
+    },
+    Escape {
+        function: "pg_advisory_lock_shared",
+        why: LOCK,
+    },
+    Escape {
+        function: "pg_try_advisory_lock",
+        why: LOCK,
+    },
+    Escape {
+        function: "pg_try_advisory_lock_shared",
+        why: LOCK,
+    },
+    Escape {
+        function: "pg_terminate_backend",
+        why: SIGNAL,
+    },
+    Escape {
+        function: "pg_cancel_backend",
+        why: SIGNAL,
+    },
+    Escape {
+        function: "pg_log_backend_memory_contexts",
+        why: SIGNAL,
+    },
+    Escape {
+        function: "pg_reload_conf",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_rotate_logfile",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_switch_wal",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_switch_xlog",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_create_restore_point",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_start_backup",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_stop_backup",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_backup_start",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_backup_stop",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_promote",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_wal_replay_pause",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_wal_replay_resume",
+        why: SERVER,
+    },
+    Escape {
+        function: "pg_create_physical_replication_slot",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_create_logical_replication_slot",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_drop_replication_slot",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_copy_physical_replication_slot",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_copy_logical_replication_slot",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_slot_advance",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_logical_slot_get_changes",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_logical_slot_get_binary_changes",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_create",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_drop",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_advance",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_session_setup",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_session_reset",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_xact_setup",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_replication_origin_xact_reset",
+        why: SLOT,
+    },
+    Escape {
+        function: "pg_logical_emit_message",
+        why: MESSAGE,
+    },
+    Escape {
+        function: "lo_export",
+        why: FILE,
+    },
+    Escape {
+        function: "pg_file_write",
+        why: FILE,
+    },
+    Escape {
+        function: "pg_file_rename",
+        why: FILE,
+    },
+    Escape {
+        function: "pg_file_unlink",
+        why: FILE,
+    },
+    Escape {
+        function: "pg_file_sync",
+        why: FILE,
+    },
+    Escape {
+        function: "pg_logdir_ls",
+        why: FILE,
+    },
 ];
 
 /// A call found: the function as called (lower case, escaped for the
@@ -396,7 +534,8 @@ impl Lexer<'_> {
         let rest = self.s.get(self.i + 1..)?;
         let end = rest.iter().position(|&c| c == b'$')?;
         let tag = &rest[..end];
-        let valid = tag.first().is_none_or(|&c| is_ident_start(c)) && tag.iter().all(|&c| c != b'$' && is_ident_char(c));
+        let valid =
+            tag.first().is_none_or(|&c| is_ident_start(c)) && tag.iter().all(|&c| c != b'$' && is_ident_char(c));
         valid.then(|| self.s[self.i..self.i + end + 2].to_vec())
     }
 
@@ -554,7 +693,13 @@ mod tests {
 
     #[test]
     fn unterminated_text_ends_the_scan() {
-        for sql in ["SELECT 'abc", "SELECT \"abc", "SELECT /* abc", "SELECT $$ abc", "SELECT E'\\"] {
+        for sql in [
+            "SELECT 'abc",
+            "SELECT \"abc",
+            "SELECT /* abc",
+            "SELECT $$ abc",
+            "SELECT E'\\",
+        ] {
             assert!(names(sql).is_empty(), "{sql}");
         }
     }
