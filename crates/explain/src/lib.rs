@@ -319,12 +319,13 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
         .collect())
 }
 
+/// The workload chosen, why (when not the one asked for), and whether it
+/// is ready (the TEMP table's creation may have failed).
+type Chosen = (options::Workload, Option<String>, Result<(), Error>);
+
 /// The workload: the user's query, a TEMP table, or generate_series where
 /// no table can be made; with why, and whether it is ready.
-fn choose_workload(
-    session: &mut session::PgSession,
-    opts: &Options,
-) -> Result<(options::Workload, Option<String>, Result<(), Error>), Error> {
+fn choose_workload(session: &mut session::PgSession, opts: &Options) -> Result<Chosen, Error> {
     let mut workload = opts.workload;
     let mut workload_reason = None;
     if opts.query.is_some() {
