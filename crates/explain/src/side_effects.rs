@@ -68,193 +68,54 @@ const SLOT: &str = "replication slots and origins are not transactional";
 const MESSAGE: &str = "writes a non-transactional WAL message";
 const FILE: &str = "writes a file on the server";
 
-/// The known calls ROLLBACK cannot undo. A name ending in `*` matches every
-/// function it begins.
-pub const ESCAPES: [Escape; 46] = [
-    Escape {
-        function: "dblink*",
-        why: OTHER_SESSION,
-    },
-    Escape {
-        function: "nextval",
-        why: SEQUENCE,
-    },
-    Escape {
-        function: "setval",
-        why: SEQUENCE,
-    },
-    Escape {
-        function: "pg_stat_reset*",
-        why: STATS,
-    },
-    Escape {
-        function: "pg_stat_statements_reset",
-        why: STATS,
-    },
-    Escape {
-        function: "pg_advisory_lock",
-        why: LOCK,
-    },
-    Escape {
-        function: "pg_advisory_lock_shared",
-        why: LOCK,
-    },
-    Escape {
-        function: "pg_try_advisory_lock",
-        why: LOCK,
-    },
-    Escape {
-        function: "pg_try_advisory_lock_shared",
-        why: LOCK,
-    },
-    Escape {
-        function: "pg_terminate_backend",
-        why: SIGNAL,
-    },
-    Escape {
-        function: "pg_cancel_backend",
-        why: SIGNAL,
-    },
-    Escape {
-        function: "pg_log_backend_memory_contexts",
-        why: SIGNAL,
-    },
-    Escape {
-        function: "pg_reload_conf",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_rotate_logfile",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_switch_wal",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_switch_xlog",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_create_restore_point",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_start_backup",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_stop_backup",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_backup_start",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_backup_stop",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_promote",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_wal_replay_pause",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_wal_replay_resume",
-        why: SERVER,
-    },
-    Escape {
-        function: "pg_create_physical_replication_slot",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_create_logical_replication_slot",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_drop_replication_slot",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_copy_physical_replication_slot",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_copy_logical_replication_slot",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_slot_advance",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_logical_slot_get_changes",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_logical_slot_get_binary_changes",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_create",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_drop",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_advance",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_session_setup",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_session_reset",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_xact_setup",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_replication_origin_xact_reset",
-        why: SLOT,
-    },
-    Escape {
-        function: "pg_logical_emit_message",
-        why: MESSAGE,
-    },
-    Escape {
-        function: "lo_export",
-        why: FILE,
-    },
-    Escape {
-        function: "pg_file_write",
-        why: FILE,
-    },
-    Escape {
-        function: "pg_file_rename",
-        why: FILE,
-    },
-    Escape {
-        function: "pg_file_unlink",
-        why: FILE,
-    },
-    Escape {
-        function: "pg_file_sync",
-        why: FILE,
-    },
-    Escape {
-        function: "pg_logdir_ls",
-        why: FILE,
-    },
+/// The known calls ROLLBACK cannot undo: (function, why). A name ending in
+/// `*` matches every function it begins.
+pub const ESCAPES: [(&str, &str); 45] = [
+    ("dblink*", OTHER_SESSION),
+    ("nextval", SEQUENCE),
+    ("setval", SEQUENCE),
+    ("pg_stat_reset*", STATS),
+    ("pg_stat_statements_reset", STATS),
+    ("pg_advisory_lock", LOCK),
+    ("pg_advisory_lock_shared", LOCK),
+    ("pg_try_advisory_lock", LOCK),
+    ("pg_try_advisory_lock_shared", LOCK),
+    ("pg_terminate_backend", SIGNAL),
+    ("pg_cancel_backend", SIGNAL),
+    ("pg_log_backend_memory_contexts", SIGNAL),
+    ("pg_reload_conf", SERVER),
+    ("pg_rotate_logfile", SERVER),
+    ("pg_switch_wal", SERVER),
+    ("pg_switch_xlog", SERVER),
+    ("pg_create_restore_point", SERVER),
+    ("pg_start_backup", SERVER),
+    ("pg_stop_backup", SERVER),
+    ("pg_backup_start", SERVER),
+    ("pg_backup_stop", SERVER),
+    ("pg_promote", SERVER),
+    ("pg_wal_replay_pause", SERVER),
+    ("pg_wal_replay_resume", SERVER),
+    ("pg_create_physical_replication_slot", SLOT),
+    ("pg_create_logical_replication_slot", SLOT),
+    ("pg_drop_replication_slot", SLOT),
+    ("pg_copy_physical_replication_slot", SLOT),
+    ("pg_copy_logical_replication_slot", SLOT),
+    ("pg_replication_slot_advance", SLOT),
+    ("pg_logical_slot_get_changes", SLOT),
+    ("pg_logical_slot_get_binary_changes", SLOT),
+    ("pg_replication_origin_create", SLOT),
+    ("pg_replication_origin_drop", SLOT),
+    ("pg_replication_origin_advance", SLOT),
+    ("pg_replication_origin_session_setup", SLOT),
+    ("pg_replication_origin_session_reset", SLOT),
+    ("pg_replication_origin_xact_setup", SLOT),
+    ("pg_replication_origin_xact_reset", SLOT),
+    ("pg_logical_emit_message", MESSAGE),
+    ("lo_export", FILE),
+    ("pg_file_write", FILE),
+    ("pg_file_rename", FILE),
+    ("pg_file_unlink", FILE),
+    ("pg_file_sync", FILE),
 ];
 
 /// A call found: the function as called (lower case, escaped for the
@@ -268,10 +129,13 @@ pub struct Found {
 /// The escape `name` (a called function's name, any case) is, if any.
 pub fn escape_of(name: &str) -> Option<Escape> {
     let name = name.to_lowercase();
-    ESCAPES.into_iter().find(|e| match e.function.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == e.function,
-    })
+    ESCAPES
+        .into_iter()
+        .find(|(function, _)| match function.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *function,
+        })
+        .map(|(function, why)| Escape { function, why })
 }
 
 fn add(found: &mut Vec<Found>, name: &str) {
