@@ -11,10 +11,12 @@
 //! PostgreSQL's instrument.c).
 //!
 //! With `--query SQL` the user's statement runs instead, each run inside
-//! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server), and
-//! the report adds the per-node breakdown ([`nodes`]). Either way the pairs
-//! go on until the median slowdown is known within +-5% (95%) or
-//! `--max-time` ([`measure`]).
+//! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server; a call
+//! whose effect ROLLBACK cannot undo is refused by name, [`side_effects`]),
+//! and the report adds the per-node breakdown ([`nodes`]). Either way the
+//! pairs go on until the median slowdown is known within +-5% (95%) or
+//! `--max-time` ([`measure`]), which is a deadline for the whole run
+//! ([`budget`]).
 //!
 //! # What is predicted
 //! pg_test_timing's loop on this machine's clocks ([`clockcost`]) gives a
@@ -25,6 +27,9 @@
 //!
 //! # Layout
 //! - [`options`]: rows/runs and their limits, checked before connecting.
+//! - [`budget`]: `--max-time`, one deadline for the whole run, and its split.
+//! - [`side_effects`]: `--query`'s calls ROLLBACK cannot undo, found in the
+//!   text and in the plan.
 //! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
 //! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
 //!   every wait bounded by a deadline and stoppable (cancel request, cleanup).
@@ -35,6 +40,7 @@
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
+//! - [`local`]: those measurements and the page-cache read, within the deadline.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
@@ -44,10 +50,12 @@
 #![cfg_attr(not(feature = "testing"), forbid(unsafe_code))]
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
+pub mod budget;
 pub mod clockcost;
 pub mod connect;
 pub mod contention;
 pub mod error;
+pub mod local;
 pub mod measure;
 pub mod nodes;
 pub mod options;
@@ -55,6 +63,7 @@ pub mod pgfiles;
 pub mod plan;
 pub mod report;
 pub mod session;
+pub mod side_effects;
 pub mod stats;
 #[cfg(feature = "testing")]
 #[allow(unsafe_code)]
@@ -68,10 +77,10 @@ pub use options::{parse_rows, Options};
 pub use report::Report;
 
 use clockscope::Control;
+use std::sync::Arc;
+use std::time::Instant;
 
-/// Passes over the file of the page-cache reference read
-/// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
-pub const PAGE_READ_ROUNDS: usize = 10;
+pub use local::PAGE_READ_ROUNDS;
 
 /// How the caller stops a run from outside (Ctrl-C, SIGTERM).
 pub struct Interruption<'a> {
@@ -92,23 +101,125 @@ pub fn run(opts: &Options, observer: &mut dyn FnMut(&Step) -> Control) -> Result
         opts,
         observer,
         Interruption {
-            requested: std::sync::Arc::new(|| false),
+            requested: Arc::new(|| false),
             on_connected: &mut |_| {},
         },
     )
 }
 
-/// [`run`], stoppable while it waits on the server too.
+/// What the server part of a run found.
+struct ServerSide {
+    info: session::ServerInfo,
+    server_timing: Vec<timing_settings::ServerSetting>,
+    workload: options::Workload,
+    workload_reason: Option<String>,
+    runs: measure::ServerRuns,
+    query: String,
+    cpu_contention: Option<report::CpuContention>,
+    warnings: Vec<String>,
+}
+
+/// [`run`], stoppable while it waits on the server too. `--max-time` is a
+/// deadline for all of it ([`budget`]).
 pub fn run_with(
     opts: &Options,
     observer: &mut dyn FnMut(&Step) -> Control,
     interruption: Interruption,
 ) -> Result<Report, Error> {
+    let budget = budget::Budget::new(Instant::now(), opts.max_time);
     opts.validate()?;
     let target = connect::resolve_from_env(opts.dsn.as_deref())?;
     let stop = interruption.requested;
-    let mut session = session::PgSession::connect(&target, std::sync::Arc::clone(&stop))?;
+    let mut session = session::PgSession::connect_within(&target, Arc::clone(&stop), Some(budget))?;
     (interruption.on_connected)(session.cancel_request());
+    let server = on_server(&mut session, opts, &target, &budget, &stop, observer)?;
+    // Closes the connection before the measurements on this machine.
+    drop(session);
+
+    // --query has no table: its "rows" are the most any plan node returned.
+    let rows = if server.workload == options::Workload::Query {
+        server
+            .runs
+            .sources
+            .first()
+            .and_then(|s| s.timing_on_plan.as_deref())
+            .and_then(|p| plan::parse_explain_json(p).ok())
+            .map_or(1, |p| p.max_node_rows().max(1))
+    } else {
+        opts.rows
+    };
+    let mut stopped = server.runs.interrupted;
+    if !stopped
+        && (stop()
+            || observer(&Step::MeasuringClock {
+                clock: "this machine's clocks",
+            }) == Control::Stop)
+    {
+        stopped = true;
+    }
+    // The executor-like loop works per row about what the server's first
+    // source did with TIMING OFF (its median).
+    let timing_off_row_ns = server
+        .runs
+        .sources
+        .first()
+        .and_then(|s| stats::Spread::of(&s.timing_off_ms))
+        .map(|s| s.median * 1e6 / rows as f64);
+    let local_stop: session::StopCheck = if stopped { Arc::new(|| true) } else { Arc::clone(&stop) };
+    let local = local::measure(
+        &local::Plan {
+            deadline: budget.deadline(),
+            max_time: opts.max_time,
+            clock_measure_ns: opts.clock_measure_ns,
+            work_ns_per_row: clockcost::loop_work_target_ns(timing_off_row_ns),
+            server_is_local: target.locality.is_local(),
+            server_version_num: server.info.version_num,
+        },
+        local_stop,
+    );
+    stopped |= stop();
+    let info = &server.info;
+    let mut report = report::build(&report::Inputs {
+        server_version: &info.version,
+        server_version_num: info.version_num,
+        server_version_full: &info.version_full,
+        server: &target.description,
+        locality: target.locality.clone(),
+        settings: &info.settings,
+        timing_settings: &server.server_timing,
+        page_read: local.page_read,
+        query: &server.query,
+        rows,
+        temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
+        workload: server.workload,
+        workload_reason: server.workload_reason.as_deref(),
+        runs: opts.runs,
+        warmup_runs: options::WARMUP_RUNS,
+        sources: &server.runs.sources,
+        skipped: &server.runs.skipped,
+        machine: &local.machine,
+        clock_measure_ns: local.clock_measure_ns,
+        interrupted: stopped,
+        max_time: opts.max_time,
+        cpu_contention: server.cpu_contention,
+    });
+    report.warnings.extend(server.warnings);
+    report.warnings.extend(local.warnings);
+    Ok(report)
+}
+
+/// Everything on the server: settings, the session's set-up, the
+/// side-effect check of `--query`, the workload, the runs, the teardown;
+/// the runs end early enough to leave this machine's measurements their
+/// share of `--max-time` ([`budget::Budget::server_runs_at`]).
+fn on_server(
+    session: &mut session::PgSession,
+    opts: &Options,
+    target: &connect::Target,
+    budget: &budget::Budget,
+    stop: &session::StopCheck,
+    observer: &mut dyn FnMut(&Step) -> Control,
+) -> Result<ServerSide, Error> {
     let mut info = session.server_info()?;
     // Read before the session changes anything (it never changes these).
     let server_timing = session.timing_settings()?;
@@ -120,19 +231,26 @@ pub fn run_with(
         session.use_query(sql, opts.max_time);
     }
     session.prepare(&mut info, opts.rows)?;
-    let mut auto_explain_warning = None;
+    let mut warnings = Vec::new();
     if let Some(min_duration) = timing_settings::auto_explain_on(&server_timing) {
         if !session.turn_off_auto_explain(&mut info, min_duration)? {
-            auto_explain_warning = Some(format!(
+            warnings.push(format!(
                 "auto_explain is on (log_min_duration = {min_duration}) and this role may not turn it off for its \
                  session (superuser only): it instrumented and logged the measured statements too, so with \
                  log_analyze and log_timing on the TIMING OFF runs were timed as well and the overhead is understated"
             ));
         }
     }
+    if let Some(sql) = &opts.query {
+        warnings.extend(check_side_effects(session, sql, opts.allow_side_effects)?);
+    }
     let clock_setting =
         measure::has_clock_source_setting(info.version_num, info.setting("timing_clock_source").is_some());
-
+    let (workload, workload_reason, prepared) = choose_workload(session, opts)?;
+    let local = target.locality.is_local();
+    let cpu_before = local
+        .then(|| contention::CpuSample::read(std::path::Path::new("/")))
+        .flatten();
     let mut stopped_observer = |step: &Step| {
         if stop() {
             Control::Stop
@@ -140,7 +258,75 @@ pub fn run_with(
             observer(step)
         }
     };
-    // The workload: a TEMP table, or generate_series where none can be made.
+    // The runs' own cap: the time left, less what this machine's
+    // measurements will need.
+    let mut run_opts = opts.clone();
+    run_opts.max_time = budget.server_runs_at(Instant::now(), opts.clock_measure_ns);
+    let measured =
+        prepared.and_then(|()| measure::run_sources(session, clock_setting, &run_opts, &mut stopped_observer));
+    let cpu_after = cpu_before.and_then(|_| contention::CpuSample::read(std::path::Path::new("/")));
+    // Drop the table whatever happened (a broken connection already lost it;
+    // past the deadline the server drops it when the session ends).
+    let dropped = session.drop_table();
+    let runs = measured?;
+    if !runs.interrupted && !session.past_deadline() {
+        dropped?;
+    }
+    warnings.extend(session.deadline_note().map(|note| format!("--max-time: {note}")));
+    let cpu_contention = cpu_before.zip(cpu_after).and_then(|(before, after)| {
+        Some(report::CpuContention {
+            other_busy_fraction: contention::other_busy_fraction(&before, &after, runs.server_busy_ms)?,
+            cpus: after.cpus,
+            warn_fraction: contention::BUSY_WARN_FRACTION,
+        })
+    });
+    Ok(ServerSide {
+        info,
+        server_timing,
+        workload,
+        workload_reason,
+        runs,
+        query: session.query(),
+        cpu_contention,
+        warnings,
+    })
+}
+
+/// Refuses `--query` `sql` when its plan calls a function whose effect
+/// ROLLBACK cannot undo ([`side_effects`]; the text was checked before
+/// connecting), unless `allowed`; then the warnings say what was kept.
+fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool) -> Result<Vec<String>, Error> {
+    let verbose = session.verbose_plan(sql)?;
+    let in_plan = side_effects::escapes_in_plan(&*plan::parse_json(&verbose)?);
+    if !allowed {
+        options::refuse_side_effects(&in_plan, "its plan calls")?;
+        return Ok(Vec::new());
+    }
+    let mut found = side_effects::escapes_in_sql(sql);
+    for f in in_plan {
+        if !found.iter().any(|g| g.function == f.function) {
+            found.push(f);
+        }
+    }
+    Ok((!found.is_empty())
+        .then(|| {
+            format!(
+                "--allow-side-effects: the query calls {}: every run (warm-up included) did it again and \
+                 ROLLBACK undid none of it",
+                side_effects::describe(&found)
+            )
+        })
+        .into_iter()
+        .collect())
+}
+
+/// The workload chosen, why (when not the one asked for), and whether it
+/// is ready (the TEMP table's creation may have failed).
+type Chosen = (options::Workload, Option<String>, Result<(), Error>);
+
+/// The workload: the user's query, a TEMP table, or generate_series where
+/// no table can be made; with why, and whether it is ready.
+fn choose_workload(session: &mut session::PgSession, opts: &Options) -> Result<Chosen, Error> {
     let mut workload = opts.workload;
     let mut workload_reason = None;
     if opts.query.is_some() {
@@ -172,105 +358,5 @@ pub fn run_with(
             }
         },
     };
-    let local = target.locality.is_local();
-    let cpu_before = local
-        .then(|| contention::CpuSample::read(std::path::Path::new("/")))
-        .flatten();
-    let measured =
-        prepared.and_then(|()| measure::run_sources(&mut session, clock_setting, opts, &mut stopped_observer));
-    let cpu_after = cpu_before.and_then(|_| contention::CpuSample::read(std::path::Path::new("/")));
-    // Drop the table whatever happened (a broken connection already lost it).
-    let dropped = session.drop_table();
-    let server_runs = measured?;
-    if !server_runs.interrupted {
-        dropped?;
-    }
-    let query = session.query();
-    drop(session);
-    let cpu_contention = cpu_before.zip(cpu_after).and_then(|(before, after)| {
-        Some(report::CpuContention {
-            other_busy_fraction: contention::other_busy_fraction(&before, &after, server_runs.server_busy_ms)?,
-            cpus: after.cpus,
-            warn_fraction: contention::BUSY_WARN_FRACTION,
-        })
-    });
-    // --query has no table: its "rows" are the most any plan node returned.
-    let rows = if workload == options::Workload::Query {
-        server_runs
-            .sources
-            .first()
-            .and_then(|s| s.timing_on_plan.as_deref())
-            .and_then(|p| plan::parse_explain_json(p).ok())
-            .map_or(1, |p| p.max_node_rows().max(1))
-    } else {
-        opts.rows
-    };
-
-    let mut stopped = server_runs.interrupted;
-    let mut keep_going = |clock: &str| {
-        if !stopped && (stop() || observer(&Step::MeasuringClock { clock }) == Control::Stop) {
-            stopped = true;
-        }
-        !stopped
-    };
-    // The executor-like loop works per row about what the server's first
-    // source did with TIMING OFF (its median).
-    let timing_off_row_ns = server_runs
-        .sources
-        .first()
-        .and_then(|s| stats::Spread::of(&s.timing_off_ms))
-        .map(|s| s.median * 1e6 / rows as f64);
-    let machine = clockcost::measure_machine(
-        clockcost::MachineRequest {
-            duration_ns: opts.clock_measure_ns,
-            work_ns_per_row: clockcost::loop_work_target_ns(timing_off_row_ns),
-            server_version_num: info.version_num,
-        },
-        &mut || keep_going("this machine's clocks"),
-    );
-    let page_read = if keep_going("an 8 kB read from the page cache") {
-        timing_settings::measure_page_cache_read(PAGE_READ_ROUNDS).map(|p| timing_settings::PageReadReference {
-            ns: p.ns,
-            low_ns: p.low_ns,
-            high_ns: p.high_ns,
-            source: format!(
-                "an 8 kB pread from the OS page cache (median of {PAGE_READ_ROUNDS} passes over {} pages) measured \
-                 on this machine, {}",
-                timing_settings::PAGE_READ_PAGES,
-                if target.locality.is_local() {
-                    "the server's"
-                } else {
-                    "not the server's: an example"
-                }
-            ),
-        })
-    } else {
-        None
-    };
-    let mut report = report::build(&report::Inputs {
-        server_version: &info.version,
-        server_version_num: info.version_num,
-        server_version_full: &info.version_full,
-        server: &target.description,
-        locality: target.locality.clone(),
-        settings: &info.settings,
-        timing_settings: &server_timing,
-        page_read,
-        query: &query,
-        rows,
-        temp_table_estimated_bytes: session::estimated_table_bytes(opts.rows, info.block_size),
-        workload,
-        workload_reason: workload_reason.as_deref(),
-        runs: opts.runs,
-        warmup_runs: options::WARMUP_RUNS,
-        sources: &server_runs.sources,
-        skipped: &server_runs.skipped,
-        machine: &machine,
-        clock_measure_ns: opts.clock_measure_ns,
-        interrupted: stopped,
-        max_time: opts.max_time,
-        cpu_contention,
-    });
-    report.warnings.extend(auto_explain_warning);
-    Ok(report)
+    Ok((workload, workload_reason, prepared))
 }

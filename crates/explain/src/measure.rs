@@ -175,6 +175,14 @@ pub fn run_sources_timed(
                 out.interrupted = true;
                 break;
             }
+            // --max-time's deadline passed: what was measured stands.
+            Err(Error::MaxTime(why)) if !out.sources.is_empty() => {
+                out.skipped.push(Skipped {
+                    clock_source: want.to_string(),
+                    reason: format!("--max-time: {why}"),
+                });
+                break;
+            }
             Ok(()) => {
                 was_set = true;
                 let how = format!("SET timing_clock_source = '{want}' for this session");
@@ -337,6 +345,17 @@ fn run_one(
                     out.interrupted = true;
                     return Ok(());
                 }
+                // Another source was measured: this one is skipped.
+                Err(Error::MaxTime(why)) if !out.sources.is_empty() => {
+                    out.skipped.push(Skipped {
+                        clock_source: clock_source.to_string(),
+                        reason: format!(
+                            "--max-time: {why}; its warm-up run did not end within {:.1} s",
+                            left.as_secs_f64()
+                        ),
+                    });
+                    return Ok(());
+                }
                 Err(Error::MaxTime(why)) => {
                     return Err(Error::MaxTime(format!(
                         "{why}; the warm-up run did not end within {:.1} s",
@@ -384,6 +403,14 @@ fn run_one(
                         out.interrupted |= why == StopReason::Interrupted;
                         src.stopped_by = why;
                         break 'runs;
+                    }
+                    // --max-time with no pair here, but another source measured.
+                    None if matches!(e, Error::MaxTime(_)) && !out.sources.is_empty() => {
+                        out.skipped.push(Skipped {
+                            clock_source: clock_source.to_string(),
+                            reason: format!("{e}; no pair of runs completed"),
+                        });
+                        return Ok(());
                     }
                     None => return Err(e),
                 },

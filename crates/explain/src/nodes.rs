@@ -10,7 +10,7 @@
 //! approximate under Gather) and how much of that own time is the clock.
 
 use crate::error::Error;
-use crate::plan::READS_PER_NODE_CALL;
+use crate::plan::{parse_json, PlanNodes, READS_PER_NODE_CALL};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -42,14 +42,11 @@ struct Raw {
     loops: u64,
     total_ms: Option<f64>,
     children_ms: f64,
+    /// The index of the parent node in plan order.
+    parent: Option<usize>,
 }
 
-const MAX_DEPTH: usize = 1000;
-
-fn walk(v: &Value, depth: usize, out: &mut Vec<Raw>) -> Result<Option<f64>, Error> {
-    if depth > MAX_DEPTH {
-        return Err(Error::Plan("plan nested too deeply".into()));
-    }
+fn raw_node(v: &Value, depth: usize, parent: Option<usize>) -> Result<Raw, Error> {
     let node_type = v
         .get("Node Type")
         .and_then(Value::as_str)
@@ -64,36 +61,49 @@ fn walk(v: &Value, depth: usize, out: &mut Vec<Raw>) -> Result<Option<f64>, Erro
     let num = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite() && *x >= 0.0);
     let rows = num("Actual Rows").unwrap_or(0.0);
     let loops = num("Actual Loops").unwrap_or(0.0);
-    let total_ms = num("Actual Total Time").map(|t| t * loops);
-    let at = out.len();
-    out.push(Raw {
+    Ok(Raw {
         node: clockscope::escape::escape_untrusted(&node).into_owned(),
         depth,
         rows_total: (rows * loops).round() as u64,
         loops: loops.round() as u64,
-        total_ms,
+        total_ms: num("Actual Total Time").map(|t| t * loops),
         children_ms: 0.0,
-    });
-    let mut children_ms = 0.0;
-    if let Some(children) = v.get("Plans").and_then(Value::as_array) {
-        for child in children {
-            children_ms += walk(child, depth + 1, out)?.unwrap_or(0.0);
+        parent,
+    })
+}
+
+/// The plan's nodes in plan order ([`PlanNodes`]: no recursion, any depth),
+/// each with the summed total time of its children.
+fn walk(plan: &Value) -> Result<Vec<Raw>, Error> {
+    let mut out: Vec<Raw> = Vec::new();
+    // The latest node seen at each depth: a node's parent is the latest one
+    // a level up (depth-first order).
+    let mut latest_at: Vec<usize> = Vec::new();
+    for (node, depth) in PlanNodes::new(plan) {
+        let parent = depth.checked_sub(1).and_then(|d| latest_at.get(d).copied());
+        latest_at.truncate(depth);
+        latest_at.push(out.len());
+        out.push(raw_node(node?, depth, parent)?);
+    }
+    // Children come after their parent: summing from the end adds each
+    // node's time to its parent's children once.
+    for i in (0..out.len()).rev() {
+        if let (Some(p), Some(t)) = (out[i].parent, out[i].total_ms) {
+            out[p].children_ms += t;
         }
     }
-    out[at].children_ms = children_ms;
-    Ok(total_ms)
+    Ok(out)
 }
 
 /// The per-node breakdown of `timing_on_plan` (EXPLAIN JSON text) for
 /// `added_ms` of measured overhead, the nodes in plan order.
 pub fn breakdown(timing_on_plan: &str, added_ms: f64) -> Result<Vec<NodeCost>, Error> {
-    let v: Value = serde_json::from_str(timing_on_plan).map_err(|e| Error::Plan(format!("not JSON: {e}")))?;
+    let v = parse_json(timing_on_plan)?;
     let plan = v
         .get(0)
         .and_then(|p| p.get("Plan"))
         .ok_or_else(|| Error::Plan("no \"Plan\"".into()))?;
-    let mut raw = Vec::new();
-    walk(plan, 0, &mut raw)?;
+    let raw = walk(plan)?;
     let reads = |r: &Raw| READS_PER_NODE_CALL * (r.rows_total + r.loops);
     let all_reads: u64 = raw.iter().map(reads).sum();
     Ok(raw
@@ -140,5 +150,28 @@ mod tests {
         assert_eq!(nodes[1].own_time_on_ms, Some(20.0));
         assert!((nodes[1].added_fraction_of_own.unwrap() - nodes[1].added_ms / 20.0).abs() < 1e-12);
         assert!(breakdown("[]", 1.0).is_err());
+    }
+
+    #[test]
+    fn a_deep_plan_breaks_down_without_recursion() {
+        let plan = crate::plan::tests::deep_plan(10_000);
+        let nodes = breakdown(&plan, 1.0).unwrap();
+        assert_eq!(nodes.len(), 10_000);
+        assert_eq!(nodes[9_999].depth, 9_999);
+        // Each node's own time is its total less its one child's: 0.
+        assert_eq!(nodes[0].own_time_on_ms, Some(0.0));
+        assert_eq!(nodes[9_999].own_time_on_ms, Some(0.5));
+    }
+
+    #[test]
+    fn own_time_subtracts_only_direct_children() {
+        let plan = r#"[{"Plan": {"Node Type": "Hash Join", "Actual Rows": 1, "Actual Loops": 1,
+            "Actual Total Time": 10.0, "Plans": [
+              {"Node Type": "Seq Scan", "Actual Rows": 1, "Actual Loops": 1, "Actual Total Time": 3.0},
+              {"Node Type": "Hash", "Actual Rows": 1, "Actual Loops": 1, "Actual Total Time": 4.0, "Plans": [
+                {"Node Type": "Seq Scan", "Actual Rows": 1, "Actual Loops": 2, "Actual Total Time": 1.5}]}]},
+            "Execution Time": 10.5}]"#;
+        let own: Vec<Option<f64>> = breakdown(plan, 1.0).unwrap().iter().map(|n| n.own_time_on_ms).collect();
+        assert_eq!(own, vec![Some(3.0), Some(3.0), Some(1.0), Some(3.0)]);
     }
 }

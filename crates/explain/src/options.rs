@@ -17,7 +17,7 @@ pub const MAX_ROWS: u64 = 1_000_000_000;
 pub const DEFAULT_RUNS: u32 = 5;
 /// Most runs per timing mode, and the most pairs the noise control runs.
 pub const MAX_RUNS: u32 = 1000;
-/// Default `--max-time`: the noise control's cap on the server runs.
+/// Default `--max-time`: the deadline of the whole run.
 pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(60);
 /// Largest `--max-time`: a day.
 pub const MAX_MAX_TIME: Duration = Duration::from_secs(86_400);
@@ -77,8 +77,12 @@ pub struct Options {
     pub workload: Workload,
     /// `--query`: the user's statement instead of the count(*) workload.
     pub query: Option<String>,
-    /// `--max-time`: the cap on the server runs (warm-up and pairs).
+    /// `--max-time`: a client-side deadline for the whole run, from before
+    /// connecting to the end of the report ([`crate::budget`]).
     pub max_time: Duration,
+    /// `--allow-side-effects`: run a `--query` that calls a function whose
+    /// effect ROLLBACK cannot undo ([`crate::side_effects`]).
+    pub allow_side_effects: bool,
 }
 
 impl Options {
@@ -93,6 +97,7 @@ impl Options {
             workload: Workload::Auto,
             query: None,
             max_time: DEFAULT_MAX_TIME,
+            allow_side_effects: false,
         }
     }
 
@@ -111,6 +116,9 @@ impl Options {
         }
         if let Some(q) = &self.query {
             check_query(q)?;
+            if !self.allow_side_effects {
+                refuse_side_effects(&crate::side_effects::escapes_in_sql(q), "calls")?;
+            }
             return Ok(());
         }
         if self.workload == Workload::Series {
@@ -166,6 +174,18 @@ pub fn check_query(query: &str) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a `--query` that calls `found` (found as `how`: "calls", "its
+/// plan calls"), naming each function and why ROLLBACK cannot undo it.
+pub fn refuse_side_effects(found: &[crate::side_effects::Found], how: &str) -> Result<(), Error> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Query(format!(
+        "{how} {}, which ROLLBACK cannot undo; pass --allow-side-effects to run it anyway",
+        crate::side_effects::describe(found)
+    )))
 }
 
 /// Parses `--max-time SECONDS`: a positive number of seconds (a fraction

@@ -82,10 +82,67 @@ impl PlanSummary {
     }
 }
 
+/// Largest EXPLAIN JSON text parsed: 64 MiB. A plan of 10,000 nested nodes
+/// is about 3 MB (about 300 bytes a node); the text is already in memory
+/// (the server sent it), this bounds what parsing it builds.
+pub const MAX_PLAN_JSON_BYTES: usize = 64 << 20;
+
+/// A parsed JSON value of any nesting depth. Dropping a deeply nested
+/// `serde_json::Value` recurses once per level (and overflows the stack at
+/// some depth); this one takes its containers apart in a loop.
+pub struct DeepValue(Option<Value>);
+
+impl std::ops::Deref for DeepValue {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.0.as_ref().unwrap_or(&Value::Null)
+    }
+}
+
+impl Drop for DeepValue {
+    fn drop(&mut self) {
+        let mut stack: Vec<Value> = self.0.take().into_iter().collect();
+        while let Some(value) = stack.pop() {
+            match value {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Parses JSON `text` of any nesting depth (EXPLAIN JSON nests two levels
+/// per plan node: serde_json's default limit of 128 stops at 64 nodes).
+/// serde_json's recursion limit is lifted and serde_stacker grows the stack
+/// as the parser descends, so depth costs heap, not a stack overflow; the
+/// text is at most [`MAX_PLAN_JSON_BYTES`].
+pub fn parse_json(text: &str) -> Result<DeepValue, Error> {
+    use serde::Deserialize;
+    if text.len() > MAX_PLAN_JSON_BYTES {
+        return Err(Error::Plan(format!(
+            "EXPLAIN's JSON is {} bytes, above the {MAX_PLAN_JSON_BYTES}-byte limit",
+            text.len()
+        )));
+    }
+    // From a reader, not from_str: a reader keeps the line and column as it
+    // goes, while a str is searched from its start for them at each error,
+    // and an error deep in a document is re-reported once per level it
+    // unwinds through (serde_json's end_seq/end_map): quadratic from a str,
+    // 27 s for a 10,000-level document cut in half (debug build), linear here.
+    let mut de = serde_json::Deserializer::from_reader(text.as_bytes());
+    de.disable_recursion_limit();
+    let value = Value::deserialize(serde_stacker::Deserializer::new(&mut de))
+        .map_err(|e| Error::Plan(format!("not JSON: {e}")))?;
+    let value = DeepValue(Some(value));
+    de.end().map_err(|e| Error::Plan(format!("not JSON: {e}")))?;
+    Ok(value)
+}
+
 /// Parses the single JSON value EXPLAIN (FORMAT JSON) returns.
 pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
-    let value: Value = serde_json::from_str(text).map_err(|e| Error::Plan(format!("not JSON: {e}")))?;
-    let top = match &value {
+    let value = parse_json(text)?;
+    let top = match &*value {
         Value::Array(items) if items.len() == 1 => &items[0],
         Value::Array(items) => return Err(Error::Plan(format!("expected one plan, got {}", items.len()))),
         _ => return Err(Error::Plan("expected a JSON array of plans".into())),
@@ -101,7 +158,9 @@ pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
     let plan = top.get("Plan").ok_or_else(|| Error::Plan("no \"Plan\"".into()))?;
     let mut nodes = Vec::new();
     let mut has_node_timing = false;
-    walk(plan, &mut nodes, &mut has_node_timing, 0)?;
+    for (node, _) in PlanNodes::new(plan) {
+        nodes.push(node_counts(node?, &mut has_node_timing)?);
+    }
     Ok(PlanSummary {
         execution_time_ms,
         planning_time_ms,
@@ -110,13 +169,43 @@ pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
     })
 }
 
-/// Deepest plan nesting accepted (PostgreSQL's own plans stay far below).
-const MAX_DEPTH: usize = 1000;
+/// The nodes of a plan tree, depth first from the top (each before its
+/// children, children in order), with their depth (0 at the top): a loop
+/// over an explicit stack, so a plan of any depth is walked without
+/// recursion. A node whose "Plans" is not a list yields an error.
+pub struct PlanNodes<'a> {
+    stack: Vec<(&'a Value, usize)>,
+}
 
-fn walk(node: &Value, out: &mut Vec<NodeCounts>, has_timing: &mut bool, depth: usize) -> Result<(), Error> {
-    if depth > MAX_DEPTH {
-        return Err(Error::Plan("plan nested too deeply".into()));
+impl<'a> PlanNodes<'a> {
+    /// Walks from `top` (the value of "Plan").
+    pub fn new(top: &'a Value) -> PlanNodes<'a> {
+        PlanNodes { stack: vec![(top, 0)] }
     }
+}
+
+impl<'a> Iterator for PlanNodes<'a> {
+    type Item = (Result<&'a Value, Error>, usize);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (node, depth) = self.stack.pop()?;
+        match node.get("Plans") {
+            None => {}
+            Some(Value::Array(children)) => self.stack.extend(children.iter().rev().map(|c| (c, depth + 1))),
+            Some(_) => {
+                self.stack.clear();
+                let name = node.get("Node Type").and_then(Value::as_str).unwrap_or("?");
+                return Some((
+                    Err(Error::Plan(format!("node \"{name}\" has \"Plans\" that is not a list"))),
+                    depth,
+                ));
+            }
+        }
+        Some((Ok(node), depth))
+    }
+}
+
+fn node_counts(node: &Value, has_timing: &mut bool) -> Result<NodeCounts, Error> {
     let node_type = node
         .get("Node Type")
         .and_then(Value::as_str)
@@ -138,24 +227,15 @@ fn walk(node: &Value, out: &mut Vec<NodeCounts>, has_timing: &mut bool, depth: u
     if node.get("Actual Total Time").is_some() {
         *has_timing = true;
     }
-    out.push(NodeCounts {
+    Ok(NodeCounts {
         node_type: node_type.clone(),
         rows_total: (rows_per_loop * loops).round() as u64,
         loops: loops.round() as u64,
-    });
-    if let Some(children) = node.get("Plans") {
-        let children = children
-            .as_array()
-            .ok_or_else(|| Error::Plan(format!("node \"{node_type}\" has \"Plans\" that is not a list")))?;
-        for child in children {
-            walk(child, out, has_timing, depth + 1)?;
-        }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const PLAN: &str = r#"[{"Plan": {"Node Type": "Aggregate", "Actual Rows": 1, "Actual Loops": 1,
@@ -183,6 +263,63 @@ mod tests {
         let calls: Vec<u64> = p.nodes.iter().map(NodeCounts::calls).collect();
         assert_eq!(calls, vec![11, 11, 15, 0]);
         assert_eq!(p.clock_reads(), 2 * 37);
+    }
+
+    /// A plan of `depth` nodes, each the only child of the one above.
+    pub(crate) fn deep_plan(depth: usize) -> String {
+        let node = r#"{"Node Type": "Subquery Scan", "Actual Rows": 1, "Actual Loops": 1, "Actual Total Time": 0.5"#;
+        let mut text = String::from("[{\"Plan\": ");
+        for _ in 1..depth {
+            text.push_str(node);
+            text.push_str(", \"Plans\": [");
+        }
+        text.push_str(r#"{"Node Type": "Result", "Actual Rows": 1, "Actual Loops": 1, "Actual Total Time": 0.5}"#);
+        for _ in 1..depth {
+            text.push_str("]}");
+        }
+        text.push_str(", \"Execution Time\": 1.0}]");
+        text
+    }
+
+    #[test]
+    fn plans_of_any_depth_parse_without_recursion() {
+        // 70 nodes pass serde_json's default limit of 128 nested values;
+        // 10,000 would overflow a recursive parser, walker or drop (this
+        // test thread has 2 MB of stack).
+        let mut full = std::time::Duration::ZERO;
+        for depth in [1, 70, 140, 10_000] {
+            let start = std::time::Instant::now();
+            let p = parse_explain_json(&deep_plan(depth)).unwrap_or_else(|e| panic!("{depth}: {e}"));
+            full = start.elapsed();
+            assert_eq!(p.nodes.len(), depth);
+            assert_eq!(p.nodes.last().unwrap().node_type, "Result");
+            assert_eq!(p.node_calls(), 2 * depth as u64);
+            assert!(p.has_node_timing);
+        }
+        // A deep prefix then the end is an error, not a crash, and costs
+        // about what parsing did (from a str it was quadratic: 180x the
+        // whole document's parse in a debug build).
+        let mut broken = deep_plan(10_000);
+        broken.truncate(broken.len() / 2);
+        let start = std::time::Instant::now();
+        let e = parse_explain_json(&broken).unwrap_err().to_string();
+        let took = start.elapsed();
+        assert!(e.contains("not JSON: EOF while parsing"), "{e}");
+        assert!(took < full * 20, "{took:?} for the error, {full:?} for the whole plan");
+    }
+
+    #[test]
+    fn the_walk_is_depth_first_with_depths() {
+        let text = r#"{"Node Type": "A", "Plans": [{"Node Type": "B", "Plans": [{"Node Type": "C"}]},
+            {"Node Type": "D"}]}"#;
+        let v = parse_json(text).unwrap();
+        let order: Vec<(String, usize)> = PlanNodes::new(&v)
+            .map(|(n, d)| (n.unwrap()["Node Type"].as_str().unwrap().to_string(), d))
+            .collect();
+        let want = [("A", 0), ("B", 1), ("C", 2), ("D", 1)];
+        assert_eq!(order, want.map(|(n, d)| (n.to_string(), d)));
+        let bad = parse_json(r#"{"Node Type": "A", "Plans": 3}"#).unwrap();
+        assert!(PlanNodes::new(&bad).any(|(n, _)| n.is_err()));
     }
 
     #[test]

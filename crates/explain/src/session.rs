@@ -29,19 +29,27 @@
 //!   caller send the cancel from another thread when it must exit at once.
 //! - PostgreSQL 14+ also gets `client_connection_check_interval`, so a
 //!   statement whose client vanished (killed) stops within a second.
+//! - `--max-time` ([`crate::budget`]) is one more deadline over all of it,
+//!   connecting included: a statement running at the deadline gets the
+//!   cancel request and [`DEADLINE_GRACE`] to end (the server's answer and
+//!   the teardown included); then the connection is closed, and the message
+//!   says what is known: the server confirmed the cancel, or the cancel was
+//!   sent and no answer came (a backend that is stopped, or a network that
+//!   dropped), never "cancelled" on the client's word alone.
 
 use crate::connect::Target;
 use crate::error::Error;
 use crate::measure::ExplainServer;
 use clockscope::escape::escape_untrusted;
 use serde::Serialize;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, CancelToken, Client, Connection, SimpleQueryMessage, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -67,6 +75,10 @@ pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
 /// How long sending one cancel request may take (a new connection to the
 /// server that carries the request).
 pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
+/// After `--max-time`'s deadline: the cancel request, the server's answer
+/// and the teardown (ROLLBACK, DROP TABLE) all end within this, then the
+/// connection is closed whether the server answered or not.
+pub const DEADLINE_GRACE: Duration = CLEANUP_BUDGET;
 /// How often a wait checks the caller's stop request.
 pub const STOP_POLL: Duration = Duration::from_millis(20);
 /// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
@@ -231,6 +243,11 @@ pub fn temp_buffers_blocks_for(rows: u64, block_size: u64) -> u64 {
     pages.min(MAX_TEMP_BUFFERS_BYTES / block_size.max(1))
 }
 
+/// A duration in seconds for messages: "3 s", "1.5 s".
+pub fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
 /// Quotes an SQL identifier (doubling embedded quotes).
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -264,6 +281,13 @@ pub struct PgSession {
     user_query: Option<(String, Duration)>,
     /// The time `--max-time` leaves the next EXPLAIN ([`ExplainServer::limit_next`]).
     time_left: Option<Duration>,
+    /// `--max-time`'s deadline for the whole run, if any.
+    budget: Option<crate::budget::Budget>,
+    /// What happened at that deadline, once it passed during a statement.
+    deadline_note: RefCell<Option<String>>,
+    /// The task that drives the connection: aborted (the socket closed)
+    /// when a statement is given up.
+    driver: tokio::task::JoinHandle<()>,
 }
 
 impl PgSession {
@@ -271,6 +295,16 @@ impl PgSession {
     /// connect, startup, authentication); `stop` is polled meanwhile and
     /// during every later statement.
     pub fn connect(target: &Target, stop: StopCheck) -> Result<PgSession, Error> {
+        PgSession::connect_within(target, stop, None)
+    }
+
+    /// [`PgSession::connect`] under `--max-time`'s `budget`: connecting ends
+    /// by its deadline too, and so does every later statement.
+    pub fn connect_within(
+        target: &Target,
+        stop: StopCheck,
+        budget: Option<crate::budget::Budget>,
+    ) -> Result<PgSession, Error> {
         let connect_error = |message: String| Error::Connect {
             target: target.description.clone(),
             message,
@@ -284,7 +318,15 @@ impl PgSession {
             return Err(Error::Interrupted);
         }
         let setup = target.setup_timeout();
-        let deadline = setup.map(|t| Instant::now() + t);
+        let setup_deadline = setup.map(|t| Instant::now() + t);
+        let run_deadline = budget.map(|b| b.deadline());
+        // The run's deadline binds when it comes first.
+        let run_binds = match (setup_deadline, run_deadline) {
+            (Some(s), Some(r)) => r < s,
+            (None, r) => r.is_some(),
+            (Some(_), None) => false,
+        };
+        let deadline = if run_binds { run_deadline } else { setup_deadline };
         // sslmode=allow: without TLS first, then with it if the server
         // refused the login (as libpq; the same deadline covers both).
         let attempt = async {
@@ -302,6 +344,13 @@ impl PgSession {
             Waited::Done(Ok(pair)) => pair,
             Waited::Done(Err(e)) => return Err(tls_hint(Error::connect(&target.description, &e), target)),
             Waited::Stopped => return Err(Error::Interrupted),
+            Waited::TimedOut if run_binds => {
+                return Err(Error::MaxTime(format!(
+                    "no session with {} within the {} deadline (socket connect, startup and authentication)",
+                    target.description,
+                    seconds(budget.map(|b| b.max_time()).unwrap_or_default())
+                )))
+            }
             Waited::TimedOut => {
                 return Err(connect_error(format!(
                     "no session within {} s (connect_timeout: socket connect, startup and authentication{})",
@@ -315,7 +364,7 @@ impl PgSession {
             }
         };
         let last_word: LastWord = Arc::new(Mutex::new(None));
-        rt.spawn(drive(connection, Arc::clone(&last_word)));
+        let driver = rt.spawn(drive(connection, Arc::clone(&last_word)));
         let table = format!(
             "pg_temp.{}",
             quote_ident(&format!("clockscope_explain_{}", std::process::id()))
@@ -335,7 +384,22 @@ impl PgSession {
             series_rows: None,
             user_query: None,
             time_left: None,
+            budget,
+            deadline_note: RefCell::new(None),
+            driver,
         })
+    }
+
+    /// Whether `--max-time`'s deadline has passed.
+    pub fn past_deadline(&self) -> bool {
+        self.budget.is_some_and(|b| Instant::now() >= b.deadline())
+    }
+
+    /// What happened at `--max-time`'s deadline, when it passed during a
+    /// statement: which one, and what the server said (or that it said
+    /// nothing).
+    pub fn deadline_note(&self) -> Option<String> {
+        self.deadline_note.borrow().clone()
     }
 
     /// What cancels this session's running statement from another thread.
@@ -443,7 +507,18 @@ impl PgSession {
             self.begin_cleanup();
             return Err(Error::Interrupted);
         }
-        let deadline = Instant::now() + self.deadline;
+        let run_deadline = self.budget.map(|b| b.deadline());
+        if run_deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Error::MaxTime(format!(
+                "the {} deadline passed before {step}",
+                seconds(self.max_time())
+            )));
+        }
+        let own = Instant::now() + self.deadline;
+        let (deadline, run_binds) = match run_deadline {
+            Some(d) if d <= own => (d, true),
+            _ => (own, false),
+        };
         self.rt.block_on(async {
             let mut fut = pin!(fut);
             match wait(fut.as_mut(), Some(deadline), &*self.stop).await {
@@ -453,13 +528,21 @@ impl PgSession {
                     self.cancel_and_settle(fut, by).await;
                     Err(Error::Interrupted)
                 }
+                Waited::TimedOut if run_binds => {
+                    let outcome = self.cancel_and_settle(fut, deadline + DEADLINE_GRACE).await;
+                    let note = format!(
+                        "the {} deadline passed during {step}: {outcome}",
+                        seconds(self.max_time())
+                    );
+                    *self.deadline_note.borrow_mut() = Some(note.clone());
+                    Err(Error::MaxTime(note))
+                }
                 Waited::TimedOut => {
-                    self.cancel_and_settle(fut, Instant::now() + CLEANUP_BUDGET).await;
+                    let outcome = self.cancel_and_settle(fut, Instant::now() + CLEANUP_BUDGET).await;
                     Err(Error::Server {
                         step: step.to_string(),
                         message: format!(
-                            "no answer within {} s (the client's deadline, {} s after statement_timeout); \
-                             the statement was cancelled",
+                            "no answer within {} s (the client's deadline, {} s after statement_timeout); {outcome}",
                             self.deadline.as_secs(),
                             CLIENT_DEADLINE_GRACE.as_secs()
                         ),
@@ -470,14 +553,55 @@ impl PgSession {
         })
     }
 
-    async fn cancel_and_settle<F: Future>(&self, fut: Pin<&mut F>, by: Instant) {
-        let cancel_by = by.min(Instant::now() + CANCEL_TIMEOUT);
-        let _ = tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(self.tls.clone())).await;
+    fn max_time(&self) -> Duration {
+        self.budget.map(|b| b.max_time()).unwrap_or_default()
+    }
+
+    /// Sends the cancel request for the statement `fut` and waits for it to
+    /// end until `by`; says what is known: the server confirmed the cancel
+    /// (SQLSTATE 57014), the statement ended anyway, or no answer came (the
+    /// connection is then closed).
+    async fn cancel_and_settle<T, F>(&self, fut: Pin<&mut F>, by: Instant) -> String
+    where
+        F: Future<Output = Result<T, tokio_postgres::Error>>,
+    {
+        let asked = Instant::now();
+        let cancel_by = by.min(asked + CANCEL_TIMEOUT);
+        let sent = match tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(self.tls.clone())).await {
+            Ok(Ok(())) => "cancel sent".to_string(),
+            Ok(Err(e)) => format!("the cancel request failed ({})", crate::error::describe(&e).0),
+            Err(_) => format!(
+                "the cancel request was not taken within {:.1} s",
+                cancel_by.saturating_duration_since(asked).as_secs_f64()
+            ),
+        };
         // A cancelled statement ends at once with SQLSTATE 57014 and leaves
         // the connection usable.
-        if tokio::time::timeout_at(by.into(), fut).await.is_err() {
-            self.broken.set(true);
+        match tokio::time::timeout_at(by.into(), fut).await {
+            Ok(Err(e)) if e.code() == Some(&SqlState::QUERY_CANCELED) => {
+                format!("{sent}; the server confirmed it: the statement was cancelled (SQLSTATE 57014)")
+            }
+            Ok(Err(e)) => format!(
+                "{sent}; the statement ended with another error: {}",
+                crate::error::describe(&e).0
+            ),
+            Ok(Ok(_)) => format!("{sent}; the statement ended before the cancel reached it"),
+            Err(_) => {
+                self.give_up();
+                format!(
+                    "{sent}, no answer from the server within {:.1} s; the connection was closed",
+                    by.saturating_duration_since(asked).as_secs_f64()
+                )
+            }
         }
+    }
+
+    /// Abandons the connection: no statement is sent on it again and its
+    /// socket is closed (the server ends the session, and drops the TEMP
+    /// table, when its backend next runs).
+    fn give_up(&self) {
+        self.broken.set(true);
+        self.driver.abort();
     }
 
     /// A cleanup statement: runs after a stop too, but only until the
@@ -490,14 +614,29 @@ impl PgSession {
         if self.broken.get() {
             return Err(Self::unusable(step));
         }
-        let by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
+        let own_by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
+        let run_by = self.budget.map(|b| b.deadline() + DEADLINE_GRACE);
+        let by = run_by.map_or(own_by, |r| r.min(own_by));
+        let sent = Instant::now();
         match self
             .rt
             .block_on(async { tokio::time::timeout_at(by.into(), fut).await })
         {
             Ok(r) => r.map_err(|e| self.server_error(step, &e)),
+            // --max-time's grace ended it: no cancel for a cleanup statement.
+            Err(_) if run_by == Some(by) => {
+                self.give_up();
+                let note = format!(
+                    "the {} deadline passed during {step}: no answer from the server within {:.1} s; the \
+                     connection was closed",
+                    seconds(self.max_time()),
+                    by.saturating_duration_since(sent).as_secs_f64()
+                );
+                *self.deadline_note.borrow_mut() = Some(note.clone());
+                Err(Error::MaxTime(note))
+            }
             Err(_) => {
-                self.broken.set(true);
+                self.give_up();
                 Err(Error::Server {
                     step: step.to_string(),
                     message: "no answer in time; the server drops the table when the session ends".into(),
@@ -1001,6 +1140,22 @@ impl PgSession {
             "EXPLAIN (ANALYZE, TIMING {}, FORMAT JSON) {sql}",
             if timing { "ON" } else { "OFF" }
         );
+        self.read_only_explain(sql, &explain, "EXPLAIN ANALYZE of --query", true)
+    }
+
+    /// `EXPLAIN (VERBOSE, FORMAT JSON)` of `--query` `sql`, without ANALYZE
+    /// (planned, not run), in `BEGIN READ ONLY ... ROLLBACK`: every
+    /// expression the executor would evaluate, views expanded and SQL
+    /// functions inlined ([`crate::side_effects::escapes_in_plan`]).
+    pub fn verbose_plan(&mut self, sql: &str) -> Result<String, Error> {
+        let explain = format!("EXPLAIN (VERBOSE, FORMAT JSON) {sql}");
+        self.read_only_explain(sql, &explain, "EXPLAIN (VERBOSE) of --query", false)
+    }
+
+    /// `explain` (an EXPLAIN of `sql`) in `BEGIN READ ONLY`, then
+    /// `ROLLBACK`; with `check_writes`, a run that took a transaction id is
+    /// refused as a write.
+    fn read_only_explain(&mut self, sql: &str, explain: &str, step: &str, check_writes: bool) -> Result<String, Error> {
         let mut begin = "BEGIN READ ONLY".to_string();
         if let Some(left) = self.time_left {
             begin.push_str(&format!(
@@ -1012,16 +1167,16 @@ impl PgSession {
         // The extended protocol: the server parses `explain` as one
         // statement and refuses several ("cannot insert multiple commands").
         let result = self
-            .statement(
-                "EXPLAIN ANALYZE of --query",
-                self.client.query_one(explain.as_str(), &[]),
-            )
+            .statement(step, self.client.query_one(explain, &[]))
             .and_then(|row| {
                 row.try_get::<_, JsonText>(0)
                     .map(|j| j.0)
                     .map_err(|e| Error::Plan(format!("EXPLAIN's result: {}", crate::error::describe(&e).0)))
             })
             .and_then(|plan| {
+                if !check_writes {
+                    return Ok(plan);
+                }
                 // READ ONLY does not stop everything under EXPLAIN ANALYZE
                 // (CREATE TABLE AS and SELECT INTO create their table on
                 // PostgreSQL 15): any write takes a transaction id, so one
@@ -1091,6 +1246,10 @@ impl ExplainServer for PgSession {
     }
 
     fn reset_clock_source(&mut self) -> Result<(), Error> {
+        // Past --max-time the session is about to end, and its SET with it.
+        if self.past_deadline() {
+            return Ok(());
+        }
         self.statement(
             "RESET timing_clock_source",
             self.client.batch_execute("RESET timing_clock_source"),

@@ -5,7 +5,9 @@
 //! the server's running statement, drops the TEMP table and prints what was
 //! measured (exit 130); a second one sends the cancel request and exits at
 //! once. Every failure is one line (exit 2). `--query` runs the user's
-//! statement instead (read-only, rolled back); `--max-time` caps the runs.
+//! statement instead (read-only, rolled back; calls ROLLBACK cannot undo are
+//! refused without `--allow-side-effects`); `--max-time` is a deadline for
+//! the whole run.
 
 #![cfg(feature = "explain")]
 
@@ -40,15 +42,33 @@ pub struct ExplainArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
 
-    /// The most time the EXPLAIN runs may take, in seconds (warm-up included; PostgreSQL 19's two clock sources
-    /// share it). With --query, each run's statement_timeout is the time left.
+    /// A deadline for the whole run, in seconds: connecting, set-up, the TEMP table, every EXPLAIN run (PostgreSQL
+    /// 19's two clock sources share them), teardown and this machine's clock measurements. At the deadline the
+    /// running statement gets a cancel request and the connection is closed within 1.5 s, answered or not; the
+    /// report holds the pairs measured (none: one line saying what was running and what the server answered). With
+    /// --query, each run's statement_timeout is the time left.
     #[arg(long, value_name = "SECONDS", default_value = "60", allow_hyphen_values = true)]
     pub max_time: String,
 
     /// Measure this statement instead of count(*) over a TEMP table: one statement, each run inside
-    /// BEGIN READ ONLY ... ROLLBACK (writes are refused by the server, nothing is kept).
+    /// BEGIN READ ONLY ... ROLLBACK. The server refuses writes to tables, and ROLLBACK undoes what the transaction
+    /// did in this database (a large-object write or CREATE TABLE AS is refused after the run; SET and set_config,
+    /// NOTIFY/pg_notify, transaction advisory locks end with it). ROLLBACK cannot undo what happens outside the
+    /// transaction, so calls of these are refused unless --allow-side-effects: dblink* (SQL in another session,
+    /// which commits), nextval/setval (sequences), pg_stat_reset*, pg_stat_statements_reset (statistics),
+    /// pg_advisory_lock and pg_try_advisory_lock (session locks, held until the session ends),
+    /// pg_terminate_backend, pg_cancel_backend (other sessions), pg_reload_conf, pg_rotate_logfile, pg_switch_wal,
+    /// backups, replication slots and origins, pg_logical_emit_message, lo_export and adminpack's pg_file_* (server
+    /// files). They are looked for in the text (any case, quoting, schema, comments) and in the plan's expressions
+    /// (EXPLAIN VERBOSE, not run: views and inlined SQL functions included); a call inside a PL/pgSQL function, or on
+    /// a foreign table's remote server (postgres_fdw), is not seen.
     #[arg(long, value_name = "SQL", allow_hyphen_values = true, conflicts_with_all = ["rows", "max_table_size", "workload"])]
     pub query: Option<String>,
+
+    /// Run a --query that calls a function whose effect ROLLBACK cannot undo (see --query); each run, warm-up
+    /// included, does it again, and the report's warnings name the functions.
+    #[arg(long, requires = "query")]
+    pub allow_side_effects: bool,
 
     /// What EXPLAIN runs on: a TEMP table, generate_series (no table: hot standbys, read-only roles), or auto
     /// (the table when the server allows one).
@@ -90,6 +110,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         workload: args.workload.into(),
         query: args.query.clone(),
         max_time,
+        allow_side_effects: args.allow_side_effects,
         ..Options::new(args.dsn.clone())
     };
     opts.validate()?;

@@ -1,0 +1,570 @@
+//! `--query`'s calls whose effects ROLLBACK cannot undo.
+//!
+//! Every run of `--query` is `BEGIN READ ONLY ... ROLLBACK`: the server
+//! refuses writes to tables, and ROLLBACK undoes what the transaction did in
+//! the database. It cannot undo what happened outside this transaction. The
+//! functions in [`ESCAPES`] do exactly that; a query calling one is refused
+//! (one line naming it) unless the user passes `--allow-side-effects`.
+//!
+//! # What ROLLBACK undoes and what it cannot (PostgreSQL 15, checked here)
+//! Undone: table and large-object writes (READ ONLY refuses the first; a
+//! large-object write takes a transaction id, which clockscope refuses after
+//! the run), `SET`/`set_config(..., false)` (settings are transactional),
+//! `NOTIFY`/`pg_notify` (delivered only at COMMIT, so never), transaction-level
+//! advisory locks (`pg_advisory_xact_lock`).
+//!
+//! Not undone, refused here: SQL run through dblink (another session, which
+//! commits on its own); sequence values (`nextval`, `setval`: READ ONLY
+//! refuses them on ordinary sequences, not on TEMP ones); statistics resets
+//! (`pg_stat_reset*`, `pg_stat_statements_reset`); session-level advisory
+//! locks (held past ROLLBACK until the session ends, blocking others
+//! meanwhile); signals to other sessions (`pg_terminate_backend`,
+//! `pg_cancel_backend`, `pg_log_backend_memory_contexts`); server actions
+//! (`pg_reload_conf`, `pg_rotate_logfile`, `pg_switch_wal`,
+//! `pg_create_restore_point`, backups, `pg_promote`, WAL replay); replication
+//! slots and origins (a slot created under READ ONLY survives ROLLBACK, and
+//! keeps WAL); `pg_logical_emit_message` (non-transactional messages);
+//! server files (`lo_export`, adminpack's `pg_file_*`).
+//!
+//! Not seen, so not refused: a call made inside a function body the plan does
+//! not show (PL/pgSQL, a SQL function that is not inlined), and what a foreign
+//! table's remote side does (postgres_fdw rolls its remote transaction back
+//! with ours, but not, e.g., a sequence advanced by a remote view).
+//!
+//! # How calls are found
+//! Twice, and a call found either way is refused:
+//! 1. In the text, before connecting: a small SQL lexer ([`called_names`])
+//!    skips comments, string literals (`'...'`, `E'...'`, dollar quotes) and
+//!    whitespace, reads quoted (`"DbLink_Exec"`, `U&"..."`) and unquoted
+//!    identifiers, and takes every name followed by `(` as a call, its schema
+//!    qualification (`public.dblink_exec`) dropped, compared without case.
+//! 2. In the plan, on the server: `EXPLAIN (VERBOSE, FORMAT JSON)` without
+//!    ANALYZE (nothing runs) prints every expression the executor will
+//!    evaluate, with views expanded and SQL functions inlined; the same lexer
+//!    reads each of its strings ([`escapes_in_plan`]).
+//!
+//! A hand-written lexer: the SQL parsers on crates.io parse statements into
+//! syntax trees (and refuse PostgreSQL syntax they lack); this needs only the
+//! names before `(` and must not miss one in syntax a parser does not know.
+
+use serde_json::Value;
+
+/// A function whose effect ROLLBACK cannot undo.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Escape {
+    /// The function's name (lower case), or a prefix ending in `*`.
+    pub function: &'static str,
+    /// Why ROLLBACK cannot undo it.
+    pub why: &'static str,
+}
+
+const OTHER_SESSION: &str = "runs SQL in another session, which commits on its own";
+const SEQUENCE: &str = "a sequence's value is not rolled back";
+const STATS: &str = "statistics resets are not transactional";
+const LOCK: &str = "a session-level advisory lock is held past ROLLBACK until the session ends";
+const SIGNAL: &str = "signals another session";
+const SERVER: &str = "acts on the server at once";
+const SLOT: &str = "replication slots and origins are not transactional";
+const MESSAGE: &str = "writes a non-transactional WAL message";
+const FILE: &str = "writes a file on the server";
+
+/// The known calls ROLLBACK cannot undo: (function, why). A name ending in
+/// `*` matches every function it begins.
+pub const ESCAPES: [(&str, &str); 45] = [
+    ("dblink*", OTHER_SESSION),
+    ("nextval", SEQUENCE),
+    ("setval", SEQUENCE),
+    ("pg_stat_reset*", STATS),
+    ("pg_stat_statements_reset", STATS),
+    ("pg_advisory_lock", LOCK),
+    ("pg_advisory_lock_shared", LOCK),
+    ("pg_try_advisory_lock", LOCK),
+    ("pg_try_advisory_lock_shared", LOCK),
+    ("pg_terminate_backend", SIGNAL),
+    ("pg_cancel_backend", SIGNAL),
+    ("pg_log_backend_memory_contexts", SIGNAL),
+    ("pg_reload_conf", SERVER),
+    ("pg_rotate_logfile", SERVER),
+    ("pg_switch_wal", SERVER),
+    ("pg_switch_xlog", SERVER),
+    ("pg_create_restore_point", SERVER),
+    ("pg_start_backup", SERVER),
+    ("pg_stop_backup", SERVER),
+    ("pg_backup_start", SERVER),
+    ("pg_backup_stop", SERVER),
+    ("pg_promote", SERVER),
+    ("pg_wal_replay_pause", SERVER),
+    ("pg_wal_replay_resume", SERVER),
+    ("pg_create_physical_replication_slot", SLOT),
+    ("pg_create_logical_replication_slot", SLOT),
+    ("pg_drop_replication_slot", SLOT),
+    ("pg_copy_physical_replication_slot", SLOT),
+    ("pg_copy_logical_replication_slot", SLOT),
+    ("pg_replication_slot_advance", SLOT),
+    ("pg_logical_slot_get_changes", SLOT),
+    ("pg_logical_slot_get_binary_changes", SLOT),
+    ("pg_replication_origin_create", SLOT),
+    ("pg_replication_origin_drop", SLOT),
+    ("pg_replication_origin_advance", SLOT),
+    ("pg_replication_origin_session_setup", SLOT),
+    ("pg_replication_origin_session_reset", SLOT),
+    ("pg_replication_origin_xact_setup", SLOT),
+    ("pg_replication_origin_xact_reset", SLOT),
+    ("pg_logical_emit_message", MESSAGE),
+    ("lo_export", FILE),
+    ("pg_file_write", FILE),
+    ("pg_file_rename", FILE),
+    ("pg_file_unlink", FILE),
+    ("pg_file_sync", FILE),
+];
+
+/// A call found: the function as called (lower case, escaped for the
+/// terminal) and why ROLLBACK cannot undo it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub function: String,
+    pub why: &'static str,
+}
+
+/// The escape `name` (a called function's name, any case) is, if any.
+pub fn escape_of(name: &str) -> Option<Escape> {
+    let name = name.to_lowercase();
+    ESCAPES
+        .into_iter()
+        .find(|(function, _)| match function.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *function,
+        })
+        .map(|(function, why)| Escape { function, why })
+}
+
+fn add(found: &mut Vec<Found>, name: &str) {
+    if let Some(e) = escape_of(name) {
+        let function = clockscope::escape::escape_untrusted(&name.to_lowercase()).into_owned();
+        if !found.iter().any(|f| f.function == function) {
+            found.push(Found { function, why: e.why });
+        }
+    }
+}
+
+/// The escapes `sql` calls by name, in order of first call, each once. The
+/// text is read twice, with `standard_conforming_strings` on (a backslash in
+/// '...' is a character) and off (it escapes the next one), so a literal
+/// read either way hides no call.
+pub fn escapes_in_sql(sql: &str) -> Vec<Found> {
+    let mut found = Vec::new();
+    for name in called_names(sql).into_iter().chain(lex_calls(sql, true)) {
+        add(&mut found, &name);
+    }
+    found
+}
+
+/// The escapes an `EXPLAIN (VERBOSE, FORMAT JSON)` plan calls: every string
+/// in it read as SQL ([`called_names`]), and every "Function Name". The
+/// walk is a loop over an explicit stack (any depth).
+pub fn escapes_in_plan(plan: &Value) -> Vec<Found> {
+    let mut found = Vec::new();
+    let mut stack = vec![plan];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                for name in called_names(s) {
+                    add(&mut found, &name);
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::Object(map) => {
+                if let Some(Value::String(name)) = map.get("Function Name") {
+                    add(&mut found, name);
+                }
+                stack.extend(map.values().rev());
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The functions found, each with why ROLLBACK cannot undo it, for one line.
+pub fn describe(found: &[Found]) -> String {
+    found
+        .iter()
+        .map(|f| format!("{}() ({})", f.function, f.why))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The names `sql` calls: every identifier followed by `(`, after its
+/// schema or database qualification, lower case when unquoted, as written
+/// when quoted. Comments, string literals and whitespace between tokens are
+/// skipped; an unterminated literal or comment ends the text.
+pub fn called_names(sql: &str) -> Vec<String> {
+    lex_calls(sql, false)
+}
+
+/// [`called_names`]; `backslash_escapes` reads '...' as with
+/// `standard_conforming_strings = off`.
+fn lex_calls(sql: &str, backslash_escapes: bool) -> Vec<String> {
+    let mut lexer = Lexer {
+        s: sql.as_bytes(),
+        i: 0,
+        backslash_escapes,
+    };
+    let mut names = Vec::new();
+    let mut last_ident: Option<String> = None;
+    while let Some(token) = lexer.next_token() {
+        match token {
+            Token::Ident(name) => last_ident = Some(name),
+            Token::Punct(b'(') => {
+                if let Some(name) = last_ident.take() {
+                    names.push(name);
+                }
+            }
+            // A qualification: `schema.name` keeps the last name.
+            Token::Punct(b'.') => {}
+            _ => last_ident = None,
+        }
+    }
+    names
+}
+
+enum Token {
+    Ident(String),
+    Punct(u8),
+    /// A literal, number, parameter or operator.
+    Other,
+}
+
+struct Lexer<'a> {
+    s: &'a [u8],
+    i: usize,
+    /// '...' takes backslash escapes (`standard_conforming_strings = off`).
+    backslash_escapes: bool,
+}
+
+impl Lexer<'_> {
+    fn peek(&self, at: usize) -> Option<u8> {
+        self.s.get(self.i + at).copied()
+    }
+
+    fn next_token(&mut self) -> Option<Token> {
+        self.skip_blanks();
+        let c = self.peek(0)?;
+        let next = self.peek(1);
+        Some(match c {
+            b'\'' => {
+                self.i += 1;
+                self.skip_quoted(b'\'', self.backslash_escapes);
+                Token::Other
+            }
+            b'E' | b'e' if next == Some(b'\'') => {
+                self.i += 2;
+                self.skip_quoted(b'\'', true);
+                Token::Other
+            }
+            // B'..', X'..', N'..': plain string bodies.
+            b'B' | b'b' | b'X' | b'x' | b'N' | b'n' if next == Some(b'\'') => {
+                self.i += 2;
+                self.skip_quoted(b'\'', false);
+                Token::Other
+            }
+            b'U' | b'u' if next == Some(b'&') && matches!(self.peek(2), Some(b'"' | b'\'')) => {
+                let quote = self.peek(2).unwrap_or(b'"');
+                self.i += 3;
+                let body = self.quoted_body(quote);
+                let escape = self.uescape().unwrap_or(b'\\');
+                if quote == b'"' {
+                    Token::Ident(decode_unicode_escapes(&body, escape))
+                } else {
+                    Token::Other
+                }
+            }
+            b'"' => {
+                self.i += 1;
+                Token::Ident(String::from_utf8_lossy(&self.quoted_body(b'"')).into_owned())
+            }
+            b'$' if self.dollar_tag().is_some() => {
+                let tag = self.dollar_tag().unwrap_or_default();
+                self.i += tag.len();
+                self.skip_until(&tag);
+                Token::Other
+            }
+            c if is_ident_start(c) => {
+                let start = self.i;
+                while self.peek(0).is_some_and(is_ident_char) {
+                    self.i += 1;
+                }
+                Token::Ident(String::from_utf8_lossy(&self.s[start..self.i]).to_ascii_lowercase())
+            }
+            b'(' | b'.' => {
+                self.i += 1;
+                Token::Punct(c)
+            }
+            _ => {
+                self.i += 1;
+                Token::Other
+            }
+        })
+    }
+
+    /// Skips whitespace, `--` comments and nested `/* */` comments.
+    fn skip_blanks(&mut self) {
+        loop {
+            match (self.peek(0), self.peek(1)) {
+                (Some(c), _) if c.is_ascii_whitespace() => self.i += 1,
+                (Some(b'-'), Some(b'-')) => {
+                    while self.peek(0).is_some_and(|c| c != b'\n') {
+                        self.i += 1;
+                    }
+                }
+                (Some(b'/'), Some(b'*')) => {
+                    self.i += 2;
+                    let mut depth = 1;
+                    while depth > 0 {
+                        match (self.peek(0), self.peek(1)) {
+                            (None, _) => return,
+                            (Some(b'/'), Some(b'*')) => {
+                                depth += 1;
+                                self.i += 2;
+                            }
+                            (Some(b'*'), Some(b'/')) => {
+                                depth -= 1;
+                                self.i += 2;
+                            }
+                            _ => self.i += 1,
+                        }
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips a literal's body up to its closing `quote` (doubled quotes are
+    /// one; with `backslash`, `\x` is one character).
+    fn skip_quoted(&mut self, quote: u8, backslash: bool) {
+        while let Some(c) = self.peek(0) {
+            self.i += 1;
+            if backslash && c == b'\\' {
+                self.i += 1;
+            } else if c == quote {
+                if self.peek(0) == Some(quote) {
+                    self.i += 1;
+                } else {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A quoted body up to its closing `quote`, doubled quotes undoubled.
+    fn quoted_body(&mut self, quote: u8) -> Vec<u8> {
+        let mut body = Vec::new();
+        while let Some(c) = self.peek(0) {
+            self.i += 1;
+            if c == quote {
+                if self.peek(0) == Some(quote) {
+                    self.i += 1;
+                } else {
+                    break;
+                }
+            }
+            body.push(c);
+        }
+        body
+    }
+
+    /// `UESCAPE 'c'` after a `U&` literal: its escape character.
+    fn uescape(&mut self) -> Option<u8> {
+        let save = self.i;
+        self.skip_blanks();
+        let word = self.s.get(self.i..self.i + 7)?;
+        if word.eq_ignore_ascii_case(b"uescape") {
+            self.i += 7;
+            self.skip_blanks();
+            if self.peek(0) == Some(b'\'') && self.peek(2) == Some(b'\'') {
+                let c = self.peek(1);
+                self.i += 3;
+                return c;
+            }
+        }
+        self.i = save;
+        None
+    }
+
+    /// `$tag$` starting here (the tag not starting with a digit: `$1` is a
+    /// parameter), with both dollars.
+    fn dollar_tag(&self) -> Option<Vec<u8>> {
+        let rest = self.s.get(self.i + 1..)?;
+        let end = rest.iter().position(|&c| c == b'$')?;
+        let tag = &rest[..end];
+        let valid =
+            tag.first().is_none_or(|&c| is_ident_start(c)) && tag.iter().all(|&c| c != b'$' && is_ident_char(c));
+        valid.then(|| self.s[self.i..self.i + end + 2].to_vec())
+    }
+
+    fn skip_until(&mut self, end: &[u8]) {
+        while self.i < self.s.len() {
+            if self.s[self.i..].starts_with(end) {
+                self.i += end.len();
+                return;
+            }
+            self.i += 1;
+        }
+    }
+}
+
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
+}
+
+fn is_ident_char(c: u8) -> bool {
+    is_ident_start(c) || c.is_ascii_digit() || c == b'$'
+}
+
+/// A `U&"..."` identifier's body with its `\XXXX` and `\+XXXXXX` escapes
+/// (the escape character `escape`, doubled for itself) decoded.
+fn decode_unicode_escapes(body: &[u8], escape: u8) -> String {
+    let text = String::from_utf8_lossy(body);
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    let hex = |from: usize, n: usize| -> Option<char> {
+        let digits: String = chars.get(from..from + n)?.iter().collect();
+        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == char::from(escape) {
+            if chars.get(i + 1) == Some(&c) {
+                out.push(c);
+                i += 2;
+                continue;
+            }
+            if chars.get(i + 1) == Some(&'+') {
+                if let Some(d) = hex(i + 2, 6) {
+                    out.push(d);
+                    i += 8;
+                    continue;
+                }
+            } else if let Some(d) = hex(i + 1, 4) {
+                out.push(d);
+                i += 5;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(sql: &str) -> Vec<String> {
+        escapes_in_sql(sql).into_iter().map(|e| e.function).collect()
+    }
+
+    #[test]
+    fn calls_are_found_whatever_the_case_quoting_qualification_and_comments() {
+        for sql in [
+            "SELECT dblink_exec('x', 'y')",
+            "SELECT DbLink_Exec('x', 'y')",
+            "SELECT \"DbLink_Exec\"('x', 'y')",
+            "SELECT \"dblink_exec\" ('x', 'y')",
+            "SELECT public.dblink_exec('x', 'y')",
+            "SELECT \"public\" . \"dblink_exec\"('x')",
+            "SELECT mydb.public.dblink_exec('x')",
+            "SELECT dblink_exec/* a comment */('x')",
+            "SELECT dblink_exec -- a comment\n ('x')",
+            "SELECT dblink_exec\n\t(\n'x')",
+            "SELECT U&\"dblink\\005fexec\"('x')",
+            "SELECT U&\"dblink!005fexec\" UESCAPE '!' ('x')",
+            "SELECT U&\"\\+000064blink_exec\"('x')",
+            "SELECT * FROM dblink('conn', 'SELECT 1') AS t(a int)",
+            "SELECT 1 WHERE /* /* nested */ still a comment */ dblink_connect('x') IS NULL",
+        ] {
+            let want = if sql.contains("FROM dblink(") {
+                "dblink"
+            } else if sql.contains("connect") {
+                "dblink_connect"
+            } else {
+                "dblink_exec"
+            };
+            assert_eq!(names(sql), vec![want], "{sql}");
+        }
+        assert_eq!(names("SELECT pg_stat_reset()"), vec!["pg_stat_reset"]);
+        assert_eq!(
+            names("SELECT pg_catalog.PG_STAT_RESET_SHARED('bgwriter'), nextval('s'), setval('s', 1), nextval('t')"),
+            vec!["pg_stat_reset_shared", "nextval", "setval"]
+        );
+        assert_eq!(names("SELECT lo_export(1, '/tmp/x')"), vec!["lo_export"]);
+        assert_eq!(names("SELECT pg_advisory_lock(1)"), vec!["pg_advisory_lock"]);
+    }
+
+    #[test]
+    fn names_in_literals_comments_and_other_uses_are_not_calls() {
+        for sql in [
+            "SELECT 'dblink_exec(1)'",
+            "SELECT E'\\' dblink_exec(1)'",
+            "SELECT 'it''s dblink_exec(1)'",
+            "SELECT $$ dblink_exec(1) $$",
+            "SELECT $tag$ nextval('s') $tag$",
+            "SELECT $1, dblink_exec FROM t",
+            "-- SELECT dblink_exec('x')\nSELECT 1",
+            "/* nextval('s') */ SELECT 1",
+            "SELECT nextval_like(1), my_nextval(2), pg_advisory_xact_lock(1), pg_notify('c', 'm')",
+            "SELECT set_config('work_mem', '8MB', false), currval('s'), lo_get(1)",
+            "SELECT \"nextval\" FROM t",
+        ] {
+            assert!(names(sql).is_empty(), "{sql}: {:?}", names(sql));
+        }
+    }
+
+    #[test]
+    fn the_plan_is_read_everywhere_and_at_any_depth() {
+        let plan: Value = serde_json::from_str(
+            r#"[{"Plan": {"Node Type": "Result", "Output": ["public.dblink_exec('x'::text, 'y'::text)"],
+                "Plans": [{"Node Type": "Function Scan", "Function Name": "pg_stat_reset",
+                "Filter": "(nextval('s'::regclass) > 0)"}]}}]"#,
+        )
+        .unwrap();
+        let found: Vec<String> = escapes_in_plan(&plan).into_iter().map(|e| e.function).collect();
+        assert_eq!(found, vec!["dblink_exec", "pg_stat_reset", "nextval"]);
+        let quiet: Value = serde_json::from_str(r#"[{"Plan": {"Output": ["'nextval(x)'::text"]}}]"#).unwrap();
+        assert!(escapes_in_plan(&quiet).is_empty());
+    }
+
+    #[test]
+    fn the_description_names_each_function_and_why() {
+        let found = escapes_in_sql("SELECT dblink_exec('a', 'b'), nextval('s')");
+        assert_eq!(
+            describe(&found),
+            "dblink_exec() (runs SQL in another session, which commits on its own), nextval() (a sequence's \
+             value is not rolled back)"
+        );
+    }
+
+    #[test]
+    fn a_backslash_in_a_literal_hides_nothing_either_way() {
+        // With standard_conforming_strings off, 'a\' ' is one literal and the
+        // call after it is real; with it on, the call is in a literal.
+        assert_eq!(names("SELECT 'a\\' ', pg_stat_reset(), '"), vec!["pg_stat_reset"]);
+        assert_eq!(names("SELECT 'a\\', pg_stat_reset(), '\\''"), vec!["pg_stat_reset"]);
+    }
+
+    #[test]
+    fn unterminated_text_ends_the_scan() {
+        for sql in [
+            "SELECT 'abc",
+            "SELECT \"abc",
+            "SELECT /* abc",
+            "SELECT $$ abc",
+            "SELECT E'\\",
+        ] {
+            assert!(names(sql).is_empty(), "{sql}");
+        }
+    }
+}
