@@ -213,17 +213,9 @@ pub fn run_with(
         }
         !stopped
     };
-    // The executor-like loop works per row about what the server's first
-    // source did with TIMING OFF (its median).
-    let timing_off_row_ns = server_runs
-        .sources
-        .first()
-        .and_then(|s| stats::Spread::of(&s.timing_off_ms))
-        .map(|s| s.median * 1e6 / rows as f64);
     let machine = clockcost::measure_machine(
         clockcost::MachineRequest {
             duration_ns: opts.clock_measure_ns,
-            work_ns_per_row: clockcost::loop_work_target_ns(timing_off_row_ns),
             server_version_num: info.version_num,
         },
         &mut || keep_going("this machine's clocks"),
