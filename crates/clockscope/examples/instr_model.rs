@@ -6,9 +6,9 @@
 //! working on the model).
 //!
 //! ```text
-//! cargo run --release -p clockscope --example instr_model -- [WORK_NS] [BUDGET_MS] [RUNS] [TUPLES]
+//! cargo run --release -p clockscope --example instr_model -- [STEPS] [BUDGET_MS] [RUNS] [TUPLES]
 //! ```
-//! WORK_NS: TIMING OFF ns per row aimed for (default 45); BUDGET_MS: per
+//! STEPS: expression steps per row (default the model's, 6); BUDGET_MS: per
 //! measurement (default 300); RUNS: repetitions (default 1); TUPLES: table
 //! size (default the model's).
 
@@ -29,7 +29,7 @@ fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
 }
 
 fn main() {
-    let work_ns: f64 = arg(1, executor_loop::DEFAULT_WORK_NS_PER_ROW);
+    let steps: u32 = arg(1, executor_loop::DEFAULT_WORK_STEPS);
     let budget_ms: u64 = arg(2, 300);
     let runs: u32 = arg(3, 1);
     let tuples: usize = arg(4, executor_loop::TABLE_TUPLES);
@@ -43,10 +43,13 @@ fn main() {
         PgInstrumentation::Pg19 { tsc: true },
         PgInstrumentation::Pg15OrOlder,
     ];
-    out!("work {work_ns} ns/row, budget {budget_ms} ms, table {tuples} tuples");
+    out!("{steps} steps per row, budget {budget_ms} ms, table {tuples} tuples");
     for run in 1..=runs {
         for shape in shapes {
-            let config = ModelConfig::new(shape, work_ns, budget_ms * 1_000_000);
+            let config = ModelConfig {
+                work_steps: steps,
+                ..ModelConfig::new(shape, budget_ms * 1_000_000)
+            };
             let cost = match (shape, tsc.as_ref()) {
                 (PgInstrumentation::Pg19 { tsc: true }, None) => None,
                 _ => executor_loop::measure_on_this_machine(tsc.as_ref(), &table, config, &mut || true),

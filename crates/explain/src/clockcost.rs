@@ -6,8 +6,7 @@
 //!   ([`clockscope::predict::executor_loop`]), TIMING ON against TIMING OFF
 //!   with the server version's shape (PostgreSQL 19: inlined, int64 ticks,
 //!   the fast read behind `timing_tsc_enabled`; 16-18: int64 ns; 15 and
-//!   older: `struct timespec`), its work per row set to the server's
-//!   measured TIMING OFF time per row. Run on the system clock
+//!   older: `struct timespec`). Run on the system clock
 //!   (`clock_gettime(CLOCK_MONOTONIC)`) and, on x86-64, on RDTSC
 //!   (PostgreSQL 19's fast TSC read for EXPLAIN), at the frequency
 //!   PostgreSQL 19 would use here ([`postgres_tsc`]).
@@ -118,17 +117,6 @@ pub struct MachineClocks {
     pub tsc_auto: bool,
 }
 
-/// The model's work per row: `work_ns_per_row` when it is a plausible TIMING
-/// OFF time per row (1 ns - 10 us), else
-/// [`executor_loop::DEFAULT_WORK_NS_PER_ROW`]; then within the model's
-/// limits ([`executor_loop::work_target_ns`]).
-pub fn loop_work_target_ns(work_ns_per_row: Option<f64>) -> f64 {
-    let w = work_ns_per_row
-        .filter(|w| w.is_finite() && (1.0..=10_000.0).contains(w))
-        .unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW);
-    executor_loop::work_target_ns(w)
-}
-
 const LOOP_METHOD: &str = "pg_test_timing's loop in 9 chunks: average loop time including overhead, and the median \
                            chunk's read cost without interference gaps";
 
@@ -138,8 +126,6 @@ pub struct MachineRequest {
     /// How long to run pg_test_timing's loop on each clock, and the model's
     /// budget per clock, ns.
     pub duration_ns: u64,
-    /// The model's TIMING OFF work per row, ns.
-    pub work_ns_per_row: f64,
     /// The server's `server_version_num`: the instrumentation's shape.
     pub server_version_num: u32,
 }
@@ -153,7 +139,7 @@ pub fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool
     let shape = PgInstrumentation::for_server(req.server_version_num, false);
     system.executor_loop = keep_going()
         .then(|| {
-            let config = ModelConfig::new(shape, req.work_ns_per_row, req.duration_ns);
+            let config = ModelConfig::new(shape, req.duration_ns);
             executor_loop::measure_on_this_machine::<PosixClock>(None, &Table::new(), config, keep_going)
         })
         .flatten();
@@ -238,7 +224,7 @@ fn tsc_loops(
             let p = measured(read_cost::measure_read_cost(&precise, d, keep_going), precise.name())?;
             if keep_going() {
                 let shape = PgInstrumentation::Pg19 { tsc: true };
-                let config = ModelConfig::new(shape, self.req.work_ns_per_row, d);
+                let config = ModelConfig::new(shape, d);
                 f.executor_loop =
                     executor_loop::measure_on_this_machine(Some(&fast), &Table::new(), config, keep_going);
             }
@@ -259,7 +245,6 @@ mod tests {
     fn req(duration_ns: u64) -> MachineRequest {
         MachineRequest {
             duration_ns,
-            work_ns_per_row: 45.0,
             server_version_num: 190_000,
         }
     }
@@ -282,17 +267,6 @@ mod tests {
         };
         let why = measure_tsc(&tsc, req(1_000_000), &mut || true).unwrap_err();
         assert!(why.contains("could not use the TSC"), "{why}");
-    }
-
-    #[test]
-    fn the_model_works_as_much_as_the_server_did_per_row() {
-        let d = executor_loop::DEFAULT_WORK_NS_PER_ROW;
-        assert_eq!(loop_work_target_ns(Some(55.0)), 55.0);
-        assert_eq!(loop_work_target_ns(None), d);
-        assert_eq!(loop_work_target_ns(Some(f64::NAN)), d);
-        assert_eq!(loop_work_target_ns(Some(0.0)), d);
-        assert_eq!(loop_work_target_ns(Some(1e6)), d);
-        assert_eq!(loop_work_target_ns(Some(5_000.0)), executor_loop::MAX_WORK_NS_PER_ROW);
     }
 
     #[test]

@@ -157,21 +157,12 @@ pub fn run_with(
     {
         stopped = true;
     }
-    // The executor-like loop works per row about what the server's first
-    // source did with TIMING OFF (its median).
-    let timing_off_row_ns = server
-        .runs
-        .sources
-        .first()
-        .and_then(|s| stats::Spread::of(&s.timing_off_ms))
-        .map(|s| s.median * 1e6 / rows as f64);
     let local_stop: session::StopCheck = if stopped { Arc::new(|| true) } else { Arc::clone(&stop) };
     let local = local::measure(
         &local::Plan {
             deadline: budget.deadline(),
             max_time: opts.max_time,
             clock_measure_ns: opts.clock_measure_ns,
-            work_ns_per_row: clockcost::loop_work_target_ns(timing_off_row_ns),
             server_is_local: target.locality.is_local(),
             server_version_num: server.info.version_num,
         },

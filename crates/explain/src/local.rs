@@ -43,8 +43,6 @@ pub struct Plan {
     pub max_time: Duration,
     /// The pg_test_timing loop's full length per clock, ns.
     pub clock_measure_ns: u64,
-    /// The executor-like loop's work per row, ns.
-    pub work_ns_per_row: f64,
     /// Whether the server runs on this machine (the page-cache read is then
     /// the server's).
     pub server_is_local: bool,
@@ -60,7 +58,6 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
     let (deadline, server_is_local) = (plan.deadline, plan.server_is_local);
     let request = clockcost::MachineRequest {
         duration_ns: clock_measure_ns,
-        work_ns_per_row: plan.work_ns_per_row,
         server_version_num: plan.server_version_num,
     };
     let stop_thread = StopCheck::clone(&stop);
@@ -165,7 +162,6 @@ mod tests {
             deadline,
             max_time: Duration::from_secs(1),
             clock_measure_ns: 500_000_000,
-            work_ns_per_row: 50.0,
             server_is_local: true,
             server_version_num: 150_000,
         }

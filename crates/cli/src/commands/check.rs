@@ -174,11 +174,9 @@ impl ClockVisitor for MeasureClock<'_> {
 /// Runs the library's model of PostgreSQL 19's per-row instrumentation
 /// (clockscope::predict::executor_loop) with one clock in its fast-read slot:
 /// the system clock behind the `timing_tsc_enabled` branch, or the counter's
-/// fast read; its work per row calibrated to `work_ns_per_row`, its run time
-/// bounded by `budget_ns`.
+/// fast read; its run time bounded by `budget_ns`.
 struct ExecutorLoop {
     counter: bool,
-    work_ns_per_row: f64,
     budget_ns: u64,
 }
 
@@ -190,7 +188,7 @@ impl ClockVisitor for ExecutorLoop {
         }
         let table = executor_loop::Table::new();
         let shape = executor_loop::PgInstrumentation::Pg19 { tsc: self.counter };
-        let config = executor_loop::ModelConfig::new(shape, self.work_ns_per_row, self.budget_ns);
+        let config = executor_loop::ModelConfig::new(shape, self.budget_ns);
         let tsc = self.counter.then_some(clock);
         executor_loop::measure_on_this_machine(tsc, &table, config, &mut || !crate::exit::interrupted())
     }
@@ -201,7 +199,6 @@ impl ClockVisitor for ExecutorLoop {
 pub fn measure_executor_loops(
     stats: &[ClockStats],
     counter: &environment::CounterSetup,
-    work_ns_per_row: f64,
     budget_ns: u64,
 ) -> Vec<ExecutorLoopCost> {
     let wanted = [ClockId::Monotonic, ClockId::Rdtsc, ClockId::Cntvct];
@@ -214,7 +211,6 @@ pub fn measure_executor_loops(
         bar.set_prefix(id.display_name().to_string());
         let visitor = ExecutorLoop {
             counter: id.is_counter(),
-            work_ns_per_row,
             budget_ns,
         };
         if let Ok(Some(cost)) = clock::visit(id, counter.scale, visitor) {
@@ -393,9 +389,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let executor_loops = if interrupted {
         Vec::new()
     } else {
-        let work_ns =
-            executor_loop::work_target_ns(args.baseline_row_ns.unwrap_or(executor_loop::DEFAULT_WORK_NS_PER_ROW));
-        measure_executor_loops(&stats, &counter, work_ns, executor_loop_budget_ns(duration_ns))
+        measure_executor_loops(&stats, &counter, executor_loop_budget_ns(duration_ns))
     };
     let interrupted = interrupted || crate::exit::interrupted();
     let measured = Measured {

@@ -62,12 +62,15 @@
 //!
 //! # Work per row
 //!
-//! The expression steps are calibrated ([`calibrate_steps`]) so a row with
-//! TIMING OFF costs about the server's TIMING OFF time per row (`clockscope
-//! explain`) or the baseline (`clockscope check`), within
-//! [`MIN_WORK_NS_PER_ROW`]..[`MAX_WORK_NS_PER_ROW`]: beyond a few hundred ns
-//! of work the reads' share of it no longer changes, and a longer row only
-//! makes the difference harder to resolve.
+//! A fixed, small amount: [`DEFAULT_WORK_STEPS`] expression steps per row
+//! (half in the scan, half in the aggregate), not calibrated to the query's
+//! own time per row. PostgreSQL's TIMING ON cost per row does not shrink
+//! when a row does more work (PostgreSQL 19 on the AMD EPYC guest: count(*)
+//! at 38 ns per row, sum() of an expression at 77 ns, a filtered count at
+//! 130-217 ns: +8.6 to +11.2 ns with the TSC, +43.5 to +47.7 ns with the
+//! system clock; bench/README.md), while the model's reads hide behind its
+//! own work the more of it there is. So the model keeps the little work the
+//! executor does around the instrumented call itself.
 //!
 //! # Limits
 //!
@@ -101,16 +104,14 @@ pub const MAX_ROWS_PER_ROUND: u64 = 100_000;
 pub const MIN_ROWS_PER_ROUND: u64 = 64;
 /// The most pairs kept (memory bound; far beyond what a budget allows).
 pub const MAX_PAIRS: u32 = 4_000;
-/// ns of work per row when nothing better is known: close to PostgreSQL's
-/// TIMING OFF count(*) per row (42.66 ns in PostgreSQL 19's 10M-row
-/// benchmark on pgsql-hackers; 41-46 ns on the AMD EPYC guest of bench/README.md).
-pub const DEFAULT_WORK_NS_PER_ROW: f64 = 45.0;
-/// The least work per row the model is calibrated to.
-pub const MIN_WORK_NS_PER_ROW: f64 = 10.0;
-/// The most work per row the model is calibrated to (see the module docs).
-pub const MAX_WORK_NS_PER_ROW: f64 = 400.0;
-/// The most expression steps [`calibrate_steps`] chooses.
+/// Expression steps per row (see "Work per row" in the module docs): chosen
+/// on the AMD EPYC guest so the model's TIMING ON cost matched PostgreSQL 19's
+/// and 15's there (bench/README.md, "EXPLAIN against real servers").
+pub const DEFAULT_WORK_STEPS: u32 = 6;
+/// The most expression steps a row can run.
 pub const MAX_WORK_STEPS: u32 = 512;
+/// Rows of the round that sizes the rounds.
+const SIZING_ROWS: u64 = 2_000;
 /// Clock reads per row per timed node (InstrStartNode + InstrStopNode).
 pub const READS_PER_ROW: f64 = 2.0;
 
@@ -771,46 +772,35 @@ pub enum StopReason {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelConfig {
     pub instrumentation: PgInstrumentation,
-    /// Expression steps per row; `None`: calibrated to `work_ns_per_row`.
-    pub work_steps: Option<u32>,
-    /// TIMING OFF ns per row aimed for (clamped to the MIN/MAX constants).
-    pub work_ns_per_row: f64,
-    /// The most time the whole measurement may take, calibration included, ns.
+    /// Expression steps per row ([`DEFAULT_WORK_STEPS`]).
+    pub work_steps: u32,
+    /// The most time the whole measurement may take, ns.
     pub budget_ns: u64,
-    /// Rows per round; `None`: [`ROUND_NS`] of work.
+    /// Rows per round; `None`: [`ROUND_NS`] of work, sized by a first round.
     pub rows_per_round: Option<u64>,
 }
 
 impl ModelConfig {
-    /// A config for `instrumentation` with `work_ns_per_row` of work and a
-    /// budget of `budget_ns`.
-    pub fn new(instrumentation: PgInstrumentation, work_ns_per_row: f64, budget_ns: u64) -> Self {
+    /// A config for `instrumentation` with the default work and a budget of
+    /// `budget_ns`.
+    pub fn new(instrumentation: PgInstrumentation, budget_ns: u64) -> Self {
         ModelConfig {
             instrumentation,
-            work_steps: None,
-            work_ns_per_row,
+            work_steps: DEFAULT_WORK_STEPS,
             budget_ns,
             rows_per_round: None,
         }
     }
 }
 
-/// The work per row the model aims for: `ns` within
-/// [`MIN_WORK_NS_PER_ROW`]..=[`MAX_WORK_NS_PER_ROW`], the default when `ns` is
-/// not a number.
-pub fn work_target_ns(ns: f64) -> f64 {
-    if ns.is_finite() {
-        ns.clamp(MIN_WORK_NS_PER_ROW, MAX_WORK_NS_PER_ROW)
-    } else {
-        DEFAULT_WORK_NS_PER_ROW
+/// Rows per round for `ns_per_row` of TIMING OFF work: [`ROUND_NS`] of
+/// work, within the MIN/MAX constants ([`MAX_ROWS_PER_ROUND`] when the
+/// time per row is not a positive number).
+pub fn rows_for_round(ns_per_row: f64) -> u64 {
+    if !(ns_per_row.is_finite() && ns_per_row > 0.0) {
+        return MAX_ROWS_PER_ROUND;
     }
-}
-
-/// Rows per round for `work_ns_per_row`: [`ROUND_NS`] of work, within the
-/// MIN/MAX constants.
-pub fn rows_for_round(work_ns_per_row: f64) -> u64 {
-    let rows = ROUND_NS / work_target_ns(work_ns_per_row);
-    (rows as u64).clamp(MIN_ROWS_PER_ROUND, MAX_ROWS_PER_ROUND)
+    ((ROUND_NS / ns_per_row) as u64).clamp(MIN_ROWS_PER_ROUND, MAX_ROWS_PER_ROUND)
 }
 
 /// What TIMING ON added per row in the model.
@@ -842,7 +832,7 @@ pub struct ExecutorLoopCost {
     pub added_ns_per_row_max: f64,
     /// Median TIMING OFF round per row: the model's work, ns.
     pub work_ns_per_row: f64,
-    /// Expression steps per row.
+    /// Expression steps per row ([`DEFAULT_WORK_STEPS`]).
     pub work_steps: u32,
     pub rows_per_round: u64,
     /// Pairs measured.
@@ -856,7 +846,7 @@ pub struct ExecutorLoopCost {
 impl ExecutorLoopCost {
     /// A resolved result of the shape the model reports, for tests and
     /// examples that need one without measuring: `added_ns_per_row` with an
-    /// interval of +-10% over 40 pairs of 5,000 rows of 45 ns of work.
+    /// interval of +-10% over 40 pairs of 12,500 rows of 20 ns of work.
     pub fn recorded(clock: &str, added_ns_per_row: f64) -> ExecutorLoopCost {
         let d = added_ns_per_row.abs() * 0.1;
         let interval = Interval {
@@ -876,9 +866,9 @@ impl ExecutorLoopCost {
             status: "resolved".into(),
             added_ns_per_row_min: added_ns_per_row - 2.0 * d,
             added_ns_per_row_max: added_ns_per_row + 2.0 * d,
-            work_ns_per_row: 45.0,
-            work_steps: 12,
-            rows_per_round: 5_000,
+            work_ns_per_row: 20.0,
+            work_steps: DEFAULT_WORK_STEPS,
+            rows_per_round: 12_500,
             pairs: 40,
             stopped_by: StopReason::Budget,
             budget_ns: 150_000_000,
@@ -974,44 +964,6 @@ pub fn cost_from_pairs(
     })
 }
 
-/// The steps for `target_ns` per row on a line through two measured points
-/// (`ns_at_lo` at `lo` steps, `ns_at_hi` at `hi`), within
-/// 0..=[`MAX_WORK_STEPS`]; 0 when the points say nothing (no slope).
-pub fn steps_for(target_ns: f64, lo: u32, ns_at_lo: f64, hi: u32, ns_at_hi: f64) -> u32 {
-    let slope = (ns_at_hi - ns_at_lo) / (f64::from(hi) - f64::from(lo));
-    if !(slope.is_finite() && slope > 0.0 && target_ns.is_finite()) {
-        return 0;
-    }
-    let p = f64::from(lo) + (target_ns - ns_at_lo) / slope;
-    p.round().clamp(0.0, f64::from(MAX_WORK_STEPS)) as u32
-}
-
-/// Rows of each calibration round.
-const CALIBRATION_ROWS: u64 = 2_000;
-/// The upper calibration point, steps.
-const CALIBRATION_HI_STEPS: u32 = 16;
-
-/// Rounds per calibration point.
-const CALIBRATION_ROUNDS: usize = 5;
-
-/// Steps that make a TIMING OFF row cost about `target_ns` here: the
-/// fastest of [`CALIBRATION_ROUNDS`] short rounds at 0 and at
-/// [`CALIBRATION_HI_STEPS`] steps (the fastest: a round slowed by other work
-/// on the machine says nothing about the work's own cost), a line through
-/// them.
-fn calibrate_steps<R: PgRead, C: ClockSource>(exec: &mut Executor<'_, R>, timer: &C, target_ns: f64) -> u32 {
-    let mut at = |steps: u32| {
-        exec.set_steps(steps);
-        exec.round(timer, CALIBRATION_ROWS, false);
-        (0..CALIBRATION_ROUNDS)
-            .map(|_| exec.round(timer, CALIBRATION_ROWS, false) / CALIBRATION_ROWS as f64)
-            .fold(f64::INFINITY, f64::min)
-    };
-    let lo_ns = at(0);
-    let hi_ns = at(CALIBRATION_HI_STEPS);
-    steps_for(target_ns, 0, lo_ns, CALIBRATION_HI_STEPS, hi_ns)
-}
-
 /// Runs the model with `read` (whose time representation and clock are the
 /// version's) and `timer` for the rounds, within `config.budget_ns`, asking
 /// `keep_going` before each pair. `None` when stopped before a pair.
@@ -1028,15 +980,11 @@ pub fn measure_model<R: PgRead, C: ClockSource>(
         timer.scale().ticks_to_ns(d)
     };
     let mut exec = Executor::new(read, table, config.instrumentation.inline());
-    let target = work_target_ns(config.work_ns_per_row);
-    let steps = match config.work_steps {
-        Some(s) => s.min(MAX_WORK_STEPS),
-        None => calibrate_steps(&mut exec, timer, target),
-    };
+    let steps = config.work_steps.min(MAX_WORK_STEPS);
     exec.set_steps(steps);
-    let rows = config.rows_per_round.unwrap_or_else(|| rows_for_round(target)).max(1);
-    // One warm-up round, untimed for the result.
-    exec.round(timer, rows, false);
+    // A first round warms up and, unless given, sizes the rounds.
+    let sizing = exec.round(timer, SIZING_ROWS, false) / SIZING_ROWS as f64;
+    let rows = config.rows_per_round.unwrap_or_else(|| rows_for_round(sizing)).max(1);
     let mut pairs = Vec::new();
     let mut stopped_by = StopReason::MaxPairs;
     let mut last_pair_ns = 0u64;
