@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use clockscope::clock::posix::PosixClock;
+use clockscope::clock::posix::PgSystemClock;
 use clockscope::counter::calibrate::calibrate_postgresql_native;
 use clockscope::counter::discover::full_budget;
 use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());
-    let system = PosixClock::monotonic();
+    let system = PgSystemClock;
     match run_with_counter(&opts, &system, &mut out, &mut err) {
         Ok(code) => ExitCode::from(code),
         // PostgreSQL never checks printf: an unwritable stdout (a closed pipe,
@@ -47,7 +47,7 @@ fn main() -> ExitCode {
 /// Hands the counter's precise and fast reads to pg_test_timing's run.
 struct RunWith<'a> {
     opts: &'a args::Options,
-    system: &'a PosixClock,
+    system: &'a PgSystemClock,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
     closing_lines: ptt::ClosingLines<'a>,
@@ -76,14 +76,14 @@ impl CounterPairVisitor for RunWith<'_> {
 /// clock.
 fn run_with_counter(
     opts: &args::Options,
-    system: &PosixClock,
+    system: &PgSystemClock,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
     let budget = clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS;
     let report = counter::discover_with(Path::new("/"), None, &Discovery::postgresql(budget), &full_budget);
     let (lines, not_usable) = match (counter::native_kind(), &report.postgres.tsc, report.generic_timer()) {
-        (None, _, _) => return ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::Absent, out, err),
+        (None, _, _) => return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, system, Counter::Absent, out, err),
         (Some(CounterKind::Tsc), Some(tsc), _) => (
             tsc.frequency_khz.map(|in_use_khz| {
                 let use_by_default = tsc.use_by_default;
@@ -117,6 +117,6 @@ fn run_with_counter(
     };
     match visited {
         Some(result) => result,
-        None => ptt::run::<_, PosixClock, PosixClock>(opts, system, Counter::NotUsable(not_usable), out, err),
+        None => ptt::run::<_, PgSystemClock, PgSystemClock>(opts, system, Counter::NotUsable(not_usable), out, err),
     }
 }
