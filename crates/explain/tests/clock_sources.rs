@@ -140,10 +140,12 @@ fn a_role_that_may_not_set_it_measures_the_current_source_and_says_why() {
     let out = go(&mut s, true, 1).unwrap();
     assert_eq!(out.sources.len(), 1);
     assert_eq!(out.sources[0].clock_source, "auto (tsc)");
-    assert!(out.sources[0].how.contains("superuser only"), "{}", out.sources[0].how);
-    // The current source is tsc, so only system is reported as not measured.
+    assert!(out.sources[0].how.contains("SET refused"), "{}", out.sources[0].how);
+    // The current source is tsc, so only system is reported as not measured,
+    // and that one line says why.
     assert_eq!(out.skipped.len(), 1);
     assert_eq!(out.skipped[0].clock_source, "system");
+    assert!(out.skipped[0].reason.contains("superuser only"), "{}", out.skipped[0].reason);
     assert!(
         out.skipped[0].reason.contains("SQLSTATE 42501"),
         "{}",
