@@ -4,6 +4,9 @@
 //! - [`cli`]: the clap definition of `clockscope` (also drives completions and the man page).
 //! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep);
 //!   each gathers its measurements into a model, then hands it to a renderer.
+//! - [`judge`]: what the measurements mean (check's rules, prediction and advice).
+//! - [`gather`]: what several commands gather alike (the counter setup, the
+//!   environment block, NTP).
 //! - [`export`]: every renderer (text, JSON, Prometheus, SVG), one folder or file per
 //!   command, writer first: `write(out, &model)`. Never imports [`commands`].
 //! - [`model`]: what a command measured (check's report, stats and verdict; clocks;
@@ -41,6 +44,8 @@ pub mod export;
 // A constructor run before `main` (`#[link_section]`): whether stdout was closed at start.
 #[allow(unsafe_code)]
 pub mod fd_at_start;
+pub mod gather;
+pub mod judge;
 pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;

@@ -542,3 +542,27 @@ fn text_table_and_recommendation() {
         "{text}"
     );
 }
+
+/// A clocksource name holding C1 and bidi controls (the kernel's sysfs is
+/// read as given) comes out of the JSON escaped as `\uXXXX`, as every JSON
+/// clockscope writes (export::json), and decodes back to the same name.
+#[test]
+fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
+    let f = Fake::new("tsc", "tsc hpet");
+    let mut never = |_: &str| -> anyhow::Result<ClockStats> { panic!("measured without --apply") };
+    let mut r = f.run(&SweepArgs::default(), 1000, &mut never).unwrap();
+    let hostile = "tsc\u{85}\u{9b}2J\u{202e}cba";
+    r.original = hostile.to_string();
+    r.available.push(hostile.to_string());
+    let mut json = Vec::new();
+    write_report(&mut json, &r, CheckFormat::Json).unwrap();
+    let json = String::from_utf8(json).unwrap();
+    assert!(json.contains(r#""original": "tsc\u0085\u009b2J\u202ecba""#), "{json}");
+    assert!(
+        !json.contains('\u{85}') && !json.contains('\u{9b}') && !json.contains('\u{202e}'),
+        "{json}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["original"], hostile);
+    assert_eq!(v["available"][2], hostile);
+}

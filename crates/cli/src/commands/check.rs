@@ -9,9 +9,9 @@
 //! known from CPUID or the kernel.
 
 use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat, PlotKind};
-use crate::commands::environment;
+use crate::gather::environment;
+use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
-use crate::model::check::verdict::{self, VerdictInputs};
 use crate::model::check::{self as report, CheckReport, Skipped};
 use crate::output_file::{self, Destination, OutputFile};
 use crate::{export, progress};

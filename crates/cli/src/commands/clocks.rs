@@ -3,8 +3,8 @@
 //! step seen in a short run).
 
 use crate::args::ReportFormat;
-use crate::commands::environment;
 use crate::export;
+use crate::gather::environment;
 use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS, SCHEMA_VERSION};
 use crate::model::stamp::ReportStamp;
 use clap::Args;

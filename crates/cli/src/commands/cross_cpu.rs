@@ -218,7 +218,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             Some(r) => format!("the online CPUs under {} (--root)", r.display()),
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
-        let stamp = ReportStamp::now(render::PLAN_SCHEMA_VERSION);
+        let stamp = ReportStamp::now(crate::model::cross_cpu::PLAN_SCHEMA_VERSION);
         match args.format {
             CrossCpuFormat::Text => {
                 crate::export::text::write_header(out, &stamp)?;
@@ -240,7 +240,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 }
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    let stamp = ReportStamp::now(render::SCHEMA_VERSION);
+    let stamp = ReportStamp::now(crate::model::cross_cpu::SCHEMA_VERSION);
     match args.format {
         CrossCpuFormat::Text => {
             crate::export::text::write_header(out, &stamp)?;

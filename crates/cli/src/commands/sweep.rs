@@ -21,8 +21,8 @@
 //! ends with the command that restores it by hand.
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
-use crate::model::check::verdict::{self, VerdictInputs};
 use crate::model::sweep::RestoreOutcome;
 use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
@@ -466,10 +466,7 @@ fn visit_each(
 pub fn write_report(out: &mut dyn Write, report: &SweepReport, format: CheckFormat) -> anyhow::Result<()> {
     match format {
         CheckFormat::Text => crate::export::sweep::text(out, report)?,
-        CheckFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, report)?;
-            writeln!(out)?;
-        }
+        CheckFormat::Json => crate::export::json::write(out, report)?,
         CheckFormat::Prometheus => out.write_all(crate::export::sweep::prometheus(report).as_bytes())?,
     }
     Ok(())

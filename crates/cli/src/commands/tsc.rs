@@ -8,20 +8,14 @@
 use crate::args::ReportFormat;
 use crate::exit;
 use crate::model::stamp::ReportStamp;
+use crate::model::tsc::{GenericTimerOutput, TscOutput, GENERIC_TIMER_SCHEMA_VERSION, SCHEMA_VERSION};
 use clap::Args;
 use clockscope::counter::drift::{DriftPlan, DriftReport};
 use clockscope::counter::{self, CounterKind, Discovery};
-use clockscope::linux::ntp::NtpState;
 use clockscope::tsc::cpuid::{parse_dump, record_native};
 use clockscope::tsc::TscReport;
-use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Version of `tsc`'s JSON layout (`schema_version`, docs/schema/tsc.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
-/// Version of the aarch64 generic timer's (docs/schema/generic-timer.schema.json).
-pub const GENERIC_TIMER_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Args, Debug, Clone)]
 pub struct TscArgs {
@@ -37,7 +31,7 @@ pub struct TscArgs {
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = crate::commands::environment::REPORT_CALIBRATION_NS / 1_000_000,
+        default_value_t = crate::gather::environment::REPORT_CALIBRATION_NS / 1_000_000,
         value_parser = clap::value_parser!(u64).range(1..=10_000),
         allow_hyphen_values = true
     )]
@@ -68,40 +62,6 @@ pub struct TscArgs {
 /// [`clockscope::input::CPUID_DUMP`] bytes (4 MiB).
 fn read_dump(path: &Path) -> anyhow::Result<String> {
     clockscope::input::read_text(path, &clockscope::input::CPUID_DUMP).map_err(|e| anyhow::anyhow!("--cpuid-dump {e}"))
-}
-
-/// The JSON of `clockscope tsc` on x86: the report's own keys, then the
-/// independent evidence read beside it.
-#[derive(Serialize)]
-pub struct TscOutput<'a> {
-    #[serde(flatten)]
-    pub report: &'a TscReport,
-    /// The kernel's NTP state (adjtimex, read-only); `null` for a dump or
-    /// when it could not be read (`ntp_unavailable` says why).
-    pub ntp: Option<NtpState>,
-    pub ntp_unavailable: Option<String>,
-    /// `--drift`: the counter against REALTIME and MONOTONIC_RAW (`null` without it).
-    pub drift: Option<DriftReport>,
-}
-
-/// The JSON of `clockscope tsc` on aarch64: the generic timer's report, and
-/// the `--drift` result only when measured (so the report is unchanged without it).
-#[derive(Serialize)]
-pub struct GenericTimerOutput<'a> {
-    #[serde(flatten)]
-    pub report: &'a clockscope::arm::GenericTimerReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drift: Option<&'a DriftReport>,
-}
-
-/// The NTP state for a report under `root`: read from this kernel only when
-/// the kernel files are this machine's (`/`).
-pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
-    if root == Path::new("/") {
-        clockscope::linux::ntp::read_ntp(&clockscope::linux::ntp::SystemNtp)
-    } else {
-        Err("not read: kernel files under another root".to_string())
-    }
 }
 
 /// Measures `--drift` against `nominal_hz`, telling stderr what it does.
@@ -182,7 +142,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     };
     let ntp = match &args.cpuid_dump {
         Some(_) => Err("not read: analysing a CPUID dump".to_string()),
-        None => read_ntp_under(&root),
+        None => crate::gather::environment::read_ntp_under(&root),
     };
     let drift = match args.drift {
         None => None,

@@ -5,6 +5,11 @@ use crate::exit;
 use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::{CpuContext, CrossCpuReport, Plan};
 
+/// Version of `cross-cpu`'s JSON layout (`schema_version`, docs/schema/cross-cpu.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the `--plan` JSON layout (docs/schema/cross-cpu-plan.schema.json).
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
 /// Everything the command reports.
 pub struct Outcome {
     pub context: CpuContext,

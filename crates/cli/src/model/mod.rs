@@ -6,6 +6,7 @@
 //! - [`clocks`]: every clock source and its resolution.
 //! - [`cross_cpu`]: the CPUs, plan, calibration and cross-CPU report.
 //! - [`sweep`]: the system clock under each kernel clocksource.
+//! - [`tsc`]: the TSC's or generic timer's report with NTP and `--drift` beside it.
 //! - [`stamp`]: the host, time, tool and schema version every report carries.
 
 pub mod check;
@@ -13,3 +14,4 @@ pub mod clocks;
 pub mod cross_cpu;
 pub mod stamp;
 pub mod sweep;
+pub mod tsc;

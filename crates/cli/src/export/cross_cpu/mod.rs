@@ -311,11 +311,6 @@ struct Json<'a> {
     exit_code: u8,
 }
 
-/// Version of `cross-cpu`'s JSON layout (`schema_version`, docs/schema/cross-cpu.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
-/// Version of the `--plan` JSON layout (docs/schema/cross-cpu-plan.schema.json).
-pub const PLAN_SCHEMA_VERSION: u32 = 1;
-
 /// The JSON report, stamped.
 pub fn json(out: &mut dyn Write, stamp: &ReportStamp, o: &Outcome) -> anyhow::Result<()> {
     let j = Json {

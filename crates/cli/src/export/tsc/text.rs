@@ -338,11 +338,7 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
 
 /// Writes the report and the independent evidence beside it: NTP, and the
 /// `--drift` result when measured.
-pub fn write_output(
-    out: &mut dyn Write,
-    o: &crate::commands::tsc::TscOutput,
-    dump: Option<&Path>,
-) -> std::io::Result<()> {
+pub fn write_output(out: &mut dyn Write, o: &crate::model::tsc::TscOutput, dump: Option<&Path>) -> std::io::Result<()> {
     write(out, o.report, dump)?;
     writeln!(out)?;
     writeln_escaped!(out, "NTP (adjtimex, read-only)")?;

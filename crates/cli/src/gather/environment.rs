@@ -4,6 +4,7 @@
 
 use crate::model::check::Environment;
 use clockscope::counter::{self, CheckStyle, CounterDetails, Discovery};
+use clockscope::linux::ntp::NtpState;
 use clockscope::linux::tsc_messages::{self, Machine};
 use clockscope::linux::LinuxEvidence;
 use clockscope::Scale;
@@ -134,7 +135,7 @@ pub fn installed_postgresql_majors(root: &Path) -> Vec<u32> {
 pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option<&[usize]>) -> Environment {
     let cpuinfo = linux.cpuinfo.found();
     let cpuset = linux.cpuset.found().map(|c| c.cpus.len()).filter(|&n| n > 0);
-    let ntp = crate::commands::tsc::read_ntp_under(Path::new(&linux.root));
+    let ntp = read_ntp_under(Path::new(&linux.root));
     let machine = Machine::of(linux);
     Environment {
         kernel_release: linux.kernel_release.found().cloned(),
@@ -162,5 +163,15 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option
             .found()
             .map(|log| tsc_messages::interpret(&log.lines, machine))
             .unwrap_or_default(),
+    }
+}
+
+/// The NTP state for a report under `root`: read from this kernel only when
+/// the kernel files are this machine's (`/`).
+pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
+    if root == Path::new("/") {
+        clockscope::linux::ntp::read_ntp(&clockscope::linux::ntp::SystemNtp)
+    } else {
+        Err("not read: kernel files under another root".to_string())
     }
 }

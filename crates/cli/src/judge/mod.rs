@@ -1,0 +1,8 @@
+//! Judging: what the measurements mean, as pure functions of a model and the
+//! environment's facts (tested with scripted inputs), above [`crate::model`]
+//! and below [`crate::commands`].
+//!
+//! - [`check`]: `check`'s rules, the EXPLAIN ANALYZE prediction and the advice
+//!   (also `sweep`'s per-clocksource verdicts).
+
+pub mod check;

@@ -1,0 +1,36 @@
+//! What `clockscope tsc` measured, as written to JSON: the library's TSC or
+//! generic-timer report with the evidence read beside it (NTP, `--drift`).
+
+use clockscope::counter::drift::DriftReport;
+use clockscope::linux::ntp::NtpState;
+use clockscope::tsc::TscReport;
+use serde::Serialize;
+
+/// Version of `tsc`'s JSON layout (`schema_version`, docs/schema/tsc.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the aarch64 generic timer's (docs/schema/generic-timer.schema.json).
+pub const GENERIC_TIMER_SCHEMA_VERSION: u32 = 1;
+
+/// The JSON of `clockscope tsc` on x86: the report's own keys, then the
+/// independent evidence read beside it.
+#[derive(Serialize)]
+pub struct TscOutput<'a> {
+    #[serde(flatten)]
+    pub report: &'a TscReport,
+    /// The kernel's NTP state (adjtimex, read-only); `null` for a dump or
+    /// when it could not be read (`ntp_unavailable` says why).
+    pub ntp: Option<NtpState>,
+    pub ntp_unavailable: Option<String>,
+    /// `--drift`: the counter against REALTIME and MONOTONIC_RAW (`null` without it).
+    pub drift: Option<DriftReport>,
+}
+
+/// The JSON of `clockscope tsc` on aarch64: the generic timer's report, and
+/// the `--drift` result only when measured (so the report is unchanged without it).
+#[derive(Serialize)]
+pub struct GenericTimerOutput<'a> {
+    #[serde(flatten)]
+    pub report: &'a clockscope::arm::GenericTimerReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<&'a DriftReport>,
+}
