@@ -533,7 +533,7 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
     let price_of = |want: &str| {
         sources
             .iter()
-            .find(|r| crate::measure::current_is(&r.clock_source, want))
+            .find(|r| crate::clock_source::current_is(&r.clock_source, want))
             .map(price::observed_read_price)
     };
     let (system, tsc) = (price_of("system"), price_of("tsc"));
@@ -565,7 +565,7 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
             ),
             _ => (format!("system, set explicitly{measured}"), None),
         }
-    } else if crate::measure::current_is(&s.shown, "system") {
+    } else if crate::clock_source::current_is(&s.shown, "system") {
         (
             format!(
                 "{}: PostgreSQL chose the system clock (it does not trust or cannot use this server's TSC){measured} (see \

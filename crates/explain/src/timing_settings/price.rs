@@ -61,7 +61,7 @@ fn clock_source_setting(settings: &[ServerSetting]) -> Option<&ServerSetting> {
 
 /// Whether the server's own setting reads the TSC (`tsc`, `auto (tsc)`).
 pub fn server_uses_tsc(settings: &[ServerSetting]) -> bool {
-    clock_source_setting(settings).is_some_and(|s| crate::measure::current_is(&s.shown, "tsc"))
+    clock_source_setting(settings).is_some_and(|s| crate::clock_source::current_is(&s.shown, "tsc"))
 }
 
 fn usable(v: f64) -> Option<f64> {
@@ -110,7 +110,8 @@ pub fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult
             sources.iter().find(|r| {
                 r.clock_source == c.shown
                     || ["tsc", "system"].iter().any(|w| {
-                        crate::measure::current_is(&c.shown, w) && crate::measure::current_is(&r.clock_source, w)
+                        crate::clock_source::current_is(&c.shown, w)
+                            && crate::clock_source::current_is(&r.clock_source, w)
                     })
             })
         })
