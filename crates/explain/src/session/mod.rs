@@ -8,6 +8,12 @@
 //! text: the row count is a `$1` bind parameter; the table name is ours,
 //! quoted; setting values are integers we computed.
 //!
+//! Its parts: `wait.rs` (the deadlines, the bounded wait, the cancel
+//! request), `sizing.rs` (the TEMP table's size and local buffers), `sql.rs`
+//! (a statement's first keyword, `--query`'s errors in one line) and
+//! `tls_hint.rs` (a certificate failure in libpq's terms); their items are
+//! re-exported here.
+//!
 //! # Every wait is bounded, and a stop cancels the server's work
 //! The session runs tokio-postgres on a current-thread runtime of its own
 //! rather than the blocking `postgres` client: the blocking client's
@@ -578,11 +584,11 @@ impl PgSession {
         })
     }
 
-    /// The server's timing settings ([`crate::timing_settings::TIMING_SETTINGS`])
+    /// The server's timing settings ([`crate::timing_settings::model::TIMING_SETTINGS`])
     /// from `pg_settings`, as the server has them: one read, nothing set.
     /// auto_explain's rows exist only where the module is loaded.
-    pub fn timing_settings(&mut self) -> Result<Vec<crate::timing_settings::ServerSetting>, Error> {
-        let names: Vec<&str> = crate::timing_settings::TIMING_SETTINGS.to_vec();
+    pub fn timing_settings(&mut self) -> Result<Vec<crate::timing_settings::model::ServerSetting>, Error> {
+        let names: Vec<&str> = crate::timing_settings::model::TIMING_SETTINGS.to_vec();
         let rows = self.statement(
             "reading the server's timing settings",
             self.client.query(
@@ -594,10 +600,10 @@ impl PgSession {
         let text = |r: &tokio_postgres::Row, i: usize| {
             escape_untrusted(r.get::<_, Option<&str>>(i).unwrap_or("")).into_owned()
         };
-        Ok(crate::timing_settings::TIMING_SETTINGS
+        Ok(crate::timing_settings::model::TIMING_SETTINGS
             .iter()
             .filter_map(|name| rows.iter().find(|r| r.get::<_, &str>(0) == *name))
-            .map(|r| crate::timing_settings::ServerSetting {
+            .map(|r| crate::timing_settings::model::ServerSetting {
                 name: text(r, 0),
                 setting: text(r, 1),
                 shown: text(r, 2),
