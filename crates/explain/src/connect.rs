@@ -15,7 +15,8 @@
 //! (libpq's rounding guard).
 
 use crate::error::Error;
-use crate::{pgfiles, tls};
+use crate::pgfiles::{self, DEFAULT_SOCKET_DIRS};
+use crate::tls;
 use clockscope::escape::escape_untrusted;
 use serde::Serialize;
 use std::net::IpAddr;
@@ -25,8 +26,6 @@ use std::time::Duration;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
 
-/// libpq's compiled-in socket directories: Debian's, then upstream's.
-pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 /// Used when neither the DSN nor PGCONNECT_TIMEOUT sets one, so an
 /// unreachable host fails in seconds rather than at the kernel's TCP timeout.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -40,6 +40,7 @@
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
+//! - [`clock_source`]: what a `SHOW timing_clock_source` value names.
 //! - [`local`]: those measurements and the page-cache read, within the deadline.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
@@ -51,6 +52,7 @@
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
 pub mod budget;
+pub mod clock_source;
 pub mod clockcost;
 pub mod connect;
 pub mod contention;

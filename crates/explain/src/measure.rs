@@ -21,6 +21,7 @@
 //! (judged by the last pair's time); or at [`MAX_RUNS`] pairs. Which of
 //! these ended the runs is [`StopReason`].
 
+use crate::clock_source::current_is;
 use crate::error::Error;
 use crate::options::{Options, MAX_RUNS, WARMUP_RUNS};
 use crate::plan::{parse_explain_json, PlanSummary};
@@ -224,12 +225,6 @@ pub fn run_sources_timed(
         }
     }
     check_any(out)
-}
-
-/// Whether a SHOW value ("auto (tsc)", "system") means the clock `want`.
-/// Whether `SHOW timing_clock_source` (`tsc`, `auto (tsc)`, ...) means `want`.
-pub(crate) fn current_is(current: &str, want: &str) -> bool {
-    current == want || current.contains(&format!("({want})"))
 }
 
 fn check_any(out: ServerRuns) -> Result<ServerRuns, Error> {

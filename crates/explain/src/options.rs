@@ -2,7 +2,7 @@
 //! validated before anything connects to a server.
 
 use crate::error::Error;
-use crate::session::{estimated_table_bytes, HEAP_BYTES_PER_INT4_ROW};
+use crate::session::sizing::{estimated_table_bytes, HEAP_BYTES_PER_INT4_ROW};
 use clockscope::escape::escape_untrusted;
 use std::time::Duration;
 

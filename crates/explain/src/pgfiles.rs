@@ -18,13 +18,15 @@
 //!
 //! Written by hand: no maintained crate reads these files.
 
-use crate::connect::DEFAULT_SOCKET_DIRS;
 use crate::error::Error;
 use clockscope::escape::escape_untrusted;
 use clockscope::input::{self, InputLimit};
 use std::path::{Path, PathBuf};
 use tokio_postgres::config::Host;
 use tokio_postgres::Config;
+
+/// libpq's compiled-in socket directories: Debian's, then upstream's.
+pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// A service or password file: 1 MiB (real ones are a few kB).
 pub const CONNECTION_FILE: InputLimit = InputLimit {

@@ -47,23 +47,16 @@
 //! (`postmaster`: restart; `internal`: cannot be changed; else
 //! `SELECT pg_reload_conf();`).
 
+pub mod model;
 pub mod price;
 
 use crate::clockcost::MachineClocks;
-use crate::report::SourceResult;
-pub use price::{measure_page_cache_read, PageReadReference, ReadPrice};
-use serde::Serialize;
-
-/// The settings read from `pg_settings`, in report order.
-pub const TIMING_SETTINGS: [&str; 7] = [
-    "track_io_timing",
-    "track_wal_io_timing",
-    "timing_clock_source",
-    "auto_explain.log_analyze",
-    "auto_explain.log_timing",
-    "auto_explain.log_min_duration",
-    "auto_explain.sample_rate",
-];
+use crate::report::model::SourceResult;
+pub use model::{
+    JudgedSetting, PageReadReference, ReadPrice, Recommendation, ServerSetting, SettingCost, TimingSettings,
+    PAGE_BYTES, PAGE_READ_PAGES, TIMING_SETTINGS,
+};
+pub use price::measure_page_cache_read;
 
 /// Clock reads per block I/O with `track_io_timing` (bufmgr.c: one before,
 /// one after the read or write).
@@ -87,93 +80,6 @@ pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
 /// in the configuration example of PostgreSQL's auto_explain documentation
 /// (F.4.3); use your own slow-query threshold.
 pub const LOG_MIN_DURATION_EXAMPLE: &str = "3s";
-/// Bytes of one read in [`measure_page_cache_read`]: PostgreSQL's default
-/// block size.
-pub const PAGE_BYTES: usize = 8192;
-
-/// Pages in the file [`measure_page_cache_read`] reads (2 MiB).
-pub const PAGE_READ_PAGES: u64 = 256;
-
-/// One row of `pg_settings`, as read (text escaped).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ServerSetting {
-    pub name: String,
-    /// `pg_settings.setting`: the value in its base unit (ms for
-    /// log_min_duration), what the rules compare.
-    pub setting: String,
-    /// `current_setting(name)`: as SHOW prints it (e.g. `250ms`, `auto (tsc)`).
-    pub shown: String,
-    /// `pg_settings.vartype`: a placeholder of an unloaded module is `string`.
-    pub vartype: String,
-    /// `pg_settings.source`: default, configuration file, database, user, ...
-    pub source: String,
-    /// `pg_settings.context`: postmaster, sighup, superuser, user, ...
-    pub context: String,
-}
-
-/// What one event of a setting costs in clock reads.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SettingCost {
-    /// The event paid for: `block I/O`, `WAL write or sync`, `row per plan node`.
-    pub per: String,
-    pub clock_reads: f64,
-    /// clock_reads x the per-read price, ns, and at its interval's ends.
-    pub ns: f64,
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
-    /// The reference's ns (an 8 kB read from the page cache), for I/O timing.
-    pub reference_ns: Option<f64>,
-    /// ns / reference_ns, and its interval (low / reference high, high /
-    /// reference low).
-    pub share_of_reference: Option<f64>,
-    pub share_low: Option<f64>,
-    pub share_high: Option<f64>,
-}
-
-/// What to change, as the exact statements to run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Recommendation {
-    /// `ALTER SYSTEM SET name = value;`
-    pub alter_system: String,
-    /// `SELECT pg_reload_conf();`, or null when the change needs a restart.
-    pub then: Option<String>,
-    pub needs_restart: bool,
-    pub reason: String,
-}
-
-/// One setting, judged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct JudgedSetting {
-    pub name: String,
-    /// As SHOW prints it.
-    pub value: String,
-    /// `pg_settings.source` and `context`.
-    pub source: String,
-    pub context: String,
-    /// The price of what the setting times, when it times something and a
-    /// per-read cost was measured.
-    pub cost: Option<SettingCost>,
-    /// The judgement in words.
-    pub judgement: String,
-    pub recommendation: Option<Recommendation>,
-}
-
-/// The server's timing settings, judged, and what they were priced with.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TimingSettings {
-    /// `INSTR_TIME_SET_CURRENT`'s price (the I/O timing settings); null with
-    /// `io_read_status` saying why.
-    pub io_read: Option<ReadPrice>,
-    pub io_read_status: String,
-    /// EXPLAIN's fast read inferred on this server (auto_explain.log_timing);
-    /// null when not resolved, `explain_read_status` saying why.
-    pub explain_read: Option<ReadPrice>,
-    pub explain_read_status: String,
-    /// The page-cache read the I/O costs are set against; null if not measured.
-    pub page_read: Option<PageReadReference>,
-    pub settings: Vec<JudgedSetting>,
-}
-
 /// auto_explain's `log_min_duration` as SHOW prints it, when the module is
 /// loaded and on (>= 0): it then acts on this session's statements too.
 pub fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
@@ -533,7 +439,7 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
     let price_of = |want: &str| {
         sources
             .iter()
-            .find(|r| crate::measure::current_is(&r.clock_source, want))
+            .find(|r| crate::clock_source::current_is(&r.clock_source, want))
             .map(price::observed_read_price)
     };
     let (system, tsc) = (price_of("system"), price_of("tsc"));
@@ -565,7 +471,7 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
             ),
             _ => (format!("system, set explicitly{measured}"), None),
         }
-    } else if crate::measure::current_is(&s.shown, "system") {
+    } else if crate::clock_source::current_is(&s.shown, "system") {
         (
             format!(
                 "{}: PostgreSQL chose the system clock (it does not trust or cannot use this server's TSC){measured} (see \

@@ -8,7 +8,7 @@ use crate::stats::Spread;
 use clockscope::predict::{executor_loop, ExplainOverhead};
 
 fn uses_tsc(clock_source: &str) -> bool {
-    crate::measure::current_is(clock_source, "tsc")
+    crate::clock_source::current_is(clock_source, "tsc")
 }
 
 /// The library's prediction for a run of `rows` rows taking `timing_off_ms`

@@ -6,7 +6,7 @@ use crate::connect::Locality;
 use crate::measure::{Skipped, SourceRuns, StopReason};
 use crate::nodes::NodeCost;
 use crate::session::Setting;
-use crate::timing_settings::{PageReadReference, ServerSetting, TimingSettings};
+use crate::timing_settings::model::{PageReadReference, ServerSetting, TimingSettings};
 use serde::Serialize;
 
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.

@@ -15,44 +15,8 @@
 //!   is set against, with the interval of its median.
 
 use crate::clockcost::{ClockCost, MachineClocks};
-use crate::report::SourceResult;
-use serde::Serialize;
-
-use super::{ServerSetting, PAGE_BYTES, PAGE_READ_PAGES};
-
-/// One clock read's price, with its 95% interval when known.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ReadPrice {
-    /// The read, as pg_test_timing names it, or the server's clock source.
-    pub clock: String,
-    pub ns: f64,
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
-    /// Where the number comes from.
-    pub source: String,
-}
-
-impl ReadPrice {
-    /// "37.2 ns (95% interval 36.8 to 38.0)" or "37.2 ns (interval not available)".
-    pub fn text(&self) -> String {
-        match (self.low_ns, self.high_ns) {
-            (Some(lo), Some(hi)) => format!("{:.1} ns (95% interval {lo:.1} to {hi:.1})", self.ns),
-            _ => format!("{:.1} ns (interval not available)", self.ns),
-        }
-    }
-}
-
-/// The reference an I/O's timing cost is set against.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PageReadReference {
-    /// Median ns of one 8 kB `pread` served from the OS page cache.
-    pub ns: f64,
-    /// The median's 95% interval over the passes; null when not available.
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
-    /// Where the number comes from.
-    pub source: String,
-}
+use crate::report::model::SourceResult;
+use crate::timing_settings::model::{ReadPrice, ServerSetting, PAGE_BYTES, PAGE_READ_PAGES};
 
 /// The server's `timing_clock_source` as SHOW printed it, when it has one.
 fn clock_source_setting(settings: &[ServerSetting]) -> Option<&ServerSetting> {
@@ -61,7 +25,7 @@ fn clock_source_setting(settings: &[ServerSetting]) -> Option<&ServerSetting> {
 
 /// Whether the server's own setting reads the TSC (`tsc`, `auto (tsc)`).
 pub fn server_uses_tsc(settings: &[ServerSetting]) -> bool {
-    clock_source_setting(settings).is_some_and(|s| crate::measure::current_is(&s.shown, "tsc"))
+    clock_source_setting(settings).is_some_and(|s| crate::clock_source::current_is(&s.shown, "tsc"))
 }
 
 fn usable(v: f64) -> Option<f64> {
@@ -110,7 +74,8 @@ pub fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult
             sources.iter().find(|r| {
                 r.clock_source == c.shown
                     || ["tsc", "system"].iter().any(|w| {
-                        crate::measure::current_is(&c.shown, w) && crate::measure::current_is(&r.clock_source, w)
+                        crate::clock_source::current_is(&c.shown, w)
+                            && crate::clock_source::current_is(&r.clock_source, w)
                     })
             })
         })

@@ -8,6 +8,12 @@
 //! text: the row count is a `$1` bind parameter; the table name is ours,
 //! quoted; setting values are integers we computed.
 //!
+//! Its parts: `wait.rs` (the deadlines, the bounded wait, the cancel
+//! request), `sizing.rs` (the TEMP table's size and local buffers), `sql.rs`
+//! (a statement's first keyword, `--query`'s errors in one line) and
+//! `tls_hint.rs` (a certificate failure in libpq's terms); their items are
+//! re-exported here.
+//!
 //! # Every wait is bounded, and a stop cancels the server's work
 //! The session runs tokio-postgres on a current-thread runtime of its own
 //! rather than the blocking `postgres` client: the blocking client's
@@ -37,6 +43,22 @@
 //!   sent and no answer came (a backend that is stopped, or a network that
 //!   dropped), never "cancelled" on the client's word alone.
 
+pub mod sizing;
+mod sql;
+mod tls_hint;
+mod wait;
+
+pub use sizing::{
+    estimated_table_bytes, rows_per_page, temp_buffers_blocks_for, HEAP_BYTES_PER_INT4_ROW, HEAP_PAGE_HEADER_BYTES,
+    MAX_TEMP_BUFFERS_BYTES,
+};
+pub use sql::{first_keyword, query_error, READ_ONLY_TRANSACTION};
+use tls_hint::tls_hint;
+pub use wait::{
+    client_deadline_for, statement_timeout_for, wait, CancelRequest, StopCheck, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET,
+    CLIENT_DEADLINE_GRACE, DEADLINE_GRACE, STATEMENT_TIMEOUT_BASE, STATEMENT_TIMEOUT_PER_ROW, STOP_POLL,
+};
+
 use crate::connect::Target;
 use crate::error::Error;
 use crate::measure::ExplainServer;
@@ -46,7 +68,6 @@ use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 use tokio_postgres::error::SqlState;
@@ -56,113 +77,10 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 /// The connection's stream: plain or TLS (rustls), as the target's sslmode says.
 type Stream = <MakeRustlsConnect as tokio_postgres::tls::MakeTlsConnect<Socket>>::Stream;
 
-/// Server-side `statement_timeout`, fixed part: the statements that do not
-/// scale with rows (settings, CREATE, DROP) take milliseconds.
-pub const STATEMENT_TIMEOUT_BASE: Duration = Duration::from_secs(30);
-/// Server-side `statement_timeout`, per row of the TEMP table. The slowest
-/// statements per row are the fill (INSERT from generate_series: 20,000,000
-/// rows in 35.7 s, 1.8 us per row, PostgreSQL 15 on this project's 2-core AMD
-/// EPYC VM, psql `\timing`) and EXPLAIN with TIMING ON (two clock reads per
-/// row: 0.07 us per row here, up to ~10 us with a slow clocksource such as
-/// HPET); 20 us is 11x the fill and 2x that worst case.
-pub const STATEMENT_TIMEOUT_PER_ROW: Duration = Duration::from_micros(20);
-/// How long after the server's `statement_timeout` the client gives up.
-pub const CLIENT_DEADLINE_GRACE: Duration = Duration::from_secs(10);
-/// How long a stop (Ctrl-C) may take to cancel the statement and drop the
-/// TEMP table before the connection is given up; with process exit it keeps
-/// an interrupted run under 2 s.
-pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
-/// How long sending one cancel request may take (a new connection to the
-/// server that carries the request).
-pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
-/// After `--max-time`'s deadline: the cancel request, the server's answer
-/// and the teardown (ROLLBACK, DROP TABLE) all end within this, then the
-/// connection is closed whether the server answered or not.
-pub const DEADLINE_GRACE: Duration = CLEANUP_BUDGET;
-/// How often a wait checks the caller's stop request.
-pub const STOP_POLL: Duration = Duration::from_millis(20);
-/// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
-/// transaction.
-pub const READ_ONLY_TRANSACTION: &str = "25006";
 /// SQLSTATE insufficient_privilege: no TEMP privilege.
 pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
 /// `client_connection_check_interval` for PostgreSQL 14+, ms.
 pub const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
-
-/// `statement_timeout` for a TEMP table of `rows` rows:
-/// [`STATEMENT_TIMEOUT_BASE`] + rows x [`STATEMENT_TIMEOUT_PER_ROW`]
-/// (50 s for the default 1,000,000 rows).
-pub fn statement_timeout_for(rows: u64) -> Duration {
-    STATEMENT_TIMEOUT_BASE + STATEMENT_TIMEOUT_PER_ROW * u32::try_from(rows).unwrap_or(u32::MAX)
-}
-
-/// The client-side deadline of each statement:
-/// [`statement_timeout_for`] + [`CLIENT_DEADLINE_GRACE`].
-pub fn client_deadline_for(rows: u64) -> Duration {
-    statement_timeout_for(rows) + CLIENT_DEADLINE_GRACE
-}
-
-/// The caller's "stop now" check (Ctrl-C), polled while waiting on the server.
-pub type StopCheck = Arc<dyn Fn() -> bool + Send + Sync>;
-
-/// Sends the server a cancel request for the session's running statement.
-/// Cheap to clone, usable from any thread that is not inside a tokio runtime
-/// (the CLI sends it from its signal thread before a forced exit).
-#[derive(Clone)]
-pub struct CancelRequest {
-    token: CancelToken,
-    /// The session's TLS connector: a cancel request goes as the session did.
-    tls: MakeRustlsConnect,
-}
-
-impl CancelRequest {
-    /// Sends the request and waits at most [`CANCEL_TIMEOUT`]; whether the
-    /// server took it.
-    pub fn send_blocking(&self) -> bool {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return false;
-        };
-        rt.block_on(async {
-            matches!(
-                tokio::time::timeout(CANCEL_TIMEOUT, self.token.cancel_query(self.tls.clone())).await,
-                Ok(Ok(()))
-            )
-        })
-    }
-}
-
-/// How a bounded wait ended.
-#[derive(Debug, PartialEq)]
-pub enum Waited<T> {
-    Done(T),
-    TimedOut,
-    Stopped,
-}
-
-/// Polls `fut` until it completes, `deadline` passes, or `stop()` says so
-/// (checked every [`STOP_POLL`]).
-pub async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() -> bool) -> Waited<F::Output> {
-    let mut fut = pin!(fut);
-    let mut sleep = pin!(deadline.map(|d| tokio::time::sleep_until(tokio::time::Instant::from_std(d))));
-    let mut tick = tokio::time::interval(STOP_POLL);
-    poll_fn(|cx| {
-        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-            return Poll::Ready(Waited::Done(v));
-        }
-        if stop() {
-            return Poll::Ready(Waited::Stopped);
-        }
-        if let Some(s) = sleep.as_mut().as_pin_mut() {
-            if s.poll(cx).is_ready() {
-                return Poll::Ready(Waited::TimedOut);
-            }
-        }
-        // Wakes this poll again in STOP_POLL to look at `stop`.
-        while tick.poll_tick(cx).is_ready() {}
-        Poll::Pending
-    })
-    .await
-}
 
 /// Settings printed with the report, in this order.
 pub const SHOWN_SETTINGS: [&str; 9] = [
@@ -176,15 +94,6 @@ pub const SHOWN_SETTINGS: [&str; 9] = [
     "statement_timeout",
     "client_connection_check_interval",
 ];
-
-/// Bytes one int4 row takes in a heap page: 24-byte tuple header, the
-/// 4-byte value padded to 8 (MAXALIGN), a 4-byte line pointer.
-pub const HEAP_BYTES_PER_INT4_ROW: u64 = 24 + 8 + 4;
-/// Page header bytes per heap page.
-pub const HEAP_PAGE_HEADER_BYTES: u64 = 24;
-/// Most local buffers we ask for (temp_buffers), so a 1e9-row table does not
-/// reserve 36 GB of backend memory: 1 GiB.
-pub const MAX_TEMP_BUFFERS_BYTES: u64 = 1 << 30;
 
 /// One server setting and what this session changed it to.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -220,27 +129,6 @@ impl ServerInfo {
     pub fn setting(&self, name: &str) -> Option<&Setting> {
         self.settings.iter().find(|s| s.name == name)
     }
-}
-
-/// Rows of int4 in one heap page of `block_size` bytes (226 in 8 kB).
-pub fn rows_per_page(block_size: u64) -> u64 {
-    ((block_size.saturating_sub(HEAP_PAGE_HEADER_BYTES)) / HEAP_BYTES_PER_INT4_ROW).max(1)
-}
-
-/// The TEMP table's expected size before it is created: whole pages of
-/// [`rows_per_page`] rows, i.e. rows x 36 bytes (24-byte tuple header, the
-/// value padded to 8, a 4-byte line pointer) plus a 24-byte header per page
-/// and the unused tail of each page. The free-space and visibility maps are
-/// left out (under 0.1% of the table).
-pub fn estimated_table_bytes(rows: u64, block_size: u64) -> u64 {
-    rows.div_ceil(rows_per_page(block_size)).saturating_mul(block_size)
-}
-
-/// The local buffers (in blocks of `block_size`) that hold a table of `rows`
-/// int4 rows, with 64 blocks of slack, capped at [`MAX_TEMP_BUFFERS_BYTES`].
-pub fn temp_buffers_blocks_for(rows: u64, block_size: u64) -> u64 {
-    let pages = rows.div_ceil(rows_per_page(block_size)) + 64;
-    pages.min(MAX_TEMP_BUFFERS_BYTES / block_size.max(1))
 }
 
 /// A duration in seconds for messages: "3 s", "1.5 s".
@@ -696,11 +584,11 @@ impl PgSession {
         })
     }
 
-    /// The server's timing settings ([`crate::timing_settings::TIMING_SETTINGS`])
+    /// The server's timing settings ([`crate::timing_settings::model::TIMING_SETTINGS`])
     /// from `pg_settings`, as the server has them: one read, nothing set.
     /// auto_explain's rows exist only where the module is loaded.
-    pub fn timing_settings(&mut self) -> Result<Vec<crate::timing_settings::ServerSetting>, Error> {
-        let names: Vec<&str> = crate::timing_settings::TIMING_SETTINGS.to_vec();
+    pub fn timing_settings(&mut self) -> Result<Vec<crate::timing_settings::model::ServerSetting>, Error> {
+        let names: Vec<&str> = crate::timing_settings::model::TIMING_SETTINGS.to_vec();
         let rows = self.statement(
             "reading the server's timing settings",
             self.client.query(
@@ -712,10 +600,10 @@ impl PgSession {
         let text = |r: &tokio_postgres::Row, i: usize| {
             escape_untrusted(r.get::<_, Option<&str>>(i).unwrap_or("")).into_owned()
         };
-        Ok(crate::timing_settings::TIMING_SETTINGS
+        Ok(crate::timing_settings::model::TIMING_SETTINGS
             .iter()
             .filter_map(|name| rows.iter().find(|r| r.get::<_, &str>(0) == *name))
-            .map(|r| crate::timing_settings::ServerSetting {
+            .map(|r| crate::timing_settings::model::ServerSetting {
                 name: text(r, 0),
                 setting: text(r, 1),
                 shown: text(r, 2),
@@ -933,47 +821,6 @@ impl PgSession {
     }
 }
 
-/// A certificate failure, said in libpq's terms: which file did not vouch
-/// for the server, or which sslmode checks the host name.
-fn tls_hint(err: Error, target: &Target) -> Error {
-    let Error::Connect {
-        target: at,
-        mut message,
-        sqlstate,
-    } = err
-    else {
-        return err;
-    };
-    if message.contains("UnknownIssuer") {
-        let root = target
-            .tls
-            .root_cert
-            .as_ref()
-            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
-            .unwrap_or_default();
-        message = format!(
-            "the server's certificate is not signed by a CA in the root certificate file {root} (sslrootcert; \
-             TLS: UnknownIssuer)"
-        );
-    } else if message.contains("Revoked") {
-        let crl = target
-            .tls
-            .crl
-            .as_ref()
-            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
-            .unwrap_or_default();
-        message =
-            format!("the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)");
-    } else if message.contains("not valid for name") || message.contains("NotValidForName") {
-        message.push_str(" (sslmode=verify-full checks the host name; verify-ca checks only the chain)");
-    }
-    Error::Connect {
-        target: at,
-        message,
-        sqlstate,
-    }
-}
-
 /// Drives the connection (the client's requests go through it) and keeps the
 /// last thing the server said before it went away.
 async fn drive(mut connection: Connection<Socket, Stream>, last_word: LastWord) {
@@ -1014,120 +861,6 @@ impl<'a> tokio_postgres::types::FromSql<'a> for JsonText {
     fn accepts(ty: &tokio_postgres::types::Type) -> bool {
         use tokio_postgres::types::Type;
         matches!(*ty, Type::JSON | Type::JSONB | Type::TEXT)
-    }
-}
-
-/// Statements EXPLAIN can run, by their first keyword (CREATE TABLE AS is
-/// refused as a write anyway).
-const EXPLAINABLE: [&str; 10] = [
-    "SELECT", "VALUES", "TABLE", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "EXECUTE", "DECLARE",
-];
-
-/// First keywords of PostgreSQL's utility statements and DDL, which EXPLAIN
-/// refuses with a syntax error; any other first word in a syntax error is a
-/// typo, reported as the server's syntax error.
-const UTILITY: [&str; 42] = [
-    "ABORT",
-    "ALTER",
-    "ANALYZE",
-    "BEGIN",
-    "CALL",
-    "CHECKPOINT",
-    "CLOSE",
-    "CLUSTER",
-    "COMMENT",
-    "COMMIT",
-    "COPY",
-    "CREATE",
-    "DEALLOCATE",
-    "DISCARD",
-    "DO",
-    "DROP",
-    "END",
-    "EXPLAIN",
-    "FETCH",
-    "GRANT",
-    "IMPORT",
-    "LISTEN",
-    "LOAD",
-    "LOCK",
-    "MOVE",
-    "NOTIFY",
-    "PREPARE",
-    "REASSIGN",
-    "REFRESH",
-    "REINDEX",
-    "RELEASE",
-    "RESET",
-    "REVOKE",
-    "ROLLBACK",
-    "SAVEPOINT",
-    "SECURITY",
-    "SET",
-    "SHOW",
-    "START",
-    "TRUNCATE",
-    "UNLISTEN",
-    "VACUUM",
-];
-
-/// The first keyword of `sql`, upper-cased, after blanks, `--` and `/* */`
-/// comments and opening parentheses; empty when it does not start with a word.
-pub fn first_keyword(sql: &str) -> String {
-    let mut rest = sql;
-    loop {
-        let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-        if let Some(after) = trimmed.strip_prefix("--") {
-            rest = after.split_once('\n').map_or("", |(_, r)| r);
-        } else if let Some(after) = trimmed.strip_prefix("/*") {
-            rest = after.split_once("*/").map_or("", |(_, r)| r);
-        } else {
-            rest = trimmed;
-            break;
-        }
-    }
-    rest.chars()
-        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
-        .collect::<String>()
-        .to_ascii_uppercase()
-}
-
-/// Says what went wrong running `--query` `sql` in one line naming it: a
-/// write refused by the READ ONLY transaction, several statements, a
-/// statement EXPLAIN cannot run, `--max-time`'s statement_timeout, or the
-/// server's error. Server text is already escaped ([`Error::server`]).
-pub fn query_error(e: Error, sql: &str) -> Error {
-    let Error::Server { message, sqlstate, .. } = &e else {
-        return e;
-    };
-    let state = sqlstate
-        .as_deref()
-        .map(|s| format!(" (SQLSTATE {s})"))
-        .unwrap_or_default();
-    let keyword = first_keyword(sql);
-    match sqlstate.as_deref() {
-        Some(READ_ONLY_TRANSACTION) => Error::Query(format!(
-            "the query writes, which this READ ONLY transaction refused (rolled back, nothing changed): \
-             {message}{state}"
-        )),
-        Some("42601") if message.contains("multiple commands") => Error::Query(format!(
-            "several statements; give one statement (the server: {message}{state})"
-        )),
-        Some("42601") if !EXPLAINABLE.contains(&keyword.as_str()) && UTILITY.contains(&keyword.as_str()) => {
-            Error::Query(format!(
-                "EXPLAIN cannot run {} (a utility statement or DDL); give one SELECT, VALUES, TABLE or WITH \
-             query (the server: {message}{state})",
-                if keyword.is_empty() {
-                    "this statement".to_string()
-                } else {
-                    format!("a {} statement", escape_untrusted(&keyword))
-                }
-            ))
-        }
-        Some("57014") if message.contains("statement timeout") => Error::MaxTime(format!(
-            "a run of --query was cancelled by statement_timeout at the time left{state}"
-        )),
-        _ => Error::Query(format!("the server refused it: {message}{state}")),
     }
 }
 

@@ -1,0 +1,124 @@
+//! SQL classification: a statement's first keyword, and what went wrong
+//! running `--query` said in one line (a write refused, several statements, a
+//! statement EXPLAIN cannot run, the time limit, the server's error).
+
+use crate::error::Error;
+use clockscope::escape::escape_untrusted;
+
+/// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
+/// transaction.
+pub const READ_ONLY_TRANSACTION: &str = "25006";
+
+/// Statements EXPLAIN can run, by their first keyword (CREATE TABLE AS is
+/// refused as a write anyway).
+const EXPLAINABLE: [&str; 10] = [
+    "SELECT", "VALUES", "TABLE", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "EXECUTE", "DECLARE",
+];
+
+/// First keywords of PostgreSQL's utility statements and DDL, which EXPLAIN
+/// refuses with a syntax error; any other first word in a syntax error is a
+/// typo, reported as the server's syntax error.
+const UTILITY: [&str; 42] = [
+    "ABORT",
+    "ALTER",
+    "ANALYZE",
+    "BEGIN",
+    "CALL",
+    "CHECKPOINT",
+    "CLOSE",
+    "CLUSTER",
+    "COMMENT",
+    "COMMIT",
+    "COPY",
+    "CREATE",
+    "DEALLOCATE",
+    "DISCARD",
+    "DO",
+    "DROP",
+    "END",
+    "EXPLAIN",
+    "FETCH",
+    "GRANT",
+    "IMPORT",
+    "LISTEN",
+    "LOAD",
+    "LOCK",
+    "MOVE",
+    "NOTIFY",
+    "PREPARE",
+    "REASSIGN",
+    "REFRESH",
+    "REINDEX",
+    "RELEASE",
+    "RESET",
+    "REVOKE",
+    "ROLLBACK",
+    "SAVEPOINT",
+    "SECURITY",
+    "SET",
+    "SHOW",
+    "START",
+    "TRUNCATE",
+    "UNLISTEN",
+    "VACUUM",
+];
+
+/// The first keyword of `sql`, upper-cased, after blanks, `--` and `/* */`
+/// comments and opening parentheses; empty when it does not start with a word.
+pub fn first_keyword(sql: &str) -> String {
+    let mut rest = sql;
+    loop {
+        let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(after) = trimmed.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = trimmed.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            rest = trimmed;
+            break;
+        }
+    }
+    rest.chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '_')
+        .collect::<String>()
+        .to_ascii_uppercase()
+}
+
+/// Says what went wrong running `--query` `sql` in one line naming it: a
+/// write refused by the READ ONLY transaction, several statements, a
+/// statement EXPLAIN cannot run, `--max-time`'s statement_timeout, or the
+/// server's error. Server text is already escaped ([`Error::server`]).
+pub fn query_error(e: Error, sql: &str) -> Error {
+    let Error::Server { message, sqlstate, .. } = &e else {
+        return e;
+    };
+    let state = sqlstate
+        .as_deref()
+        .map(|s| format!(" (SQLSTATE {s})"))
+        .unwrap_or_default();
+    let keyword = first_keyword(sql);
+    match sqlstate.as_deref() {
+        Some(READ_ONLY_TRANSACTION) => Error::Query(format!(
+            "the query writes, which this READ ONLY transaction refused (rolled back, nothing changed): \
+             {message}{state}"
+        )),
+        Some("42601") if message.contains("multiple commands") => Error::Query(format!(
+            "several statements; give one statement (the server: {message}{state})"
+        )),
+        Some("42601") if !EXPLAINABLE.contains(&keyword.as_str()) && UTILITY.contains(&keyword.as_str()) => {
+            Error::Query(format!(
+                "EXPLAIN cannot run {} (a utility statement or DDL); give one SELECT, VALUES, TABLE or WITH \
+             query (the server: {message}{state})",
+                if keyword.is_empty() {
+                    "this statement".to_string()
+                } else {
+                    format!("a {} statement", escape_untrusted(&keyword))
+                }
+            ))
+        }
+        Some("57014") if message.contains("statement timeout") => Error::MaxTime(format!(
+            "a run of --query was cancelled by statement_timeout at the time left{state}"
+        )),
+        _ => Error::Query(format!("the server refused it: {message}{state}")),
+    }
+}
