@@ -591,7 +591,8 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
 
 /// A server that completes the startup (trust: AuthenticationOk, a
 /// BackendKeyData of pid 4242 / key 7, ReadyForQuery) and then never answers
-/// a query. Reports (0, 0) when a client has logged in, and each cancel
+/// a query. Reports (0, 0) when a client has logged in, (-1, -1) when its
+/// first message after that (its first query) arrived, and each cancel
 /// request that reaches it as (pid, key).
 fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
     use std::io::{Read, Write};
@@ -632,7 +633,16 @@ fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
                     if s.write_all(&reply).is_ok() {
                         let _ = tx.send((0, 0));
                     }
-                    held.push(s);
+                    // The handshake: (-1, -1) once the client's first
+                    // message (its first query) arrived; never answered.
+                    let query_tx = tx.clone();
+                    held.push(std::thread::spawn(move || {
+                        let mut kind = [0u8; 1];
+                        if s.read_exact(&mut kind).is_ok() && read_i32(&mut s).is_some() {
+                            let _ = query_tx.send((-1, -1));
+                        }
+                        let _ = s.read_to_end(&mut Vec::new());
+                    }));
                 }
                 _ => {}
             }
@@ -651,15 +661,17 @@ fn one_sigint_cancels_a_statement_that_hangs() {
         .spawn()
         .unwrap();
     let logged_in = cancels.recv_timeout(Duration::from_secs(30)) == Ok((0, 0));
-    // The first query follows the login at once, and hangs.
-    std::thread::sleep(Duration::from_millis(200));
-    let running = logged_in && child.try_wait().unwrap().is_none();
+    // The first query follows the login at once, and hangs: signal once the
+    // server has it (a handshake, not a sleep).
+    let querying = logged_in && cancels.recv_timeout(Duration::from_secs(30)) == Ok((-1, -1));
+    let running = querying && child.try_wait().unwrap().is_none();
     if running {
         signal(&child, libc::SIGINT);
     }
     let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
     let err = text(&out.stderr);
     assert!(logged_in, "clockscope never logged in: {err}");
+    assert!(querying, "clockscope never sent its first query: {err}");
     assert!(running, "clockscope ended before the signal: {err}");
     assert!(exited, "one SIGINT did not stop the hanging statement");
     assert_eq!(out.status.code(), Some(130), "{err}");
