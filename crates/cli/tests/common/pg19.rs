@@ -15,7 +15,7 @@ pub const VAR: &str = "CLOCKSCOPE_PG19";
 pub fn install(test: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os(VAR) else {
         // Opt-in: never a failure, not even under CLOCKSCOPE_REQUIRE_DEPS.
-        skip!(
+        crate::skip!(
             optional: "{test}: needs a PostgreSQL 19 install; set {VAR}=/path/to/install \
              (scripts/pg19-server.sh build SRC_DIR PREFIX) to run it"
         );
