@@ -11,7 +11,6 @@ mod common;
 use clockscope::Control;
 use clockscope_explain::testing::{TestServer, SUPERUSER};
 use clockscope_explain::{Options, Report};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// A role without superuser rights: it may not SET timing_clock_source.
