@@ -31,12 +31,7 @@ fn real_run_reports_every_pair_as_json() {
     if cpus < 2 {
         assert!(pairs.is_empty());
         assert_eq!(code, Some(0));
-        // Written past libtest's output capture, so the skip shows in every run.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"skipped: real_run_reports_every_pair_as_json: the pair checks need 2 allowed CPUs, this process has 1\n",
-        );
-        return;
+        return skip!(optional: "the pair checks need 2 allowed CPUs, this process has 1");
     }
     // The default is --pairs topology: O(N) pairs covering every CPU.
     assert_eq!(j["pair_mode"], "topology");
@@ -122,12 +117,7 @@ fn real_run_as_text_ends_with_a_summary() {
 #[test]
 fn one_allowed_cpu_says_so_and_exits_0() {
     if !has_taskset() {
-        // Written past libtest's output capture, so the skip shows in every run.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"skipped: one_allowed_cpu_says_so_and_exits_0: taskset not found\n",
-        );
-        return;
+        return skip!("taskset not found (util-linux)");
     }
     // The child inherits this process's affinity mask.
     let cpu = allowed_cpus()[0].to_string();
@@ -195,12 +185,7 @@ fn bad_values_exit_2_with_one_line() {
 #[test]
 fn ctrl_c_prints_what_was_measured_and_exits_130() {
     if allowed_cpus().len() < 2 {
-        // Written past libtest's output capture, so the skip shows in every run.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"skipped: ctrl_c_prints_what_was_measured_and_exits_130: needs 2 allowed CPUs, this process has 1\n",
-        );
-        return;
+        return skip!(optional: "needs 2 allowed CPUs, this process has 1");
     }
     // Two CPUs only, so the run is one pair on any machine.
     let cpus = allowed_cpus();
@@ -497,9 +482,7 @@ fn plan_under_address_limit(root: &std::path::Path, args: &[&str]) -> Option<Out
     match out {
         Ok(o) => Some(o),
         Err(e) => {
-            // Written past libtest's output capture, so the skip shows in every run.
-            let msg = format!("skipped: hostile plan trees under an address-space limit: prlimit: {e}\n");
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+            skip!("hostile plan trees under an address-space limit: prlimit (util-linux): {e}");
             None
         }
     }

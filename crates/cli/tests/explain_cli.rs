@@ -5,6 +5,7 @@
 
 mod common;
 use clockscope_explain::testing::{self, TestServer, PASSWORD_ROLE, SUPERUSER};
+use common::time_limit::limit;
 use common::PG_VARS;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -274,7 +275,7 @@ fn assert_silent_server_times_out(dsn: &str, accepted: &mpsc::Receiver<()>, pref
     assert!(accepted.try_recv().is_ok(), "the silent server never saw a connection");
     // The timeout cannot fire early; the brief allows 1 s for the rest.
     assert!(took >= Duration::from_secs(2), "gave up after {took:?}");
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < limit(Duration::from_secs(3)), "took {took:?}");
 }
 
 #[test]
@@ -367,18 +368,21 @@ fn one_sigint_stops_a_connection_that_hangs() {
     assert!(connected, "clockscope never connected: {}", text(&out.stderr));
     assert!(exited, "one SIGINT did not stop the hanging connection");
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(took < limit(Duration::from_secs(2)), "took {took:?} after SIGINT");
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err:?}");
     assert!(err.starts_with("clockscope: interrupted"), "{err}");
 }
 
-/// Rows of clockscope's sessions in pg_stat_activity.
-fn clockscope_sessions(server: &testing::ServerHandle, filter: &str) -> i64 {
+/// Rows of clockscope's sessions in pg_stat_activity: those named
+/// `application_name` (`clockscope` by default; a test on the shared server
+/// gives its runs their own name through PGAPPNAME and counts only those,
+/// since the tests beside it run clockscope too).
+fn clockscope_sessions(server: &testing::ServerHandle, application_name: &str, filter: &str) -> i64 {
     let mut c = server.superuser_client().unwrap();
     c.query_one(
-        &format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'clockscope' {filter}"),
-        &[],
+        &format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 {filter}"),
+        &[&application_name],
     )
     .unwrap()
     .get(0)
@@ -398,10 +402,12 @@ fn interrupt_the_fill(sig: libc::c_int, signals: usize) {
         .spawn()
         .unwrap();
     let filling = "AND state = 'active' AND query LIKE 'INSERT INTO%'";
-    let started = testing::wait_for(Duration::from_secs(60), || clockscope_sessions(&handle, filling) > 0);
+    let started = testing::wait_for(Duration::from_secs(60), || {
+        clockscope_sessions(&handle, "clockscope", filling) > 0
+    });
     std::thread::sleep(Duration::from_secs(1));
     // The fill must still be running when the signal lands.
-    let still_filling = started && clockscope_sessions(&handle, filling) > 0;
+    let still_filling = started && clockscope_sessions(&handle, "clockscope", filling) > 0;
     if still_filling {
         for i in 0..signals {
             if i > 0 {
@@ -422,7 +428,7 @@ fn interrupt_the_fill(sig: libc::c_int, signals: usize) {
     assert!(exited, "clockscope did not exit after {signals} signal(s) {sig}");
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(
-        took < Duration::from_secs(2),
+        took < limit(Duration::from_secs(2)),
         "exit took {took:?} after {signals} signal(s) {sig}"
     );
     if signals == 1 {
@@ -431,7 +437,9 @@ fn interrupt_the_fill(sig: libc::c_int, signals: usize) {
             "clockscope: interrupted before a pair of EXPLAIN runs completed"
         );
     }
-    let gone = testing::wait_for(Duration::from_secs(3), || clockscope_sessions(&handle, "") == 0);
+    let gone = testing::wait_for(Duration::from_secs(3), || {
+        clockscope_sessions(&handle, "clockscope", "") == 0
+    });
     assert!(gone, "clockscope's session is still in pg_stat_activity");
     let mut c = handle.superuser_client().unwrap();
     let tables: i64 = c
@@ -583,7 +591,8 @@ fn a_role_without_temp_rights_is_one_line_with_sqlstate() {
 
 /// A server that completes the startup (trust: AuthenticationOk, a
 /// BackendKeyData of pid 4242 / key 7, ReadyForQuery) and then never answers
-/// a query. Reports (0, 0) when a client has logged in, and each cancel
+/// a query. Reports (0, 0) when a client has logged in, (-1, -1) when its
+/// first message after that (its first query) arrived, and each cancel
 /// request that reaches it as (pid, key).
 fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
     use std::io::{Read, Write};
@@ -624,7 +633,16 @@ fn server_silent_after_startup() -> (u16, mpsc::Receiver<(i32, i32)>) {
                     if s.write_all(&reply).is_ok() {
                         let _ = tx.send((0, 0));
                     }
-                    held.push(s);
+                    // The handshake: (-1, -1) once the client's first
+                    // message (its first query) arrived; never answered.
+                    let query_tx = tx.clone();
+                    held.push(std::thread::spawn(move || {
+                        let mut kind = [0u8; 1];
+                        if s.read_exact(&mut kind).is_ok() && read_i32(&mut s).is_some() {
+                            let _ = query_tx.send((-1, -1));
+                        }
+                        let _ = s.read_to_end(&mut Vec::new());
+                    }));
                 }
                 _ => {}
             }
@@ -643,19 +661,21 @@ fn one_sigint_cancels_a_statement_that_hangs() {
         .spawn()
         .unwrap();
     let logged_in = cancels.recv_timeout(Duration::from_secs(30)) == Ok((0, 0));
-    // The first query follows the login at once, and hangs.
-    std::thread::sleep(Duration::from_millis(200));
-    let running = logged_in && child.try_wait().unwrap().is_none();
+    // The first query follows the login at once, and hangs: signal once the
+    // server has it (a handshake, not a sleep).
+    let querying = logged_in && cancels.recv_timeout(Duration::from_secs(30)) == Ok((-1, -1));
+    let running = querying && child.try_wait().unwrap().is_none();
     if running {
         signal(&child, libc::SIGINT);
     }
     let (out, took, exited) = wait_exit(child, Duration::from_secs(10));
     let err = text(&out.stderr);
     assert!(logged_in, "clockscope never logged in: {err}");
+    assert!(querying, "clockscope never sent its first query: {err}");
     assert!(running, "clockscope ended before the signal: {err}");
     assert!(exited, "one SIGINT did not stop the hanging statement");
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(took < limit(Duration::from_secs(2)), "took {took:?} after SIGINT");
     assert_eq!(
         err.trim_end(),
         "clockscope: interrupted before a pair of EXPLAIN runs completed"
@@ -707,12 +727,20 @@ fn a_pgpass_others_can_read_is_ignored_with_libpqs_warning() {
 
 /// `--query` against the shared server: exit code, stdout, stderr.
 fn query(sql: &str, extra: &[&str]) -> Output {
+    query_as("clockscope", sql, extra)
+}
+
+/// [`query`] with its sessions named `application_name` (PGAPPNAME).
+fn query_as(application_name: &str, sql: &str, extra: &[&str]) -> Output {
     let server = testing::shared();
     let dsn = server.socket_dsn(SUPERUSER, "postgres");
     let mut args = vec!["--dsn", dsn.as_str(), "--query", sql];
     args.extend_from_slice(extra);
-    explain(&args, &[])
+    explain(&args, &[("PGAPPNAME", application_name.to_string())])
 }
+
+/// The application_name of a_query_that_reads_a_table_is_measured_node_by_node's runs.
+const READ_APP: &str = "clockscope_q_read";
 
 fn count_rows(table: &str) -> i64 {
     let mut c = testing::shared().superuser_client().unwrap();
@@ -728,7 +756,7 @@ fn a_query_that_reads_a_table_is_measured_node_by_node() {
         .sql("CREATE TABLE cli_q_read AS SELECT g AS n FROM generate_series(1, 50000) g; ANALYZE cli_q_read")
         .unwrap();
     let sql = "SELECT count(*) FROM cli_q_read WHERE n % 2 = 0";
-    let out = query(sql, &["--format", "json", "--max-time", "8"]);
+    let out = query_as(READ_APP, sql, &["--format", "json", "--max-time", "8"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["workload"], "query");
@@ -755,7 +783,7 @@ fn a_query_that_reads_a_table_is_measured_node_by_node() {
     assert_eq!(b["auto_explain_log_timing_slowdown"], src["slowdown"]);
 
     // The text form names the query, the costliest node and auto_explain.
-    let out = query(sql, &["--max-time", "4", "--runs", "1"]);
+    let out = query_as(READ_APP, sql, &["--max-time", "4", "--runs", "1"]);
     let report = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     for needle in [
@@ -768,7 +796,8 @@ fn a_query_that_reads_a_table_is_measured_node_by_node() {
     }
     // Nothing left behind: no session, no open transaction.
     assert!(
-        testing::wait_for(Duration::from_secs(5), || clockscope_sessions(&server, "") == 0),
+        testing::wait_for(Duration::from_secs(5), || clockscope_sessions(&server, READ_APP, "")
+            == 0),
         "a clockscope session is still there"
     );
 }
@@ -911,20 +940,30 @@ fn max_time_bounds_the_runs_of_a_query() {
     let out = query("SELECT pg_sleep(20)", &["--max-time", "1"]);
     let err = assert_one_line_error(&out, "--max-time: a run of --query was cancelled by statement_timeout");
     assert!(err.contains("warm-up"), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < limit(Duration::from_secs(15)),
+        "took {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
 fn one_sigint_cancels_a_running_query_on_the_server() {
     let server = testing::shared();
     let dsn = server.socket_dsn(SUPERUSER, "postgres");
-    let child = explain_cmd(&["--dsn", &dsn, "--query", "SELECT pg_sleep(30) AS cli_q_sleep"], &[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let app = "clockscope_q_sleep";
+    let child = explain_cmd(
+        &["--dsn", &dsn, "--query", "SELECT pg_sleep(30) AS cli_q_sleep"],
+        &[("PGAPPNAME", app.to_string())],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let sleeping = "AND query LIKE '%cli_q_sleep%' AND state = 'active'";
-    let running = testing::wait_for(Duration::from_secs(20), || clockscope_sessions(&server, sleeping) == 1);
+    let running = testing::wait_for(Duration::from_secs(20), || {
+        clockscope_sessions(&server, app, sleeping) == 1
+    });
     if running {
         signal(&child, libc::SIGINT);
     }
@@ -933,9 +972,10 @@ fn one_sigint_cancels_a_running_query_on_the_server() {
     assert!(running, "the query never ran: {err}");
     assert!(exited, "one SIGINT did not stop the query");
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(took < limit(Duration::from_secs(2)), "took {took:?} after SIGINT");
     assert!(
-        testing::wait_for(Duration::from_secs(2), || clockscope_sessions(&server, sleeping) == 0),
+        testing::wait_for(Duration::from_secs(2), || clockscope_sessions(&server, app, sleeping)
+            == 0),
         "the server still runs the query"
     );
 }

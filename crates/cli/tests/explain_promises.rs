@@ -313,8 +313,7 @@ const DBLINK_CONTROL: &str = "/usr/share/postgresql/15/extension/dblink.control"
 #[test]
 fn dblink_exec_is_refused_however_it_is_written_unless_allowed() {
     if !std::path::Path::new(DBLINK_CONTROL).exists() {
-        eprintln!("SKIPPED: {DBLINK_CONTROL} is missing (Debian's postgresql-15 ships contrib's dblink)");
-        return;
+        return skip!("{DBLINK_CONTROL} is missing (Debian's postgresql-15 ships contrib's dblink)");
     }
     let server = testing::shared();
     server

@@ -17,10 +17,15 @@ use std::sync::Arc;
 /// ld.so: `lib/x86_64-linux-gnu` on Debian).
 const LIBFAKETIME: &str = "/usr/$LIB/faketime/libfaketime.so.1";
 
+/// A skip for a missing or broken libfaketime: a failure under
+/// `CLOCKSCOPE_REQUIRE_DEPS=1` (scripts/test.sh installs faketime).
 fn skip(test: &str, why: &str) {
-    // Written past libtest's output capture, so the skip shows in every run.
-    let msg = format!("skipped: {test}: {why}\n");
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
+    skip!("{test}: {why}");
+}
+
+/// A skip for what this machine lacks and CI cannot promise.
+fn skip_optional(test: &str, why: &str) {
+    skip!(optional: "{test}: {why}");
 }
 
 /// Whether `faketime -f '+0 x10'` runs here and speeds a clock up.
@@ -69,7 +74,7 @@ fn under_x10(args: &[&str]) -> Output {
 fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
     let test = "a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad";
     if clockscope::counter::native_kind() != Some(clockscope::counter::CounterKind::Tsc) {
-        return skip(test, "no TSC on this architecture");
+        return skip_optional(test, "no TSC on this architecture");
     }
     if let Err(why) = faketime_works() {
         return skip(test, &why);
@@ -79,7 +84,7 @@ fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
     let v = json(&o);
     if v["clockscope_frequency"]["source"] == "calibration_clockscope" || v["clockscope_frequency"]["khz"].is_null() {
         // Only the faked clock gives the frequency: there is nothing to compare it with.
-        return skip(
+        return skip_optional(
             test,
             "no authoritative TSC frequency here (CPUID, hypervisor leaf, perf page, kernel log)",
         );

@@ -93,8 +93,7 @@ fn dir_entries(dir: &Path) -> Vec<String> {
 fn device_node_copies_survive_every_plot_run() {
     let dir = tempfile::tempdir().unwrap();
     let Some((null, full)) = device_copies(dir.path()) else {
-        println!("SKIPPED: mknod is not allowed here (needs root)");
-        return;
+        return skip!(optional: "mknod is not allowed here (needs root)");
     };
     let (n, f) = (null.to_str().unwrap(), full.to_str().unwrap());
     // A usage error, before anything is opened.
@@ -216,8 +215,7 @@ fn an_existing_plot_survives_a_full_disk() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        println!("SKIPPED: cannot mount a small tmpfs here (needs root); the full-disk case is untested");
-        return;
+        return skip!(optional: "cannot mount a small tmpfs here (needs root); the full-disk case is untested");
     }
     let keep = mnt.join("k.svg");
     std::fs::write(&keep, "keep\n").unwrap();
@@ -384,8 +382,7 @@ fn taskset_to_one_cpu_gives_one_cpu() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        println!("SKIPPED: taskset is not available");
-        return;
+        return skip!("taskset is not available (util-linux)");
     }
     let o = Command::new("taskset")
         .args(["-c", "0", BIN, "-d", "0.02", "--clock", "monotonic", "--format", "json"])

@@ -5,6 +5,7 @@
 //! the same stdout, stderr and exit code for argument errors. Loop times are
 //! compared by `bench/pg19_side_by_side.sh`, never asserted here.
 
+mod common;
 #[path = "common/pg19.rs"]
 mod pg19;
 

@@ -4,6 +4,7 @@
 //! `common/pg19.rs`) a real PostgreSQL 19 cluster started on a unix socket in
 //! a temp dir, asked what it is, and stopped.
 
+mod common;
 #[path = "common/pg19.rs"]
 mod pg19;
 

@@ -5,6 +5,7 @@
 //! lint in that output nor in a real run's. `--output` replaces its file
 //! atomically and refuses a missing or unwritable directory before measuring.
 
+mod common;
 use clockscope::clock::scripted::ScriptedClock;
 use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::LinuxEvidence;
@@ -196,8 +197,7 @@ fn cross_cpu_prometheus_matches_the_docs_and_promtool() {
     assert_eq!(states % 5, 0, "{text}");
     assert_eq!(states == 0, pairs == 0.0, "{text}");
     if promtool().is_none() {
-        println!("SKIPPED: promtool not found (Debian package `prometheus`)");
-        return;
+        return skip!("promtool not found (Debian package `prometheus`; scripts/test.sh installs it)");
     }
     let (ok, said) = promtool_check(&text);
     assert!(ok && said.trim().is_empty(), "cross-cpu: {said}");
@@ -280,9 +280,7 @@ fn promtool_check(text: &str) -> (bool, String) {
 #[test]
 fn promtool_finds_nothing_to_lint() {
     if promtool().is_none() {
-        println!("SKIPPED: promtool not found (Debian package `prometheus`; scripts/test.sh installs it)");
-        eprintln!("SKIPPED: promtool not found (Debian package `prometheus`; scripts/test.sh installs it)");
-        return;
+        return skip!("promtool not found (Debian package `prometheus`; scripts/test.sh installs it)");
     }
     // promtool can fail: a unit abbreviation in a name is a lint finding.
     let (ok, said) = promtool_check("# HELP x_ns A time.\n# TYPE x_ns gauge\nx_ns 1\n");

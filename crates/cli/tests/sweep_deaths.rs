@@ -10,6 +10,7 @@
 //! deadlines are generous and only there so a broken build fails instead of
 //! hanging.
 
+mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -69,7 +70,11 @@ impl Sysfs {
     fn wait_for(&self, name: &str) {
         let start = Instant::now();
         while self.current().trim() != name {
-            assert!(start.elapsed() < DEADLINE, "never read {name}: {:?}", self.current());
+            assert!(
+                start.elapsed() < common::time_limit::limit(DEADLINE),
+                "never read {name}: {:?}",
+                self.current()
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }

@@ -11,6 +11,7 @@
 //!   Run: `cargo test --release -p clockscope --test calibrate_live --
 //!   --ignored --nocapture`.
 
+mod common;
 use clockscope::counter::calibrate::{calibrate_counter, calibrate_postgresql_native, Calibration, DEFAULT_BUDGET_NS};
 use clockscope::linux::LinuxEvidence;
 use clockscope::tsc::frequency::DISAGREEMENT_LIMIT_PPM;
@@ -41,8 +42,7 @@ fn calibration_agrees_with_the_kernel() {
     let (kernel_khz, source) = match kernel_tsc_khz() {
         Ok(k) => k,
         Err(why) => {
-            println!("SKIPPED calibration_agrees_with_the_kernel: the kernel publishes no TSC frequency here: {why}");
-            return;
+            return skip!(optional: "the kernel publishes no TSC frequency here: {why}");
         }
     };
     // 20 ms bounds the error to a few ppm on an idle machine; a preempted

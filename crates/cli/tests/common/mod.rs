@@ -1,8 +1,14 @@
 //! Helpers shared by the CLI's integration tests: running the `clockscope`
 //! binary, the CPUs a cross-CPU run may use, and the libpq environment that
-//! tests clear so a developer's settings cannot reach the test server.
+//! tests clear so a developer's settings cannot reach the test server, and
+//! `skip!` (common/skip.rs of the library's tests, included by path).
 //! Each test binary uses only some of them.
 #![allow(dead_code)]
+
+#[path = "../../../clockscope/tests/common/skip.rs"]
+pub mod skip;
+#[path = "../../../clockscope/tests/common/time_limit.rs"]
+pub mod time_limit;
 
 use std::process::{Command, Output, Stdio};
 

@@ -5,6 +5,9 @@
 //! part of it, so unused helpers are allowed.
 #![allow(dead_code)]
 
+pub mod skip;
+pub mod time_limit;
+
 use clockscope::linux::TscFlags;
 use clockscope::tsc::cpuid::{parse_dump, CpuidFacts};
 

@@ -1,5 +1,10 @@
 //! Helpers shared by the integration tests: the recorded EXPLAIN plans in
-//! tests/data, and the report inputs the report tests share.
+//! tests/data, the report inputs the report tests share, and `skip!`.
+
+#[path = "../../../clockscope/tests/common/skip.rs"]
+pub mod skip;
+#[path = "../../../clockscope/tests/common/time_limit.rs"]
+pub mod time_limit;
 
 /// The recorded file `tests/data/<name>`; panics naming the path when it
 /// cannot be read.
