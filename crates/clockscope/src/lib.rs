@@ -54,6 +54,7 @@ pub mod arm;
 pub mod clock;
 pub mod convert;
 pub mod counter;
+pub mod cpu;
 pub mod crosscpu;
 pub mod escape;
 pub mod fit;

@@ -1,13 +1,13 @@
 //! aarch64 counters as clock sources: the ARM generic timer's virtual count
 //! CNTVCT_EL0 (fast) and ISB;CNTVCT_EL0 (ordered), with the frequency from
-//! CNTFRQ_EL0. The register reads themselves are in `counter/aarch64.rs`.
+//! CNTFRQ_EL0. The register reads themselves are in `cpu/aarch64.rs`.
 
 use super::{ClockError, ClockId, ClockSource, ClockVisitor};
 use crate::convert::Scale;
-use crate::counter::arch::{cntvct, isb_cntvct};
+use crate::cpu::{cntvct, isb_cntvct};
 use crate::ticks::Ticks;
 
-pub use crate::counter::arch::cntfrq_hz;
+pub use crate::cpu::cntfrq_hz;
 
 /// CNTVCT_EL0: the fast generic-timer read.
 #[derive(Clone, Copy, Debug)]

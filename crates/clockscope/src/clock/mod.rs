@@ -9,8 +9,8 @@
 //!
 //! The counter sources are chosen per platform: `arch` is `x86_64.rs` (RDTSC,
 //! RDTSCP, LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no
-//! counter); the instructions themselves are [`crate::counter`]'s, the one
-//! place for counter platform code. `posix.rs` holds the
+//! counter); the instructions themselves are [`crate::cpu`]'s, the one
+//! place that executes them. `posix.rs` holds the
 //! clock_gettime/gettimeofday sources every Unix has.
 
 #[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]

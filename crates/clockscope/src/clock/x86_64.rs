@@ -1,6 +1,6 @@
 //! x86-64 counters as clock sources: RDTSC (fast), RDTSCP (precise) and
 //! LFENCE;RDTSC. The instructions themselves, and CPUID, are in
-//! `counter/x86_64.rs` (re-exported here for the CPUID reader).
+//! `cpu/x86_64.rs` (re-exported here for the CPUID reader).
 //!
 //! RDTSC may be executed out of order with the instructions around it, which
 //! is fine for EXPLAIN ANALYZE's per-row reads and what PostgreSQL 19 uses as
@@ -11,10 +11,10 @@
 
 use super::{ClockError, ClockId, ClockSource, ClockVisitor};
 use crate::convert::Scale;
-use crate::counter::arch::{lfence_rdtsc, rdtsc, rdtscp};
+use crate::cpu::{lfence_rdtsc, rdtsc, rdtscp};
 use crate::ticks::Ticks;
 
-pub use crate::counter::arch::{cpu_has_rdtscp, cpu_has_tsc, cpuid};
+pub use crate::cpu::{cpu_has_rdtscp, cpu_has_tsc, cpuid};
 
 /// RDTSC: PostgreSQL 19's fast TSC read (EXPLAIN ANALYZE). Start and end of a
 /// measuring loop use RDTSCP, as PostgreSQL does.

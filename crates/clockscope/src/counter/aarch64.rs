@@ -1,12 +1,13 @@
-//! aarch64: the ARM generic timer's virtual count (CNTVCT_EL0, ISB;CNTVCT_EL0)
-//! and its frequency register CNTFRQ_EL0. All of the generic timer's unsafe
-//! code is here; `clock::arch` builds its clock sources on these reads and
-//! `instant` calls them directly.
+//! aarch64: the ARM generic timer as the counter layer sees it: its fast and
+//! ordered reads and visitors over `clock::arch`'s sources. The instructions
+//! (CNTVCT_EL0, ISB;CNTVCT_EL0, CNTFRQ_EL0) are [`crate::cpu`]'s, re-exported
+//! here; `instant` calls them through this module.
 
 use super::{CounterKind, CounterPairVisitor, CounterVisitor};
 use crate::clock::arch::{Cntvct, IsbCntvct};
 use crate::clock::ClockId;
 use crate::convert::Scale;
+pub use crate::cpu::{cntfrq_hz, cntvct, isb_cntvct};
 
 /// The counter of this architecture.
 pub const KIND: Option<CounterKind> = Some(CounterKind::GenericTimer);
@@ -14,34 +15,6 @@ pub const KIND: Option<CounterKind> = Some(CounterKind::GenericTimer);
 pub const FAST: Option<ClockId> = Some(ClockId::Cntvct);
 /// The ordered read (`Instant::now_precise`, calibration, cross-CPU tests).
 pub const PRECISE: Option<ClockId> = Some(ClockId::IsbCntvct);
-
-/// CNTVCT_EL0: the virtual count, unordered.
-#[inline(always)]
-pub fn cntvct() -> u64 {
-    let v: u64;
-    // SAFETY: Linux lets EL0 read CNTVCT_EL0 (CNTKCTL_EL1.EL0VCTEN is set
-    // by the arch timer driver); the read has no side effects.
-    unsafe { core::arch::asm!("mrs {}, cntvct_el0", out(reg) v, options(nomem, nostack, preserves_flags)) };
-    v
-}
-
-/// ISB;CNTVCT_EL0: the virtual count, not read before earlier instructions complete.
-#[inline(always)]
-pub fn isb_cntvct() -> u64 {
-    let v: u64;
-    // SAFETY: ISB only synchronises the instruction stream; the counter read
-    // is as in `cntvct`.
-    unsafe { core::arch::asm!("isb", "mrs {}, cntvct_el0", out(reg) v, options(nostack, preserves_flags)) };
-    v
-}
-
-/// The counter frequency from CNTFRQ_EL0, in Hz (0 when firmware left it unset).
-pub fn cntfrq_hz() -> u64 {
-    let v: u64;
-    // SAFETY: CNTFRQ_EL0 is readable from EL0; the read has no side effects.
-    unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) v, options(nomem, nostack, preserves_flags)) };
-    v
-}
 
 /// The generic timer is always readable from EL0 on Linux.
 pub fn missing_ordered_read() -> Option<String> {

@@ -14,10 +14,11 @@
 //! interposition::explanation(..)            a calibration grossly off the frequency: time is changed on its way
 //! ```
 //!
-//! Platform code is fenced once, here: `arch` is `x86_64.rs`, `aarch64.rs`
-//! or `fallback.rs` (no counter; the reads are CLOCK_MONOTONIC). The clock
-//! sources of [`crate::clock`] and the hot path of [`crate::instant`] call
-//! these reads; nothing else executes a counter instruction.
+//! Platform code is fenced per layer: `arch` is `x86_64.rs`, `aarch64.rs`
+//! or `fallback.rs` (no counter; the reads are CLOCK_MONOTONIC). The
+//! instructions themselves are [`crate::cpu`]'s (re-exported from `arch`),
+//! which the clock sources of [`crate::clock`] also call; this layer sits
+//! above `clock` and the hot path of [`crate::instant`] above it.
 
 #[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
 #[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]

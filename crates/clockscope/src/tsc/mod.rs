@@ -3,6 +3,8 @@
 //! and the discovery that uses all this are [`crate::counter`]'s.
 //!
 //! - [`cpuid`]: CPUID through a reader trait (this CPU, recorded dumps).
+//! - [`source`]: the names of the frequency sources ([`source::SourceId`]),
+//!   below both the rules and the frequency table.
 //! - [`rules`]: PostgreSQL's and Linux's CPUID rules and the plausibility
 //!   ranges, pure functions of CPUID registers.
 //! - [`frequency`]: every frequency source in one table, and which frequency
@@ -18,6 +20,7 @@ pub mod frequency;
 pub mod policy;
 pub mod report;
 pub mod rules;
+pub mod source;
 
 pub use policy::{PostgresAuto, Reason, TscDecision};
 pub use report::TscReport;

@@ -3,7 +3,7 @@
 //! (see [`super`]).
 
 use crate::tsc::cpuid::{CpuidFacts, Leaf15};
-use crate::tsc::frequency::SourceId;
+use crate::tsc::source::SourceId;
 
 /// Linux 4.10-5.0's crystal table for leaf 0x15 without ECX (Intel family 6).
 pub fn linux_implied_crystal_khz(f: &CpuidFacts) -> Option<u32> {
