@@ -249,7 +249,7 @@ fn rule_rdtscp(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 2. Invariant TSC (CPUID 0x80000007 EDX bit 8) and, when /proc/cpuinfo is
-/// readable, the kernel's `constant_tsc` and `nonstop_tsc` flags.
+///    readable, the kernel's `constant_tsc` and `nonstop_tsc` flags.
 fn rule_invariant_tsc(e: &TrustEvidence<'_>) -> Reason {
     let cpuid = e.cpuid;
     let kernel = e.kernel;
@@ -286,7 +286,7 @@ fn rule_invariant_tsc(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 3. The kernel times with the TSC (current clocksource `tsc`) or marks it
-/// `tsc_reliable`.
+///    `tsc_reliable`.
 fn rule_kernel_clocksource(e: &TrustEvidence<'_>) -> Reason {
     let kernel = e.kernel;
     let flags = e.flags();
@@ -321,7 +321,7 @@ fn rule_kernel_clocksource(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 4. The kernel log does not say it marked the TSC unstable (unread, it
-/// passes only while the kernel still times with the TSC).
+///    passes only while the kernel still times with the TSC).
 fn rule_not_marked_unstable(e: &TrustEvidence<'_>) -> Reason {
     let kernel = e.kernel;
     let current = e.current_clocksource();
@@ -370,7 +370,7 @@ fn rule_not_marked_unstable(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 5. A known frequency whose measuring sources agree within
-/// [`super::frequency::DISAGREEMENT_LIMIT_PPM`].
+///    [`super::frequency::DISAGREEMENT_LIMIT_PPM`].
 fn rule_frequency_agrees(e: &TrustEvidence<'_>) -> Reason {
     let freq = e.freq;
     match freq.clockscope.khz {
@@ -388,7 +388,7 @@ fn rule_frequency_agrees(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 6. No boot option against the TSC (`tsc=unstable`, `notsc`,
-/// `clocksource=` other than `tsc`).
+///    `clocksource=` other than `tsc`).
 fn rule_no_boot_option_against(e: &TrustEvidence<'_>) -> Reason {
     let kernel = e.kernel;
     match kernel {
