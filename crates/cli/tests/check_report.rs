@@ -843,7 +843,7 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
     // Words, not lines: the text wraps at 100 columns.
     let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        t.contains("+32.0 ns per row per node (95% interval 28.8 to 35.2 ns, +-10%); back to back 2 x"),
+        t.contains("+32.0 ns per row per node (95% interval 28.8 to 35.2 ns, +-10.0%); back to back 2 x"),
         "{t}"
     );
     assert!(t.contains("example: count(*) of 1M rows"), "{t}");
@@ -888,9 +888,16 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
         vec![clockscope::predict::ExecutorLoopCost::recorded("some other clock", 5.0)],
     );
     let p = other.verdict.explain_system.as_ref().unwrap();
-    assert_eq!((p.per_row_per_node_ns, p.slowdown, p.count_timing_on_ms), (None, None, None));
+    assert_eq!(
+        (p.per_row_per_node_ns, p.slowdown, p.count_timing_on_ms),
+        (None, None, None)
+    );
     assert!(p.status.starts_with("not measured"), "{}", p.status);
-    assert!(other.verdict.summary.contains("not measured"), "{}", other.verdict.summary);
+    assert!(
+        other.verdict.summary.contains("not measured"),
+        "{}",
+        other.verdict.summary
+    );
 
     // A model whose ON-OFF difference is inside the noise: "not resolved".
     let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 1.0);
@@ -902,7 +909,10 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
     let p = r.verdict.explain_system.as_ref().unwrap();
     assert_eq!(p.per_row_per_node_ns, None);
     let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(t.contains("clock_gettime (CLOCK_MONOTONIC): not resolved: the 95% interval"), "{t}");
+    assert!(
+        t.contains("clock_gettime (CLOCK_MONOTONIC): not resolved: the 95% interval"),
+        "{t}"
+    );
     assert!(!t.contains("count(*) of 1M rows 42.7 ms ->"), "{t}");
     // auto_explain.log_timing: nothing measured against the limit, no alarm.
     let a = r.verdict.auto_explain_log_timing.as_ref().unwrap();
@@ -913,7 +923,12 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
 fn log_timing_is_costly_only_when_the_whole_interval_is_above_the_limit() {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
-    let stats = vec![scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000)];
+    let stats = vec![scripted_stats(
+        ClockId::Monotonic,
+        Scale::NANOSECONDS,
+        MONO_STEPS,
+        10_000,
+    )];
     let at = |per_row: f64| {
         let r = build_report(
             &CheckArgs {

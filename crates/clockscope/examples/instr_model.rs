@@ -55,7 +55,8 @@ fn main() {
                 _ => executor_loop::measure_on_this_machine(tsc.as_ref(), &table, config, &mut || true),
             };
             match cost {
-                Some(c) => out!(
+                Some(c) => {
+                    out!(
                     "run {run} {:<34} {:<13} median {:>6.2} ns/row  {}  off {:.1} ns/row, {} steps, {} pairs x {} rows",
                     c.clock,
                     match shape {
@@ -69,7 +70,8 @@ fn main() {
                     c.work_steps,
                     c.pairs,
                     c.rows_per_round
-                ),
+                )
+                }
                 None => out!("run {run} {shape:?}: not measured (no TSC)"),
             }
         }

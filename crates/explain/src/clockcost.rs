@@ -225,7 +225,8 @@ fn tsc_loops(
             if keep_going() {
                 let shape = PgInstrumentation::Pg19 { tsc: true };
                 let config = ModelConfig::new(shape, d);
-                f.executor_loop = executor_loop::measure_on_this_machine(Some(&fast), &Table::new(), config, keep_going);
+                f.executor_loop =
+                    executor_loop::measure_on_this_machine(Some(&fast), &Table::new(), config, keep_going);
             }
             Ok((f, p))
         }

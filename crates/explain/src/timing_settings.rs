@@ -352,12 +352,22 @@ pub fn judge(
         out.push(judge_io_timing(s, "block I/O", READS_PER_IO, io_ref, page.as_ref()));
     }
     if let Some(s) = get("track_wal_io_timing") {
-        out.push(judge_io_timing(s, "WAL write or sync", READS_PER_WAL_IO, io_ref, page.as_ref()));
+        out.push(judge_io_timing(
+            s,
+            "WAL write or sync",
+            READS_PER_WAL_IO,
+            io_ref,
+            page.as_ref(),
+        ));
     }
     if let Some(s) = get("timing_clock_source") {
         out.push(judge_clock_source(s, sources));
     }
-    judge_auto_explain(settings, explain.as_ref().map(|(p, r)| (p, *r)).map_err(String::as_str), &mut out);
+    judge_auto_explain(
+        settings,
+        explain.as_ref().map(|(p, r)| (p, *r)).map_err(String::as_str),
+        &mut out,
+    );
     let status = |r: &Result<_, String>| match r {
         Ok(_) => "priced".to_string(),
         Err(why) => why.clone(),

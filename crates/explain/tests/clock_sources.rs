@@ -145,7 +145,11 @@ fn a_role_that_may_not_set_it_measures_the_current_source_and_says_why() {
     // and that one line says why.
     assert_eq!(out.skipped.len(), 1);
     assert_eq!(out.skipped[0].clock_source, "system");
-    assert!(out.skipped[0].reason.contains("superuser only"), "{}", out.skipped[0].reason);
+    assert!(
+        out.skipped[0].reason.contains("superuser only"),
+        "{}",
+        out.skipped[0].reason
+    );
     assert!(
         out.skipped[0].reason.contains("SQLSTATE 42501"),
         "{}",

@@ -49,7 +49,11 @@ fn text(r: &Report) -> String {
     let mut out = Vec::new();
     clockscope_explain::report::write_text(r, &mut out).unwrap();
     // Words, not lines: the text wraps at 100 columns.
-    String::from_utf8(out).unwrap().split_whitespace().collect::<Vec<_>>().join(" ")
+    String::from_utf8(out)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[test]
@@ -71,7 +75,11 @@ fn a_superuser_measures_both_clock_sources_with_their_own_models() {
     // Each source predicted by the model of PostgreSQL 19's instrumentation
     // with its own read: the system clock behind the branch, or RDTSC.
     let sys = &r.this_machine.system.executor_loop.as_ref().expect("the model ran");
-    assert!(sys.instrumentation.starts_with("PostgreSQL 19:"), "{}", sys.instrumentation);
+    assert!(
+        sys.instrumentation.starts_with("PostgreSQL 19:"),
+        "{}",
+        sys.instrumentation
+    );
     assert!(sys.instrumentation.contains("clock_gettime"), "{}", sys.instrumentation);
     if let Some(rdtsc) = &r.this_machine.rdtsc {
         let e = rdtsc.executor_loop.as_ref().expect("the model ran");
@@ -85,9 +93,16 @@ fn a_superuser_measures_both_clock_sources_with_their_own_models() {
     let setting = r.settings.iter().find(|s| s.name == "timing_clock_source").unwrap();
     if tsc_usable {
         assert_eq!(setting.session_value.as_deref(), Some("'system', then 'tsc'"));
-        assert!(text(&r).contains("-> 'system', then 'tsc' for this session"), "{}", text(&r));
+        assert!(
+            text(&r).contains("-> 'system', then 'tsc' for this session"),
+            "{}",
+            text(&r)
+        );
     }
-    assert!(r.settings.iter().all(|s| s.session_value.as_deref() != Some(s.server_value.as_str())));
+    assert!(r
+        .settings
+        .iter()
+        .all(|s| s.session_value.as_deref() != Some(s.server_value.as_str())));
     // track_io_timing under the server's own setting: RDTSCP around each I/O
     // when it reads the TSC (auto (tsc)), the system clock otherwise.
     let io = r.timing_settings.io_read.as_ref().expect("I/O timing priced");

@@ -265,8 +265,14 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     assert_eq!(s.prediction_status, "resolved");
     assert_eq!(s.predicted_per_read_ns, Some(24.0));
     // The model's +-10% interval, per row at 2.000006 reads per row.
-    assert!(close(s.predicted_overhead_per_row_low_ns.unwrap(), reads_per_row / 2.0 * 43.2));
-    assert!(close(s.predicted_overhead_per_row_high_ns.unwrap(), reads_per_row / 2.0 * 52.8));
+    assert!(close(
+        s.predicted_overhead_per_row_low_ns.unwrap(),
+        reads_per_row / 2.0 * 43.2
+    ));
+    assert!(close(
+        s.predicted_overhead_per_row_high_ns.unwrap(),
+        reads_per_row / 2.0 * 52.8
+    ));
     // ON = OFF + reads_per_row / 2 x added per row.
     assert!(close(
         s.predicted_overhead_per_row_ns.unwrap(),
@@ -308,7 +314,7 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         "in the instrumentation model",
         "predicted TIMING ON",
         "observed / back-to-back",
-        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10%",
+        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10.0%",
         "(95% interval 43.20 to 52.80 ns)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
@@ -328,7 +334,11 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     let s2 = &r2.clock_sources[0];
     assert_eq!(s2.predicted_per_read_ns, None);
     assert_eq!(s2.observed_over_predicted, None);
-    assert!(s2.prediction_status.starts_with("not measured"), "{}", s2.prediction_status);
+    assert!(
+        s2.prediction_status.starts_with("not measured"),
+        "{}",
+        s2.prediction_status
+    );
     assert_eq!(s2.back_to_back_per_read_ns, Some(30.0));
     assert!(
         r2.warnings.iter().any(|w| w.contains("no prediction: not measured")),

@@ -155,7 +155,11 @@ fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
         io_off,
         "{io:?}"
     );
-    assert_eq!(lines.len(), 1 + usize::from(timing_off) + usize::from(io_off), "{lines:?}");
+    assert_eq!(
+        lines.len(),
+        1 + usize::from(timing_off) + usize::from(io_off),
+        "{lines:?}"
+    );
     // PostgreSQL 15 reads the system clock around each I/O: priced with its
     // back-to-back read cost on this machine, not EXPLAIN's.
     let price = r.timing_settings.io_read.as_ref().expect("I/O timing priced");

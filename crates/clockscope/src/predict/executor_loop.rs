@@ -891,7 +891,7 @@ pub fn interval_text(median: f64, interval: Option<Interval>, n: usize) -> Strin
     match interval {
         Some(i) if !i.is_degenerate() => {
             let rel = if median != 0.0 {
-                format!(", +-{:.0}%", i.half_width(median) * 100.0)
+                format!(", +-{:.1}%", i.half_width(median) * 100.0)
             } else {
                 String::new()
             };
@@ -1011,7 +1011,10 @@ pub fn measure_model<R: PgRead, C: ClockSource>(
         });
         last_pair_ns = elapsed_ns().saturating_sub(before);
     }
-    debug_assert_eq!(exec.node.instr.errors, 0, "the model's instrumentation took an error branch");
+    debug_assert_eq!(
+        exec.node.instr.errors, 0,
+        "the model's instrumentation took an error branch"
+    );
     let mut cost = cost_from_pairs(read.name(), &pairs, rows, config.instrumentation)?;
     cost.work_steps = steps;
     cost.stopped_by = stopped_by;

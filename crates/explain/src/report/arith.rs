@@ -335,12 +335,18 @@ mod tests {
         ];
         let shown = shown_settings(&settings, &measured);
         // jit off -> off is no change.
-        assert_eq!((shown[0].session_value.as_deref(), shown[0].why.as_deref()), (None, None));
+        assert_eq!(
+            (shown[0].session_value.as_deref(), shown[0].why.as_deref()),
+            (None, None)
+        );
         assert_eq!(shown[1].session_value.as_deref(), Some("0"));
         assert_eq!(shown[2].session_value.as_deref(), Some("'system', then 'tsc'"));
         assert!(shown[2].why.as_deref().unwrap().contains("one measurement each"));
         // Measured as the server runs (SET refused): shown as the server has it.
-        let current = [runs("auto (tsc)", "the current setting, measured as the server runs (SET refused)")];
+        let current = [runs(
+            "auto (tsc)",
+            "the current setting, measured as the server runs (SET refused)",
+        )];
         let shown = shown_settings(&settings, &current);
         assert_eq!(shown[2].session_value, None);
     }

@@ -163,12 +163,13 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             None => writeln!(
                 out,
                 "  {:<28} {:>12}   {}",
-                "predicted per clock read",
-                "none",
-                s.prediction_status
+                "predicted per clock read", "none", s.prediction_status
             )?,
         }
-        let interval = match (s.predicted_overhead_per_row_low_ns, s.predicted_overhead_per_row_high_ns) {
+        let interval = match (
+            s.predicted_overhead_per_row_low_ns,
+            s.predicted_overhead_per_row_high_ns,
+        ) {
             (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2} to {hi:.2} ns)"),
             _ => String::new(),
         };
@@ -299,7 +300,11 @@ fn write_machine(r: &Report, out: &mut dyn Write) -> io::Result<()> {
                 e.rows_per_round,
                 e.work_ns_per_row,
                 e.work_steps,
-                if e.resolved { String::new() } else { format!("; {}", e.status) }
+                if e.resolved {
+                    String::new()
+                } else {
+                    format!("; {}", e.status)
+                }
             )?;
         }
     }
@@ -312,7 +317,10 @@ fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(out, "The server's timing settings (pg_settings), each priced with the read PostgreSQL makes for it:")?;
+    writeln!(
+        out,
+        "The server's timing settings (pg_settings), each priced with the read PostgreSQL makes for it:"
+    )?;
     match &t.io_read {
         Some(p) => writeln!(out, "  I/O timing: {} per read; {}", p.text(), p.source)?,
         None => writeln!(out, "  I/O timing: not priced: {}", t.io_read_status)?,

@@ -133,7 +133,11 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     let c = t.settings[0].cost.as_ref().unwrap();
     assert_eq!(c.ns, 50.0);
     assert!((c.share_of_reference.unwrap() - 50.0 / 1500.0).abs() < 1e-12);
-    assert!(t.settings[0].judgement.contains("within the 10% limit"), "{:?}", t.settings[0]);
+    assert!(
+        t.settings[0].judgement.contains("within the 10% limit"),
+        "{:?}",
+        t.settings[0]
+    );
     let io = t.io_read.as_ref().unwrap();
     assert_eq!((io.clock.as_str(), io.ns), ("clock_gettime (CLOCK_MONOTONIC)", 25.0));
     // Under the TSC the server reads RDTSCP around each I/O, not EXPLAIN's
@@ -146,16 +150,30 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     assert_eq!(t.settings[0].cost.as_ref().unwrap().ns, 36.0);
     assert_eq!(t.io_read_status, "priced");
     // A syscall clock (hpet): 2 x 600 ns is 80% of the read: turn it off.
-    let t = judge(&on, &[source("system", 20.0)], Some(&machine(600.0, None)), page(1500.0));
+    let t = judge(
+        &on,
+        &[source("system", 20.0)],
+        Some(&machine(600.0, None)),
+        page(1500.0),
+    );
     assert_eq!(lines(&t), ["ALTER SYSTEM SET track_io_timing = off;"]);
     let r = t.settings[0].recommendation.as_ref().unwrap();
     assert_eq!(r.then.as_deref(), Some("SELECT pg_reload_conf();"));
     assert!(!r.needs_restart);
     // Off is never changed, only priced.
     let off = [setting("track_io_timing", "off", "bool")];
-    let t = judge(&off, &[source("system", 20.0)], Some(&machine(600.0, None)), page(1500.0));
+    let t = judge(
+        &off,
+        &[source("system", 20.0)],
+        Some(&machine(600.0, None)),
+        page(1500.0),
+    );
     assert!(lines(&t).is_empty());
-    assert!(t.settings[0].judgement.starts_with("off: no cost"), "{:?}", t.settings[0]);
+    assert!(
+        t.settings[0].judgement.starts_with("off: no cost"),
+        "{:?}",
+        t.settings[0]
+    );
 }
 
 #[test]
@@ -168,13 +186,21 @@ fn a_cost_whose_interval_reaches_the_limit_changes_nothing() {
     // 2 x 77 ns = 154 ns: 10.3%, its interval from 9.8%: no change.
     let t = judge(&on, &[source("system", 1.5)], Some(&machine(77.0, None)), page(1500.0));
     assert!(lines(&t).is_empty(), "{t:?}");
-    assert!(t.settings[0].judgement.contains("not wholly above"), "{:?}", t.settings[0]);
+    assert!(
+        t.settings[0].judgement.contains("not wholly above"),
+        "{:?}",
+        t.settings[0]
+    );
     // No interval at all: no change either.
     let mut m = machine(600.0, None);
     m.system.read_cost_interval = None;
     let t = judge(&on, &[source("system", 1.5)], Some(&m), page(1500.0));
     assert!(lines(&t).is_empty(), "{t:?}");
-    assert!(t.settings[0].judgement.contains("interval not available"), "{:?}", t.settings[0]);
+    assert!(
+        t.settings[0].judgement.contains("interval not available"),
+        "{:?}",
+        t.settings[0]
+    );
 }
 
 #[test]
@@ -192,7 +218,12 @@ fn without_a_price_nothing_is_recommended_for_io() {
     // A TSC server on a machine without one: not priced, said why.
     let mut tsc = setting("timing_clock_source", "tsc", "enum");
     tsc.shown = "tsc".into();
-    let t = judge(&[on[0].clone(), tsc], &[source("tsc", 1.1)], Some(&machine(25.0, None)), page(1500.0));
+    let t = judge(
+        &[on[0].clone(), tsc],
+        &[source("tsc", 1.1)],
+        Some(&machine(25.0, None)),
+        page(1500.0),
+    );
     assert_eq!(t.io_read, None);
     assert!(t.io_read_status.contains("RDTSCP"), "{}", t.io_read_status);
     // No page-cache reference: priced, not judged.
@@ -210,7 +241,12 @@ fn log_timing_is_changed_only_when_the_slowdown_interval_is_above_the_limit() {
     let t = judge(&s, &[source("system", 2.4)], Some(&m), None);
     assert_eq!(lines(&t), ["ALTER SYSTEM SET auto_explain.log_timing = off;"]);
     let timing = &t.settings[1];
-    assert!(timing.recommendation.as_ref().unwrap().reason.contains("whatever log_min_duration"));
+    assert!(timing
+        .recommendation
+        .as_ref()
+        .unwrap()
+        .reason
+        .contains("whatever log_min_duration"));
     // 1.35x, its interval from 1.25x: not a clear case, no change.
     let t = judge(&s, &[source_ci("system", 1.35, 0.1)], Some(&m), None);
     assert!(lines(&t).is_empty(), "{t:?}");
@@ -233,7 +269,11 @@ fn log_min_duration_zero_is_moved_and_log_timing_judged_on_its_cost() {
     let timing = t.settings.iter().find(|s| s.name == "auto_explain.log_timing").unwrap();
     let c = timing.cost.as_ref().unwrap();
     assert!((c.ns - 2.0 * 0.1 * 10.0 * 1e6 / 200_006.0).abs() < 1e-9, "{c:?}");
-    assert!(timing.judgement.contains("log_min_duration = 0"), "{}", timing.judgement);
+    assert!(
+        timing.judgement.contains("log_min_duration = 0"),
+        "{}",
+        timing.judgement
+    );
     // A costly one: both.
     let t = judge(&s, &[source("system", 2.0)], Some(&machine(20.0, None)), page(1500.0));
     assert_eq!(
@@ -251,7 +291,11 @@ fn an_explain_cost_inside_the_noise_is_not_resolved() {
     // ON/OFF 1.01 with an interval from 0.98x: not resolved, no price.
     let t = judge(&s, &[source_ci("system", 1.01, 0.03)], Some(&machine(20.0, None)), None);
     assert_eq!(t.explain_read, None);
-    assert!(t.explain_read_status.starts_with("not resolved"), "{}", t.explain_read_status);
+    assert!(
+        t.explain_read_status.starts_with("not resolved"),
+        "{}",
+        t.explain_read_status
+    );
     let timing = &t.settings[1];
     assert!(timing.cost.is_none());
     assert!(timing.judgement.contains("not resolved"), "{}", timing.judgement);

@@ -197,7 +197,11 @@ pub struct Verdict {
 pub const NOT_MEASURED: &str = "not measured: the instrumentation model did not run (interrupted, or not asked for)";
 
 fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> ExplainPrediction {
-    let executor_loop = inputs.executor_loops.iter().find(|e| e.clock == c.display_name).cloned();
+    let executor_loop = inputs
+        .executor_loops
+        .iter()
+        .find(|e| e.clock == c.display_name)
+        .cloned();
     let per_row = executor_loop.as_ref().and_then(|e| e.added_ns_per_row);
     let status = executor_loop
         .as_ref()
@@ -211,10 +215,7 @@ fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> 
         )
     };
     let p = per_row.map(at);
-    let interval = executor_loop
-        .as_ref()
-        .filter(|e| e.resolved)
-        .and_then(|e| e.interval);
+    let interval = executor_loop.as_ref().filter(|e| e.resolved).and_then(|e| e.interval);
     ExplainPrediction {
         clock: c.display_name.clone(),
         per_read_ns: c.read_cost_ns,
@@ -396,7 +397,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             let costly = p.slowdown_low.is_some_and(|low| low >= LOG_TIMING_MAX_SLOWDOWN);
             let straddles = !costly && p.slowdown_high.is_some_and(|high| high >= LOG_TIMING_MAX_SLOWDOWN);
             let interval = match (p.slowdown_low, p.slowdown_high) {
-                (Some(lo), Some(hi)) => format!(", 95% interval {lo:.2}x to {hi:.2}x"),
+                (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
                 _ => String::new(),
             };
             Advice {

@@ -40,13 +40,27 @@ fn each_read_costing_c_adds_2c_per_row_in_every_version() {
         let clock = ns_clock("scripted", |n| 1_000 + 7 * n);
         let table = Table::with_tuples(64);
         let cost = match inst {
-            PgInstrumentation::Pg19 { .. } => {
-                measure_model(&FastRead::new(&clock, &clock, true), &clock, &table, config(inst, 100, 200_000), &mut || true)
-            }
-            PgInstrumentation::Pg16To18 => measure_model(&SystemRead(&clock), &clock, &table, config(inst, 100, 200_000), &mut || true),
-            PgInstrumentation::Pg15OrOlder => {
-                measure_model(&TimespecRead(&clock), &clock, &table, config(inst, 100, 200_000), &mut || true)
-            }
+            PgInstrumentation::Pg19 { .. } => measure_model(
+                &FastRead::new(&clock, &clock, true),
+                &clock,
+                &table,
+                config(inst, 100, 200_000),
+                &mut || true,
+            ),
+            PgInstrumentation::Pg16To18 => measure_model(
+                &SystemRead(&clock),
+                &clock,
+                &table,
+                config(inst, 100, 200_000),
+                &mut || true,
+            ),
+            PgInstrumentation::Pg15OrOlder => measure_model(
+                &TimespecRead(&clock),
+                &clock,
+                &table,
+                config(inst, 100, 200_000),
+                &mut || true,
+            ),
         }
         .unwrap();
         assert_eq!(cost.added_ns_per_row, Some(14.0), "{inst:?}");
@@ -130,13 +144,28 @@ fn the_fast_read_takes_the_branch_timing_tsc_enabled_says() {
 
 #[test]
 fn timespec_accumulates_with_normalisation() {
-    let mut acc = TimespecTime { sec: 0, nsec: 999_999_990 };
-    acc.accum_diff(TimespecTime { sec: 5, nsec: 20 }, TimespecTime { sec: 4, nsec: 999_999_995 });
+    let mut acc = TimespecTime {
+        sec: 0,
+        nsec: 999_999_990,
+    };
+    acc.accum_diff(
+        TimespecTime { sec: 5, nsec: 20 },
+        TimespecTime {
+            sec: 4,
+            nsec: 999_999_995,
+        },
+    );
     // + 25 ns across a second boundary: 1 s 15 ns.
     assert_eq!(acc, TimespecTime { sec: 1, nsec: 15 });
     acc.accum_diff(TimespecTime { sec: 7, nsec: 0 }, TimespecTime { sec: 7, nsec: 20 });
     // - 20 ns back across it.
-    assert_eq!(acc, TimespecTime { sec: 0, nsec: 999_999_995 });
+    assert_eq!(
+        acc,
+        TimespecTime {
+            sec: 0,
+            nsec: 999_999_995
+        }
+    );
     assert!(TimespecTime::ZERO.is_zero() && !acc.is_zero());
     assert!(!TimespecTime { sec: 1, nsec: 0 }.is_zero());
     // The PostgreSQL 15 model over a scripted clock crossing a second.
@@ -179,7 +208,7 @@ fn the_median_of_paired_differences_and_its_interval() {
     assert_eq!(c.added_ns_per_row, Some(27.0));
     assert_eq!(c.added_ns_per_read, Some(13.5));
     assert_eq!(c.interval.map(|i| (i.low, i.high)), Some((24.0, 40.0)));
-    assert_eq!(c.interval_text, "95% interval 24.0 to 40.0 ns, +-48%");
+    assert_eq!(c.interval_text, "95% interval 24.0 to 40.0 ns, +-48.1%");
     // Five pairs: no interval, not resolved, said with n.
     let c = cost_from_pairs("x", &pairs[3..], 10, inst).unwrap();
     assert!(!c.resolved);
@@ -205,7 +234,10 @@ fn a_preempted_round_does_not_decide() {
     let cost = measure_model(&read, &clock, &table, c, &mut || true).unwrap();
     assert!(stalled.get());
     assert_eq!(cost.added_ns_per_row, Some(2.0));
-    assert!(cost.added_ns_per_row_max > 50_000.0 || cost.added_ns_per_row_min < -50_000.0, "{cost:?}");
+    assert!(
+        cost.added_ns_per_row_max > 50_000.0 || cost.added_ns_per_row_min < -50_000.0,
+        "{cost:?}"
+    );
 }
 
 #[test]
@@ -234,16 +266,34 @@ fn rounds_are_sized_by_the_work_per_row() {
     assert_eq!(rows_for_round(f64::NAN), MAX_ROWS_PER_ROUND);
     assert_eq!(rows_for_round(0.0), MAX_ROWS_PER_ROUND);
     let c = ModelConfig::new(PgInstrumentation::Pg16To18, 7);
-    assert_eq!((c.work_steps, c.budget_ns, c.rows_per_round), (DEFAULT_WORK_STEPS, 7, None));
+    assert_eq!(
+        (c.work_steps, c.budget_ns, c.rows_per_round),
+        (DEFAULT_WORK_STEPS, 7, None)
+    );
 }
 
 #[test]
 fn the_shape_follows_the_server_version() {
-    assert_eq!(PgInstrumentation::for_server(190_000, true), PgInstrumentation::Pg19 { tsc: true });
-    assert_eq!(PgInstrumentation::for_server(190_000, false), PgInstrumentation::Pg19 { tsc: false });
-    assert_eq!(PgInstrumentation::for_server(180_003, false), PgInstrumentation::Pg16To18);
-    assert_eq!(PgInstrumentation::for_server(160_000, false), PgInstrumentation::Pg16To18);
-    assert_eq!(PgInstrumentation::for_server(150_018, false), PgInstrumentation::Pg15OrOlder);
+    assert_eq!(
+        PgInstrumentation::for_server(190_000, true),
+        PgInstrumentation::Pg19 { tsc: true }
+    );
+    assert_eq!(
+        PgInstrumentation::for_server(190_000, false),
+        PgInstrumentation::Pg19 { tsc: false }
+    );
+    assert_eq!(
+        PgInstrumentation::for_server(180_003, false),
+        PgInstrumentation::Pg16To18
+    );
+    assert_eq!(
+        PgInstrumentation::for_server(160_000, false),
+        PgInstrumentation::Pg16To18
+    );
+    assert_eq!(
+        PgInstrumentation::for_server(150_018, false),
+        PgInstrumentation::Pg15OrOlder
+    );
     assert!(PgInstrumentation::Pg19 { tsc: true }.inline());
     assert!(!PgInstrumentation::Pg15OrOlder.inline());
 }
@@ -277,7 +327,10 @@ fn the_real_clocks_run_within_their_budget() {
     let c = ModelConfig::new(PgInstrumentation::Pg19 { tsc: false }, 20_000_000);
     let cost = measure_on_this_machine::<PosixClock>(None, &table, c, &mut || true).unwrap();
     assert!(cost.pairs >= 1);
-    assert!(matches!(cost.stopped_by, StopReason::Budget | StopReason::MaxPairs), "{cost:?}");
+    assert!(
+        matches!(cost.stopped_by, StopReason::Budget | StopReason::MaxPairs),
+        "{cost:?}"
+    );
     assert_eq!(cost.work_steps, DEFAULT_WORK_STEPS);
     let tsc = ModelConfig::new(PgInstrumentation::Pg19 { tsc: true }, 20_000_000);
     assert!(measure_on_this_machine::<PosixClock>(None, &table, tsc, &mut || true).is_none());
