@@ -87,6 +87,7 @@ def fmt(v, d=2):
     return "-" if v is None else f"{v:.{d}f}"
 
 observed = {}   # "system" / "tsc" -> observed ns per row, per run
+io_explain = []  # explain's INSTR_TIME_SET_CURRENT price per read, and its clock
 first = load("explain.1.json")
 print(f"Server: PostgreSQL {first['server_version']} ({first['server_version_num']}), {first['rows']:,} rows, "
       f"{first['workload']}")
@@ -105,6 +106,7 @@ for i in range(1, runs + 1):
               f"{fmt(s['observed_over_predicted']):>9}  {s['prediction_status']}")
     io = r["timing_settings"]["io_read"]
     if io:
+        io_explain.append((io["ns"], io["clock"]))
         print(f"       I/O timing priced at {io['ns']:.1f} ns per read ({io['clock']})")
 for key, v in observed.items():
     print(f"  median observed, {key}: {statistics.median(v):.2f} ns per row over {len(v)} runs")
@@ -113,9 +115,12 @@ print()
 print("check -d 0.3: predicted ns per row per node (target: within +-15% of the median of the runs; RDTSC within")
 print("+-25% of the server's observed tsc cost)")
 preds = {"system": [], "RDTSC": []}
-io = []
+io_check = {}  # clock display name -> check's read cost per run
 for i in range(1, check_runs + 1):
-    v = load(f"check.{i}.json")["verdict"]
+    doc = load(f"check.{i}.json")
+    for c in doc["clocks"]:
+        io_check.setdefault(c["display_name"], []).append(c["read_cost_ns"])
+    v = doc["verdict"]
     row = []
     for key, p in (("system", v["explain_system"]), ("RDTSC", v["explain_tsc"])):
         val = p and p["per_row_per_node_ns"]
@@ -136,4 +141,17 @@ for key, vals in preds.items():
         obs = statistics.median(observed[server_key])
         line += f"; server {obs:.2f} ns, check / server {med / obs:.2f}"
     print(line)
+
+print()
+print("track_io_timing's read (INSTR_TIME_SET_CURRENT), ns per read (target: check and explain within 20%)")
+if io_explain:
+    clock = io_explain[0][1]
+    e = statistics.median(x for x, _ in io_explain)
+    c = io_check.get(clock)
+    if c:
+        cm = statistics.median(c)
+        print(f"  {clock}: explain {e:.1f} (median of {len(io_explain)}), check {cm:.1f} (median of {len(c)}), "
+              f"explain / check {e / cm:.2f}")
+    else:
+        print(f"  {clock}: explain {e:.1f}; check did not measure that clock")
 EOF

@@ -28,33 +28,53 @@ fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
     std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
-fn main() {
-    let steps: u32 = arg(1, executor_loop::DEFAULT_WORK_STEPS);
-    let budget_ms: u64 = arg(2, 300);
-    let runs: u32 = arg(3, 1);
-    let tuples: usize = arg(4, executor_loop::TABLE_TUPLES);
-    let table = Table::with_tuples(tuples);
-    // The model's rounds are timed by CLOCK_MONOTONIC: the TSC's scale only
-    // names it here.
-    let scale = Scale::from_khz(1_000_000).expect("a valid scale");
-    let tsc = clockscope::clock::arch::Rdtsc::new(scale);
+/// One model run with `tsc` as PostgreSQL 19's fast counter read (None
+/// where there is none).
+fn run_shape<T: clockscope::ClockSource>(
+    shape: PgInstrumentation,
+    tsc: Option<&T>,
+    table: &Table,
+    steps: u32,
+    budget_ms: u64,
+) -> Option<executor_loop::ExecutorLoopCost> {
+    let config = ModelConfig {
+        work_steps: steps,
+        ..ModelConfig::new(shape, budget_ms * 1_000_000)
+    };
+    executor_loop::measure_on_this_machine(tsc, table, config, &mut || true)
+}
+
+/// Runs every shape with the counter's fast read (from the counter layer).
+struct Shapes {
+    steps: u32,
+    budget_ms: u64,
+    runs: u32,
+    tuples: usize,
+}
+
+impl clockscope::counter::CounterPairVisitor for Shapes {
+    type Output = ();
+    fn visit<P: clockscope::ClockSource, F: clockscope::ClockSource>(self, _precise: P, fast: F) {
+        report(&self, Some(&fast));
+    }
+}
+
+fn report<T: clockscope::ClockSource>(a: &Shapes, tsc: Option<&T>) {
+    let table = Table::with_tuples(a.tuples);
     let shapes = [
         PgInstrumentation::Pg19 { tsc: false },
         PgInstrumentation::Pg19 { tsc: true },
         PgInstrumentation::Pg15OrOlder,
     ];
-    out!("{steps} steps per row, budget {budget_ms} ms, table {tuples} tuples");
-    for run in 1..=runs {
+    out!(
+        "{} steps per row, budget {} ms, table {} tuples",
+        a.steps,
+        a.budget_ms,
+        a.tuples
+    );
+    for run in 1..=a.runs {
         for shape in shapes {
-            let config = ModelConfig {
-                work_steps: steps,
-                ..ModelConfig::new(shape, budget_ms * 1_000_000)
-            };
-            let cost = match (shape, tsc.as_ref()) {
-                (PgInstrumentation::Pg19 { tsc: true }, None) => None,
-                _ => executor_loop::measure_on_this_machine(tsc.as_ref(), &table, config, &mut || true),
-            };
-            match cost {
+            match run_shape(shape, tsc, &table, a.steps, a.budget_ms) {
                 Some(c) => {
                     out!(
                     "run {run} {:<34} {:<13} median {:>6.2} ns/row  {}  off {:.1} ns/row, {} steps, {} pairs x {} rows",
@@ -72,8 +92,30 @@ fn main() {
                     c.rows_per_round
                 )
                 }
-                None => out!("run {run} {shape:?}: not measured (no TSC)"),
+                None => out!("run {run} {shape:?}: not measured (no counter read)"),
             }
         }
+    }
+}
+
+fn main() {
+    let shapes = Shapes {
+        steps: arg(1, executor_loop::DEFAULT_WORK_STEPS),
+        budget_ms: arg(2, 300),
+        runs: arg(3, 1),
+        tuples: arg(4, executor_loop::TABLE_TUPLES),
+    };
+    // The model's rounds are timed by CLOCK_MONOTONIC: the counter's scale
+    // only names it here.
+    let scale = Scale::from_khz(1_000_000).expect("a valid scale");
+    if let Err(why) = clockscope::counter::arch::visit_pair(scale, shapes) {
+        eprintln!("instr_model: no counter read ({why}); the system clock only");
+        let shapes = Shapes {
+            steps: arg(1, executor_loop::DEFAULT_WORK_STEPS),
+            budget_ms: arg(2, 300),
+            runs: arg(3, 1),
+            tuples: arg(4, executor_loop::TABLE_TUPLES),
+        };
+        report::<clockscope::clock::posix::PosixClock>(&shapes, None);
     }
 }

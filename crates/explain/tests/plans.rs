@@ -314,7 +314,7 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         "in the instrumentation model",
         "predicted TIMING ON",
         "observed / back-to-back",
-        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10%",
+        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10.0%",
         "(95% interval 43.20 to 52.80 ns)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");

@@ -304,7 +304,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
             let costly = p.slowdown_low.is_some_and(|low| low >= LOG_TIMING_MAX_SLOWDOWN);
             let straddles = !costly && p.slowdown_high.is_some_and(|high| high >= LOG_TIMING_MAX_SLOWDOWN);
             let interval = match (p.slowdown_low, p.slowdown_high) {
-                (Some(lo), Some(hi)) => format!(", 95% interval {lo:.2}x to {hi:.2}x"),
+                (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
                 _ => String::new(),
             };
             Advice {

@@ -46,7 +46,9 @@ impl PosixClock {
         // SAFETY: as in `gettime_ns`: a valid, writable timespec; an invalid
         // id leaves it zeroed.
         unsafe { libc::clock_gettime(self.id, &mut ts) };
-        (ts.tv_sec as i64, ts.tv_nsec as i64)
+        // time_t and long are i64 on 64-bit targets, narrower on some 32-bit ones.
+        #[allow(clippy::useless_conversion)]
+        (i64::from(ts.tv_sec), i64::from(ts.tv_nsec))
     }
 }
 

@@ -891,7 +891,7 @@ pub fn interval_text(median: f64, interval: Option<Interval>, n: usize) -> Strin
     match interval {
         Some(i) if !i.is_degenerate() => {
             let rel = if median != 0.0 {
-                format!(", +-{:.0}%", i.half_width(median) * 100.0)
+                format!(", +-{:.1}%", i.half_width(median) * 100.0)
             } else {
                 String::new()
             };

@@ -28,7 +28,7 @@ fn prediction_line(p: &ExplainPrediction) -> String {
 fn slowdown_line(p: &ExplainPrediction, example: bool) -> Option<String> {
     let (on, x) = (p.count_timing_on_ms?, p.slowdown?);
     let interval = match (p.slowdown_low, p.slowdown_high) {
-        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.2}x to {hi:.2}x"),
+        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
         _ => String::new(),
     };
     Some(format!(

@@ -208,7 +208,7 @@ fn the_median_of_paired_differences_and_its_interval() {
     assert_eq!(c.added_ns_per_row, Some(27.0));
     assert_eq!(c.added_ns_per_read, Some(13.5));
     assert_eq!(c.interval.map(|i| (i.low, i.high)), Some((24.0, 40.0)));
-    assert_eq!(c.interval_text, "95% interval 24.0 to 40.0 ns, +-48%");
+    assert_eq!(c.interval_text, "95% interval 24.0 to 40.0 ns, +-48.1%");
     // Five pairs: no interval, not resolved, said with n.
     let c = cost_from_pairs("x", &pairs[3..], 10, inst).unwrap();
     assert!(!c.resolved);
