@@ -423,6 +423,8 @@ fn renderers_and_models_never_name_commands() {
 /// `measure` loops over a clock; `crosscpu`, `predict` and `instant` build on
 /// all of it; `fit` formats text (and leaves for the CLI).
 const LIBRARY_LAYERS: &[&[&str]] = &[
+    // The raw instructions (RDTSC, RDTSCP, CPUID, CNTVCT_EL0): they import nothing.
+    &["cpu"],
     &["escape", "input", "ticks", "convert", "stats"],
     &["linux"],
     &["arm", "tsc"],
