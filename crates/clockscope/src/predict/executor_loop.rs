@@ -668,7 +668,10 @@ fn agg_rows<R: PgRead>(node: &mut ScanNode<'_, R>, agg: &mut AggState<'_>, rows:
     }
 }
 
-/// One node and one aggregate, ready to run rounds.
+/// One node and one aggregate, ready to run rounds. Page-aligned and on the
+/// heap (as PostgreSQL's palloc'd plan state is), so its layout within a page
+/// is the same in every process, whatever the stack's randomisation.
+#[repr(C, align(4096))]
 struct Executor<'t, R: PgRead> {
     node: ScanNode<'t, R>,
     agg: AggState<'t>,
@@ -979,7 +982,7 @@ pub fn measure_model<R: PgRead, C: ClockSource>(
         let d = timer.now_ordered().delta_since(start).max(0) as u64;
         timer.scale().ticks_to_ns(d)
     };
-    let mut exec = Executor::new(read, table, config.instrumentation.inline());
+    let mut exec = Box::new(Executor::new(read, table, config.instrumentation.inline()));
     let steps = config.work_steps.min(MAX_WORK_STEPS);
     exec.set_steps(steps);
     // A first round warms up and, unless given, sizes the rounds.
