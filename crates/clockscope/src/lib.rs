@@ -41,6 +41,10 @@
 //!   safe to print in every output format.
 //! - [`input`]: every input file read bounded: regular files only (no FIFO,
 //!   socket or device), through a size cap per kind of input.
+//! - [`kernel_log`]: a kernel log (this machine's or a pasted one) read in
+//!   every paste style, every TSC/clocksource message format since 3.x
+//!   recognised, summarised and explained: one interpretation for `check`,
+//!   `tsc` and `dmesg`.
 //! - [`linux`]: evidence the kernel publishes (sysfs, /proc, dmesg, the perf
 //!   page), read under a root path so tests use a fake tree.
 //!
@@ -60,6 +64,7 @@ pub mod escape;
 pub mod fit;
 pub mod input;
 pub mod instant;
+pub mod kernel_log;
 pub mod linux;
 pub mod measure;
 pub mod predict;

@@ -1,6 +1,7 @@
 //! The kernel log: what the kernel said about the TSC and its clocksources
 //! (the frequency it detected or refined, TSC instability, clocksource
-//! switches), parsed from `/dev/kmsg` records or `dmesg` text.
+//! switches), read from `/dev/kmsg` (or a test root's text file) and
+//! interpreted by [`crate::kernel_log`] (every paste style and message format).
 //!
 //! The kernel prints frequencies as `%lu.%03lu MHz` of an integer kHz, so
 //! they are parsed back to kHz exactly, with no float: "2599.998 MHz" is
@@ -18,6 +19,7 @@ use std::path::Path;
 
 use super::Evidence;
 use crate::escape::escape_untrusted;
+use crate::kernel_log::{formats, paste, summary};
 
 /// What the kernel log says about the TSC and clocksources.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -82,91 +84,13 @@ impl KernelKhzSource {
 }
 
 impl KernelLog {
-    /// Parses log text: kmsg records, dmesg lines or bare messages, one per line.
+    /// Parses log text in any paste style ([`crate::kernel_log::paste`]).
     pub fn parse(text: &str) -> KernelLog {
-        let mut log = KernelLog::default();
-        for line in text.lines() {
-            log.add_line(line);
+        let mut b = LogBuilder::default();
+        for line in paste::lines(text) {
+            b.add(line);
         }
-        log
-    }
-
-    /// Adds one record or line (kmsg record continuation lines, which start
-    /// with a space and hold `KEY=value`, are ignored).
-    pub fn add_line(&mut self, line: &str) {
-        let line = line.trim_end_matches(['\n', '\r']);
-        if line.starts_with(' ') && !line.trim_start().starts_with('[') {
-            return;
-        }
-        if line.trim().is_empty() {
-            return;
-        }
-        self.records += 1;
-        let (seq, msg) = split_record(line);
-        if self.records == 1 {
-            self.first_sequence = seq;
-        }
-        self.add_message(msg);
-    }
-
-    fn add_message(&mut self, msg: &str) {
-        let mut relevant = false;
-        if let Some(rest) = after(msg, "tsc: Detected ") {
-            if let Some(v) = rest.strip_suffix(" MHz processor").and_then(parse_mhz_as_khz) {
-                self.detected_processor_khz = Some(v);
-                relevant = true;
-            } else if let Some(v) = rest.strip_suffix(" MHz TSC").and_then(parse_mhz_as_khz) {
-                self.detected_tsc_khz = Some(v);
-                relevant = true;
-            }
-        }
-        if let Some(rest) = after(msg, "Refined TSC clocksource calibration: ") {
-            if let Some(v) = rest.strip_suffix(" MHz").and_then(parse_mhz_as_khz) {
-                self.refined_khz = Some(v);
-                relevant = true;
-            }
-        }
-        if let Some(rest) = after(msg, "Marking TSC unstable due to ") {
-            self.tsc_unstable_reasons.push(rest.trim().to_string());
-            relevant = true;
-        }
-        if let Some(rest) = after(msg, "Marking clocksource '") {
-            if let Some((name, _)) = rest.split_once('\'') {
-                self.clocksources_marked_unstable.push(name.to_string());
-                relevant = true;
-            }
-        }
-        if let Some(rest) = after(msg, "Switched to clocksource ") {
-            if let Some(name) = rest.split_whitespace().next() {
-                self.clocksource_switches.push(name.to_string());
-                relevant = true;
-            }
-        }
-        if let Some(rest) = after(msg, "Measured ") {
-            if let Some(n) = rest.strip_suffix(" cycles TSC warp between CPUs, turning off TSC clock.") {
-                if let Ok(n) = n.trim().parse::<i64>() {
-                    self.tsc_warp_cycles.push(n);
-                }
-                relevant = true;
-            }
-        }
-        if msg.contains("kvm-clock: using sched offset") {
-            self.kvm_sched_clock = true;
-            relevant = true;
-        }
-        if let Some(rest) = after(msg, "Performance Events: ") {
-            self.performance_events = Some(rest.trim().to_string());
-            relevant = true;
-        }
-        let lower = msg.to_ascii_lowercase();
-        if relevant
-            || lower.contains("tsc")
-            || lower.contains("clocksource")
-            || lower.contains("sched_clock")
-            || lower.contains("kvm-clock")
-        {
-            self.lines.push(msg.trim().to_string());
-        }
+        b.finish()
     }
 
     /// The TSC frequency the kernel ended up with and the message it came
@@ -191,77 +115,84 @@ impl KernelLog {
     }
 }
 
-/// The text after the first occurrence of `needle`.
-fn after<'a>(hay: &'a str, needle: &str) -> Option<&'a str> {
-    hay.find(needle).map(|i| &hay[i + needle.len()..])
+/// Builds a [`KernelLog`] line by line: the values come from
+/// [`crate::kernel_log`]'s summary, the kept lines are the TSC-related ones.
+#[derive(Default)]
+struct LogBuilder {
+    log: KernelLog,
+    summary: summary::Builder,
 }
 
-/// Splits a log line into its kmsg sequence number (if it is a kmsg record)
-/// and the message: `6,123,456789,-;msg`, `[    0.000058] msg`, `<6>msg`,
-/// `Jan 16 17:13:19 host kernel: msg` (journal), or a bare message.
-pub fn split_record(line: &str) -> (Option<u64>, &str) {
-    if let Some((prefix, msg)) = line.split_once(';') {
-        let fields: Vec<&str> = prefix.split(',').collect();
-        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        if fields.len() >= 3 && numeric(fields[0]) && numeric(fields[1]) && numeric(fields[2]) {
-            return (fields[1].parse().ok(), msg);
+impl LogBuilder {
+    fn add(&mut self, line: paste::LogLine) {
+        self.log.records += 1;
+        if self.log.records == 1 {
+            self.log.first_sequence = line.sequence;
         }
-    }
-    let mut msg = line.trim_start();
-    // journalctl/syslog: "Jan 16 17:13:19 host kernel: msg".
-    if !msg.starts_with(['[', '<']) {
-        if let Some(i) = msg.find(" kernel: ") {
-            return (None, &msg[i + " kernel: ".len()..]);
+        let msg = line.message.trim();
+        let recognised = formats::recognise(msg);
+        if let Some(r) = &recognised {
+            self.legacy_lists(r);
         }
+        let recognised = recognised.is_some();
+        if msg.contains("kvm-clock: using sched offset") {
+            self.log.kvm_sched_clock = true;
+        }
+        if let Some(rest) = formats::after(msg, "Performance Events: ") {
+            self.log.performance_events = Some(rest.trim().to_string());
+        }
+        let lower = msg.to_ascii_lowercase();
+        if recognised
+            || lower.contains("tsc")
+            || lower.contains("clocksource")
+            || lower.contains("sched_clock")
+            || lower.contains("kvm-clock")
+            || msg.contains("Performance Events: ")
+        {
+            self.log.lines.push(msg.to_string());
+        }
+        self.summary.add(line);
     }
-    if let Some(rest) = msg.strip_prefix('<') {
-        if let Some((prio, rest)) = rest.split_once('>') {
-            if !prio.is_empty() && prio.bytes().all(|b| b.is_ascii_digit()) {
-                msg = rest;
+
+    /// The lists as printed, every occurrence (the summary keeps reasons and
+    /// condemned clocksources once each, and adds the reasons kernels before
+    /// 4.11 did not print).
+    fn legacy_lists(&mut self, r: &formats::Recognised) {
+        use formats::{Kind, Role};
+        let (f, log) = (&r.facts, &mut self.log);
+        match r.kind {
+            Kind::TscMarkedUnstable => log.tsc_unstable_reasons.extend(f.reason.clone()),
+            Kind::WatchdogMarkedUnstable | Kind::WatchdogReadbackUnstable if r.role != Role::Detail => {
+                log.clocksources_marked_unstable.extend(f.clocksource.clone())
             }
+            _ => {}
         }
     }
-    // "[    0.000058] " and an optional caller id "[    T0] " (not a
-    // message's own "[Firmware Bug]: ").
-    while let Some(rest) = msg.strip_prefix('[') {
-        match rest.split_once(']') {
-            Some((inside, rest)) if is_log_prefix(inside) => msg = rest.trim_start(),
-            _ => break,
+
+    fn finish(self) -> KernelLog {
+        let s = self.summary.finish(None);
+        KernelLog {
+            detected_processor_khz: s.detected_processor_khz,
+            detected_tsc_khz: s.detected_tsc_khz,
+            refined_khz: s.refined_khz,
+            clocksource_switches: s.clocksource_switches,
+            tsc_warp_cycles: s.warp_cycles,
+            ..self.log
         }
     }
-    (None, msg)
 }
 
-/// Whether the text inside `[...]` is dmesg's timestamp (`    0.000058`) or
-/// caller id (`    T0`, `  C1`).
-fn is_log_prefix(inside: &str) -> bool {
-    let t = inside.trim();
-    let caller = t
-        .strip_prefix(['T', 'C'])
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    let timestamp = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    caller || timestamp
+/// Splits a log line (any paste style) into its kmsg sequence number (if it
+/// is a kmsg record) and the message; an empty message for a line that is
+/// blank or another program's.
+pub fn split_record(line: &str) -> (Option<u64>, String) {
+    match paste::parse_line(line) {
+        Some(l) => (l.sequence, l.message),
+        None => (None, String::new()),
+    }
 }
 
-/// Parses the kernel's `%lu.%03lu` MHz to kHz exactly: "2599.998" is
-/// 2599998. Up to three decimals are accepted (fewer are zero-padded: "2600.5"
-/// is 2600500); more cannot be a whole number of kHz and are rejected.
-pub fn parse_mhz_as_khz(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (whole, frac) = match text.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (text, ""),
-    };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 3 {
-        return None;
-    }
-    let mut frac_khz: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-    for _ in frac.len()..3 {
-        frac_khz *= 10;
-    }
-    whole.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac_khz)
-}
+pub use crate::kernel_log::parse_mhz_as_khz;
 
 /// The reason given when `/dev/kmsg` refuses us (EPERM/EACCES).
 pub const KMSG_NOT_READABLE: &str = "kernel log not readable (dmesg_restrict; run as root)";
@@ -283,18 +214,42 @@ const KMSG_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 /// returns EINVAL for a smaller buffer, so 8 KiB leaves ample room.
 const KMSG_BUFFER_BYTES: usize = 8192;
 
+/// A kernel log's text as read, before interpretation: `/dev/kmsg` records
+/// (each with its dictionary lines) or a saved log. The `dmesg` command
+/// interprets it with [`crate::kernel_log::summarise`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelLogText {
+    /// Where it was read from.
+    pub source: String,
+    pub text: String,
+    /// Records read (live log) or 0 (a file).
+    pub records: u64,
+    /// Why reading stopped before the end (a record, byte or time bound).
+    pub stopped_early: Option<String>,
+}
+
 /// Reads the kernel log under `root` (see the module documentation for the
 /// test convention). A test root's `dev/kmsg` must be a regular file of at
 /// most [`crate::input::KERNEL_LOG_TEXT`] bytes.
 pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
+    read_kernel_log_text(root).map(|raw| {
+        let mut log = KernelLog::parse(&raw.text);
+        log.source = raw.source;
+        log.stopped_early = raw.stopped_early;
+        log
+    })
+}
+
+/// The kernel log's text under `root`, uninterpreted.
+pub fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
     if root == Path::new("/") {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {
         let path = root.join("dev/kmsg");
-        super::read_text(&path, &crate::input::KERNEL_LOG_TEXT).map(|text| {
-            let mut log = KernelLog::parse(&text);
-            log.source = path.display().to_string();
-            log
+        super::read_text(&path, &crate::input::KERNEL_LOG_TEXT).map(|text| KernelLogText {
+            source: path.display().to_string(),
+            text,
+            ..KernelLogText::default()
         })
     }
 }
@@ -302,7 +257,7 @@ pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
 /// Reads the live kernel log: a character device, opened non-blocking, read
 /// one record per `read` until `EAGAIN`, and at most [`MAX_KMSG_RECORDS`]
 /// records, [`MAX_KMSG_BYTES`] bytes and [`KMSG_DEADLINE`].
-fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
+fn read_dev_kmsg(path: &Path) -> Evidence<KernelLogText> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let shown = || escape_untrusted(&path.to_string_lossy()).into_owned();
     let file = std::fs::OpenOptions::new()
@@ -327,19 +282,18 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
         }
         Err(e) => return Evidence::Unreadable(format!("{}: {e}", shown())),
     }
-    let mut log = KernelLog {
+    let mut log = KernelLogText {
         source: path.display().to_string(),
-        ..KernelLog::default()
+        ..KernelLogText::default()
     };
     let started = std::time::Instant::now();
-    let mut bytes_read: u64 = 0;
     let mut buf = vec![0u8; KMSG_BUFFER_BYTES];
     loop {
         if log.records >= MAX_KMSG_RECORDS {
             log.stopped_early = Some(format!("stopped after {MAX_KMSG_RECORDS} records"));
             break;
         }
-        if bytes_read >= MAX_KMSG_BYTES {
+        if log.text.len() as u64 >= MAX_KMSG_BYTES {
             log.stopped_early = Some(format!("stopped after {} MiB", MAX_KMSG_BYTES >> 20));
             break;
         }
@@ -350,11 +304,11 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
         match file.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                bytes_read += n as u64;
-                let text = String::from_utf8_lossy(&buf[..n]);
-                // One record per read: the first line; the rest is its dictionary.
-                if let Some(first) = text.lines().next() {
-                    log.add_line(first);
+                // One record per read: its first line, then its dictionary.
+                log.records += 1;
+                log.text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if !log.text.ends_with('\n') {
+                    log.text.push('\n');
                 }
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -369,46 +323,4 @@ fn read_dev_kmsg(path: &Path) -> Evidence<KernelLog> {
         }
     }
     Evidence::Found(log)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mhz_to_khz_is_exact() {
-        assert_eq!(parse_mhz_as_khz("2599.998"), Some(2_599_998));
-        assert_eq!(parse_mhz_as_khz("2599.996"), Some(2_599_996));
-        assert_eq!(parse_mhz_as_khz("2600.000"), Some(2_600_000));
-        assert_eq!(parse_mhz_as_khz("2600"), Some(2_600_000));
-        assert_eq!(parse_mhz_as_khz("2600.5"), Some(2_600_500));
-        assert_eq!(parse_mhz_as_khz("0.001"), Some(1));
-        // Every kHz value prints and parses back exactly (no float rounding).
-        for khz in (1_000_000u64..1_010_000).chain([2_449_228, 3_333_333, 9_999_999]) {
-            assert_eq!(
-                parse_mhz_as_khz(&format!("{}.{:03}", khz / 1000, khz % 1000)),
-                Some(khz)
-            );
-        }
-        for bad in ["", ".5", "2599.9985", "2,599.998", "abc", "-1.000", "1.2.3", "2599.99x"] {
-            assert_eq!(parse_mhz_as_khz(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn splits_record_forms() {
-        assert_eq!(
-            split_record("6,123,456789,-;tsc: Detected"),
-            (Some(123), "tsc: Detected")
-        );
-        assert_eq!(split_record("6,0,58,-,caller=T0;tsc: x"), (Some(0), "tsc: x"));
-        assert_eq!(split_record("[    0.000058] tsc: x"), (None, "tsc: x"));
-        assert_eq!(split_record("[    0.000058][    T0] tsc: x"), (None, "tsc: x"));
-        assert_eq!(split_record("<6>[    1.5] tsc: x"), (None, "tsc: x"));
-        assert_eq!(split_record("tsc: x; y"), (None, "tsc: x; y"));
-        assert_eq!(
-            split_record("[    0.000000] [Firmware Bug]: TSC doesn't count with P0 frequency!"),
-            (None, "[Firmware Bug]: TSC doesn't count with P0 frequency!")
-        );
-    }
 }
