@@ -426,6 +426,9 @@ const LIBRARY_LAYERS: &[&[&str]] = &[
     // The raw instructions (RDTSC, RDTSCP, CPUID, CNTVCT_EL0): they import nothing.
     &["cpu"],
     &["escape", "input", "ticks", "convert", "stats"],
+    // The kernel log's interpretation: plain text in, imports nothing; the
+    // `/dev/kmsg` reader (linux) and everything above use it.
+    &["kernel_log"],
     &["linux"],
     &["arm", "tsc"],
     &["clock", "counter"],

@@ -91,6 +91,46 @@ const DUMP_TOKENS: &[&str] = &[
 
 const KMSG_TOKENS: &[&str] = &[
     "6,1,0,-;",
+    "\\x",
+    "\\xe2\\x80",
+    " SUBSYSTEM=cpu",
+    "\r\n",
+    "> ",
+    "    ",
+    "[Tue Nov 24 20:00:01 2026] ",
+    "2026-11-24T20:00:01,000008+00:00 ",
+    "2026-11-24T20:00:01.5Z db1 kernel: ",
+    "<6>1 2026-11-24T20:00:01Z db1 kernel - - - ",
+    "kern  :info  : ",
+    "Tue Nov 24 20:00:01 2026 kern.info kernel: ",
+    "Nov  4 20:00:01 db1 systemd[1]: ",
+    "timekeeping watchdog on CPU",
+    "99999999999",
+    ": Marking clocksource 'tsc' as unstable because the skew is too large:",
+    "                      'hpet' wd_nsec: ",
+    " wd_now: 1 wd_last: 2 mask: ff",
+    "Clocksource 'tsc' skewed -9223372036854775808 ns (0 ms) over watchdog 'hpet' interval of ",
+    "Clocksource tsc unstable (delta = ",
+    " hpet wd-wd read-back delay of ",
+    "wd-tsc-wd read-back delay of ",
+    "ns, clock-skew test skipped!",
+    "checking TSC synchronization [CPU#",
+    " -> CPU#",
+    "]: ",
+    "Measured ",
+    " cycles TSC warp between CPUs, turning off TSC clock.",
+    "[Firmware Bug]: TSC ADJUST differs: CPU",
+    " --> ",
+    ". Restoring",
+    "TSC ADJUST: CPU",
+    " force to 0",
+    "Hypervisor detected: ",
+    "Booting paravirtualized kernel on ",
+    "bare hardware",
+    "Switching to clocksource ",
+    "TSC freq read from hypervisor : ",
+    "Checking clocksource tsc synchronization from CPU ",
+    "        CPUs 0-3 ahead of CPU ",
     "4,99999999999999999999999,1,-;",
     "6,0,58,-,caller=T0;",
     "[    0.000058] ",
@@ -292,6 +332,14 @@ proptest! {
         }
         let _ = log.kernel_tsc_khz();
         let _ = log.tsc_marked_unstable();
+        // The interpretation `dmesg` reports: events bounded by the lines.
+        let s = clockscope::kernel_log::summarise(&text, None);
+        assert!(s.events.len() <= text.lines().count());
+        assert!(s.lines as usize <= text.lines().count());
+        for e in &s.events {
+            // Verbatim: every message is text of the input (or decoded \xNN).
+            assert!(!e.message.is_empty());
+        }
     }
 
     #[test]
