@@ -10,7 +10,6 @@
 use serde::Serialize;
 
 use super::formats::{recognise, Facts, Kind, Role};
-use super::summary::Summary;
 
 /// Where the kernel runs: it changes what several messages mean.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -450,9 +449,10 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
     }
 }
 
-/// What the clocksource the log ends on means for PostgreSQL.
-pub fn postgres_meaning(s: &Summary) -> String {
-    let cs = s.final_clocksource.as_deref();
+/// What the clocksource a log ends on (`None`: no switch in the log) means
+/// for PostgreSQL, and what the TSC being marked unstable means for it.
+pub fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unstable: bool) -> String {
+    let cs = final_clocksource;
     let reads = match cs {
         Some("tsc") => "clock_gettime reads the TSC in the vDSO without a system call: timing is cheap",
         Some("hpet" | "acpi_pm" | "xen" | "jiffies" | "refined-jiffies" | "pit") => {
@@ -465,7 +465,7 @@ pub fn postgres_meaning(s: &Summary) -> String {
         Some(_) => "clock_gettime reads this clocksource",
         None => "the log shows no clocksource switch (clockscope check reports the current one)",
     };
-    let auto = if s.tsc_marked_unstable {
+    let auto = if tsc_marked_unstable {
         "; PostgreSQL 19's timing_clock_source=auto will not use the TSC once the kernel marked it unstable"
     } else {
         ""
@@ -474,14 +474,14 @@ pub fn postgres_meaning(s: &Summary) -> String {
 }
 
 /// What to do, for bare metal or a guest.
-pub fn advice(s: &Summary) -> String {
+pub fn advice(final_clocksource: Option<&str>, tsc_marked_unstable: bool, machine: Machine) -> String {
     let slow = matches!(
-        s.final_clocksource.as_deref(),
+        final_clocksource,
         Some("hpet" | "acpi_pm" | "xen" | "jiffies" | "refined-jiffies" | "pit")
     );
-    if s.tsc_marked_unstable {
+    if tsc_marked_unstable {
         return by_machine(
-            s.machine,
+            machine,
             "find the cause (BIOS/firmware update, SMIs, deep C-states, a multi-socket TSC sync problem) and \
              check the TSC with clockscope check and cross-cpu; do not force tsc=reliable unless the TSCs are \
              proven in step; until then keep EXPLAIN ANALYZE timing and track_io_timing to what you need",

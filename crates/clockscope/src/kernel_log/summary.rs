@@ -253,8 +253,9 @@ impl Builder {
         for e in &mut s.events {
             e.meaning = meaning::event_meaning(e.kind, &e.message, &e.facts, s.machine);
         }
-        s.postgres = meaning::postgres_meaning(s);
-        s.advice = meaning::advice(s);
+        let cs = s.final_clocksource.as_deref();
+        s.postgres = meaning::postgres_meaning(cs, s.tsc_marked_unstable);
+        s.advice = meaning::advice(cs, s.tsc_marked_unstable, s.machine);
         self.s
     }
 }
