@@ -10,205 +10,7 @@
 //! The text is untrusted: names are kept verbatim (escaped by renderers),
 //! numbers are parsed exactly or not at all.
 
-use serde::Serialize;
-
-/// The kind of an event in a kernel log (the JSON `events[].kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// W1-W3 (+ W4-W11 detail lines): the watchdog marked a clocksource unstable.
-    WatchdogMarkedUnstable,
-    /// W1v (RHEL 6): the skew was reported but nothing was marked unstable.
-    WatchdogSkewReported,
-    /// W12: the watchdog's reads were retried before one succeeded.
-    WatchdogRetried,
-    /// W13, W14: a read-back delay made the watchdog mark a clocksource unstable.
-    WatchdogReadbackUnstable,
-    /// W15 + W16: a slow watchdog read; the skew check was skipped.
-    WatchdogSkewTestSkipped,
-    /// W17: the watchdog interval was too long to judge.
-    WatchdogLongReadout,
-    /// W24 (unmerged RFC, test kernels).
-    WatchdogCoarseCheck,
-    /// W18: per-CPU verification of a condemned clocksource.
-    ClocksourceSyncCheck,
-    /// W19: CPUs ahead of the checking CPU.
-    ClocksourceSyncAhead,
-    /// W20: CPUs behind the checking CPU.
-    ClocksourceSyncBehind,
-    /// W21: the duration of the per-CPU check.
-    ClocksourceSyncDurations,
-    /// W22: a single CPU: nothing to compare.
-    ClocksourceSyncNotEnoughCpus,
-    /// S1, S2: the clocksource the kernel times with from here.
-    ClocksourceSwitched,
-    /// S3: a `clocksource=` override not HRT compatible (old text).
-    OverrideNotHrt,
-    /// S4: a `clocksource=` override refused because it is unstable.
-    OverrideUnstableNotHrt,
-    /// S5: a `clocksource=` override deferred.
-    OverrideDeferred,
-    /// S6: `%s: mask: 0x%llx ...`: a clocksource registered (not an event).
-    ClocksourceRegistered,
-    /// T1, T2: `Detected %lu.%03lu MHz processor` (cpu_khz).
-    TscDetectedProcessor,
-    /// T3: `Detected %lu.%03lu MHz TSC` (tsc_khz when it differs).
-    TscDetectedTsc,
-    /// T4, T5: `Refined TSC clocksource calibration`.
-    TscRefined,
-    /// T6: the quick PIT calibration worked.
-    TscFastCalibrationOk,
-    /// T7: the quick PIT calibration failed.
-    TscFastCalibrationFailed,
-    /// T8: the PIT could not be used.
-    TscPitUnable,
-    /// T9: neither HPET nor the PM timer to calibrate against.
-    TscNoReference,
-    /// T10, T14: the HPET/PM timer calibration failed.
-    TscReferenceFailed,
-    /// T11: calibrated against HPET or the PM timer.
-    TscReferenceCalibration,
-    /// T12: the PIT calibration matched the reference.
-    TscPitMatches,
-    /// T13: the PIT value was used.
-    TscPitValue,
-    /// T15: the PIT calibration deviated from the reference.
-    TscPitDeviates,
-    /// T16, T17, H13: `Marking TSC unstable due to %s`.
-    TscMarkedUnstable,
-    /// T18: `tsc=recalibrate` found a different frequency.
-    TscRecalibrateMismatch,
-    /// T19, T20: `tsc=recalibrate` values.
-    TscRecalibrated,
-    /// T22: TSC async resets.
-    TscAsyncResets,
-    /// Y1 `... passed.`: two CPUs' TSCs agreed at bring-up.
-    TscSyncPassed,
-    /// Y1/Y3 + Y2 (+ Y4): two CPUs' TSCs disagreed: the TSC clock is off.
-    TscSyncWarp,
-    /// Y5: sync checks skipped as the TSC is reliable.
-    TscSyncSkipped,
-    /// Y6: firmware left TSC_ADJUST non-zero at boot; forced to 0.
-    TscAdjustForceZero,
-    /// Y7: TSC_ADJUST left as is (async resets).
-    TscAdjustNotForced,
-    /// Y8, Y10: TSC_ADJUST differs between CPUs of a socket at boot.
-    TscAdjustDiffers,
-    /// Y9: TSC_ADJUST synchronised to the reference CPU (4.10-4.11).
-    TscAdjustSynchronize,
-    /// Y11: firmware changed TSC_ADJUST after boot; restored.
-    TscAdjustRestored,
-    /// Y12: TSC_ADJUST set to compensate an observed warp.
-    TscAdjustCompensate,
-    /// H1: `Hypervisor detected: %s`.
-    HypervisorDetected,
-    /// H2: `Booting paravirtualized kernel on %s`.
-    ParavirtKernel,
-    /// H3-H5: kvm-clock set-up.
-    KvmClock,
-    /// H7, H8: Xen version.
-    XenVersion,
-    /// H9-H12: Hyper-V feature lines.
-    HypervFeatures,
-    /// H15: `TSC freq read from hypervisor`.
-    HypervisorTscFrequency,
-    /// H18: `[Firmware Bug]: TSC doesn't count with P0 frequency!`.
-    FirmwareBugP0,
-    /// H19: TSC deadline timer.
-    TscDeadlineTimer,
-    /// H20: `TSC found unstable after boot`.
-    TscUnstableAfterBoot,
-    /// H21: `sched_clock: Marking unstable`.
-    SchedClockUnstable,
-}
-
-impl Kind {
-    /// The JSON name of the kind (`tsc_sync_warp`): serde's snake_case of
-    /// the variant name.
-    pub fn name(self) -> String {
-        let mut out = String::new();
-        for (i, c) in format!("{self:?}").chars().enumerate() {
-            if c.is_ascii_uppercase() && i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        }
-        out
-    }
-}
-
-/// How a line takes part in an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// An event of its own.
-    Event,
-    /// Opens an event that the following detail lines complete (W2/W3, W15,
-    /// Y1/Y3 failure).
-    Opens,
-    /// Completes the open event of this kind, or stands alone without one.
-    Detail,
-    /// Recognised but not an event (S6 registration, W4-W11 without their header).
-    NotEvent,
-}
-
-/// The values a message carries; every field optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Facts {
-    /// The clocksource the message is about (switched to, condemned, registered).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clocksource: Option<String>,
-    /// The watchdog clocksource that judged it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub watchdog: Option<String>,
-    /// The kernel's reason text (`Marking TSC unstable due to <reason>`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// A frequency printed as `%lu.%03lu MHz`, exact in kHz.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub khz: Option<u64>,
-    /// The CPU the message names (watchdog CPU, TSC_ADJUST CPU).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<u32>,
-    /// `[CPU#a -> CPU#b]` of a TSC sync check: source CPU.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from_cpu: Option<u32>,
-    /// `[CPU#a -> CPU#b]` of a TSC sync check: target CPU.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to_cpu: Option<u32>,
-    /// CPU list text (`%*pbl`, e.g. `0-2,4`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<String>,
-    /// TSC warp in cycles (Y2) or observed warp (Y12).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warp_cycles: Option<i64>,
-    /// Read-back delay, ns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delay_ns: Option<i64>,
-    /// Skew of the clocksource against the watchdog, ns (cs - wd).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skew_ns: Option<i64>,
-    /// Watchdog interval, ns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interval_ns: Option<i64>,
-    /// `wd_nsec`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wd_nsec: Option<i64>,
-    /// `cs_nsec`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cs_nsec: Option<i64>,
-    /// Retries or attempts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempts: Option<i64>,
-    /// TSC_ADJUST value(s) as printed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tsc_adjust: Option<i64>,
-    /// The new TSC_ADJUST value of a restore (Y11) or the adjust of Y12.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tsc_adjust_new: Option<i64>,
-    /// Hypervisor name as printed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hypervisor: Option<String>,
-}
+pub use super::kinds::{Facts, Kind, Role};
 
 /// One recognised message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -309,25 +111,44 @@ fn watchdog_cpu(b: &str) -> Option<u32> {
 fn watchdog(b: &str) -> Option<Recognised> {
     use Kind as K;
     let cpu = watchdog_cpu(b);
-    if let (true, Some(name)) = (b.starts_with("Clocksource "), between(b, "Clocksource ", " unstable (delta = ")) {
+    if let (true, Some(name)) = (
+        b.starts_with("Clocksource "),
+        between(b, "Clocksource ", " unstable (delta = "),
+    ) {
         let facts = Facts {
             clocksource: Some(name.to_string()),
             skew_ns: int_after(b, "(delta = "),
             ..Facts::default()
         };
-        let kind = if b.contains("clocksource failover") { K::WatchdogSkewReported } else { K::WatchdogMarkedUnstable };
+        let kind = if b.contains("clocksource failover") {
+            K::WatchdogSkewReported
+        } else {
+            K::WatchdogMarkedUnstable
+        };
         return rec(kind, Role::Event, facts);
     }
     if b.contains("Marking clocksource '") && b.contains("as unstable") {
-        let facts = Facts { clocksource: quoted_after(b, "Marking clocksource "), cpu, ..Facts::default() };
+        let facts = Facts {
+            clocksource: quoted_after(b, "Marking clocksource "),
+            cpu,
+            ..Facts::default()
+        };
         return rec(K::WatchdogMarkedUnstable, Role::Opens, facts);
     }
     if b.starts_with('\'') && (b.contains("' wd_now: ") || b.contains("' wd_nsec: ")) {
-        let facts = Facts { watchdog: quoted_after(b, ""), wd_nsec: int_after(b, "wd_nsec: "), ..Facts::default() };
+        let facts = Facts {
+            watchdog: quoted_after(b, ""),
+            wd_nsec: int_after(b, "wd_nsec: "),
+            ..Facts::default()
+        };
         return rec(K::WatchdogMarkedUnstable, Role::Detail, facts);
     }
     if b.starts_with('\'') && (b.contains("' cs_now: ") || b.contains("' cs_nsec: ")) {
-        let facts = Facts { clocksource: quoted_after(b, ""), cs_nsec: int_after(b, "cs_nsec: "), ..Facts::default() };
+        let facts = Facts {
+            clocksource: quoted_after(b, ""),
+            cs_nsec: int_after(b, "cs_nsec: "),
+            ..Facts::default()
+        };
         return rec(K::WatchdogMarkedUnstable, Role::Detail, facts);
     }
     if b.starts_with("Clocksource '") && b.contains(" skewed ") {
@@ -346,7 +167,9 @@ fn watchdog(b: &str) -> Option<Recognised> {
     if b.contains(" times before success") {
         let facts = Facts {
             cpu,
-            watchdog: after(b, ": ").and_then(|r| r.split_whitespace().next()).map(str::to_string),
+            watchdog: after(b, ": ")
+                .and_then(|r| r.split_whitespace().next())
+                .map(str::to_string),
             attempts: int_after(b, " retried "),
             ..Facts::default()
         };
@@ -358,9 +181,17 @@ fn watchdog(b: &str) -> Option<Recognised> {
 /// W13-W17, W24: read-back delays, long readouts.
 fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
     use Kind as K;
-    let first_word = || after(b, ": ").and_then(|r| r.split_whitespace().next()).map(str::to_string);
+    let first_word = || {
+        after(b, ": ")
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_string)
+    };
     if b.contains("read-back delay of ") && b.contains("marking ") && b.ends_with("unstable") {
-        let mut facts = Facts { cpu, delay_ns: int_after(b, "read-back delay of "), ..Facts::default() };
+        let mut facts = Facts {
+            cpu,
+            delay_ns: int_after(b, "read-back delay of "),
+            ..Facts::default()
+        };
         facts.attempts = int_after(b, "attempt ");
         if b.contains("excessive read-back delay") {
             facts.clocksource = between(b, "wd-", "-wd excessive").map(str::to_string);
@@ -370,7 +201,12 @@ fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
         return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
     }
     if b.starts_with("timekeeping watchdog on CPU") && b.contains(" wd-wd read-back delay of ") {
-        let facts = Facts { cpu, watchdog: first_word(), delay_ns: int_after(b, "read-back delay of "), ..Facts::default() };
+        let facts = Facts {
+            cpu,
+            watchdog: first_word(),
+            delay_ns: int_after(b, "read-back delay of "),
+            ..Facts::default()
+        };
         return rec(K::WatchdogSkewTestSkipped, Role::Opens, facts);
     }
     if b.starts_with("wd-") && b.contains("clock-skew test skipped") {
@@ -382,11 +218,19 @@ fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
         return rec(K::WatchdogSkewTestSkipped, Role::Detail, facts);
     }
     if b.starts_with("Long readout interval") {
-        let facts = Facts { cs_nsec: int_after(b, "cs_nsec: "), wd_nsec: int_after(b, "wd_nsec: "), ..Facts::default() };
+        let facts = Facts {
+            cs_nsec: int_after(b, "cs_nsec: "),
+            wd_nsec: int_after(b, "wd_nsec: "),
+            ..Facts::default()
+        };
         return rec(K::WatchdogLongReadout, Role::Event, facts);
     }
     if b.contains("coarse-grained") && b.contains("clock-skew check") {
-        let facts = Facts { cpu, watchdog: first_word(), ..Facts::default() };
+        let facts = Facts {
+            cpu,
+            watchdog: first_word(),
+            ..Facts::default()
+        };
         return rec(K::WatchdogCoarseCheck, Role::Event, facts);
     }
     None
@@ -404,7 +248,10 @@ fn verify(b: &str) -> Option<Recognised> {
         };
         return rec(K::ClocksourceSyncCheck, Role::Event, facts);
     }
-    for (word, kind) in [(" ahead of CPU ", K::ClocksourceSyncAhead), (" behind CPU ", K::ClocksourceSyncBehind)] {
+    for (word, kind) in [
+        (" ahead of CPU ", K::ClocksourceSyncAhead),
+        (" behind CPU ", K::ClocksourceSyncBehind),
+    ] {
         if b.starts_with("CPUs ") && b.contains(word) && b.contains(" for clocksource ") {
             let facts = Facts {
                 cpus: between(b, "CPUs ", word).map(str::to_string),
@@ -424,7 +271,10 @@ fn verify(b: &str) -> Option<Recognised> {
         return rec(K::ClocksourceSyncDurations, Role::Event, facts);
     }
     if b.starts_with("Not enough CPUs to check clocksource ") {
-        let facts = Facts { clocksource: quoted_after(b, "check clocksource "), ..Facts::default() };
+        let facts = Facts {
+            clocksource: quoted_after(b, "check clocksource "),
+            ..Facts::default()
+        };
         return rec(K::ClocksourceSyncNotEnoughCpus, Role::Event, facts);
     }
     None
@@ -433,14 +283,27 @@ fn verify(b: &str) -> Option<Recognised> {
 /// S1-S6: clocksource selection and registration.
 fn selection(b: &str) -> Option<Recognised> {
     use Kind as K;
-    for needle in ["Switched to clocksource ", "Switching to clocksource ", "switching to clocksource "] {
+    for needle in [
+        "Switched to clocksource ",
+        "Switching to clocksource ",
+        "switching to clocksource ",
+    ] {
         if b.starts_with(needle) {
-            let facts = Facts { clocksource: word_after(b, needle), ..Facts::default() };
+            let facts = Facts {
+                clocksource: word_after(b, needle),
+                ..Facts::default()
+            };
             return rec(K::ClocksourceSwitched, Role::Event, facts);
         }
     }
-    if let Some(name) = b.strip_prefix("Time: ").and_then(|r| r.strip_suffix(" clocksource has been installed.")) {
-        let facts = Facts { clocksource: Some(name.to_string()), ..Facts::default() };
+    if let Some(name) = b
+        .strip_prefix("Time: ")
+        .and_then(|r| r.strip_suffix(" clocksource has been installed."))
+    {
+        let facts = Facts {
+            clocksource: Some(name.to_string()),
+            ..Facts::default()
+        };
         return rec(K::ClocksourceSwitched, Role::Event, facts);
     }
     if b.starts_with("Override clocksource ") {
@@ -453,12 +316,18 @@ fn selection(b: &str) -> Option<Recognised> {
         } else {
             return None;
         };
-        let facts = Facts { clocksource: word_after(b, "Override clocksource "), ..Facts::default() };
+        let facts = Facts {
+            clocksource: word_after(b, "Override clocksource "),
+            ..Facts::default()
+        };
         return rec(kind, Role::Event, facts);
     }
     if let Some((name, _)) = b.split_once(": mask: 0x") {
         if !name.is_empty() && !name.contains(char::is_whitespace) {
-            let facts = Facts { clocksource: Some(name.to_string()), ..Facts::default() };
+            let facts = Facts {
+                clocksource: Some(name.to_string()),
+                ..Facts::default()
+            };
             return rec(K::ClocksourceRegistered, Role::NotEvent, facts);
         }
     }
@@ -468,7 +337,16 @@ fn selection(b: &str) -> Option<Recognised> {
 /// T1-T22: arch/x86/kernel/tsc.c.
 fn tsc_c(b: &str) -> Option<Recognised> {
     use Kind as K;
-    let khz = |kind, needle| rec(kind, Role::Event, Facts { khz: mhz_after(b, needle), ..Facts::default() });
+    let khz = |kind, needle| {
+        rec(
+            kind,
+            Role::Event,
+            Facts {
+                khz: mhz_after(b, needle),
+                ..Facts::default()
+            },
+        )
+    };
     if b.starts_with("Detected ") {
         let unit = b.trim_end_matches('.');
         if unit.ends_with(" MHz processor") {
@@ -482,11 +360,17 @@ fn tsc_c(b: &str) -> Option<Recognised> {
         return khz(K::TscRefined, "calibration: ");
     }
     if let Some(reason) = after(b, "Marking TSC unstable due to ") {
-        let facts = Facts { reason: Some(reason.trim().to_string()), ..Facts::default() };
+        let facts = Facts {
+            reason: Some(reason.trim().to_string()),
+            ..Facts::default()
+        };
         return rec(K::TscMarkedUnstable, Role::Event, facts);
     }
     if b.starts_with("Marking TSC async resets true due to ") {
-        let facts = Facts { reason: after(b, " due to ").map(|r| r.trim().to_string()), ..Facts::default() };
+        let facts = Facts {
+            reason: after(b, " due to ").map(|r| r.trim().to_string()),
+            ..Facts::default()
+        };
         return rec(K::TscAsyncResets, Role::Event, facts);
     }
     if b.starts_with("Previous calibrated TSC freq:") {
@@ -504,7 +388,10 @@ fn tsc_c(b: &str) -> Option<Recognised> {
         ("PIT calibration matches ", K::TscPitMatches),
         ("Using PIT calibration value", K::TscPitValue),
         ("PIT calibration deviates from ", K::TscPitDeviates),
-        ("Warning: TSC freq calibrated by CPUID/MSR differs", K::TscRecalibrateMismatch),
+        (
+            "Warning: TSC freq calibrated by CPUID/MSR differs",
+            K::TscRecalibrateMismatch,
+        ),
     ];
     if let Some((_, kind)) = fixed.iter().find(|(p, _)| b.starts_with(p)) {
         return event(*kind);
@@ -530,7 +417,10 @@ fn tsc_sync(b: &str) -> Option<Recognised> {
         return rec(K::TscSyncWarp, Role::Opens, facts);
     }
     if b.starts_with("Measured ") && b.contains(" cycles TSC warp between CPUs") {
-        let facts = Facts { warp_cycles: int_after(b, "Measured "), ..Facts::default() };
+        let facts = Facts {
+            warp_cycles: int_after(b, "Measured "),
+            ..Facts::default()
+        };
         return rec(K::TscSyncWarp, Role::Detail, facts);
     }
     if b.starts_with("TSC warped randomly between CPUs") {
@@ -556,7 +446,9 @@ fn tsc_adjust(b: &str) -> Option<Recognised> {
         K::TscAdjustCompensate
     } else if b.starts_with("TSC ADJUST synchronize: ") {
         facts.cpu = after(b, "Reference CPU").and_then(|r| uint_after(r, " CPU"));
-        facts.tsc_adjust = after(b, "Reference CPU").and_then(|r| after(r, " CPU")).and_then(|r| int_after(r, ": "));
+        facts.tsc_adjust = after(b, "Reference CPU")
+            .and_then(|r| after(r, " CPU"))
+            .and_then(|r| int_after(r, ": "));
         K::TscAdjustSynchronize
     } else if b.starts_with("TSC ADJUST differs: CPU") && b.contains("Restoring") {
         facts.cpu = uint_after(b, "differs: CPU");
@@ -565,7 +457,9 @@ fn tsc_adjust(b: &str) -> Option<Recognised> {
         K::TscAdjustRestored
     } else if b.starts_with("TSC ADJUST differs") {
         facts.cpu = after(b, "Reference CPU").and_then(|r| uint_after(r, " CPU"));
-        facts.tsc_adjust = after(b, "Reference CPU").and_then(|r| after(r, " CPU")).and_then(|r| int_after(r, ": "));
+        facts.tsc_adjust = after(b, "Reference CPU")
+            .and_then(|r| after(r, " CPU"))
+            .and_then(|r| int_after(r, ": "));
         K::TscAdjustDiffers
     } else if b.starts_with("TSC ADJUST: CPU") && b.ends_with("NOT forced to 0") {
         facts.cpu = uint_after(b, "ADJUST: CPU");
@@ -585,7 +479,10 @@ fn tsc_adjust(b: &str) -> Option<Recognised> {
 fn platform(b: &str) -> Option<Recognised> {
     use Kind as K;
     let named = |kind, needle| {
-        let facts = Facts { hypervisor: after(b, needle).map(|r| r.trim().to_string()), ..Facts::default() };
+        let facts = Facts {
+            hypervisor: after(b, needle).map(|r| r.trim().to_string()),
+            ..Facts::default()
+        };
         rec(kind, Role::Event, facts)
     };
     if b.starts_with("Hypervisor detected: ") {
@@ -595,7 +492,10 @@ fn platform(b: &str) -> Option<Recognised> {
         return named(K::ParavirtKernel, " kernel on ");
     }
     if b.starts_with("TSC freq read from hypervisor") {
-        let facts = Facts { khz: mhz_after(b, ": "), ..Facts::default() };
+        let facts = Facts {
+            khz: mhz_after(b, ": "),
+            ..Facts::default()
+        };
         return rec(K::HypervisorTscFrequency, Role::Event, facts);
     }
     let fixed: &[(&str, Kind)] = &[
@@ -614,7 +514,10 @@ fn platform(b: &str) -> Option<Recognised> {
         ("TSC found unstable after boot", K::TscUnstableAfterBoot),
         ("sched_clock: Marking unstable", K::SchedClockUnstable),
     ];
-    fixed.iter().find(|(p, _)| b.starts_with(p)).and_then(|(_, k)| event(*k))
+    fixed
+        .iter()
+        .find(|(p, _)| b.starts_with(p))
+        .and_then(|(_, k)| event(*k))
 }
 
 #[cfg(test)]

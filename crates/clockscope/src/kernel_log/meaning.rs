@@ -167,12 +167,17 @@ fn clocksource_meaning(name: &str) -> String {
     format!("the kernel times with '{name}' from here (the last switch is the current clocksource): {effect}")
 }
 
-/// The meaning of one kind of message on `machine`; `last` is the last line of
-/// the kind (the one that matters for a switch or a refined frequency).
+/// The meaning of one group of messages on `machine`; `last` is the last line
+/// of the group (the one that matters for a switch or a refined frequency).
 pub(crate) fn group_meaning(kind: MessageKind, first: &str, last: &str, machine: Machine) -> (Severity, String) {
+    warning_group_meaning(kind, first, machine).unwrap_or_else(|| info_group_meaning(kind, first, last, machine))
+}
+
+/// The groups that may ask something of the reader.
+fn warning_group_meaning(kind: MessageKind, first: &str, machine: Machine) -> Option<(Severity, String)> {
     use MessageKind as K;
     use Severity::{Info, Warning};
-    match kind {
+    Some(match kind {
         K::FirmwareBugP0 => match machine {
             Machine::Guest => (
                 Info,
@@ -246,6 +251,15 @@ pub(crate) fn group_meaning(kind: MessageKind, first: &str, last: &str, machine:
                  backwards across CPUs and the kernel turned the TSC clock off",
             ),
         ),
+        _ => return None,
+    })
+}
+
+/// The groups that explain the set-up.
+fn info_group_meaning(kind: MessageKind, first: &str, last: &str, machine: Machine) -> (Severity, String) {
+    use MessageKind as K;
+    use Severity::{Info, Warning};
+    match kind {
         K::FastCalibrationFailed => (
             Info,
             "the quick PIT calibration did not settle (common in guests or under load); the kernel \
@@ -298,6 +312,7 @@ pub(crate) fn group_meaning(kind: MessageKind, first: &str, last: &str, machine:
                 )
             }
         }
+        _ => (Severity::Warning, String::new()),
     }
 }
 
@@ -369,7 +384,11 @@ pub fn interpret<S: AsRef<str>>(lines: &[S], machine: Machine) -> Vec<KernelMess
 
 /// What one event means on `machine`.
 pub fn event_meaning(kind: Kind, message: &str, facts: &Facts, machine: Machine) -> String {
-    let role = if kind == Kind::TscSyncWarp { Role::Opens } else { Role::Event };
+    let role = if kind == Kind::TscSyncWarp {
+        Role::Opens
+    } else {
+        Role::Event
+    };
     if let Some(group) = group_of(kind, role, facts) {
         return group_meaning(group, message, message, machine).1;
     }
@@ -416,8 +435,9 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
              for high-resolution timers): the parameter has no effect",
             facts.clocksource.as_deref().unwrap_or("?")
         ),
-        K::OverrideDeferred => "the clocksource= choice waits until the clocksource can serve high-resolution timers"
-            .to_string(),
+        K::OverrideDeferred => {
+            "the clocksource= choice waits until the clocksource can serve high-resolution timers".to_string()
+        }
         K::TscFastCalibrationOk => "the TSC frequency was measured against the PIT at boot".to_string(),
         K::TscPitUnable | K::TscNoReference | K::TscReferenceFailed | K::TscPitDeviates => {
             "the boot-time calibration had trouble (no PIT or reference timer, typical of emulators and some \
@@ -442,8 +462,9 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
         K::XenVersion => "Xen: the 'xen' clocksource has no vDSO read (every clock_gettime is a system call) \
              unless the kernel uses the TSC"
             .to_string(),
-        K::HypervFeatures => "Hyper-V's features: the TSC page clocksource and, on newer hosts, an invariant TSC"
-            .to_string(),
+        K::HypervFeatures => {
+            "Hyper-V's features: the TSC page clocksource and, on newer hosts, an invariant TSC".to_string()
+        }
         K::SchedClockUnstable => "the scheduler clock no longer trusts the TSC either".to_string(),
         _ => String::new(),
     }

@@ -5,6 +5,7 @@
 //! - [`paste`]: each line's paste prefix removed (dmesg, `dmesg -T`/`-x`/`-r`,
 //!   `/dev/kmsg` records, journalctl, syslog, RFC 5424, indented or quoted
 //!   pastes), keeping its time and level.
+//! - [`kinds`]: the kinds of event and the values a message carries.
 //! - [`formats`]: every TSC/clocksource message format the kernel printed
 //!   since 3.x recognised, with its values (docs/dev/kernel-messages/FORMATS.md).
 //! - [`summary`]: the events in order (multi-line events joined) and the
@@ -19,6 +20,7 @@
 //! (renderers escape it).
 
 pub mod formats;
+pub mod kinds;
 pub mod meaning;
 pub mod paste;
 pub mod summary;

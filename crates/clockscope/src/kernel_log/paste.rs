@@ -53,7 +53,10 @@ fn level_named(name: &str) -> Option<u8> {
         "error" => "err",
         other => other,
     };
-    LEVELS.iter().position(|l| *l == name).and_then(|i| u8::try_from(i).ok())
+    LEVELS
+        .iter()
+        .position(|l| *l == name)
+        .and_then(|i| u8::try_from(i).ok())
 }
 
 fn digits(s: &str) -> bool {
@@ -62,9 +65,14 @@ fn digits(s: &str) -> bool {
 
 /// Whether `line` is a kmsg dictionary continuation (` KEY=value`).
 pub fn is_dictionary_line(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix(' ') else { return false };
+    let Some(rest) = line.strip_prefix(' ') else {
+        return false;
+    };
     rest.split_once('=').is_some_and(|(key, _)| {
-        !key.is_empty() && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        !key.is_empty()
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
     })
 }
 
@@ -110,7 +118,10 @@ fn kmsg_record(line: &str) -> Option<LogLine> {
         return None;
     }
     Some(LogLine {
-        time: LogTime { monotonic_us: usec.parse().ok(), wall: None },
+        time: LogTime {
+            monotonic_us: usec.parse().ok(),
+            wall: None,
+        },
         level: prio.parse::<u32>().ok().and_then(|p| u8::try_from(p & 7).ok()),
         sequence: seq.parse().ok(),
         message: decode_kmsg_escapes(msg),
@@ -148,14 +159,21 @@ fn rfc5424<'a>(line: &'a str, out: &mut LogLine) -> Option<&'a str> {
     let Some((prio, rest)) = line.strip_prefix('<').and_then(|r| r.split_once('>')) else {
         return Some(line);
     };
-    let Some(rest) = rest.strip_prefix("1 ") else { return Some(line) };
+    let Some(rest) = rest.strip_prefix("1 ") else {
+        return Some(line);
+    };
     if !digits(prio) {
         return Some(line);
     }
     let mut parts = rest.splitn(7, ' ');
-    let (Some(ts), Some(_host), Some(app), Some(_pid), Some(_msgid), Some(sd)) =
-        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
-    else {
+    let (Some(ts), Some(_host), Some(app), Some(_pid), Some(_msgid), Some(sd)) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return Some(line);
     };
     if app != "kernel" {
@@ -164,7 +182,11 @@ fn rfc5424<'a>(line: &'a str, out: &mut LogLine) -> Option<&'a str> {
     out.level = prio.parse::<u32>().ok().and_then(|p| u8::try_from(p & 7).ok());
     out.time.wall = (ts != "-").then(|| ts.to_string());
     let msg = parts.next().unwrap_or("");
-    Some(if sd == "-" { msg } else { msg.trim_start_matches(|c| c != ' ').trim_start() })
+    Some(if sd == "-" {
+        msg
+    } else {
+        msg.trim_start_matches(|c| c != ' ').trim_start()
+    })
 }
 
 /// `dmesg -r`: `<6>`.
@@ -180,13 +202,19 @@ fn raw_priority<'a>(line: &'a str, out: &mut LogLine) -> &'a str {
 
 /// `dmesg -x`: `kern  :info  : `.
 fn decode_prefix<'a>(line: &'a str, out: &mut LogLine) -> &'a str {
-    let Some((facility, rest)) = line.split_once(':') else { return line };
+    let Some((facility, rest)) = line.split_once(':') else {
+        return line;
+    };
     let facility = facility.trim_end();
-    let known = ["kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp"];
+    let known = [
+        "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
+    ];
     if !(known.contains(&facility) || facility.starts_with("local")) {
         return line;
     }
-    let Some((level, rest)) = rest.split_once(':') else { return line };
+    let Some((level, rest)) = rest.split_once(':') else {
+        return line;
+    };
     match level_named(level.trim()) {
         Some(l) => {
             out.level = Some(l);
@@ -196,16 +224,15 @@ fn decode_prefix<'a>(line: &'a str, out: &mut LogLine) -> &'a str {
     }
 }
 
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
 /// Length of a `HH:MM:SS` (with optional `.ffffff`) at the start of `s`.
 fn clock_len(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    let ok = b.len() >= 8
-        && b[2] == b':'
-        && b[5] == b':'
-        && [0, 1, 3, 4, 6, 7].iter().all(|&i| b[i].is_ascii_digit());
+    let ok = b.len() >= 8 && b[2] == b':' && b[5] == b':' && [0, 1, 3, 4, 6, 7].iter().all(|&i| b[i].is_ascii_digit());
     if !ok {
         return None;
     }
@@ -276,7 +303,9 @@ fn wall_clock<'a>(line: &'a str, out: &mut LogLine) -> (&'a str, bool) {
             return (inner[n + 1..].trim_start(), false);
         }
     }
-    let n = ctime_len(line).or_else(|| syslog_date_len(line)).or_else(|| iso_len(line));
+    let n = ctime_len(line)
+        .or_else(|| syslog_date_len(line))
+        .or_else(|| iso_len(line));
     match n {
         Some(n) => {
             let stamp = &line[..n];
@@ -321,7 +350,10 @@ fn seconds_to_us(t: &str) -> Option<u64> {
     while frac.len() < 6 {
         frac.push('0');
     }
-    s.parse::<u64>().ok()?.checked_mul(1_000_000)?.checked_add(frac.parse().ok()?)
+    s.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(frac.parse().ok()?)
 }
 
 /// Whether `t` looks like a syslog tag: `name:` or `name[pid]:`.
@@ -359,7 +391,7 @@ fn host_and_tag<'a>(line: &'a str, syslog_style: bool, out: &mut LogLine) -> Opt
         // A host name, if the next word is a tag.
         let next = tail.split(' ').next().unwrap_or("");
         let kernel_next = next == "kernel:" || next.starts_with("kern.");
-        if !kernel_next && !(syslog_style && is_tag(next)) {
+        if !(kernel_next || syslog_style && is_tag(next)) {
             break;
         }
         if !kernel_next {

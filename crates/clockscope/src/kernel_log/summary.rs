@@ -271,6 +271,26 @@ fn merge(into: &mut Facts, from: &Facts) {
     macro_rules! fill {
         ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f.clone(); } )* };
     }
-    fill!(clocksource, watchdog, reason, khz, cpu, from_cpu, to_cpu, cpus, warp_cycles, delay_ns);
-    fill!(skew_ns, interval_ns, wd_nsec, cs_nsec, attempts, tsc_adjust, tsc_adjust_new, hypervisor);
+    fill!(
+        clocksource,
+        watchdog,
+        reason,
+        khz,
+        cpu,
+        from_cpu,
+        to_cpu,
+        cpus,
+        warp_cycles,
+        delay_ns
+    );
+    fill!(
+        skew_ns,
+        interval_ns,
+        wd_nsec,
+        cs_nsec,
+        attempts,
+        tsc_adjust,
+        tsc_adjust_new,
+        hypervisor
+    );
 }
