@@ -81,3 +81,46 @@ fn work_is_bounded_by_the_line_limit() {
         Some(2_599_998)
     );
 }
+
+fn fixture(name: &str) -> Summary {
+    summarise(&std::fs::read_to_string(fixtures().join(name)).unwrap(), None)
+}
+
+#[test]
+fn multi_line_events_are_joined_with_their_values() {
+    use clockscope::kernel_log::{Kind, Machine};
+    // The failed sync check and its warp: one event, CPU pair and cycles.
+    let s = fixture("baremetal_2s_warp_3x.txt");
+    let warp = s.events.iter().find(|e| e.kind == Kind::TscSyncWarp).unwrap();
+    assert_eq!((warp.facts.from_cpu, warp.facts.to_cpu), (Some(0), Some(4)));
+    assert_eq!(warp.facts.warp_cycles, Some(2_588_706_918));
+    assert_eq!(warp.detail.len(), 1);
+    assert_eq!(warp.time.monotonic_us, Some(269_810));
+    assert_eq!(warp.time.wall.as_deref(), Some("Nov 24 20:00:01"));
+    // The 6.x watchdog block: the header and its four detail lines.
+    let s = fixture("baremetal_watchdog_6x_wdnsec.txt");
+    let wd = s
+        .events
+        .iter()
+        .find(|e| e.kind == Kind::WatchdogMarkedUnstable)
+        .unwrap();
+    assert_eq!(wd.detail.len(), 4, "{wd:?}");
+    assert_eq!(
+        (wd.facts.cpu, wd.facts.skew_ns, wd.facts.interval_ns),
+        (Some(2), Some(-863_625), Some(496_465_510))
+    );
+    assert_eq!(
+        (wd.facts.wd_nsec, wd.facts.cs_nsec),
+        (Some(496_465_510), Some(495_601_885))
+    );
+    assert_eq!(wd.level, Some(4));
+    // Where the log runs decides the meanings.
+    assert_eq!(fixture("kvm_3x_oneline_monotonic.txt").machine, Machine::Guest);
+    assert_eq!(fixture("baremetal_recalibrate_kmsg.txt").machine, Machine::BareMetal);
+    let guest = fixture("kvm_3x_oneline_monotonic.txt");
+    assert!(guest.advice.contains("host"), "{}", guest.advice);
+    assert!(fixture("xen_pv.txt").postgres.contains("leaves the vDSO"));
+    // RHEL 6's report-only verdict keeps the TSC.
+    let rhel = fixture("rhel6_failover_quoted.txt");
+    assert!(!rhel.tsc_marked_unstable && rhel.lines == 4, "{rhel:?}");
+}

@@ -58,6 +58,8 @@ def render(style, t, lvl, msg, seq):
         return f"{w.strftime('%b %e %H:%M:%S')} {HOST} kernel: {ts(t)} {msg}"
     if style == "rfc5424":  # rsyslog RSYSLOG_FileFormat (high-precision ISO) + [ts]
         return f"{w.strftime('%Y-%m-%dT%H:%M:%S')}.{w.microsecond:06d}+00:00 {HOST} kernel: {ts(t)} {msg}"
+    if style == "journal_monotonic":  # journalctl -k -o short-monotonic
+        return f"{ts(t)} {HOST} kernel: {msg}"
     if style == "openwrt":  # OpenWrt logread: "<ctime> kern.<level> kernel: [ts] msg"
         return f"{w.strftime('%a %b %e %H:%M:%S %Y')} kern.{lvl} kernel: {ts(t)} {msg}"
     raise ValueError(style)
@@ -549,5 +551,57 @@ write("tsc_adjust_6x", "dmesg", L, exp(
     events=["tsc_detected_processor", "tsc_detected_tsc", "tsc_adjust_force_zero", "tsc_adjust_differs",
             "clocksource_switched", "clocksource_switched", "tsc_adjust_restored"]),
     note="runtime 'differs ... Restoring' after two hours: SMM/firmware wrote IA32_TSC_ADJUST on CPU14")
+
+# 21 --------------------------------------------------------------- RHEL 6 (2.6.32): skew reported, NOT marked; e-mail quoted syslog
+L = [
+    (0.0, "info", "Detected 2933.436 MHz processor."),
+    (0.0, "info", "Fast TSC calibration using PIT"),
+    (1.2, "info", "Switching to clocksource tsc"),
+    (5012.3, "warn", "Clocksource tsc unstable (delta = 62500000 ns).  Enable clocksource failover by adding "
+                     "clocksource_failover kernel parameter."),
+]
+write("rhel6_failover_quoted", "syslog", L, exp(
+    kernel="2.6.32-RHEL6", unstable=False, reasons=[], final="tsc", watchdog=None, warps=[], proc=2933436, tsc=None,
+    refined=None, hyp=None,
+    events=["tsc_detected_processor", "tsc_fast_calibration_ok", "clocksource_switched", "watchdog_skew_reported"]),
+    indent="> ",
+    noise={2: ["> Nov 24 20:00:02 db1 ntpd[1234]: Switched to clocksource hpet (another program's line)",
+               "> Nov 24 20:00:02 db1 systemd[1]: Marking TSC unstable due to nothing (not the kernel)"]},
+    note="RHEL 6's vendor W1 variant prints the skew but keeps the TSC unless booted with clocksource_failover; "
+         "'> '-quoted e-mail reply; other programs' syslog lines (ntpd, systemd) are not kernel lines")
+
+# 22 --------------------------------------------------------------- KVM guest, 3.10 (RHEL 7): one-line watchdog, short-monotonic
+L = [
+    (0.0, "info", "Booting paravirtualized kernel on KVM"),
+    (0.0, "info", "kvm-clock: cpu 0, msr 0:1ff87001, primary cpu clock"),
+    (0.0, "info", "tsc: Detected 2399.996 MHz processor"),
+    (0.6, "info", "Switched to clocksource kvm-clock"),
+    (86400.1, "warn", "Clocksource tsc unstable (delta = -7812500 ns)"),
+]
+write("kvm_3x_oneline_monotonic", "journal_monotonic", L, exp(
+    kernel="3.10", unstable=True, reasons=["clocksource watchdog"], final="kvm-clock", watchdog=None, warps=[],
+    proc=2399996, tsc=None, refined=None, hyp="kvm",
+    events=["paravirt_kernel", "kvm_clock", "tsc_detected_processor", "clocksource_switched",
+            "watchdog_marked_unstable"]),
+    note="3.10-4.0 one-line W1 watchdog verdict (no watchdog named, no 'Marking TSC unstable' line before 4.11); "
+         "journalctl -o short-monotonic '[ts] host kernel:'; H2 only (no Hypervisor detected line in this paste)")
+
+# 23 --------------------------------------------------------------- tsc=recalibrate 6.x bare metal, /dev/kmsg with \x09 escapes
+L = [
+    (0.0, "info", "tsc: Detected 2100.000 MHz processor"),
+    (0.0, "info", "Booting paravirtualized kernel on bare hardware"),
+    (1.5, "warn", "tsc: Warning: TSC freq calibrated by CPUID/MSR differs from what is calibrated by HW timer, "
+                  "please check with vendor!!"),
+    (1.5, "info", "tsc: Previous calibrated TSC freq:\\x09 2100.000 MHz"),
+    (1.5, "info", "tsc: TSC freq recalibrated by [HPET]:\\x09 2099.957 MHz"),
+    (2.4, "info", "clocksource: Switched to clocksource tsc"),
+]
+write("baremetal_recalibrate_kmsg", "kmsg", L, exp(
+    kernel="6.6", unstable=False, reasons=[], final="tsc", watchdog=None, warps=[], proc=2100000, tsc=None,
+    refined=None, hyp=None,
+    events=["tsc_detected_processor", "paravirt_kernel", "tsc_recalibrate_mismatch", "tsc_recalibrated",
+            "tsc_recalibrated", "clocksource_switched"]),
+    kmsg_dict={0: ["SUBSYSTEM=cpu", "DEVICE=+cpu:cpu0"]},
+    note="/dev/kmsg escapes the TAB of the tsc=recalibrate lines as \\x09; 'on bare hardware' means bare metal")
 
 print("ok")
