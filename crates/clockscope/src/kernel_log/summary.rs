@@ -146,11 +146,12 @@ impl Builder {
             }
             _ => {}
         }
-        self.open = matches!(r.role, Role::Opens).then_some(r.kind);
         if self.s.events.len() >= super::MAX_EVENTS {
             self.s.events_not_listed += 1;
+            self.open = None;
             return;
         }
+        self.open = matches!(r.role, Role::Opens).then_some(r.kind);
         self.s.events.push(Event {
             time: line.time,
             kind: r.kind,
