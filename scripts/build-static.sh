@@ -24,8 +24,8 @@ if ! rustup target list --installed | grep -qx "$TARGET"; then
     rustup target add "$TARGET"
 fi
 
-# The release profile keeps line tables (debug = 1) for profiling; a shipped
-# binary drops them and every symbol.
+# The release profile has no debug info (profile.profiling keeps it); a
+# shipped static binary also drops every symbol.
 say "cargo build --release --target $TARGET (stripped, static)"
 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
     CC_x86_64_unknown_linux_musl=musl-gcc \
