@@ -26,7 +26,11 @@ if [ ! -e "$policy" ]; then
     created=1
     trap '"${sudo[@]}" rm -f "$policy"' EXIT
 fi
-say "apt-get install --no-install-recommends $* (services are not started: $policy exits 101)"
+if [ "$created" = 1 ]; then
+    say "apt-get install --no-install-recommends $* (no service starts: a temporary $policy exits 101)"
+else
+    say "apt-get install --no-install-recommends $* ($policy exists already and decides which services start)"
+fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 if [ "$created" = 1 ]; then
