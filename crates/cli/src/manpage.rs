@@ -193,8 +193,13 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
 fn exit_note(page: Option<&str>) -> Option<&'static str> {
     match page {
         Some("clocks" | "completions" | "man") => Some("This command never finds a problem: it exits 0 or 2."),
-        Some("sweep") => Some("Without --apply nothing is measured: 0 or 2."),
-        Some("explain") => Some("Exit 2 also when the server cannot be reached within --max-time."),
+        Some("sweep") => Some(
+            "Exit 1 when someone else changed the clocksource during the sweep (it is then not put back over \
+             their change).",
+        ),
+        Some("explain") => Some(
+            "What the server measured is reported, not judged: 0, 2 (also when the server cannot be reached) or 130.",
+        ),
         _ => None,
     }
 }

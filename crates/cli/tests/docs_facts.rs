@@ -12,7 +12,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// README.md and every Markdown file under docs/.
@@ -99,7 +102,12 @@ fn readme_is_short_and_narrow() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() <= 220, "README.md has {} lines (at most 220)", lines.len());
     for (i, line) in lines.iter().enumerate() {
-        assert!(line.chars().count() <= 120, "README.md:{}: {} columns", i + 1, line.chars().count());
+        assert!(
+            line.chars().count() <= 120,
+            "README.md:{}: {} columns",
+            i + 1,
+            line.chars().count()
+        );
     }
     // The two commands, as CI runs the second, within the first screen.
     let first_screen = lines[..lines.len().min(40)].join("\n");
@@ -111,7 +119,13 @@ fn readme_is_short_and_narrow() {
 
 #[test]
 fn user_docs_hold_no_working_notes() {
-    let banned = ["this session", "not available this session", "ananya-l", "dbis-project", "described above"];
+    let banned = [
+        "this session",
+        "not available this session",
+        "ananya-l",
+        "dbis-project",
+        "described above",
+    ];
     let mut found = Vec::new();
     // docs/dev/ holds developers' working notes (kernel message formats and their sources).
     let dev = root().join("docs/dev");
@@ -152,12 +166,20 @@ fn rust_version_is_cargo_tomls() {
         for (n, line) in text.lines().enumerate() {
             let mut rest = line;
             while let Some(i) = rest.find("Rust ") {
-                let v: String =
-                    rest[i + 5..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+                let v: String = rest[i + 5..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
                 let v = v.trim_end_matches('.');
                 if v.contains('.') {
                     named += 1;
-                    assert_eq!(v, version, "{}:{}: Rust {v}, but rust-version is {version}", file.display(), n + 1);
+                    assert_eq!(
+                        v,
+                        version,
+                        "{}:{}: Rust {v}, but rust-version is {version}",
+                        file.display(),
+                        n + 1
+                    );
                 }
                 rest = &rest[i + 5..];
             }
@@ -168,14 +190,21 @@ fn rust_version_is_cargo_tomls() {
 
 /// `1,234,567` -> 1234567.
 fn bytes(cell: &str) -> Option<u64> {
-    let digits: String = cell.chars().filter(|c| *c != ',').take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = cell
+        .chars()
+        .filter(|c| *c != ',')
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     digits.parse().ok()
 }
 
 /// The rows of bench/README.md's table of built artefacts: (path, bytes).
 fn stated_sizes() -> Vec<(String, u64)> {
     let text = fs::read_to_string(root().join("bench/README.md")).unwrap();
-    let section = text.split("## What the install commands build").nth(1).expect("the artefact section");
+    let section = text
+        .split("## What the install commands build")
+        .nth(1)
+        .expect("the artefact section");
     let section = section.split("\n## ").next().unwrap();
     let mut rows = Vec::new();
     for line in section.lines().filter(|l| l.starts_with("| `target/")) {
@@ -197,7 +226,11 @@ fn artefact(path: &str) -> Option<PathBuf> {
         let mut found: Vec<PathBuf> = fs::read_dir(full.parent()?)
             .ok()?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(pre) && n.ends_with(post)))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(pre) && n.ends_with(post))
+            })
             .collect();
         found.sort();
         return found.pop();
@@ -234,7 +267,9 @@ fn artefact_sizes_are_stated_only_in_bench_readme() {
             let about_artefact = line.contains(".deb") || line.contains("binary") || line.contains("target/");
             let has_size = line.split_whitespace().collect::<Vec<_>>().windows(2).any(|w| {
                 bytes(w[0]).is_some_and(|b| b >= 1000)
-                    && ["bytes", "MiB", "MB", "KiB"].iter().any(|u| w[1].trim_end_matches([',', ';', ')']) == *u)
+                    && ["bytes", "MiB", "MB", "KiB"]
+                        .iter()
+                        .any(|u| w[1].trim_end_matches([',', ';', ')']) == *u)
             });
             assert!(
                 !(about_artefact && has_size),
