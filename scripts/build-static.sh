@@ -10,22 +10,17 @@ cd "$(dirname "$0")/.."
 say() { printf 'build-static: %s\n' "$*" >&2; }
 TARGET=x86_64-unknown-linux-musl
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-        say "need root to run: $*"; return 1; fi
-}
 if ! command -v musl-gcc >/dev/null; then
     say "installing musl-tools (musl-gcc, for any C code a dependency builds)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends musl-tools >/dev/null
+    ./scripts/apt-install.sh musl-tools
 fi
 if ! rustup target list --installed | grep -qx "$TARGET"; then
     say "rustup target add $TARGET"
     rustup target add "$TARGET"
 fi
 
-# The release profile keeps line tables (debug = 1) for profiling; a shipped
-# binary drops them and every symbol.
+# The release profile has no debug info (profile.profiling keeps it); a
+# shipped static binary also drops every symbol.
 say "cargo build --release --target $TARGET (stripped, static)"
 CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols \
     CC_x86_64_unknown_linux_musl=musl-gcc \

@@ -27,18 +27,11 @@ command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
 [ -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ] || missing+=(libc6-dev-arm64-cross)
 command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user)
 if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -eq 0 ]; then
-        sudo=()
-    elif command -v sudo >/dev/null; then
-        sudo=(sudo)
-    else
-        die "missing ${missing[*]}; install them as root: apt-get install --no-install-recommends ${missing[*]}"
-    fi
     say "installing ${missing[*]}"
-    # --no-install-recommends keeps qemu-user-binfmt out: registering binfmt
-    # handlers changes a kernel setting, and cargo's runner does not need it.
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # --no-install-recommends (in apt-install.sh) keeps qemu-user-binfmt out:
+    # registering binfmt handlers changes a kernel setting, and cargo's runner
+    # does not need it.
+    ./scripts/apt-install.sh "${missing[@]}"
 fi
 QEMU=$(command -v qemu-aarch64 || command -v qemu-aarch64-static)
 # .cargo/config.toml names qemu-aarch64; follow whichever binary exists.

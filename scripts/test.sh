@@ -8,7 +8,11 @@
 #   - faketime (Debian package `faketime`: libfaketime and its wrapper) for
 #     the tests of a clock changed on its way to clockscope
 #     (crates/cli/tests/faketime_cli.rs; they print a skip without it);
-#   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh).
+#   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh);
+#   - the rustup targets riscv64gc-unknown-linux-gnu (a build check) and
+#     aarch64-unknown-linux-gnu (the tests under qemu).
+# It prints that list before installing anything. Debian packages go through
+# scripts/apt-install.sh, which keeps their services from starting.
 # Then: formatting and clippy (-D warnings, also of the CLI built without its
 # `explain` feature), the workspace's tests (unit, integration against the
 # real binaries and a real PostgreSQL, doc tests), the fleet files against a
@@ -20,32 +24,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'test: %s\n' "$*" >&2; }
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-        say "need root to run: $*"; return 1; fi
-}
-
 # --- set-up -----------------------------------------------------------------
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    say "installing postgresql (its server binaries are missing)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
-fi
-if ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
-    say "installing prometheus and prometheus-node-exporter (promtool, node_exporter are missing)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        prometheus prometheus-node-exporter >/dev/null
-fi
-if ! command -v faketime >/dev/null; then
-    say "installing faketime (its wrapper and libfaketime are missing)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends faketime >/dev/null
-fi
-# A package install may start the distribution's cluster; the tests never use it.
+# What is missing, said before anything is installed.
 if ! command -v cargo >/dev/null; then
     say "cargo is missing: install Rust with rustup (https://rustup.rs)"; exit 1
 fi
+apt_missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_missing+=(postgresql)
+command -v promtool >/dev/null || apt_missing+=(prometheus)
+command -v prometheus-node-exporter >/dev/null || apt_missing+=(prometheus-node-exporter)
+command -v faketime >/dev/null || apt_missing+=(faketime)
+targets_missing=()
+installed_targets=$(rustup target list --installed 2>/dev/null || true)
+grep -qx riscv64gc-unknown-linux-gnu <<<"$installed_targets" || targets_missing+=(riscv64gc-unknown-linux-gnu)
+if [ "${SKIP_AARCH64:-0}" != 1 ]; then
+    command -v aarch64-linux-gnu-gcc >/dev/null || apt_missing+=(gcc-aarch64-linux-gnu)
+    [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || apt_missing+=(libc6-dev-arm64-cross)
+    command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null || apt_missing+=(qemu-user)
+    grep -qx aarch64-unknown-linux-gnu <<<"$installed_targets" || targets_missing+=(aarch64-unknown-linux-gnu)
+fi
+say "will install: apt packages: ${apt_missing[*]:-none}; rustup targets: ${targets_missing[*]:-none};" \
+    "rustup components: rustfmt clippy (if missing); crates: none beyond Cargo.lock's dependencies"
+if [ ${#apt_missing[@]} -gt 0 ]; then
+    ./scripts/apt-install.sh "${apt_missing[@]}"
+fi
+for t in "${targets_missing[@]}"; do
+    say "rustup target add $t"
+    rustup target add "$t" >/dev/null 2>&1 || say "rustup could not add $t (without rustup: install its standard library)"
+done
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 # --- checks and tests -------------------------------------------------------
@@ -69,8 +75,7 @@ say "cargo bench --no-run (benchmarks compile)"
 cargo bench --workspace --no-run -q 2>/dev/null || cargo bench --workspace --no-run
 # A target with no CPU counter support must still build (the library falls
 # back to the system clock there).
-if rustup target list --installed 2>/dev/null | grep -qx riscv64gc-unknown-linux-gnu \
-    || rustup target add riscv64gc-unknown-linux-gnu >/dev/null 2>&1; then
+if rustup target list --installed 2>/dev/null | grep -qx riscv64gc-unknown-linux-gnu; then
     say "cargo clippy -p clockscope --target riscv64gc-unknown-linux-gnu (no CPU counter: fallback paths)"
     cargo clippy -q -p clockscope --target riscv64gc-unknown-linux-gnu -- -D warnings
 else

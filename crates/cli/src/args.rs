@@ -65,6 +65,34 @@ pub fn parse_clock(s: &str) -> Result<clockscope::ClockId, String> {
     })
 }
 
+/// `--clock NAME`: [`parse_clock`] (its one-line error), with the clock names
+/// as possible values so that shell completions offer them, not file names.
+#[derive(Clone, Debug)]
+pub struct ClockParser;
+
+impl clap::builder::TypedValueParser for ClockParser {
+    type Value = clockscope::ClockId;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<clockscope::ClockId, clap::Error> {
+        // The same path, and so the same message, as `value_parser = parse_clock`.
+        let parse: fn(&str) -> Result<clockscope::ClockId, String> = parse_clock;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            clockscope::ClockId::ALL
+                .iter()
+                .map(|c| clap::builder::PossibleValue::new(c.cli_name())),
+        ))
+    }
+}
+
 /// Seconds to whole nanoseconds.
 pub fn seconds_to_ns(s: f64) -> u64 {
     (s * 1e9).round() as u64

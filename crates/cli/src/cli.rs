@@ -60,32 +60,37 @@ pub enum Command {
     /// Print the man page (roff): `clockscope.1`, or a subcommand's (`clockscope man tsc`).
     Man {
         /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, explain, sweep).
+        #[arg(value_parser = ManTopicParser, hide_possible_values = true)]
         subcommand: Option<String>,
     },
 }
 
-/// The man page of `clockscope`, or of one of its subcommands (named
-/// `clockscope-<sub>`, as man pages of subcommands are).
-pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, String> {
-    use clap::CommandFactory;
-    let top = Cli::command();
-    let cmd = match subcommand {
-        None => top,
-        Some(name) => {
-            let names: Vec<String> = top.get_subcommands().map(|c| c.get_name().to_string()).collect();
-            let sub = top
-                .find_subcommand(name)
-                .cloned()
-                .ok_or_else(|| format!("man: unknown subcommand '{name}' (valid: {})", names.join(", ")))?;
-            let synopsis = format!("clockscope {}", sub.get_name());
-            sub.clone()
-                .name(format!("clockscope-{}", sub.get_name()))
-                .bin_name(synopsis)
-        }
-    };
-    let mut out = Vec::new();
-    clap_mangen::Man::new(cmd).render(&mut out).map_err(|e| e.to_string())?;
-    Ok(out)
+/// The value of `clockscope man [TOPIC]`: any text (`man` itself names the
+/// valid ones when it is not a page), with the subcommands as its possible
+/// values so that shell completions offer them.
+#[derive(Clone, Debug)]
+pub struct ManTopicParser;
+
+impl clap::builder::TypedValueParser for ManTopicParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let subcommands = Command::augment_subcommands(clap::Command::new("clockscope"));
+        let names: Vec<clap::builder::PossibleValue> = subcommands
+            .get_subcommands()
+            .map(|c| clap::builder::PossibleValue::new(c.get_name().to_string()))
+            .collect();
+        Some(Box::new(names.into_iter()))
+    }
 }
 
 #[cfg(test)]
@@ -99,21 +104,18 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(not(feature = "explain"), ignore = "built without the explain feature")]
-    fn man_pages_for_every_subcommand() {
-        let top = String::from_utf8(man_page(None).unwrap()).unwrap();
-        assert!(top.contains(".TH clockscope"), "{}", &top[..200.min(top.len())]);
-        for sub in ["check", "clocks", "tsc", "cross-cpu", "explain", "sweep"] {
-            let page = String::from_utf8(man_page(Some(sub)).unwrap()).unwrap();
-            assert!(
-                page.contains(&format!(".TH clockscope\\-{sub}")) || page.contains(&format!(".TH clockscope-{sub}")),
-                "{sub}"
-            );
-        }
-        assert!(man_page(Some("nope"))
-            .unwrap_err()
-            .contains("unknown subcommand 'nope'"));
-        let tsc = String::from_utf8(man_page(Some("tsc")).unwrap()).unwrap();
-        assert!(tsc.contains("cpuid\\-dump") || tsc.contains("cpuid-dump"));
+    fn man_topics_are_the_subcommands() {
+        use clap::builder::TypedValueParser;
+        let topics: Vec<String> = ManTopicParser
+            .possible_values()
+            .unwrap()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        let subs: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert_eq!(topics, subs);
+        assert!(topics.iter().any(|t| t == "sweep"), "{topics:?}");
     }
 }

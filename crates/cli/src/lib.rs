@@ -11,6 +11,8 @@
 //!   command, writer first: `write(out, &model)`. Never imports [`commands`].
 //! - [`model`]: what a command measured (check's report, stats and verdict; clocks;
 //!   cross-cpu's outcome; sweep's report), plain serialisable values.
+//! - [`manpage`]: the man pages: clap_mangen's sections from [`cli`], plus EXIT STATUS, ENVIRONMENT,
+//!   EXAMPLES and SEE ALSO.
 //! - [`args`]: argument helpers shared by the subcommands (formats, seconds, clock names).
 //!
 //! Beside them:
@@ -46,6 +48,7 @@ pub mod export;
 pub mod fd_at_start;
 pub mod gather;
 pub mod judge;
+pub mod manpage;
 pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;

@@ -333,7 +333,7 @@ fn a_replaced_file_keeps_its_mode_bits_and_owner_and_breaks_hard_links() {
     // Another owner: kept when this user may give files away (root).
     std::fs::write(&file, "old\n").unwrap();
     let given = std::os::unix::fs::chown(&file, Some(65534), Some(65534)).is_ok();
-    // A hard link of the old file keeps the old content (documented in --help and the README).
+    // A hard link of the old file keeps the old content (documented in --help and docs/check.md).
     std::fs::hard_link(&file, d.join("link.prom")).unwrap();
     let o = run_in(
         d,

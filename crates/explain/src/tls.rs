@@ -1,5 +1,5 @@
 //! TLS to the server as libpq does it, with rustls (pure Rust, so a static
-//! binary stays possible; see the README's explain section).
+//! binary stays possible; see docs/prediction.md).
 //!
 //! - `sslmode`: disable, allow (plain first, TLS if the server refuses
 //!   that), prefer (libpq's default: TLS if the server offers it), require,

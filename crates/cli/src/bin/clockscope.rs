@@ -63,7 +63,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
             Ok(exit::OK)
         }
         Some(Command::Man { subcommand }) => {
-            let page = clockscope_cli::cli::man_page(subcommand.as_deref()).map_err(anyhow::Error::msg)?;
+            let page = clockscope_cli::manpage::man_page(subcommand.as_deref()).map_err(anyhow::Error::msg)?;
             out.write_all(&page)?;
             Ok(exit::OK)
         }

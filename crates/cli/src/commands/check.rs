@@ -8,7 +8,7 @@
 //! measurement starts without waiting for a calibration when the frequency is
 //! known from CPUID or the kernel.
 
-use crate::args::{parse_baseline_row_ns, parse_clock, parse_seconds, seconds_to_ns, CheckFormat, PlotKind};
+use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat, ClockParser, PlotKind};
 use crate::gather::environment;
 use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
@@ -34,7 +34,7 @@ pub struct CheckArgs {
     pub duration: f64,
 
     /// Measure this clock (repeatable); see `clockscope clocks` for the names.
-    #[arg(long = "clock", value_name = "NAME", value_parser = parse_clock)]
+    #[arg(long = "clock", value_name = "NAME", value_parser = ClockParser, hide_possible_values = true)]
     pub clocks: Vec<clockscope::ClockId>,
 
     /// Measure every clock that works here.
