@@ -357,7 +357,8 @@ mod tests {
                 assert_eq!((fast.clock.as_str(), precise.clock.as_str()), ("RDTSC", "RDTSCP"));
                 assert_eq!(fast.frequency_khz, tsc.frequency_khz);
                 assert_eq!(precise.frequency_source, tsc.frequency_source);
-                assert!(fast.executor_loop.is_some());
+                // The model runs in slices between the server's pairs.
+                assert!(fast.executor_loop.is_none());
                 assert!(precise.executor_loop.is_none());
             }
             Err(why) => assert!(
@@ -365,5 +366,31 @@ mod tests {
                 "{why}"
             ),
         }
+    }
+
+    #[test]
+    fn model_slices_fill_the_clock_they_were_taken_for() {
+        let mut slices = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+        slices.slice("system", &mut || true);
+        slices.slice("system", &mut || true);
+        slices.slice("jiffies", &mut || true);
+        assert_eq!(slices.system.slices, 2);
+        assert_eq!(slices.tsc.slices, 0);
+        let mut m = measure_machine(req(10_000_000), &mut || true);
+        slices.fill(&mut m);
+        let e = m.system.executor_loop.as_ref().unwrap();
+        assert!(e.sampling.starts_with("2 slices"), "{}", e.sampling);
+        assert_eq!(e.instrumentation, PgInstrumentation::Pg15OrOlder.describe());
+        if let Some(r) = &m.rdtsc {
+            // No tsc slice: no model for RDTSC, not another number.
+            assert!(r.executor_loop.is_none());
+        }
+        // Stopped: no slice.
+        let mut stopped = ModelSlices::new(190_000, MODEL_SLICE_MIN_NS);
+        stopped.slice("tsc", &mut || false);
+        assert_eq!(stopped.tsc.cost(), None);
+        assert_eq!(model_slice_ns(500_000_000, 5), MODEL_SLICE_MAX_NS);
+        assert_eq!(model_slice_ns(10_000_000, 5), MODEL_SLICE_MIN_NS);
+        assert_eq!(model_slice_ns(100_000_000, 5), 20_000_000);
     }
 }
