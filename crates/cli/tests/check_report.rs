@@ -957,7 +957,10 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
     // Words, not lines: the text wraps at 100 columns.
     let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        t.contains("+32.0 ns per row per node (95% interval 28.8 to 35.2 ns, +-10.0%); back to back 2 x"),
+        t.contains(
+            "+32.0 ns per row per node (95% interval 28.8 to 35.2 ns, +-10.0%; the model's TIMING OFF row 20.0 ns, \
+             one run of 149 ms); back to back 2 x"
+        ),
         "{t}"
     );
     assert!(t.contains("example: count(*) of 1M rows"), "{t}");

@@ -100,6 +100,90 @@ impl ClockCost {
     }
 }
 
+/// The model's slice budget: the model's time per clock spread over the
+/// server's pairs, within these bounds, ns.
+pub const MODEL_SLICE_MIN_NS: u64 = 10_000_000;
+pub const MODEL_SLICE_MAX_NS: u64 = 30_000_000;
+
+/// The model's budget per slice for `clock_measure_ns` per clock over at
+/// least `runs` pairs of the server's runs.
+pub fn model_slice_ns(clock_measure_ns: u64, runs: u32) -> u64 {
+    (clock_measure_ns / u64::from(runs.max(1))).clamp(MODEL_SLICE_MIN_NS, MODEL_SLICE_MAX_NS)
+}
+
+/// The instrumentation model for each of the server's clock sources, in
+/// slices taken between the server's EXPLAIN pairs
+/// ([`executor_loop::Slices`]): `system` with the server version's shape,
+/// `tsc` with PostgreSQL 19's.
+pub struct ModelSlices {
+    table: Table,
+    pub system: executor_loop::Slices,
+    pub tsc: executor_loop::Slices,
+}
+
+impl ModelSlices {
+    pub fn new(server_version_num: u32, slice_ns: u64) -> ModelSlices {
+        let shape = PgInstrumentation::for_server(server_version_num, false);
+        ModelSlices {
+            table: Table::new(),
+            system: executor_loop::Slices::new(ModelConfig::new(shape, slice_ns)),
+            tsc: executor_loop::Slices::new(ModelConfig::new(PgInstrumentation::Pg19 { tsc: true }, slice_ns)),
+        }
+    }
+
+    /// One slice of the model for the server's `clock_source` ("system" or
+    /// "tsc"; anything else, or the TSC where PostgreSQL 19 cannot read it
+    /// here, runs nothing).
+    pub fn slice(&mut self, clock_source: &str, keep_going: &mut dyn FnMut() -> bool) {
+        match clock_source {
+            "system" if self.system.wants_more() => {
+                let config = self.system.config_for_next();
+                if let Some(run) =
+                    executor_loop::pairs_on_this_machine::<PosixClock>(None, &self.table, config, keep_going)
+                {
+                    self.system.add(run);
+                }
+            }
+            "tsc" if self.tsc.wants_more() && counter::native_kind() == Some(CounterKind::Tsc) => {
+                struct Slice<'a> {
+                    table: &'a Table,
+                    config: ModelConfig,
+                    keep_going: &'a mut dyn FnMut() -> bool,
+                }
+                impl CounterPairVisitor for Slice<'_> {
+                    type Output = Option<executor_loop::PairsRun>;
+                    fn visit<P: ClockSource, F: ClockSource>(self, _precise: P, fast: F) -> Self::Output {
+                        executor_loop::pairs_on_this_machine(Some(&fast), self.table, self.config, self.keep_going)
+                    }
+                }
+                // The model's rounds are timed by CLOCK_MONOTONIC; the
+                // counter's scale only names the read.
+                let Some(scale) = clockscope::Scale::from_khz(1_000_000) else {
+                    return;
+                };
+                let visitor = Slice {
+                    table: &self.table,
+                    config: self.tsc.config_for_next(),
+                    keep_going,
+                };
+                if let Ok(Some(run)) = counter::arch::visit_pair(scale, visitor) {
+                    self.tsc.add(run);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts the pooled costs into `machine` (RDTSC's only where it was
+    /// measured).
+    pub fn fill(&self, machine: &mut MachineClocks) {
+        machine.system.executor_loop = self.system.cost();
+        if let Some(r) = machine.rdtsc.as_mut() {
+            r.executor_loop = self.tsc.cost();
+        }
+    }
+}
+
 /// This machine's read costs for the prediction and the settings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MachineClocks {
@@ -131,18 +215,11 @@ pub struct MachineRequest {
 }
 
 /// Measures the system clock and (where there is one) RDTSC and RDTSCP for
-/// `duration_ns` each, and the instrumentation model on the system clock and
-/// on RDTSC; `keep_going` is asked between 10 ms chunks and between the
-/// model's pairs.
+/// `duration_ns` each; `keep_going` is asked between 10 ms chunks. The
+/// instrumentation model is not run here: it runs in slices between the
+/// server's runs ([`ModelSlices`]).
 pub fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
-    let mut system = measure_system(req.duration_ns, keep_going);
-    let shape = PgInstrumentation::for_server(req.server_version_num, false);
-    system.executor_loop = keep_going()
-        .then(|| {
-            let config = ModelConfig::new(shape, req.duration_ns);
-            executor_loop::measure_on_this_machine::<PosixClock>(None, &Table::new(), config, keep_going)
-        })
-        .flatten();
+    let system = measure_system(req.duration_ns, keep_going);
     let tsc = postgres_tsc();
     let (rdtsc, rdtscp, rdtsc_unavailable) = match measure_tsc(&tsc, req, keep_going) {
         Ok((fast, precise)) => (Some(fast), Some(precise), None),
@@ -200,7 +277,7 @@ pub fn measure_tsc(
     Ok((fast, precise))
 }
 
-/// The loops and the model on PostgreSQL 19's TSC reads at `khz`; `Err` off
+/// The loops on PostgreSQL 19's TSC reads at `khz`; `Err` off
 /// x86-64 or without RDTSCP.
 fn tsc_loops(
     khz: u64,
@@ -220,14 +297,8 @@ fn tsc_loops(
                 c.map(|r| ClockCost::from_read_cost(r, LOOP_METHOD))
                     .ok_or(format!("the {name} loop did not run"))
             };
-            let mut f = measured(read_cost::measure_read_cost(&fast, d, keep_going), fast.name())?;
+            let f = measured(read_cost::measure_read_cost(&fast, d, keep_going), fast.name())?;
             let p = measured(read_cost::measure_read_cost(&precise, d, keep_going), precise.name())?;
-            if keep_going() {
-                let shape = PgInstrumentation::Pg19 { tsc: true };
-                let config = ModelConfig::new(shape, d);
-                f.executor_loop =
-                    executor_loop::measure_on_this_machine(Some(&fast), &Table::new(), config, keep_going);
-            }
             Ok((f, p))
         }
     }
@@ -286,7 +357,8 @@ mod tests {
                 assert_eq!((fast.clock.as_str(), precise.clock.as_str()), ("RDTSC", "RDTSCP"));
                 assert_eq!(fast.frequency_khz, tsc.frequency_khz);
                 assert_eq!(precise.frequency_source, tsc.frequency_source);
-                assert!(fast.executor_loop.is_some());
+                // The model runs in slices between the server's pairs.
+                assert!(fast.executor_loop.is_none());
                 assert!(precise.executor_loop.is_none());
             }
             Err(why) => assert!(
@@ -294,5 +366,31 @@ mod tests {
                 "{why}"
             ),
         }
+    }
+
+    #[test]
+    fn model_slices_fill_the_clock_they_were_taken_for() {
+        let mut slices = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+        slices.slice("system", &mut || true);
+        slices.slice("system", &mut || true);
+        slices.slice("jiffies", &mut || true);
+        assert_eq!(slices.system.slices, 2);
+        assert_eq!(slices.tsc.slices, 0);
+        let mut m = measure_machine(req(10_000_000), &mut || true);
+        slices.fill(&mut m);
+        let e = m.system.executor_loop.as_ref().unwrap();
+        assert!(e.sampling.starts_with("2 slices"), "{}", e.sampling);
+        assert_eq!(e.instrumentation, PgInstrumentation::Pg15OrOlder.describe());
+        if let Some(r) = &m.rdtsc {
+            // No tsc slice: no model for RDTSC, not another number.
+            assert!(r.executor_loop.is_none());
+        }
+        // Stopped: no slice.
+        let mut stopped = ModelSlices::new(190_000, MODEL_SLICE_MIN_NS);
+        stopped.slice("tsc", &mut || false);
+        assert_eq!(stopped.tsc.cost(), None);
+        assert_eq!(model_slice_ns(500_000_000, 5), MODEL_SLICE_MAX_NS);
+        assert_eq!(model_slice_ns(10_000_000, 5), MODEL_SLICE_MIN_NS);
+        assert_eq!(model_slice_ns(100_000_000, 5), 20_000_000);
     }
 }

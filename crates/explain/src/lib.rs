@@ -118,6 +118,8 @@ struct ServerSide {
     runs: measure::ServerRuns,
     query: String,
     cpu_contention: Option<report::CpuContention>,
+    /// The instrumentation model, sampled between the server's pairs.
+    model: clockcost::ModelSlices,
     warnings: Vec<String>,
 }
 
@@ -160,7 +162,7 @@ pub fn run_with(
         stopped = true;
     }
     let local_stop: session::StopCheck = if stopped { Arc::new(|| true) } else { Arc::clone(&stop) };
-    let local = local::measure(
+    let mut local = local::measure(
         &local::Plan {
             deadline: budget.deadline(),
             max_time: opts.max_time,
@@ -171,6 +173,14 @@ pub fn run_with(
         local_stop,
     );
     stopped |= stop();
+    server.model.fill(&mut local.machine);
+    if local.machine.system.executor_loop.is_none() && !stopped {
+        local.warnings.push(
+            "the executor-like loop did not run (no pair of the server's runs completed): the prediction uses the \
+             back-to-back pg_test_timing loop time"
+                .to_string(),
+        );
+    }
     let info = &server.info;
     let mut report = report::build(&report::Inputs {
         server_version: &info.version,
@@ -244,12 +254,31 @@ fn on_server(
     let cpu_before = local
         .then(|| contention::CpuSample::read(std::path::Path::new("/")))
         .flatten();
+    // The model runs in slices, one before each of the server's measured
+    // TIMING OFF/ON pairs, for the clock source being run: the two sample
+    // the same time (bench/README.md: this machine's speed can change over
+    // seconds).
+    let mut model = clockcost::ModelSlices::new(
+        info.version_num,
+        clockcost::model_slice_ns(opts.clock_measure_ns, opts.runs),
+    );
     let mut stopped_observer = |step: &Step| {
         if stop() {
-            Control::Stop
-        } else {
-            observer(step)
+            return Control::Stop;
         }
+        let control = observer(step);
+        if let Step::Explain {
+            clock_source,
+            run,
+            timing: false,
+            ..
+        } = step
+        {
+            if *run >= 1 && control == Control::Continue {
+                model.slice(clock_source, &mut || !stop());
+            }
+        }
+        control
     };
     // The runs' own cap: the time left, less what this machine's
     // measurements will need.
@@ -281,6 +310,7 @@ fn on_server(
         runs,
         query: session.query(),
         cpu_contention,
+        model,
         warnings,
     })
 }

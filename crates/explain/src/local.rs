@@ -107,13 +107,6 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
             warnings,
         };
     };
-    if machine.system.executor_loop.is_none() && !stop() {
-        warnings.push(format!(
-            "the executor-like loop did not run within --max-time ({}): the prediction uses the back-to-back \
-             pg_test_timing loop time",
-            seconds(plan.max_time)
-        ));
-    }
     Local {
         machine,
         page_read,

@@ -26,7 +26,8 @@ pub mod executor_loop;
 pub mod read_cost;
 
 pub use executor_loop::{
-    measure_model, measure_on_this_machine, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table,
+    measure_model, measure_on_this_machine, pairs_on_this_machine, ExecutorLoopCost, ModelConfig, PgInstrumentation,
+    Table,
 };
 
 use serde::Serialize;

@@ -293,13 +293,14 @@ fn write_machine(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             )?;
             writeln!(
                 out,
-                "  {:<34} model: median {:.2} ns, {} pairs of {} rows, work {:.1} ns/row ({} steps){}",
+                "  {:<34} model: median {:.2} ns, {} pairs of {} rows, work {:.1} ns/row ({} steps), {}{}",
                 "",
                 e.median_ns_per_row,
                 e.pairs,
                 e.rows_per_round,
                 e.work_ns_per_row,
                 e.work_steps,
+                e.sampling,
                 if e.resolved {
                     String::new()
                 } else {

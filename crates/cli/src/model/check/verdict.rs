@@ -62,10 +62,17 @@ pub struct ExplainPrediction {
 
 impl ExplainPrediction {
     /// The per-row cost in words: "+36.2 ns per row per node (95% interval
-    /// ...)", or why there is none.
+    /// ...; the model's TIMING OFF row 24.8 ns, one run of 150 ms)", or why
+    /// there is none.
     pub fn per_row_text(&self) -> String {
         match (&self.executor_loop, self.per_row_per_node_ns) {
-            (Some(e), Some(v)) => format!("{v:+.1} ns per row per node ({})", e.interval_text),
+            // The speed it was measured at beside it: on a machine whose
+            // speed changes over seconds the cost changes with it
+            // (bench/README.md), and the model's own TIMING OFF row says which.
+            (Some(e), Some(v)) => format!(
+                "{v:+.1} ns per row per node ({}; the model's TIMING OFF row {:.1} ns, {})",
+                e.interval_text, e.work_ns_per_row, e.sampling
+            ),
             (Some(e), None) => e.status.clone(),
             (None, _) => self.status.clone(),
         }

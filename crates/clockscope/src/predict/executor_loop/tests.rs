@@ -335,3 +335,91 @@ fn the_real_clocks_run_within_their_budget() {
     let tsc = ModelConfig::new(PgInstrumentation::Pg19 { tsc: true }, 20_000_000);
     assert!(measure_on_this_machine::<PosixClock>(None, &table, tsc, &mut || true).is_none());
 }
+
+/// One slice on a machine whose reads cost `read_ns` each (its speed at
+/// the slice's moment).
+fn slice_at(slices: &Slices, read_ns: u64) -> PairsRun {
+    let clock = ns_clock("scripted", move |n| read_ns * n);
+    let table = Table::with_tuples(64);
+    run_pairs(
+        &SystemRead(&clock),
+        &clock,
+        &table,
+        slices.config_for_next(),
+        &mut || true,
+    )
+    .unwrap()
+}
+
+#[test]
+fn slices_pool_the_speeds_they_were_taken_in() {
+    // Three slices while the machine is fast (reads 4 ns: +8 ns per row),
+    // one while it is slow (9 ns: +18 ns per row): the pooled median is the
+    // fast one, as most of the time was fast; one run in the slow moment
+    // would have said 18.
+    // Rows sized by the first slice: with no work between reads, the most
+    // rows per round (a pair of 4 ns reads takes 0.8 ms, of 9 ns 1.8 ms).
+    let mut c = config(PgInstrumentation::Pg16To18, 100, 8_000_000);
+    c.rows_per_round = None;
+    let mut slices = Slices::new(c);
+    assert_eq!(slices.cost(), None);
+    for read_ns in [9, 4, 4, 4] {
+        let run = slice_at(&slices, read_ns);
+        slices.add(run);
+    }
+    let rows = slices.rows_per_round.unwrap();
+    assert_eq!(slices.config_for_next().rows_per_round, Some(rows));
+    assert_eq!(slices.slices, 4);
+    let cost = slices.cost().unwrap();
+    assert_eq!(cost.added_ns_per_row, Some(8.0));
+    assert_eq!(cost.added_ns_per_row_max, 18.0);
+    assert_eq!(cost.rows_per_round, rows);
+    assert_eq!(cost.pairs as usize, slices.pairs.len());
+    assert_eq!(rows, MAX_ROWS_PER_ROUND);
+    assert_eq!(cost.budget_ns, 4 * 8_000_000);
+    assert_eq!(cost.elapsed_ns, slices.elapsed_ns);
+    assert!(cost.sampling.starts_with("4 slices ("), "{}", cost.sampling);
+    assert!(cost.sampling.contains("same time"), "{}", cost.sampling);
+    // All in the slow speed: the slow cost, as the server's runs then were.
+    let mut slow = Slices::new(c);
+    for _ in 0..3 {
+        let run = slice_at(&slow, 9);
+        slow.add(run);
+    }
+    assert_eq!(slow.cost().unwrap().added_ns_per_row, Some(18.0));
+}
+
+#[test]
+fn a_slice_of_other_rows_is_not_pooled_and_the_pairs_are_bounded() {
+    let mut slices = Slices::new(config(PgInstrumentation::Pg16To18, 100, 20_000));
+    let run = slice_at(&slices, 4);
+    let n = run.pairs.len();
+    slices.add(run.clone());
+    slices.add(PairsRun {
+        rows_per_round: 7,
+        ..run.clone()
+    });
+    assert_eq!((slices.slices, slices.pairs.len()), (1, n));
+    while slices.wants_more() {
+        slices.add(run.clone());
+    }
+    assert_eq!(slices.pairs.len(), MAX_PAIRS as usize);
+    assert_eq!(slices.cost().unwrap().stopped_by, StopReason::MaxPairs);
+    // An interrupted slice marks the pool.
+    let mut s = Slices::new(config(PgInstrumentation::Pg16To18, 100, 20_000));
+    s.add(PairsRun {
+        stopped_by: StopReason::Interrupted,
+        ..run
+    });
+    assert_eq!(s.cost().unwrap().stopped_by, StopReason::Interrupted);
+}
+
+#[test]
+fn one_run_says_so() {
+    assert_eq!(sampling_text(1, 150_000_000), "one run of 150 ms");
+    let clock = ns_clock("scripted", |n| 7 * n);
+    let table = Table::with_tuples(64);
+    let c = config(PgInstrumentation::Pg16To18, 100, 50_000);
+    let cost = measure_model(&SystemRead(&clock), &clock, &table, c, &mut || true).unwrap();
+    assert_eq!(cost.sampling, sampling_text(1, cost.elapsed_ns));
+}
