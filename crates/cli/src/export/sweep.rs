@@ -13,6 +13,19 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     let out: &mut dyn Write = &mut fit;
     crate::export::text::write_header(out, &r.stamp)?;
     writeln!(out)?;
+    write_clocksources(out, r)?;
+    writeln!(out)?;
+    if !r.applied {
+        return write_plan(out, r);
+    }
+    write_table(out, r)?;
+    write_notes(out, r)?;
+    write_restore(out, r)?;
+    write_recommendation(out, r)
+}
+
+/// The clocksource in use, those available, and where they were read.
+fn write_clocksources(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
     writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
     writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
@@ -23,22 +36,27 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
              clocksource really in use."
         )?;
     }
-    writeln!(out)?;
-    if !r.applied {
-        writeln_escaped!(
-            out,
-            "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
-             `clockscope check`'s loop, then put {} back.",
-            r.planned.join(", "),
-            r.duration_per_clocksource_s,
-            r.original
-        )?;
-        writeln!(
-            out,
-            "Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."
-        )?;
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// Without `--apply`: what the sweep would do.
+fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    writeln_escaped!(
+        out,
+        "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
+         `clockscope check`'s loop, then put {} back.",
+        r.planned.join(", "),
+        r.duration_per_clocksource_s,
+        r.original
+    )?;
+    writeln!(
+        out,
+        "Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."
+    )
+}
+
+/// One row per clocksource measured, and what the columns mean.
+fn write_table(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     writeln!(
         out,
         "{:<28} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
@@ -81,7 +99,12 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
         out,
         "read cost: median successive-read difference; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
         r.baseline_row_ns, r.baseline_source
-    )?;
+    )
+}
+
+/// Under the table: why a clocksource is a syscall, why a row is invalid,
+/// and whether the sweep stopped early.
+fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     for x in r.results.iter().filter(|x| x.syscall_fallback.is_some()) {
         writeln_escaped!(
             out,
@@ -101,6 +124,11 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if let Some(why) = &r.changed_by_others {
         writeln_escaped!(out, "Stopped: {why}.")?;
     }
+    Ok(())
+}
+
+/// Whether the original clocksource was put back, or left alone.
+fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     match r.restore {
         Some(RestoreOutcome::LeftAlone) => writeln_escaped!(
             out,
@@ -110,9 +138,13 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
             r.original,
             r.original,
             r.clocksource_dir
-        )?,
-        _ => writeln_escaped!(out, "Restored: {} (read back).", r.original)?,
+        ),
+        _ => writeln_escaped!(out, "Restored: {} (read back).", r.original),
     }
+}
+
+/// The recommended clocksource and how to make it persist.
+fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if let Some(rec) = &r.recommendation {
         writeln!(out)?;
         writeln_escaped!(
@@ -129,24 +161,37 @@ pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     Ok(())
 }
 
-/// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
-pub fn prometheus(r: &SweepReport) -> String {
-    let mut s = String::new();
-    let head = |s: &mut String, name: &str, help: &str| {
-        let _ = writeln!(s, "# HELP clockscope_sweep_{name} {help}");
-        let _ = writeln!(s, "# TYPE clockscope_sweep_{name} gauge");
+/// `# HELP` and `# TYPE` of gauge `clockscope_sweep_{name}`.
+fn head(s: &mut String, name: &str, help: &str) {
+    let _ = writeln!(s, "# HELP clockscope_sweep_{name} {help}");
+    let _ = writeln!(s, "# TYPE clockscope_sweep_{name} gauge");
+}
+
+/// One sample of gauge `clockscope_sweep_{name}`.
+fn sample(s: &mut String, name: &str, labels: &[(&str, &str)], v: f64) {
+    let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
+    let lbl = if l.is_empty() {
+        String::new()
+    } else {
+        format!("{{{}}}", l.join(","))
     };
-    let sample = |s: &mut String, name: &str, labels: &[(&str, &str)], v: f64| {
-        let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
-        let lbl = if l.is_empty() {
-            String::new()
-        } else {
-            format!("{{{}}}", l.join(","))
-        };
-        let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
-    };
-    type Getter = fn(&SweepResult) -> Option<f64>;
-    let per: [(&str, &str, Getter); 7] = [
+    let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
+}
+
+fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// A per-clocksource gauge: its name, help, and value of a row (if it has one).
+type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f64>);
+
+/// The per-clocksource gauges, in the order they are rendered.
+fn per_clocksource_gauges() -> [PerClocksource; 7] {
+    [
         (
             "read_cost_ns",
             "Median difference between successive clock_gettime reads under this clocksource, nanoseconds.",
@@ -168,20 +213,25 @@ pub fn prometheus(r: &SweepReport) -> String {
         (
             "syscall_fallback",
             "1 when clock_gettime behaves like a syscall under this clocksource, 0 when it stays in the vDSO.",
-            |x| Some(if x.syscall_fallback.is_some() { 1.0 } else { 0.0 }),
+            |x| Some(flag(x.syscall_fallback.is_some())),
         ),
         (
             "postgresql_rule_passed",
             "1 when the system clock passes PostgreSQL's pg_test_timing rule under this clocksource.",
-            |x| x.postgresql_rule.as_ref().map(|p| if p.passed { 1.0 } else { 0.0 }),
+            |x| x.postgresql_rule.as_ref().map(|p| flag(p.passed)),
         ),
         (
             "explain_slowdown",
             "Predicted EXPLAIN ANALYZE slowdown of a row-heavy count(*) under this clocksource (ratio).",
             |x| x.explain.as_ref().and_then(|e| e.slowdown),
         ),
-    ];
-    for (name, help, get) in per {
+    ]
+}
+
+/// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
+pub fn prometheus(r: &SweepReport) -> String {
+    let mut s = String::new();
+    for (name, help, get) in per_clocksource_gauges() {
         head(&mut s, name, help);
         // An invalid row measured another clocksource too: no numbers under this name.
         for x in r.results.iter().filter(|x| x.valid) {
@@ -190,51 +240,43 @@ pub fn prometheus(r: &SweepReport) -> String {
             }
         }
     }
+    clocksource_families(&mut s, r);
+    run_families(&mut s, r);
+    s
+}
+
+/// Which clocksource was the original, which is recommended, which rows are invalid.
+fn clocksource_families(s: &mut String, r: &SweepReport) {
     head(
-        &mut s,
+        s,
         "original",
         "1 for the clocksource in use before the sweep (restored after it).",
     );
-    sample(&mut s, "original", &[("clocksource", &r.original)], 1.0);
+    sample(s, "original", &[("clocksource", &r.original)], 1.0);
     if let Some(rec) = &r.recommendation {
-        head(&mut s, "recommended", "1 for the clocksource clockscope recommends.");
-        sample(&mut s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
+        head(s, "recommended", "1 for the clocksource clockscope recommends.");
+        sample(s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
     }
     head(
-        &mut s,
+        s,
         "invalid",
         "1 for a clocksource whose measurement is invalid: the clocksource changed during it, not by the sweep.",
     );
     for x in &r.results {
-        sample(
-            &mut s,
-            "invalid",
-            &[("clocksource", &x.clocksource)],
-            if x.valid { 0.0 } else { 1.0 },
-        );
+        sample(s, "invalid", &[("clocksource", &x.clocksource)], flag(!x.valid));
     }
+}
+
+/// The sweep itself: left alone, applied, interrupted.
+fn run_families(s: &mut String, r: &SweepReport) {
     head(
-        &mut s,
+        s,
         "left_alone",
         "1 when someone else changed the clocksource under the sweep and it was left in place, not restored.",
     );
-    sample(
-        &mut s,
-        "left_alone",
-        &[],
-        if r.restore == Some(RestoreOutcome::LeftAlone) {
-            1.0
-        } else {
-            0.0
-        },
-    );
-    head(&mut s, "applied", "1 when clocksources were switched (--apply).");
-    sample(&mut s, "applied", &[], if r.applied { 1.0 } else { 0.0 });
-    head(
-        &mut s,
-        "interrupted",
-        "1 when Ctrl-C or SIGTERM stopped the sweep early.",
-    );
-    sample(&mut s, "interrupted", &[], if r.interrupted { 1.0 } else { 0.0 });
-    s
+    sample(s, "left_alone", &[], flag(r.restore == Some(RestoreOutcome::LeftAlone)));
+    head(s, "applied", "1 when clocksources were switched (--apply).");
+    sample(s, "applied", &[], flag(r.applied));
+    head(s, "interrupted", "1 when Ctrl-C or SIGTERM stopped the sweep early.");
+    sample(s, "interrupted", &[], flag(r.interrupted));
 }

@@ -58,8 +58,20 @@ pub fn render(r: &CheckReport) -> String {
 /// (`clockscope_last_run_timestamp_seconds`).
 pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
     let mut f = Families::new();
-    type Getter = fn(&ClockStats) -> Option<f64>;
-    let per_clock: [(&str, &str, Getter); 11] = [
+    clock_families(&mut f, r);
+    run_families(&mut f, r, finished);
+    verdict_families(&mut f, r);
+    prediction_families(&mut f, r);
+    environment_families(&mut f, r);
+    f.out
+}
+
+/// A per-clock gauge: its name, help, and value of a clock (if it has one).
+type PerClock = (&'static str, &'static str, fn(&ClockStats) -> Option<f64>);
+
+/// The per-clock gauges, in the order they are rendered.
+fn per_clock_gauges() -> [PerClock; 11] {
+    [
         (
             "clock_read_seconds",
             "Average time of one clock read plus loop bookkeeping.",
@@ -115,8 +127,12 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
             "Largest backward step between successive reads (0 when none).",
             |c| Some(secs(c.largest_backward_ns as f64)),
         ),
-    ];
-    for (name, help, get) in per_clock {
+    ]
+}
+
+/// The per-clock gauges, the step percentiles, and the clocks skipped.
+fn clock_families(f: &mut Families, r: &CheckReport) {
+    for (name, help, get) in per_clock_gauges() {
         f.head(name, help);
         for c in &r.clocks {
             if let Some(v) = get(c) {
@@ -148,6 +164,11 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
             f.sample("clock_skipped", &[("clock", &s.name)], 1.0);
         }
     }
+}
+
+/// The run itself: the time asked for, whether it was interrupted or
+/// noisy, and when it ended (`finished`).
+fn run_families(f: &mut Families, r: &CheckReport, finished: SystemTime) {
     f.single(
         "requested_duration_seconds",
         "Time asked for each clock's measurement (-d).",
@@ -168,7 +189,11 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
         "When this report was written, seconds since the Unix epoch.",
         unix_seconds(finished),
     );
+}
 
+/// The verdict: its status as a state set, the problems, the syscall
+/// fallback and each rule.
+fn verdict_families(f: &mut Families, r: &CheckReport) {
     let v = &r.verdict;
     f.head(
         "verdict",
@@ -204,6 +229,11 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
             }
         }
     }
+}
+
+/// The EXPLAIN ANALYZE predictions that resolved, and the baseline they start from.
+fn prediction_families(f: &mut Families, r: &CheckReport) {
+    let v = &r.verdict;
     // Only resolved predictions have a number.
     let predictions: Vec<_> = [&v.explain_system, &v.explain_tsc]
         .into_iter()
@@ -239,7 +269,11 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
         "Time per row of the count(*) with TIMING OFF the prediction starts from (--baseline-row-ns or the reference).",
         secs(v.baseline_row_ns),
     );
+}
 
+/// The environment: the CPU counter's trust and frequency, the CPUs, and
+/// the info gauge's labels.
+fn environment_families(f: &mut Families, r: &CheckReport) {
     let e = &r.environment;
     if let Some(t) = e.counter_trusted {
         f.single(
@@ -272,7 +306,6 @@ pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
         ],
         1.0,
     );
-    f.out
 }
 
 /// Writes the Prometheus text.

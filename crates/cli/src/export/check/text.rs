@@ -176,9 +176,27 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
-    let e = &r.environment;
     crate::export::text::write_header(out, &r.stamp)?;
     writeln!(out)?;
+    write_environment(out, r)?;
+    writeln!(out)?;
+    write_clocks(out, r)?;
+    write_interference(out, r)?;
+    writeln!(out)?;
+    write_verdict(out, r)?;
+    if r.interrupted {
+        writeln!(
+            out,
+            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
+        )?;
+    }
+    Ok(())
+}
+
+/// The environment block: kernel, clocksource, CPU, hypervisor,
+/// PostgreSQL, the CPU counter, NTP and the kernel's messages.
+fn write_environment(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let e = &r.environment;
     writeln!(out, "Environment")?;
     writeln!(
         out,
@@ -220,6 +238,13 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         format!("{} installed (/usr/lib/postgresql)", list.join(", "))
     };
     writeln!(out, "  PostgreSQL    {installed}")?;
+    write_counter(out, r)
+}
+
+/// The environment's CPU counter (trust, frequency, evidence), NTP and
+/// kernel messages.
+fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let e = &r.environment;
     match e.counter_trusted {
         Some(t) => writeln!(out, "  CPU counter   {}", if t { "trusted" } else { "NOT trusted" })?,
         None => writeln!(out, "  CPU counter   not assessed")?,
@@ -244,8 +269,12 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         writeln!(out, "  kernel log")?;
         crate::export::tsc::evidence::write_kernel_messages(out, "    ", &e.kernel_messages, e.machine)?;
     }
+    Ok(())
+}
 
-    writeln!(out)?;
+/// The clocks table: one row per clock, the skipped ones, the names in
+/// full and what the columns mean.
+fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(
         out,
         "Clocks ({}; differences between successive reads, ns)",
@@ -260,29 +289,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         "clock", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
     )?;
     for c in &r.clocks {
-        let p = &c.percentiles_ns;
-        let back = if c.backward_steps == 0 {
-            "0".to_string()
-        } else {
-            format!("{}/{}", c.backward_steps, c.largest_backward_ns)
-        };
-        writeln!(
-            out,
-            "  {:<name_w$} {:>7.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
-            esc(&c.name),
-            c.avg_loop_ns,
-            p.p50,
-            p.p90,
-            p.p99,
-            p.p99_9,
-            p.p99_99,
-            p.max,
-            opt(&c.resolution_ns),
-            c.zero_steps_pct,
-            back,
-            opt(&c.clock_getres_ns),
-            if c.interrupted { "  (interrupted)" } else { "" }
-        )?;
+        writeln!(out, "{}", clock_row(c, name_w))?;
     }
     for s in &r.skipped {
         writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
@@ -302,29 +309,106 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(
         out,
         "  backward = count/largest ns; percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
-    )?;
-    write_interference(out, r)?;
+    )
+}
 
+/// One clock's row of the clocks table, its name `name_w` columns wide.
+fn clock_row(c: &ClockStats, name_w: usize) -> String {
+    let p = &c.percentiles_ns;
+    let back = if c.backward_steps == 0 {
+        "0".to_string()
+    } else {
+        format!("{}/{}", c.backward_steps, c.largest_backward_ns)
+    };
+    format!(
+        "  {:<name_w$} {:>7.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
+        esc(&c.name),
+        c.avg_loop_ns,
+        p.p50,
+        p.p90,
+        p.p99,
+        p.p99_9,
+        p.p99_99,
+        p.max,
+        opt(&c.resolution_ns),
+        c.zero_steps_pct,
+        back,
+        opt(&c.clock_getres_ns),
+        if c.interrupted { "  (interrupted)" } else { "" }
+    )
+}
+
+/// One verdict line: a label in one column, then the finding (which may
+/// quote the kernel: a clocksource name).
+fn item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
+    writeln!(out, "  {label:<24} {}", esc(text))
+}
+
+fn pass(b: bool) -> &'static str {
+    if b {
+        "pass"
+    } else {
+        "FAIL"
+    }
+}
+
+/// The verdict: its status and summary, the rules, the EXPLAIN ANALYZE
+/// prediction, the advice and the problems.
+fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let v = &r.verdict;
-    writeln!(out)?;
     let word = status_word(v.status);
     writeln!(out, "Verdict: {word}. {}", esc(&v.summary))?;
-    // Every verdict line: a label in one column, then the finding (which may
-    // quote the kernel: a clocksource name).
-    let mut item = |label: &str, text: String| writeln!(out, "  {label:<24} {}", esc(&text));
-    let pass = |b: bool| if b { "pass" } else { "FAIL" };
     if let Some(p) = &v.postgresql_rule {
-        item("PostgreSQL's rule", format!("{}: {}", pass(p.passed), p.detail))?;
+        item(out, "PostgreSQL's rule", &format!("{}: {}", pass(p.passed), p.detail))?;
     }
     if let Some(n) = &v.interference_note {
         // Wrapped under the findings' column: it is long and says why the status is not BAD.
         for line in wrap(n, "", 100 - 27) {
-            item("", line)?;
+            item(out, "", &line)?;
         }
     }
     if let Some(m) = &v.modern_rule {
-        item("clockscope's rule", format!("{}: {}", pass(m.passed), m.detail))?;
+        item(out, "clockscope's rule", &format!("{}: {}", pass(m.passed), m.detail))?;
     }
+    write_explain(out, r)?;
+    if let Some(a) = &v.track_io_timing {
+        item(
+            out,
+            "track_io_timing",
+            &format!("{}: {}", if a.safe { "safe" } else { "NOT safe" }, a.why),
+        )?;
+    }
+    if let Some(a) = &v.auto_explain_log_timing {
+        item(
+            out,
+            "auto_explain.log_timing",
+            &format!("{}: {}", if a.safe { "safe" } else { "costly" }, a.why),
+        )?;
+    }
+    if let Some(p) = &v.postgresql19_auto_picks {
+        item(
+            out,
+            "PostgreSQL 19",
+            &format!("timing_clock_source=auto picks '{p}' here"),
+        )?;
+    }
+    if let Some(rec) = &v.timing_clock_source_recommendation {
+        item(out, "recommendation", rec)?;
+    }
+    if v.problems.is_empty() {
+        item(out, "problems", "none")?;
+    } else {
+        for p in &v.problems {
+            item(out, "problem", p)?;
+        }
+    }
+    Ok(())
+}
+
+/// The EXPLAIN ANALYZE lines of the verdict: the baseline, then each
+/// clock's prediction with its slowdown.
+fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let v = &r.verdict;
     if v.explain_system.is_some() || v.explain_tsc.is_some() {
         let baseline = if v.baseline_is_example {
             "example baseline, measured elsewhere"
@@ -332,17 +416,18 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             "your baseline"
         };
         item(
+            out,
             "EXPLAIN ANALYZE",
-            format!(
+            &format!(
                 "{baseline}: {:.2} ns/row with TIMING OFF ({})",
                 v.baseline_row_ns, v.baseline_source
             ),
         )?;
     }
     if let Some(p) = &v.explain_system {
-        item("", prediction_line(p))?;
+        item(out, "", &prediction_line(p))?;
         if let Some(line) = slowdown_line(p, v.baseline_is_example) {
-            item("", format!("  {line}"))?;
+            item(out, "", &format!("  {line}"))?;
         }
     }
     if let Some(p) = &v.explain_tsc {
@@ -351,41 +436,10 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         } else {
             "not read by PostgreSQL 19 here"
         };
-        item("", format!("{who}, {}", prediction_line(p)))?;
+        item(out, "", &format!("{who}, {}", prediction_line(p)))?;
         if let Some(line) = slowdown_line(p, v.baseline_is_example) {
-            item("", format!("  {line}"))?;
+            item(out, "", &format!("  {line}"))?;
         }
-    }
-    if let Some(a) = &v.track_io_timing {
-        item(
-            "track_io_timing",
-            format!("{}: {}", if a.safe { "safe" } else { "NOT safe" }, a.why),
-        )?;
-    }
-    if let Some(a) = &v.auto_explain_log_timing {
-        item(
-            "auto_explain.log_timing",
-            format!("{}: {}", if a.safe { "safe" } else { "costly" }, a.why),
-        )?;
-    }
-    if let Some(p) = &v.postgresql19_auto_picks {
-        item("PostgreSQL 19", format!("timing_clock_source=auto picks '{p}' here"))?;
-    }
-    if let Some(rec) = &v.timing_clock_source_recommendation {
-        item("recommendation", rec.clone())?;
-    }
-    if v.problems.is_empty() {
-        item("problems", "none".into())?;
-    } else {
-        for p in &v.problems {
-            item("problem", p.clone())?;
-        }
-    }
-    if r.interrupted {
-        writeln!(
-            out,
-            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
-        )?;
     }
     Ok(())
 }

@@ -13,6 +13,17 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     let out: &mut dyn Write = &mut fit;
     writeln_escaped!(out, "ARM generic timer (CNTVCT_EL0)")?;
     writeln!(out)?;
+    write_frequency(out, r)?;
+    writeln!(out)?;
+    write_cores(out, r)?;
+    writeln!(out)?;
+    write_errata(out, r)?;
+    writeln!(out)?;
+    write_decision(out, r)
+}
+
+/// The frequency in use, its resolution, and every cross-check of it.
+fn write_frequency(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     writeln_escaped!(out, "Frequency")?;
     writeln_escaped!(
         out,
@@ -45,7 +56,11 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     if let Some(w) = &r.coarse_warning {
         writeln_escaped!(out, "  warning         {w}")?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// The core types and their CPUs.
+fn write_cores(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     writeln_escaped!(
         out,
         "Cores ({})",
@@ -71,7 +86,11 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
             cpu_list(&t.cpus)
         )?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// The counter errata known for these cores and firmware.
+fn write_errata(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     writeln_escaped!(out, "Counter errata")?;
     if r.errata.is_empty() {
         writeln_escaped!(out, "  none known for these cores and firmware")?;
@@ -95,7 +114,11 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
             e.detected_by
         )?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// clockscope's decision with its reasons and notes, and PostgreSQL 19's.
+fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     writeln_escaped!(
         out,
         "clockscope: the generic timer is {}",
