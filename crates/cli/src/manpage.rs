@@ -65,10 +65,14 @@ pub fn page_names() -> Vec<String> {
     top.get_subcommands().map(|c| c.get_name().to_string()).collect()
 }
 
-/// The EXAMPLES of one page (`None`: the top page): command line, what it does.
-fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
-    match page {
-        None => &[
+/// Each page's EXAMPLES (`None`: the top page): command line, what it does.
+type PageExamples = (Option<&'static str>, &'static [(&'static str, &'static str)]);
+
+/// Every page's EXAMPLES, by page.
+const EXAMPLES: &[PageExamples] = &[
+    (
+        None,
+        &[
             (
                 "clockscope",
                 "Measure the clocks that matter here and print a verdict (the same as clockscope check).",
@@ -82,7 +86,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "Read this page's sibling for sweep without installing it.",
             ),
         ],
-        Some("check") => &[
+    ),
+    (
+        Some("check"),
+        &[
             (
                 "clockscope check",
                 "Every clock that matters here, one second each, then the verdict.",
@@ -104,7 +111,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "Also draw the read-time distributions.",
             ),
         ],
-        Some("clocks") => &[
+    ),
+    (
+        Some("clocks"),
+        &[
             (
                 "clockscope clocks",
                 "Every clock source, whether it works here, its resolution.",
@@ -114,7 +124,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "The same as JSON (docs/schema/clocks.schema.json).",
             ),
         ],
-        Some("tsc") => &[
+    ),
+    (
+        Some("tsc"),
+        &[
             ("clockscope tsc", "This machine's TSC or ARM generic timer."),
             (
                 "clockscope tsc --print-cpuid > host.cpuid",
@@ -129,7 +142,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "Also measure the counter against the NTP-disciplined clock for 10 s.",
             ),
         ],
-        Some("cross-cpu") => &[
+    ),
+    (
+        Some("cross-cpu"),
+        &[
             (
                 "clockscope cross-cpu",
                 "Warp test and offsets for the topology's CPU pairs.",
@@ -143,7 +159,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "Only CPUs 0 to 3, half a second per pair.",
             ),
         ],
-        Some("explain") => &[
+    ),
+    (
+        Some("explain"),
+        &[
             (
                 "clockscope explain",
                 "EXPLAIN ANALYZE's timing overhead on the server PGHOST/PGPORT name.",
@@ -157,7 +176,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "A smaller TEMP table, more pairs of runs.",
             ),
         ],
-        Some("sweep") => &[
+    ),
+    (
+        Some("sweep"),
+        &[
             (
                 "clockscope sweep",
                 "List the clocksources and what --apply would do; changes nothing.",
@@ -171,7 +193,10 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "Read a copied sysfs tree instead of /sys.",
             ),
         ],
-        Some("completions") => &[
+    ),
+    (
+        Some("completions"),
+        &[
             (
                 "clockscope completions bash > ~/.local/share/bash-completion/completions/clockscope",
                 "Install the bash completion for this user.",
@@ -181,12 +206,19 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
                 "The zsh completion.",
             ),
         ],
-        Some("man") => &[
+    ),
+    (
+        Some("man"),
+        &[
             ("clockscope man | man -l -", "Read the top page."),
             ("clockscope man tsc > clockscope-tsc.1", "Write the page of tsc."),
         ],
-        Some(_) => &[],
-    }
+    ),
+];
+
+/// The EXAMPLES of one page (`None`: the top page): command line, what it does.
+fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
+    EXAMPLES.iter().find(|(p, _)| *p == page).map_or(&[], |(_, e)| e)
 }
 
 /// What the exit codes mean on one page, beyond [`EXIT_CODES`].

@@ -5,6 +5,7 @@
 //! (`--plan`), as text or JSON.
 
 pub mod prometheus;
+mod table;
 
 use crate::model::cross_cpu::Outcome;
 use crate::model::stamp::ReportStamp;
@@ -14,6 +15,7 @@ use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, Package
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use serde::Serialize;
 use std::io::Write;
+use table::table;
 
 /// Where the counter frequency came from, in words.
 pub fn calibration_source(c: &Calibration) -> String {
@@ -57,77 +59,6 @@ fn file_line(f: &Evidence<CpuSet>) -> String {
     }
 }
 
-/// A table: left-aligned first column, right-aligned numbers, left-aligned
-/// last column. When it is wider than a report's 100 columns, it is printed
-/// as several tables one under the other, each starting with the first
-/// `keys` columns (which say what a row is).
-fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
-    let n = header.len();
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([header[i].chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let key_width: usize = (0..keys).map(|i| width(i) + 2).sum();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut used = 2 + key_width;
-    for i in keys..n {
-        let w = width(i) + 2;
-        match groups.last_mut() {
-            Some(g) if used + w <= crate::export::text::REPORT_COLUMNS => g.push(i),
-            _ => {
-                groups.push((0..keys).chain([i]).collect());
-                used = 2 + key_width;
-            }
-        }
-        used += w;
-    }
-    if groups.len() <= 1 {
-        return table_part(out, header, rows, true);
-    }
-    for g in groups {
-        let h: Vec<&str> = g.iter().map(|&i| header[i]).collect();
-        let r: Vec<Vec<String>> = rows.iter().map(|r| g.iter().map(|&i| r[i].clone()).collect()).collect();
-        table_part(out, &h, &r, g.last() == Some(&(n - 1)))?;
-    }
-    Ok(())
-}
-
-/// One table that fits as it is; its last column left-aligned when `text_last`.
-fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_last: bool) -> std::io::Result<()> {
-    let n = header.len();
-    let widths: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].len())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: Vec<&str>| -> String {
-        let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            if i == 0 || (i == n - 1 && text_last) {
-                s.push_str(&format!("{cell:<w$}", w = widths[i]));
-            } else {
-                s.push_str(&format!("{cell:>w$}", w = widths[i]));
-            }
-        }
-        s.trim_end().to_string()
-    };
-    writeln_escaped!(out, "  {}", line(header.to_vec()))?;
-    for r in rows {
-        writeln_escaped!(out, "  {}", line(r.iter().map(String::as_str).collect()))?;
-    }
-    Ok(())
-}
-
 fn row(c: &ClockPairReport) -> Vec<String> {
     vec![
         c.clock.to_string(),
@@ -164,39 +95,74 @@ pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
     let r = &o.report;
-    writeln_escaped!(
-        out,
-        "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
-        cpu_list(&r.cpus),
-        cpu_list(&o.context.allowed)
-    )?;
-    writeln_escaped!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
-    writeln_escaped!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))?;
+    write_cpus(out, o)?;
     if let Some(note) = &o.note {
         writeln!(out)?;
         writeln_escaped!(out, "Nothing to measure: {note}.")?;
         return Ok(());
     }
-    if let Some(c) = &o.calibration {
-        match c.hz {
-            Some(hz) => writeln_escaped!(
-                out,
-                "{}{:.3} MHz ({})",
-                label(&format!("{} frequency", c.counter)),
-                hz as f64 / 1e6,
-                calibration_source(c)
-            )?,
-            None => writeln_escaped!(
-                out,
-                "{:<19}unknown ({}); its results are in ticks only",
-                format!(
-                    "{} frequency:",
-                    if c.counter.is_empty() { "Counter" } else { c.counter }
-                ),
-                c.note
-            )?,
-        }
+    write_calibration(out, o)?;
+    write_budget(out, r)?;
+    write_pairs(out, r)?;
+    let groups = r.package_groups();
+    if r.topology.is_some() && !groups.is_empty() {
+        writeln!(out)?;
+        group_table(out, &groups)?;
     }
+    let answers = r.answers();
+    if !answers.is_empty() {
+        writeln!(out)?;
+        answer_lines(out, &answers)?;
+    }
+    writeln!(out)?;
+    if r.interrupted {
+        writeln_escaped!(
+            out,
+            "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
+        )?;
+    }
+    writeln_escaped!(out, "Summary: {}", r.summary())?;
+    Ok(())
+}
+
+/// The CPUs tested, of those allowed, online and in the cgroup's cpuset.
+fn write_cpus(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
+    writeln_escaped!(
+        out,
+        "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
+        cpu_list(&o.report.cpus),
+        cpu_list(&o.context.allowed)
+    )?;
+    writeln_escaped!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
+    writeln_escaped!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))
+}
+
+/// The counter's calibrated frequency, or why there is none.
+fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
+    let Some(c) = &o.calibration else { return Ok(()) };
+    match c.hz {
+        Some(hz) => writeln_escaped!(
+            out,
+            "{}{:.3} MHz ({})",
+            label(&format!("{} frequency", c.counter)),
+            hz as f64 / 1e6,
+            calibration_source(c)
+        ),
+        None => writeln_escaped!(
+            out,
+            "{:<19}unknown ({}); its results are in ticks only",
+            format!(
+                "{} frequency:",
+                if c.counter.is_empty() { "Counter" } else { c.counter }
+            ),
+            c.note
+        ),
+    }
+}
+
+/// The topology, the time budget and how it was spent, and what the
+/// pair tables' columns mean.
+fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     if let Some(t) = &r.topology {
         writeln_escaped!(out, "{}{t} (sys/devices/system/cpu/cpu*/topology)", label("Topology"))?;
@@ -228,6 +194,11 @@ pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
             writeln_escaped!(out, "  {line}")?;
         }
     }
+    Ok(())
+}
+
+/// A table per CPU pair, and each clock's verdict on it in words.
+fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
     for p in &r.pairs {
         writeln!(out)?;
         writeln_escaped!(
@@ -243,24 +214,6 @@ pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
             writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
         }
     }
-    let groups = r.package_groups();
-    if r.topology.is_some() && !groups.is_empty() {
-        writeln!(out)?;
-        group_table(out, &groups)?;
-    }
-    let answers = r.answers();
-    if !answers.is_empty() {
-        writeln!(out)?;
-        answer_lines(out, &answers)?;
-    }
-    writeln!(out)?;
-    if r.interrupted {
-        writeln_escaped!(
-            out,
-            "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
-        )?;
-    }
-    writeln_escaped!(out, "Summary: {}", r.summary())?;
     Ok(())
 }
 
@@ -428,6 +381,34 @@ pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Resu
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
+    write_plan_pairs(out, p, cpus_from)?;
+    write_plan_tests(out, p)?;
+    writeln!(out)?;
+    writeln_escaped!(out, "By package:")?;
+    table(out, 1, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
+    writeln!(out)?;
+    writeln_escaped!(
+        out,
+        "Pairs, in test order (offsets will be CPU b's clock minus CPU a's):"
+    )?;
+    let rows: Vec<Vec<String>> = p
+        .pairs
+        .iter()
+        .map(|x| {
+            vec![
+                format!("CPU {} / CPU {}", x.cpu_a, x.cpu_b),
+                package_label(x.package_a, x.package_b),
+                ms(x.test_ns),
+                x.kind.label().to_string(),
+            ]
+        })
+        .collect();
+    table(out, 1, &["a / b", "packages", "each test", "kind"], &rows)?;
+    Ok(())
+}
+
+/// The plan's CPUs, topology, pairs and representatives.
+fn write_plan_pairs(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> std::io::Result<()> {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     writeln_escaped!(out, "{}{} ({cpus_from})", label("CPUs planned"), cpu_list(&p.cpus))?;
     writeln_escaped!(
@@ -472,6 +453,12 @@ pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Resu
             representatives(&p.representatives)
         )?;
     }
+    Ok(())
+}
+
+/// The plan's tests, their expected time, and the CPUs left unpaired.
+fn write_plan_tests(out: &mut dyn Write, p: &Plan) -> std::io::Result<()> {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     writeln_escaped!(
         out,
         "{}{} clock{} x 2 tests (warp, ping-pong) per pair; each test {} x weight ({} across packages, {} across \
@@ -499,27 +486,6 @@ pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Resu
     for u in &p.uncovered {
         writeln_escaped!(out, "{}CPU {}: {}", label("Not paired"), u.cpu, u.reason)?;
     }
-    writeln!(out)?;
-    writeln_escaped!(out, "By package:")?;
-    table(out, 1, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
-    writeln!(out)?;
-    writeln_escaped!(
-        out,
-        "Pairs, in test order (offsets will be CPU b's clock minus CPU a's):"
-    )?;
-    let rows: Vec<Vec<String>> = p
-        .pairs
-        .iter()
-        .map(|x| {
-            vec![
-                format!("CPU {} / CPU {}", x.cpu_a, x.cpu_b),
-                package_label(x.package_a, x.package_b),
-                ms(x.test_ns),
-                x.kind.label().to_string(),
-            ]
-        })
-        .collect();
-    table(out, 1, &["a / b", "packages", "each test", "kind"], &rows)?;
     Ok(())
 }
 
