@@ -16,7 +16,7 @@
 //! - The 1 µs line labelled with PostgreSQL's rule (pg_test_timing's
 //!   documentation: good when more than 90% of reads take under 1 µs).
 //! - Each clock's read cost marked: a thin vertical line in its colour with
-//!   its marker at the top (see [`read_cost_ns`]).
+//!   its marker at the top (see `read_cost_ns`).
 //! - The legend beside the chart, never over the data; clocks told apart by
 //!   colour (Okabe-Ito, safe with colour blindness) and by line style and
 //!   marker together (solid + circle, dashed + triangle, dotted + square):
