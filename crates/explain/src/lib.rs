@@ -140,18 +140,7 @@ pub fn run_with(
     // Closes the connection before the measurements on this machine.
     drop(session);
 
-    // --query has no table: its "rows" are the most any plan node returned.
-    let rows = if server.workload == options::Workload::Query {
-        server
-            .runs
-            .sources
-            .first()
-            .and_then(|s| s.timing_on_plan.as_deref())
-            .and_then(|p| plan::parse_explain_json(p).ok())
-            .map_or(1, |p| p.max_node_rows().max(1))
-    } else {
-        opts.rows
-    };
+    let rows = measured_rows(&server, opts);
     let mut stopped = server.runs.interrupted;
     if !stopped
         && (stop()
@@ -181,6 +170,35 @@ pub fn run_with(
                 .to_string(),
         );
     }
+    Ok(build_report(opts, &target, server, local, rows, stopped))
+}
+
+/// The rows per run: the table's, or for `--query` (no table) the most any
+/// plan node returned.
+fn measured_rows(server: &ServerSide, opts: &Options) -> u64 {
+    if server.workload == options::Workload::Query {
+        server
+            .runs
+            .sources
+            .first()
+            .and_then(|s| s.timing_on_plan.as_deref())
+            .and_then(|p| plan::parse_explain_json(p).ok())
+            .map_or(1, |p| p.max_node_rows().max(1))
+    } else {
+        opts.rows
+    }
+}
+
+/// The report from what the server part and this machine's measurements
+/// found.
+fn build_report(
+    opts: &Options,
+    target: &connect::Target,
+    server: ServerSide,
+    local: local::Local,
+    rows: u64,
+    stopped: bool,
+) -> Report {
     let info = &server.info;
     let mut report = report::build(&report::Inputs {
         server_version: &info.version,
@@ -208,7 +226,7 @@ pub fn run_with(
     });
     report.warnings.extend(server.warnings);
     report.warnings.extend(local.warnings);
-    Ok(report)
+    report
 }
 
 /// Everything on the server: settings, the session's set-up, the

@@ -30,3 +30,25 @@ pub fn temp_buffers_blocks_for(rows: u64, block_size: u64) -> u64 {
     let pages = rows.div_ceil(rows_per_page(block_size)) + 64;
     pages.min(MAX_TEMP_BUFFERS_BYTES / block_size.max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_buffers_cover_the_table() {
+        // 8 kB pages hold 226 int4 rows.
+        assert_eq!(temp_buffers_blocks_for(226, 8192), 1 + 64);
+        assert_eq!(temp_buffers_blocks_for(1_000_000, 8192), 4425 + 64);
+        assert_eq!(temp_buffers_blocks_for(1_000_000_000, 8192), (1 << 30) / 8192);
+    }
+
+    #[test]
+    fn table_size_is_whole_pages() {
+        assert_eq!(rows_per_page(8192), 226);
+        assert_eq!(estimated_table_bytes(1, 8192), 8192);
+        assert_eq!(estimated_table_bytes(226, 8192), 8192);
+        assert_eq!(estimated_table_bytes(227, 8192), 2 * 8192);
+        assert_eq!(estimated_table_bytes(1_000_000_000, 8192), 4_424_779 * 8192);
+    }
+}

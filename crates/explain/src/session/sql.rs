@@ -122,3 +122,74 @@ pub fn query_error(e: Error, sql: &str) -> Error {
         _ => Error::Query(format!("the server refused it: {message}{state}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_keywords_skip_comments_and_parentheses() {
+        assert_eq!(first_keyword("  select 1"), "SELECT");
+        assert_eq!(first_keyword("-- note\n/* c */ (SELECT 1)"), "SELECT");
+        assert_eq!(first_keyword("create table t (a int)"), "CREATE");
+        assert_eq!(first_keyword("; x"), "");
+        assert_eq!(first_keyword("-- only a comment"), "");
+    }
+
+    fn server_error(message: &str, state: &str) -> Error {
+        Error::Server {
+            step: "EXPLAIN ANALYZE of --query".into(),
+            message: message.into(),
+            sqlstate: Some(state.into()),
+        }
+    }
+
+    #[test]
+    fn query_errors_name_the_option_and_the_cause() {
+        let write = query_error(
+            server_error("cannot execute INSERT in a read-only transaction", "25006"),
+            "INSERT INTO t VALUES (1)",
+        );
+        assert!(write.to_string().starts_with("--query: the query writes"), "{write}");
+        let two = query_error(
+            server_error("cannot insert multiple commands into a prepared statement", "42601"),
+            "SELECT 1; SELECT 2",
+        );
+        assert!(two.to_string().starts_with("--query: several statements"), "{two}");
+        let ddl = query_error(
+            server_error("syntax error at or near \"TABLE\"", "42601"),
+            "CREATE TABLE t (a int)",
+        );
+        assert!(
+            ddl.to_string()
+                .starts_with("--query: EXPLAIN cannot run a CREATE statement"),
+            "{ddl}"
+        );
+        // A typo in the first word is a syntax error, not a utility statement.
+        let typo = query_error(server_error("syntax error at or near \"SELEC\"", "42601"), "SELEC 1");
+        assert!(
+            typo.to_string()
+                .starts_with("--query: the server refused it: syntax error at or near"),
+            "{typo}"
+        );
+        let syntax = query_error(
+            server_error("syntax error at or near \"FRM\"", "42601"),
+            "SELECT 1 FRM t",
+        );
+        assert!(
+            syntax
+                .to_string()
+                .starts_with("--query: the server refused it: syntax error"),
+            "{syntax}"
+        );
+        let timeout = query_error(
+            server_error("canceling statement due to statement timeout", "57014"),
+            "SELECT pg_sleep(9)",
+        );
+        assert!(timeout.to_string().starts_with("--max-time: "), "{timeout}");
+        assert!(matches!(
+            query_error(Error::Interrupted, "SELECT 1"),
+            Error::Interrupted
+        ));
+    }
+}

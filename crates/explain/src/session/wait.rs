@@ -110,3 +110,46 @@ pub async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() 
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_grow_with_rows() {
+        assert_eq!(statement_timeout_for(0), Duration::from_secs(30));
+        assert_eq!(statement_timeout_for(1_000_000), Duration::from_secs(50));
+        assert_eq!(statement_timeout_for(20_000_000), Duration::from_secs(430));
+        assert_eq!(client_deadline_for(1_000_000), Duration::from_secs(60));
+        assert_eq!(statement_timeout_for(1_000_000_000), Duration::from_secs(20_030));
+    }
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_deadline_or_a_stop() {
+        let soon = Some(Instant::now() + Duration::from_millis(30));
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), soon, &|| false)),
+            Waited::TimedOut
+        );
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &|| true)),
+            Waited::Stopped
+        );
+        // A stop that comes later is seen by the periodic check.
+        let start = Instant::now();
+        let later = move || start.elapsed() > Duration::from_millis(50);
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &later)),
+            Waited::Stopped
+        );
+        assert_eq!(block_on(wait(std::future::ready(7), None, &|| true)), Waited::Done(7));
+    }
+}
