@@ -12,7 +12,7 @@
 //!
 //! With `--query SQL` the user's statement runs instead, each run inside
 //! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server; a call
-//! whose effect ROLLBACK cannot undo is refused by name, [`side_effects`]),
+//! whose effect ROLLBACK cannot undo is refused by name, `side_effects`),
 //! and the report adds the per-node breakdown ([`nodes`]). Either way the
 //! pairs go on until the median slowdown is known within +-5% (95%) or
 //! `--max-time` ([`measure`]), which is a deadline for the whole run
@@ -28,7 +28,7 @@
 //! # Layout
 //! - [`options`]: rows/runs and their limits, checked before connecting.
 //! - [`budget`]: `--max-time`, one deadline for the whole run, and its split.
-//! - [`side_effects`]: `--query`'s calls ROLLBACK cannot undo, found in the
+//! - `side_effects`: `--query`'s calls ROLLBACK cannot undo, found in the
 //!   text and in the plan.
 //! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
 //! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
@@ -40,8 +40,8 @@
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
-//! - [`clock_source`]: what a `SHOW timing_clock_source` value names.
-//! - [`local`]: those measurements and the page-cache read, within the deadline.
+//! - `clock_source`: what a `SHOW timing_clock_source` value names.
+//! - `local`: those measurements and the page-cache read, within the deadline.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
@@ -52,20 +52,20 @@
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
 pub mod budget;
-pub mod clock_source;
+pub(crate) mod clock_source;
 pub mod clockcost;
 pub mod connect;
 pub mod contention;
 pub mod error;
-pub mod local;
+pub(crate) mod local;
 pub mod measure;
 pub mod nodes;
 pub mod options;
-pub mod pgfiles;
+pub(crate) mod pgfiles;
 pub mod plan;
 pub mod report;
 pub mod session;
-pub mod side_effects;
+pub(crate) mod side_effects;
 pub mod stats;
 #[cfg(feature = "testing")]
 #[allow(unsafe_code)]
@@ -81,8 +81,6 @@ pub use report::Report;
 use clockscope::Control;
 use std::sync::Arc;
 use std::time::Instant;
-
-pub use local::PAGE_READ_ROUNDS;
 
 /// How the caller stops a run from outside (Ctrl-C, SIGTERM).
 pub struct Interruption<'a> {

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 /// First server version (`server_version_num`) with `timing_clock_source`.
 pub const PG19_VERSION_NUM: u32 = 190_000;
 /// The SQLSTATE of "permission denied" (insufficient_privilege).
-pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+pub(crate) const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 /// What the procedure needs from a server session holding the TEMP table.
 pub trait ExplainServer {
@@ -119,7 +119,7 @@ pub struct ServerRuns {
 
 /// Whether the server has `timing_clock_source` (PostgreSQL 19+ and the
 /// setting exists).
-pub fn has_clock_source_setting(version_num: u32, setting_exists: bool) -> bool {
+pub(crate) fn has_clock_source_setting(version_num: u32, setting_exists: bool) -> bool {
     version_num >= PG19_VERSION_NUM && setting_exists
 }
 

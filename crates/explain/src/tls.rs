@@ -32,7 +32,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// A PEM file (certificates, a key, revocation lists): 1 MiB, far above
 /// any real chain or CRL a client is handed.
-pub const PEM_FILE: InputLimit = InputLimit {
+pub(crate) const PEM_FILE: InputLimit = InputLimit {
     kind: "PEM file",
     max_bytes: 1 << 20,
 };
@@ -80,7 +80,7 @@ impl SslMode {
 
     /// The client library's mode for the first attempt (allow starts
     /// without TLS).
-    pub fn first_attempt(self) -> tokio_postgres::config::SslMode {
+    pub(crate) fn first_attempt(self) -> tokio_postgres::config::SslMode {
         use tokio_postgres::config::SslMode as M;
         match self {
             SslMode::Disable | SslMode::Allow => M::Disable,
@@ -100,7 +100,7 @@ pub struct Setting {
 
 /// The TLS settings gathered from the DSN, the environment and the service.
 #[derive(Clone, Debug, Default)]
-pub struct TlsSettings {
+pub(crate) struct TlsSettings {
     pub mode: Option<SslMode>,
     pub root_cert: Option<Setting>,
     pub cert: Option<Setting>,
@@ -147,7 +147,7 @@ impl std::fmt::Debug for Tls {
 
 impl Tls {
     /// The connector handed to the client library (cheap to clone).
-    pub fn connector(&self) -> MakeRustlsConnect {
+    pub(crate) fn connector(&self) -> MakeRustlsConnect {
         self.connector.clone()
     }
 
@@ -235,7 +235,7 @@ fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
 /// Builds the TLS plan: reads the root certificate, CRL and client
 /// certificate files (bounded), checks the key's permissions. `home` is
 /// where `~/.postgresql` is looked for.
-pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
+pub(crate) fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
     let mode = settings.mode.unwrap_or(SslMode::Prefer);
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))

@@ -2,7 +2,7 @@
 //! whatever it leaves out taken from the environment (PGHOST, PGHOSTADDR,
 //! PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGCONNECT_TIMEOUT, PGAPPNAME, the
 //! PGSSL* variables, PGSERVICE, PGPASSFILE), then from the service file's
-//! entry (`service=` or PGSERVICE, see [`crate::pgfiles`]), then libpq's
+//! entry (`service=` or PGSERVICE, see `crate::pgfiles`), then libpq's
 //! defaults (a unix socket in /var/run/postgresql or /tmp, port 5432, the OS
 //! user name); a password still missing is looked up in the password file
 //! (`passfile=`, PGPASSFILE, `~/.pgpass`). TLS settings are planned by
@@ -37,15 +37,15 @@ use tokio_postgres::Config;
 
 /// Used when neither the DSN nor PGCONNECT_TIMEOUT sets one, so an
 /// unreachable host fails in seconds rather than at the kernel's TCP timeout.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Shown in pg_stat_activity for our session (unless the DSN or
 /// PGAPPNAME names another), so an interrupted run can be checked for leftovers.
-pub const APPLICATION_NAME: &str = "clockscope";
+pub(crate) const APPLICATION_NAME: &str = "clockscope";
 
 impl Target {
     /// The bound on the whole connection set-up: `connect_timeout` for each
     /// host the client may try in turn (libpq applies it per host).
-    pub fn setup_timeout(&self) -> Option<Duration> {
+    pub(crate) fn setup_timeout(&self) -> Option<Duration> {
         let hosts = self
             .config
             .get_hosts()
@@ -374,7 +374,7 @@ fn libpq_timeout(secs: i64) -> Option<Duration> {
 }
 
 /// Resolves against the process environment.
-pub fn resolve_from_env(dsn: Option<&str>) -> Result<Target, Error> {
+pub(crate) fn resolve_from_env(dsn: Option<&str>) -> Result<Target, Error> {
     resolve(dsn, &|name| std::env::var(name).ok())
 }
 

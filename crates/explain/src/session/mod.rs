@@ -24,17 +24,17 @@
 //! `connect_timeout` bounds only the socket connect (a server that accepts
 //! and never answers hangs its startup for ever), and a blocked call cannot
 //! watch for Ctrl-C. Here every wait is a future polled next to a deadline
-//! and the caller's stop check (every [`STOP_POLL`]):
+//! and the caller's stop check (every `STOP_POLL`):
 //! - connecting: the target's `connect_timeout` per host covers socket
 //!   connect, startup and authentication together;
-//! - each statement: a client-side deadline, [`client_deadline_for`] the
+//! - each statement: a client-side deadline, `client_deadline_for` the
 //!   rows, behind the server-side `statement_timeout` set at session start
 //!   ([`statement_timeout_for`]), so the server's own error comes first and
 //!   the client's catches a server or network that stopped answering;
 //! - a stop (Ctrl-C) or a missed deadline mid-statement sends the server a
 //!   cancel request, waits briefly for the statement to end, and the TEMP
 //!   table is then dropped on the same session; all of it within
-//!   [`CLEANUP_BUDGET`], after which the connection is given up (the server
+//!   `CLEANUP_BUDGET`, after which the connection is given up (the server
 //!   drops the table when the backend ends). [`CancelRequest`] lets the
 //!   caller send the cancel from another thread when it must exit at once.
 //! - PostgreSQL 14+ also gets `client_connection_check_interval`, so a
@@ -55,16 +55,14 @@ mod tls_hint;
 mod wait;
 mod workload;
 
-pub use sizing::{
-    estimated_table_bytes, rows_per_page, temp_buffers_blocks_for, HEAP_BYTES_PER_INT4_ROW, HEAP_PAGE_HEADER_BYTES,
-    MAX_TEMP_BUFFERS_BYTES,
-};
-pub use sql::{first_keyword, query_error, READ_ONLY_TRANSACTION};
+pub(crate) use sizing::{estimated_table_bytes, temp_buffers_blocks_for};
+pub(crate) use sql::{query_error, READ_ONLY_TRANSACTION};
 use tls_hint::tls_hint;
-pub use wait::{
-    client_deadline_for, statement_timeout_for, wait, CancelRequest, StopCheck, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET,
-    CLIENT_DEADLINE_GRACE, DEADLINE_GRACE, STATEMENT_TIMEOUT_BASE, STATEMENT_TIMEOUT_PER_ROW, STOP_POLL,
+pub(crate) use wait::{
+    client_deadline_for, wait, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET, CLIENT_DEADLINE_GRACE, STATEMENT_TIMEOUT_BASE,
+    STATEMENT_TIMEOUT_PER_ROW,
 };
+pub use wait::{statement_timeout_for, CancelRequest, StopCheck, DEADLINE_GRACE};
 
 use crate::connect::Target;
 use crate::error::Error;
@@ -82,12 +80,12 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 type Stream = <MakeRustlsConnect as tokio_postgres::tls::MakeTlsConnect<Socket>>::Stream;
 
 /// SQLSTATE insufficient_privilege: no TEMP privilege.
-pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+pub(crate) const INSUFFICIENT_PRIVILEGE: &str = "42501";
 /// `client_connection_check_interval` for PostgreSQL 14+, ms.
-pub const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
+pub(crate) const CONNECTION_CHECK_INTERVAL_MS: u64 = 1000;
 
 /// Settings printed with the report, in this order.
-pub const SHOWN_SETTINGS: [&str; 9] = [
+pub(crate) const SHOWN_SETTINGS: [&str; 9] = [
     "track_io_timing",
     "max_parallel_workers_per_gather",
     "jit",
@@ -124,7 +122,7 @@ pub struct ServerInfo {
     pub version_full: String,
     /// `block_size` in bytes.
     pub block_size: u64,
-    /// The shown settings the server has, in [`SHOWN_SETTINGS`] order.
+    /// The shown settings the server has, in `SHOWN_SETTINGS` order.
     pub settings: Vec<Setting>,
 }
 
@@ -141,7 +139,7 @@ pub fn seconds(d: Duration) -> String {
 }
 
 /// Quotes an SQL identifier (doubling embedded quotes).
-pub fn quote_ident(name: &str) -> String {
+pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
@@ -192,7 +190,7 @@ impl PgSession {
 
     /// [`PgSession::connect`] under `--max-time`'s `budget`: connecting ends
     /// by its deadline too, and so does every later statement.
-    pub fn connect_within(
+    pub(crate) fn connect_within(
         target: &Target,
         stop: StopCheck,
         budget: Option<crate::budget::Budget>,
@@ -283,14 +281,14 @@ impl PgSession {
     }
 
     /// Whether `--max-time`'s deadline has passed.
-    pub fn past_deadline(&self) -> bool {
+    pub(crate) fn past_deadline(&self) -> bool {
         self.budget.is_some_and(|b| Instant::now() >= b.deadline())
     }
 
     /// What happened at `--max-time`'s deadline, when it passed during a
     /// statement: which one, and what the server said (or that it said
     /// nothing).
-    pub fn deadline_note(&self) -> Option<String> {
+    pub(crate) fn deadline_note(&self) -> Option<String> {
         self.deadline_note.borrow().clone()
     }
 

@@ -64,7 +64,7 @@ impl PgSession {
         })
     }
 
-    /// The server's timing settings ([`TIMING_SETTINGS`])
+    /// The server's timing settings (`TIMING_SETTINGS`)
     /// from `pg_settings`, as the server has them: one read, nothing set.
     /// auto_explain's rows exist only where the module is loaded.
     pub fn timing_settings(&mut self) -> Result<Vec<ServerSetting>, Error> {
@@ -231,7 +231,7 @@ impl PgSession {
     /// OFF runs as well when log_analyze and log_timing are on. Superuser
     /// only: Ok(false) when the server refuses, nothing changed. Records
     /// the change in `info`.
-    pub fn turn_off_auto_explain(&mut self, info: &mut ServerInfo, server_value: &str) -> Result<bool, Error> {
+    pub(crate) fn turn_off_auto_explain(&mut self, info: &mut ServerInfo, server_value: &str) -> Result<bool, Error> {
         const NAME: &str = "auto_explain.log_min_duration";
         match self.statement(
             "SET auto_explain.log_min_duration",

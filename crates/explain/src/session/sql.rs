@@ -7,7 +7,7 @@ use clockscope::escape::escape_untrusted;
 
 /// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
 /// transaction.
-pub const READ_ONLY_TRANSACTION: &str = "25006";
+pub(crate) const READ_ONLY_TRANSACTION: &str = "25006";
 
 /// Statements EXPLAIN can run, by their first keyword (CREATE TABLE AS is
 /// refused as a write anyway).
@@ -65,7 +65,7 @@ const UTILITY: [&str; 42] = [
 
 /// The first keyword of `sql`, upper-cased, after blanks, `--` and `/* */`
 /// comments and opening parentheses; empty when it does not start with a word.
-pub fn first_keyword(sql: &str) -> String {
+pub(crate) fn first_keyword(sql: &str) -> String {
     let mut rest = sql;
     loop {
         let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
@@ -88,7 +88,7 @@ pub fn first_keyword(sql: &str) -> String {
 /// write refused by the READ ONLY transaction, several statements, a
 /// statement EXPLAIN cannot run, `--max-time`'s statement_timeout, or the
 /// server's error. Server text is already escaped ([`Error::server`]).
-pub fn query_error(e: Error, sql: &str) -> Error {
+pub(crate) fn query_error(e: Error, sql: &str) -> Error {
     let Error::Server { message, sqlstate, .. } = &e else {
         return e;
     };

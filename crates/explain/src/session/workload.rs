@@ -22,7 +22,7 @@ impl PgSession {
     }
 
     /// Runs EXPLAIN on `generate_series(1, rows)` instead of a TEMP table.
-    pub fn use_series(&mut self, rows: u64) -> Result<(), Error> {
+    pub(crate) fn use_series(&mut self, rows: u64) -> Result<(), Error> {
         let rows =
             i32::try_from(rows).map_err(|_| Error::Rows(format!("{rows} does not fit generate_series' int4")))?;
         self.series_rows = Some(rows);
@@ -33,14 +33,14 @@ impl PgSession {
     /// `BEGIN READ ONLY` with `SET LOCAL statement_timeout` at the time
     /// `--max-time` leaves, then `ROLLBACK`; statements bounded by
     /// `max_time` (call before [`PgSession::prepare`]).
-    pub fn use_query(&mut self, sql: &str, max_time: Duration) {
+    pub(crate) fn use_query(&mut self, sql: &str, max_time: Duration) {
         self.user_query = Some((sql.to_string(), max_time));
     }
 
     /// Why this session cannot create a TEMP table, if it cannot: a hot
     /// standby, a read-only transaction (default_transaction_read_only), or
     /// no TEMP privilege on the database. Reads only.
-    pub fn temp_table_blocker(&mut self) -> Result<Option<String>, Error> {
+    pub(crate) fn temp_table_blocker(&mut self) -> Result<Option<String>, Error> {
         let row = self.statement(
             "checking whether a TEMP table can be created",
             self.client.query_one(
@@ -143,7 +143,7 @@ impl PgSession {
     /// (planned, not run), in `BEGIN READ ONLY ... ROLLBACK`: every
     /// expression the executor would evaluate, views expanded and SQL
     /// functions inlined ([`crate::side_effects::escapes_in_plan`]).
-    pub fn verbose_plan(&mut self, sql: &str) -> Result<String, Error> {
+    pub(crate) fn verbose_plan(&mut self, sql: &str) -> Result<String, Error> {
         let explain = format!("EXPLAIN (VERBOSE, FORMAT JSON) {sql}");
         self.read_only_explain(sql, &explain, "EXPLAIN (VERBOSE) of --query", false)
     }
