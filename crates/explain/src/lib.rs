@@ -30,7 +30,9 @@
 //! - [`budget`]: `--max-time`, one deadline for the whole run, and its split.
 //! - `side_effects`: `--query`'s calls ROLLBACK cannot undo, found in the
 //!   text and in the plan.
-//! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
+//! - [`connect`]: libpq-style DSN (its own conninfo lexer), PG* variables,
+//!   the service and password files (`pgfiles`); is the server local?
+//! - [`tls`]: sslmode and the certificate files, as libpq reads them.
 //! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
 //!   every wait bounded by a deadline and stoppable (cancel request, cleanup).
 //! - [`measure`]: the alternating runs per clock source, over a trait so
