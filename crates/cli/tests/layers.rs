@@ -344,12 +344,6 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
 const KNOWN_CYCLE_EDGES: &[(&str, &str, &str)] = &[
     // Issue 23, library (owner: lib): tsc/frequency.rs <-> tsc/rules/linux.rs over `SourceId`.
     ("clockscope", "tsc::rules::linux", "tsc::frequency"),
-    // Issue 23, explain (owner: explain): connect.rs <-> pgfiles.rs over `DEFAULT_SOCKET_DIRS`.
-    ("clockscope-explain", "pgfiles", "connect"),
-    // Issue 23, explain: measure -> options -> session -> measure, and
-    // timing_settings -> measure::current_is.
-    ("clockscope-explain", "session", "measure"),
-    ("clockscope-explain", "timing_settings", "measure"),
 ];
 
 fn without_known(name: &str, mut g: Graph) -> Graph {

@@ -12,7 +12,7 @@
 //! - the runs stop; what was measured is reported (no pair measured: one line);
 //! - this machine's measurements stop at their next check, and if they have
 //!   not returned [`LOCAL_OVERRUN`] after the deadline the report goes out
-//!   without them ([`crate::local`]).
+//!   without them (`crate::local`).
 //!
 //! So a run ends by about `--max-time` + [`crate::session::DEADLINE_GRACE`]
 //! (+ [`LOCAL_OVERRUN`]), whatever the server does.
@@ -21,14 +21,14 @@
 //! The measurements on this machine come after the server's runs (their
 //! executor-like loop works as much per row as the server's TIMING OFF runs
 //! did), so the server's runs end early enough to leave them
-//! [`local_reserve`]: what they take at full length ([`local_need`]) or at
-//! most [`LOCAL_SHARE`] of `--max-time`. With less time they are shortened in
-//! proportion ([`clock_measure_ns_within`]).
+//! `local_reserve`: what they take at full length (`local_need`) or at
+//! most `LOCAL_SHARE` of `--max-time`. With less time they are shortened in
+//! proportion (`clock_measure_ns_within`).
 
 use std::time::{Duration, Instant};
 
 /// The largest share of `--max-time` kept for this machine's measurements.
-pub const LOCAL_SHARE: f64 = 0.25;
+pub(crate) const LOCAL_SHARE: f64 = 0.25;
 /// What this machine's measurements take besides the two pg_test_timing
 /// loops (`--max-time` reserves it when it can): mostly the two
 /// executor-like loops, 31 rounds of 100,000 rows each, so 3.1 million rows
@@ -38,23 +38,23 @@ pub const LOCAL_SHARE: f64 = 0.25;
 /// build, computed from the report's rounds and ns per row). 3 s covers two
 /// loops at about 450 ns a row, with the TSC's calibration (at most 50 ms,
 /// PostgreSQL 19's rule) and the page-cache read (a few ms).
-pub const LOCAL_EXTRA: Duration = Duration::from_secs(3);
+pub(crate) const LOCAL_EXTRA: Duration = Duration::from_secs(3);
 /// How long after the deadline the report waits for this machine's
 /// measurements to stop at their next check before it goes out without them.
 pub const LOCAL_OVERRUN: Duration = Duration::from_millis(200);
 
 /// The shortest pg_test_timing loop asked for: one 10 ms chunk.
-pub const MIN_CLOCK_MEASURE_NS: u64 = 10_000_000;
+pub(crate) const MIN_CLOCK_MEASURE_NS: u64 = 10_000_000;
 
 /// What this machine's measurements take at full length: two
 /// pg_test_timing loops of `clock_measure_ns` each and [`LOCAL_EXTRA`].
-pub fn local_need(clock_measure_ns: u64) -> Duration {
+pub(crate) fn local_need(clock_measure_ns: u64) -> Duration {
     Duration::from_nanos(clock_measure_ns.saturating_mul(2)) + LOCAL_EXTRA
 }
 
 /// The time kept for this machine's measurements out of `max_time`:
 /// [`local_need`], at most [`LOCAL_SHARE`] of `max_time`.
-pub fn local_reserve(max_time: Duration, clock_measure_ns: u64) -> Duration {
+pub(crate) fn local_reserve(max_time: Duration, clock_measure_ns: u64) -> Duration {
     local_need(clock_measure_ns).min(max_time.mul_f64(LOCAL_SHARE))
 }
 
@@ -62,7 +62,7 @@ pub fn local_reserve(max_time: Duration, clock_measure_ns: u64) -> Duration {
 /// machine's measurements: `clock_measure_ns`, shortened in proportion when
 /// `left` is below [`local_need`]; at least [`MIN_CLOCK_MEASURE_NS`] (one of
 /// the loop's 10 ms chunks, which it runs however soon it is stopped).
-pub fn clock_measure_ns_within(left: Duration, clock_measure_ns: u64) -> u64 {
+pub(crate) fn clock_measure_ns_within(left: Duration, clock_measure_ns: u64) -> u64 {
     let need = local_need(clock_measure_ns);
     if left >= need {
         return clock_measure_ns;
@@ -95,14 +95,14 @@ impl Budget {
     }
 
     /// The time left at `now`.
-    pub fn left_at(&self, now: Instant) -> Duration {
+    pub(crate) fn left_at(&self, now: Instant) -> Duration {
         self.deadline().saturating_duration_since(now)
     }
 
     /// The time the server's runs (warm-up and pairs) may take from `now`,
     /// [`local_reserve`] kept for what follows; at least 1 ms (the runs then
     /// stop after their first statement).
-    pub fn server_runs_at(&self, now: Instant, clock_measure_ns: u64) -> Duration {
+    pub(crate) fn server_runs_at(&self, now: Instant, clock_measure_ns: u64) -> Duration {
         self.left_at(now)
             .saturating_sub(local_reserve(self.max_time, clock_measure_ns))
             .max(Duration::from_millis(1))

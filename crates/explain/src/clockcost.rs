@@ -58,11 +58,11 @@ pub struct ClockCost {
 impl ClockCost {
     /// ns one read adds per row: the model's `added_ns_per_read` when it
     /// resolved the cost.
-    pub fn added_per_read_ns(&self) -> Option<f64> {
+    pub(crate) fn added_per_read_ns(&self) -> Option<f64> {
         self.executor_loop.as_ref().and_then(|e| e.added_ns_per_read)
     }
 
-    /// Why there is no [`added_per_read_ns`](Self::added_per_read_ns).
+    /// Why there is no `added_per_read_ns`.
     pub fn prediction_status(&self) -> String {
         self.executor_loop.as_ref().map_or_else(
             || "not measured: the instrumentation model did not run (stopped)".to_string(),
@@ -102,12 +102,12 @@ impl ClockCost {
 
 /// The model's slice budget: the model's time per clock spread over the
 /// server's pairs, within these bounds, ns.
-pub const MODEL_SLICE_MIN_NS: u64 = 10_000_000;
-pub const MODEL_SLICE_MAX_NS: u64 = 30_000_000;
+pub(crate) const MODEL_SLICE_MIN_NS: u64 = 10_000_000;
+pub(crate) const MODEL_SLICE_MAX_NS: u64 = 30_000_000;
 
 /// The model's budget per slice for `clock_measure_ns` per clock over at
 /// least `runs` pairs of the server's runs.
-pub fn model_slice_ns(clock_measure_ns: u64, runs: u32) -> u64 {
+pub(crate) fn model_slice_ns(clock_measure_ns: u64, runs: u32) -> u64 {
     (clock_measure_ns / u64::from(runs.max(1))).clamp(MODEL_SLICE_MIN_NS, MODEL_SLICE_MAX_NS)
 }
 
@@ -115,7 +115,7 @@ pub fn model_slice_ns(clock_measure_ns: u64, runs: u32) -> u64 {
 /// slices taken between the server's EXPLAIN pairs
 /// ([`executor_loop::Slices`]): `system` with the server version's shape,
 /// `tsc` with PostgreSQL 19's.
-pub struct ModelSlices {
+pub(crate) struct ModelSlices {
     table: Table,
     pub system: executor_loop::Slices,
     pub tsc: executor_loop::Slices,
@@ -206,7 +206,7 @@ const LOOP_METHOD: &str = "pg_test_timing's loop in 9 chunks: average loop time 
 
 /// What to measure: the time per clock and the model's shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MachineRequest {
+pub(crate) struct MachineRequest {
     /// How long to run pg_test_timing's loop on each clock, and the model's
     /// budget per clock, ns.
     pub duration_ns: u64,
@@ -218,7 +218,7 @@ pub struct MachineRequest {
 /// `duration_ns` each; `keep_going` is asked between 10 ms chunks. The
 /// instrumentation model is not run here: it runs in slices between the
 /// server's runs ([`ModelSlices`]).
-pub fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
+pub(crate) fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool) -> MachineClocks {
     let system = measure_system(req.duration_ns, keep_going);
     let tsc = postgres_tsc();
     let (rdtsc, rdtscp, rdtsc_unavailable) = match measure_tsc(&tsc, req, keep_going) {
@@ -235,7 +235,7 @@ pub fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() -> bool
 }
 
 /// pg_test_timing's loop on `clock_gettime(CLOCK_MONOTONIC)`, in chunks.
-pub fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> ClockCost {
+pub(crate) fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> ClockCost {
     let clock = PosixClock::monotonic();
     read_cost::measure_read_cost(&clock, duration_ns, keep_going).map_or_else(
         || ClockCost::unmeasured(clock.name(), LOOP_METHOD),
@@ -261,7 +261,7 @@ pub fn postgres_tsc() -> clockscope::tsc::PostgresTsc {
 /// RDTSCP in pg_test_timing's loop at that frequency, and the model with
 /// RDTSC as PostgreSQL 19's fast read. `Err` when PostgreSQL 19 could not
 /// use the TSC here.
-pub fn measure_tsc(
+pub(crate) fn measure_tsc(
     tsc: &clockscope::tsc::PostgresTsc,
     req: MachineRequest,
     keep_going: &mut dyn FnMut() -> bool,

@@ -60,7 +60,7 @@ fn read_bounded(path: &Path) -> Option<String> {
 
 /// Parses `/proc/stat`'s aggregate `cpu` line and counts the `cpuN` lines:
 /// (busy, total, cpus).
-pub fn parse_proc_stat(text: &str) -> Option<(u64, u64, u32)> {
+pub(crate) fn parse_proc_stat(text: &str) -> Option<(u64, u64, u32)> {
     let mut agg = None;
     let mut cpus = 0;
     for line in text.lines() {
@@ -86,7 +86,7 @@ pub fn parse_proc_stat(text: &str) -> Option<(u64, u64, u32)> {
 /// utime + stime from a `/proc/<pid>/stat` line (fields 14 and 15; the
 /// command name in parentheses may hold spaces, so fields count from the
 /// last ')').
-pub fn parse_pid_stat(text: &str) -> Option<u64> {
+pub(crate) fn parse_pid_stat(text: &str) -> Option<u64> {
     let rest = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_ascii_whitespace().collect();
     // rest starts at field 3 (state): utime is field 14, stime 15.

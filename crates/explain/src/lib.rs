@@ -12,7 +12,7 @@
 //!
 //! With `--query SQL` the user's statement runs instead, each run inside
 //! `BEGIN READ ONLY ... ROLLBACK` (a write is refused by the server; a call
-//! whose effect ROLLBACK cannot undo is refused by name, [`side_effects`]),
+//! whose effect ROLLBACK cannot undo is refused by name, `side_effects`),
 //! and the report adds the per-node breakdown ([`nodes`]). Either way the
 //! pairs go on until the median slowdown is known within +-5% (95%) or
 //! `--max-time` ([`measure`]), which is a deadline for the whole run
@@ -28,9 +28,11 @@
 //! # Layout
 //! - [`options`]: rows/runs and their limits, checked before connecting.
 //! - [`budget`]: `--max-time`, one deadline for the whole run, and its split.
-//! - [`side_effects`]: `--query`'s calls ROLLBACK cannot undo, found in the
+//! - `side_effects`: `--query`'s calls ROLLBACK cannot undo, found in the
 //!   text and in the plan.
-//! - [`connect`]: libpq-style DSN and PG* variables; is the server local?
+//! - [`connect`]: libpq-style DSN (its own conninfo lexer), PG* variables,
+//!   the service and password files (`pgfiles`); is the server local?
+//! - [`tls`]: sslmode and the certificate files, as libpq reads them.
 //! - [`session`]: the PostgreSQL session (settings, TEMP table, EXPLAIN),
 //!   every wait bounded by a deadline and stoppable (cancel request, cleanup).
 //! - [`measure`]: the alternating runs per clock source, over a trait so
@@ -40,8 +42,8 @@
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
-//! - [`clock_source`]: what a `SHOW timing_clock_source` value names.
-//! - [`local`]: those measurements and the page-cache read, within the deadline.
+//! - `clock_source`: what a `SHOW timing_clock_source` value names.
+//! - `local`: those measurements and the page-cache read, within the deadline.
 //! - [`timing_settings`]: the server's own timing settings, priced and judged.
 //! - [`report`]: the arithmetic, text and JSON.
 //! - `testing` (feature `testing`): a throw-away PostgreSQL server for tests.
@@ -52,20 +54,20 @@
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
 pub mod budget;
-pub mod clock_source;
+pub(crate) mod clock_source;
 pub mod clockcost;
 pub mod connect;
 pub mod contention;
 pub mod error;
-pub mod local;
+pub(crate) mod local;
 pub mod measure;
 pub mod nodes;
 pub mod options;
-pub mod pgfiles;
+pub(crate) mod pgfiles;
 pub mod plan;
 pub mod report;
 pub mod session;
-pub mod side_effects;
+pub(crate) mod side_effects;
 pub mod stats;
 #[cfg(feature = "testing")]
 #[allow(unsafe_code)]
@@ -81,8 +83,6 @@ pub use report::Report;
 use clockscope::Control;
 use std::sync::Arc;
 use std::time::Instant;
-
-pub use local::PAGE_READ_ROUNDS;
 
 /// How the caller stops a run from outside (Ctrl-C, SIGTERM).
 pub struct Interruption<'a> {
@@ -140,18 +140,7 @@ pub fn run_with(
     // Closes the connection before the measurements on this machine.
     drop(session);
 
-    // --query has no table: its "rows" are the most any plan node returned.
-    let rows = if server.workload == options::Workload::Query {
-        server
-            .runs
-            .sources
-            .first()
-            .and_then(|s| s.timing_on_plan.as_deref())
-            .and_then(|p| plan::parse_explain_json(p).ok())
-            .map_or(1, |p| p.max_node_rows().max(1))
-    } else {
-        opts.rows
-    };
+    let rows = measured_rows(&server, opts);
     let mut stopped = server.runs.interrupted;
     if !stopped
         && (stop()
@@ -181,6 +170,35 @@ pub fn run_with(
                 .to_string(),
         );
     }
+    Ok(build_report(opts, &target, server, local, rows, stopped))
+}
+
+/// The rows per run: the table's, or for `--query` (no table) the most any
+/// plan node returned.
+fn measured_rows(server: &ServerSide, opts: &Options) -> u64 {
+    if server.workload == options::Workload::Query {
+        server
+            .runs
+            .sources
+            .first()
+            .and_then(|s| s.timing_on_plan.as_deref())
+            .and_then(|p| plan::parse_explain_json(p).ok())
+            .map_or(1, |p| p.max_node_rows().max(1))
+    } else {
+        opts.rows
+    }
+}
+
+/// The report from what the server part and this machine's measurements
+/// found.
+fn build_report(
+    opts: &Options,
+    target: &connect::Target,
+    server: ServerSide,
+    local: local::Local,
+    rows: u64,
+    stopped: bool,
+) -> Report {
     let info = &server.info;
     let mut report = report::build(&report::Inputs {
         server_version: &info.version,
@@ -208,7 +226,7 @@ pub fn run_with(
     });
     report.warnings.extend(server.warnings);
     report.warnings.extend(local.warnings);
-    Ok(report)
+    report
 }
 
 /// Everything on the server: settings, the session's set-up, the

@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 
 /// Passes over the file of the page-cache reference read
 /// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
-pub const PAGE_READ_ROUNDS: usize = 10;
+pub(crate) const PAGE_READ_ROUNDS: usize = 10;
 
 /// What was measured on this machine.
-pub struct Local {
+pub(crate) struct Local {
     pub machine: MachineClocks,
     pub page_read: Option<PageReadReference>,
     /// The pg_test_timing loop's length per clock, ns (shortened when

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 /// First server version (`server_version_num`) with `timing_clock_source`.
 pub const PG19_VERSION_NUM: u32 = 190_000;
 /// The SQLSTATE of "permission denied" (insufficient_privilege).
-pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+pub(crate) const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 /// What the procedure needs from a server session holding the TEMP table.
 pub trait ExplainServer {
@@ -119,7 +119,7 @@ pub struct ServerRuns {
 
 /// Whether the server has `timing_clock_source` (PostgreSQL 19+ and the
 /// setting exists).
-pub fn has_clock_source_setting(version_num: u32, setting_exists: bool) -> bool {
+pub(crate) fn has_clock_source_setting(version_num: u32, setting_exists: bool) -> bool {
     version_num >= PG19_VERSION_NUM && setting_exists
 }
 
@@ -145,86 +145,36 @@ pub fn run_sources_timed(
     observer: &mut dyn FnMut(&Step) -> Control,
     elapsed: &mut dyn FnMut() -> Duration,
 ) -> Result<ServerRuns, Error> {
-    let mut out = ServerRuns {
-        sources: Vec::new(),
-        skipped: Vec::new(),
-        interrupted: false,
-        server_busy_ms: 0.0,
-    };
-    let mut timer = Timer {
-        elapsed,
-        max_time: opts.max_time,
-        until: opts.max_time,
+    let mut p = Procedure {
+        opts,
+        observer,
+        timer: Timer {
+            elapsed,
+            max_time: opts.max_time,
+            until: opts.max_time,
+        },
+        out: ServerRuns {
+            sources: Vec::new(),
+            skipped: Vec::new(),
+            interrupted: false,
+            server_busy_ms: 0.0,
+        },
     };
     if !clock_setting {
         let how = "the server's only clock for EXPLAIN (before PostgreSQL 19)".to_string();
-        run_one(server, "system", how, opts, observer, &mut timer, &mut out)?;
-        return check_any(out);
+        p.run_one(server, "system", how)?;
+        return check_any(p.out);
     }
-
     let current = server.show_clock_source()?;
-    let mut was_set = false;
-    let mut denied: Option<Error> = None;
-    for (i, want) in ["system", "tsc"].into_iter().enumerate() {
-        if out.interrupted {
-            break;
-        }
-        // Each source gets an equal share of the time left.
-        timer.share(2 - i as u32);
-        match server.set_clock_source(want) {
-            Err(Error::Interrupted) => {
-                out.interrupted = true;
-                break;
-            }
-            // --max-time's deadline passed: what was measured stands.
-            Err(Error::MaxTime(why)) if !out.sources.is_empty() => {
-                out.skipped.push(Skipped {
-                    clock_source: want.to_string(),
-                    reason: format!("--max-time: {why}"),
-                });
-                break;
-            }
-            Ok(()) => {
-                was_set = true;
-                let how = format!("SET timing_clock_source = '{want}' for this session");
-                run_one(server, want, how, opts, observer, &mut timer, &mut out)?;
-            }
-            Err(e) if e.sqlstate() == Some(INSUFFICIENT_PRIVILEGE) => {
-                denied = Some(e);
-                break;
-            }
-            // Any other refusal from the server (e.g. no usable TSC): skip this one.
-            Err(e) if e.sqlstate().is_some() => {
-                out.skipped.push(Skipped {
-                    clock_source: want.to_string(),
-                    reason: e.to_string(),
-                });
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    let (was_set, denied) = p.each_clock_source(server)?;
     // After a stop the session ends without further statements.
-    if was_set && !out.interrupted {
+    if was_set && !p.out.interrupted {
         server.reset_clock_source()?;
     }
     if let Some(e) = denied {
-        let reason = format!("this role may not SET timing_clock_source (superuser only): {e}");
-        for want in ["system", "tsc"] {
-            if !out.sources.iter().any(|s| s.clock_source == want) && !current_is(&current, want) {
-                out.skipped.push(Skipped {
-                    clock_source: want.to_string(),
-                    reason: reason.clone(),
-                });
-            }
-        }
-        if !out.interrupted {
-            // The reason is said once, on the skipped source's line.
-            let how = "the current setting, measured as the server runs (SET refused)".to_string();
-            timer.share(1);
-            run_one(server, &current, how, opts, observer, &mut timer, &mut out)?;
-        }
+        p.current_only(server, &current, &e)?;
     }
-    check_any(out)
+    check_any(p.out)
 }
 
 fn check_any(out: ServerRuns) -> Result<ServerRuns, Error> {
@@ -264,6 +214,10 @@ impl Timer<'_> {
     fn left(&mut self) -> Duration {
         self.until.saturating_sub((self.elapsed)())
     }
+
+    fn now(&mut self) -> Duration {
+        (self.elapsed)()
+    }
 }
 
 /// One EXPLAIN: the plan and its JSON text. `rows` is the row count the
@@ -293,120 +247,250 @@ fn explain_once(
     Ok((plan, text))
 }
 
-fn run_one(
-    server: &mut dyn ExplainServer,
-    clock_source: &str,
-    how: String,
-    opts: &Options,
-    observer: &mut dyn FnMut(&Step) -> Control,
-    timer: &mut Timer,
-    out: &mut ServerRuns,
-) -> Result<(), Error> {
-    let mut src = SourceRuns {
-        clock_source: clock_source.to_string(),
-        how,
-        timing_off_ms: Vec::new(),
-        timing_on_ms: Vec::new(),
-        clock_reads_per_run: 0,
-        stopped_by: StopReason::MaxRuns,
-        timing_on_plan: None,
-    };
-    let rows = if opts.query.is_some() { None } else { Some(opts.rows) };
-    let min_pairs = opts.runs.clamp(1, MAX_RUNS);
-    let mut ask = |run: u32, timing: bool| {
-        observer(&Step::Explain {
-            clock_source,
-            run,
-            runs: min_pairs,
-            timing,
-        }) == Control::Continue
-    };
-    // How a statement's failure ends the runs: a stop or the time cap keep
-    // the pairs so far (the time cap only once a pair exists).
-    let ended = |e: &Error, pairs: usize| match e {
+/// Whether the pairs so far reach the target precision.
+fn precise(src: &SourceRuns) -> bool {
+    let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
+    crate::stats::precision(&ratios).is_some_and(|p| p.reached)
+}
+
+/// How a statement's failure ends the runs: a stop or the time cap keep
+/// the pairs so far (the time cap only once a pair exists).
+fn ended(e: &Error, pairs: usize) -> Option<StopReason> {
+    match e {
         Error::Interrupted => Some(StopReason::Interrupted),
         Error::MaxTime(_) if pairs > 0 => Some(StopReason::MaxTime),
         _ => None,
-    };
-    for _ in 0..WARMUP_RUNS {
-        for timing in [false, true] {
-            if !ask(0, timing) {
-                out.interrupted = true;
-                return Ok(());
+    }
+}
+
+/// How one pair of runs ended.
+enum Pair {
+    /// Both runs' execution times, ms (TIMING OFF, TIMING ON).
+    Done([f64; 2]),
+    /// The source's runs end here (its `stopped_by` says why).
+    Stopped,
+    /// The source is skipped (recorded in `skipped`): no pair of its runs.
+    Skipped,
+}
+
+/// The procedure's state: the options, the observer, `--max-time`'s clock,
+/// and what was measured so far.
+struct Procedure<'a> {
+    opts: &'a Options,
+    observer: &'a mut dyn FnMut(&Step) -> Control,
+    timer: Timer<'a>,
+    out: ServerRuns,
+}
+
+impl Procedure<'_> {
+    /// SET timing_clock_source to 'system', then 'tsc', each measured with
+    /// an equal share of the time left; says whether one was set, and the
+    /// refusal when the role may not set it.
+    fn each_clock_source(&mut self, server: &mut dyn ExplainServer) -> Result<(bool, Option<Error>), Error> {
+        let mut was_set = false;
+        for (i, want) in ["system", "tsc"].into_iter().enumerate() {
+            if self.out.interrupted {
+                break;
             }
-            let left = timer.left();
-            server.limit_next(left);
-            match explain_once(server, timing, rows, &mut out.server_busy_ms) {
+            // Each source gets an equal share of the time left.
+            self.timer.share(2 - i as u32);
+            match server.set_clock_source(want) {
                 Err(Error::Interrupted) => {
-                    out.interrupted = true;
-                    return Ok(());
+                    self.out.interrupted = true;
+                    break;
                 }
-                // Another source was measured: this one is skipped.
-                Err(Error::MaxTime(why)) if !out.sources.is_empty() => {
-                    out.skipped.push(Skipped {
-                        clock_source: clock_source.to_string(),
-                        reason: format!(
-                            "--max-time: {why}; its warm-up run did not end within {:.1} s",
-                            left.as_secs_f64()
-                        ),
-                    });
-                    return Ok(());
+                // --max-time's deadline passed: what was measured stands.
+                Err(Error::MaxTime(why)) if !self.out.sources.is_empty() => {
+                    self.skip(want, format!("--max-time: {why}"));
+                    break;
                 }
-                Err(Error::MaxTime(why)) => {
-                    return Err(Error::MaxTime(format!(
-                        "{why}; the warm-up run did not end within {:.1} s",
-                        left.as_secs_f64()
-                    )))
+                Ok(()) => {
+                    was_set = true;
+                    let how = format!("SET timing_clock_source = '{want}' for this session");
+                    self.run_one(server, want, how)?;
                 }
-                other => other?,
-            };
+                Err(e) if e.sqlstate() == Some(INSUFFICIENT_PRIVILEGE) => return Ok((was_set, Some(e))),
+                // Any other refusal from the server (e.g. no usable TSC): skip this one.
+                Err(e) if e.sqlstate().is_some() => self.skip(want, e.to_string()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((was_set, None))
+    }
+
+    /// The role may not SET timing_clock_source (`denied`): the sources not
+    /// measured are skipped with that reason, and the `current` setting is
+    /// measured as the server runs.
+    fn current_only(&mut self, server: &mut dyn ExplainServer, current: &str, denied: &Error) -> Result<(), Error> {
+        let reason = format!("this role may not SET timing_clock_source (superuser only): {denied}");
+        for want in ["system", "tsc"] {
+            if !self.out.sources.iter().any(|s| s.clock_source == want) && !current_is(current, want) {
+                self.skip(want, reason.clone());
+            }
+        }
+        if !self.out.interrupted {
+            // The reason is said once, on the skipped source's line.
+            let how = "the current setting, measured as the server runs (SET refused)".to_string();
+            self.timer.share(1);
+            self.run_one(server, current, how)?;
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, clock_source: &str, reason: String) {
+        self.out.skipped.push(Skipped {
+            clock_source: clock_source.to_string(),
+            reason,
+        });
+    }
+
+    /// Asks the observer before one EXPLAIN: true to go on.
+    fn ask(&mut self, clock_source: &str, run: u32, timing: bool) -> bool {
+        let runs = self.min_pairs();
+        (self.observer)(&Step::Explain {
+            clock_source,
+            run,
+            runs,
+            timing,
+        }) == Control::Continue
+    }
+
+    fn min_pairs(&self) -> u32 {
+        self.opts.runs.clamp(1, MAX_RUNS)
+    }
+
+    /// The row count the count(*) workload must see (`None` for `--query`).
+    fn rows(&self) -> Option<u64> {
+        if self.opts.query.is_some() {
+            None
+        } else {
+            Some(self.opts.rows)
         }
     }
-    let mut last_pair = Duration::ZERO;
-    'runs: for run in 1..=MAX_RUNS {
-        let pairs = src.timing_on_ms.len();
-        if pairs >= min_pairs as usize {
-            let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
-            if crate::stats::precision(&ratios).is_some_and(|p| p.reached) {
+
+    /// One clock source: the warm-up, then pairs until a stopping rule.
+    fn run_one(&mut self, server: &mut dyn ExplainServer, clock_source: &str, how: String) -> Result<(), Error> {
+        let mut src = SourceRuns {
+            clock_source: clock_source.to_string(),
+            how,
+            timing_off_ms: Vec::new(),
+            timing_on_ms: Vec::new(),
+            clock_reads_per_run: 0,
+            stopped_by: StopReason::MaxRuns,
+            timing_on_plan: None,
+        };
+        if !self.warm_up(server, clock_source)? || !self.pairs(server, &mut src)? {
+            return Ok(());
+        }
+        // The loop ran out: was the last pair the precise one?
+        if src.stopped_by == StopReason::MaxRuns && precise(&src) {
+            src.stopped_by = StopReason::Precision;
+        }
+        if !src.timing_on_ms.is_empty() {
+            self.out.sources.push(src);
+        }
+        Ok(())
+    }
+
+    /// The warm-up runs; false when they ended the source (a stop, or
+    /// `--max-time` with another source measured).
+    fn warm_up(&mut self, server: &mut dyn ExplainServer, clock_source: &str) -> Result<bool, Error> {
+        let rows = self.rows();
+        for _ in 0..WARMUP_RUNS {
+            for timing in [false, true] {
+                if !self.ask(clock_source, 0, timing) {
+                    self.out.interrupted = true;
+                    return Ok(false);
+                }
+                let left = self.timer.left();
+                server.limit_next(left);
+                match explain_once(server, timing, rows, &mut self.out.server_busy_ms) {
+                    Err(Error::Interrupted) => {
+                        self.out.interrupted = true;
+                        return Ok(false);
+                    }
+                    // Another source was measured: this one is skipped.
+                    Err(Error::MaxTime(why)) if !self.out.sources.is_empty() => {
+                        let reason = format!(
+                            "--max-time: {why}; its warm-up run did not end within {:.1} s",
+                            left.as_secs_f64()
+                        );
+                        self.skip(clock_source, reason);
+                        return Ok(false);
+                    }
+                    Err(Error::MaxTime(why)) => {
+                        return Err(Error::MaxTime(format!(
+                            "{why}; the warm-up run did not end within {:.1} s",
+                            left.as_secs_f64()
+                        )))
+                    }
+                    other => other?,
+                };
+            }
+        }
+        Ok(true)
+    }
+
+    /// Pairs of runs until the precision, the time cap, a stop or
+    /// [`MAX_RUNS`]; false when the source was skipped.
+    fn pairs(&mut self, server: &mut dyn ExplainServer, src: &mut SourceRuns) -> Result<bool, Error> {
+        let mut last_pair = Duration::ZERO;
+        for run in 1..=MAX_RUNS {
+            let pairs = src.timing_on_ms.len();
+            if pairs >= self.min_pairs() as usize && precise(src) {
                 src.stopped_by = StopReason::Precision;
                 break;
             }
+            // Another pair like the last would pass the cap: stop (after one pair).
+            let pair_start = self.timer.now();
+            if pairs > 0 && pair_start + last_pair > self.timer.until {
+                src.stopped_by = StopReason::MaxTime;
+                break;
+            }
+            match self.pair(server, run, src)? {
+                Pair::Done(pair) => {
+                    // Only whole pairs count, so both modes have the same runs.
+                    src.timing_off_ms.push(pair[0]);
+                    src.timing_on_ms.push(pair[1]);
+                    last_pair = self.timer.now().saturating_sub(pair_start);
+                }
+                Pair::Stopped => break,
+                Pair::Skipped => return Ok(false),
+            }
         }
-        // Another pair like the last would pass the cap: stop (after one pair).
-        let pair_start = (timer.elapsed)();
-        if pairs > 0 && pair_start + last_pair > timer.until {
-            src.stopped_by = StopReason::MaxTime;
-            break;
-        }
+        Ok(true)
+    }
+
+    /// Run `run`'s pair: TIMING OFF, then ON.
+    fn pair(&mut self, server: &mut dyn ExplainServer, run: u32, src: &mut SourceRuns) -> Result<Pair, Error> {
+        let pairs = src.timing_on_ms.len();
+        let rows = self.rows();
         let mut pair = [0.0; 2];
         for timing in [false, true] {
-            if !ask(run, timing) {
-                out.interrupted = true;
+            if !self.ask(&src.clock_source, run, timing) {
+                self.out.interrupted = true;
                 src.stopped_by = StopReason::Interrupted;
-                break 'runs;
+                return Ok(Pair::Stopped);
             }
-            let left = timer.left();
+            let left = self.timer.left();
             if left.is_zero() && pairs > 0 {
                 src.stopped_by = StopReason::MaxTime;
-                break 'runs;
+                return Ok(Pair::Stopped);
             }
             server.limit_next(left);
             // Stopped mid-statement (the server's EXPLAIN was cancelled):
             // the pairs so far count, as for a stop between statements.
-            let (plan, text) = match explain_once(server, timing, rows, &mut out.server_busy_ms) {
+            let (plan, text) = match explain_once(server, timing, rows, &mut self.out.server_busy_ms) {
                 Err(e) => match ended(&e, pairs) {
                     Some(why) => {
-                        out.interrupted |= why == StopReason::Interrupted;
+                        self.out.interrupted |= why == StopReason::Interrupted;
                         src.stopped_by = why;
-                        break 'runs;
+                        return Ok(Pair::Stopped);
                     }
                     // --max-time with no pair here, but another source measured.
-                    None if matches!(e, Error::MaxTime(_)) && !out.sources.is_empty() => {
-                        out.skipped.push(Skipped {
-                            clock_source: clock_source.to_string(),
-                            reason: format!("{e}; no pair of runs completed"),
-                        });
-                        return Ok(());
+                    None if matches!(e, Error::MaxTime(_)) && !self.out.sources.is_empty() => {
+                        self.skip(&src.clock_source, format!("{e}; no pair of runs completed"));
+                        return Ok(Pair::Skipped);
                     }
                     None => return Err(e),
                 },
@@ -418,20 +502,6 @@ fn run_one(
                 src.timing_on_plan = Some(text);
             }
         }
-        // Only whole pairs count, so both modes have the same runs.
-        src.timing_off_ms.push(pair[0]);
-        src.timing_on_ms.push(pair[1]);
-        last_pair = (timer.elapsed)().saturating_sub(pair_start);
+        Ok(Pair::Done(pair))
     }
-    if src.stopped_by == StopReason::MaxRuns {
-        // The loop ran out: was the last pair the precise one?
-        let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
-        if crate::stats::precision(&ratios).is_some_and(|p| p.reached) {
-            src.stopped_by = StopReason::Precision;
-        }
-    }
-    if !src.timing_on_ms.is_empty() {
-        out.sources.push(src);
-    }
-    Ok(())
 }

@@ -97,7 +97,7 @@ fn walk(plan: &Value) -> Result<Vec<Raw>, Error> {
 
 /// The per-node breakdown of `timing_on_plan` (EXPLAIN JSON text) for
 /// `added_ms` of measured overhead, the nodes in plan order.
-pub fn breakdown(timing_on_plan: &str, added_ms: f64) -> Result<Vec<NodeCost>, Error> {
+pub(crate) fn breakdown(timing_on_plan: &str, added_ms: f64) -> Result<Vec<NodeCost>, Error> {
     let v = parse_json(timing_on_plan)?;
     let plan = v
         .get(0)

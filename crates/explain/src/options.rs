@@ -8,34 +8,34 @@ use std::time::Duration;
 
 /// Default table size: large enough that the per-row cost dominates the
 /// fixed per-query cost (planning, executor start-up) by ~1000x.
-pub const DEFAULT_ROWS: u64 = 1_000_000;
+pub(crate) const DEFAULT_ROWS: u64 = 1_000_000;
 /// Largest table: 1e9 rows of int4 is ~36 GB of TEMP table.
-pub const MAX_ROWS: u64 = 1_000_000_000;
+pub(crate) const MAX_ROWS: u64 = 1_000_000_000;
 /// Default EXPLAIN runs per timing mode: the fewest pairs before the noise
 /// control may stop (it needs 6 for its 95% interval, so it goes on to at
 /// least 6 unless `--max-time` ends the runs first).
-pub const DEFAULT_RUNS: u32 = 5;
+pub(crate) const DEFAULT_RUNS: u32 = 5;
 /// Most runs per timing mode, and the most pairs the noise control runs.
 pub const MAX_RUNS: u32 = 1000;
 /// Default `--max-time`: the deadline of the whole run.
-pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_MAX_TIME: Duration = Duration::from_secs(60);
 /// Largest `--max-time`: a day.
-pub const MAX_MAX_TIME: Duration = Duration::from_secs(86_400);
+pub(crate) const MAX_MAX_TIME: Duration = Duration::from_secs(86_400);
 /// Longest `--query` accepted, bytes.
-pub const MAX_QUERY_BYTES: usize = 1 << 20;
+pub(crate) const MAX_QUERY_BYTES: usize = 1 << 20;
 /// Untimed EXPLAIN runs per mode before the measured ones: the first scan sets
 /// hint bits and fills the local buffers.
 pub const WARMUP_RUNS: u32 = 1;
 /// Largest TEMP table (estimated) made without `--max-table-size`: 2 GB
 /// (1024-based, as PostgreSQL counts), about 59 million rows.
-pub const DEFAULT_MAX_TABLE_BYTES: u64 = 2 << 30;
+pub(crate) const DEFAULT_MAX_TABLE_BYTES: u64 = 2 << 30;
 /// The page size the estimate assumes before the server says its
 /// `block_size` (PostgreSQL's default; the estimate is re-checked with the
 /// server's own before the table is created).
-pub const DEFAULT_BLOCK_SIZE: u64 = 8192;
+pub(crate) const DEFAULT_BLOCK_SIZE: u64 = 8192;
 /// How long to run pg_test_timing's loop on each of this machine's clocks for
 /// the prediction (the loop's average settles to ~0.1 ns within this).
-pub const CLOCK_MEASURE_NS: u64 = 500_000_000;
+pub(crate) const CLOCK_MEASURE_NS: u64 = 500_000_000;
 
 /// What EXPLAIN ANALYZE runs on (`--workload`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -71,7 +71,7 @@ pub struct Options {
     /// How long to measure each of this machine's clocks, in ns.
     pub clock_measure_ns: u64,
     /// `--max-table-size`: the largest estimated TEMP table allowed;
-    /// `None` = [`DEFAULT_MAX_TABLE_BYTES`], which the error then names.
+    /// `None` = `DEFAULT_MAX_TABLE_BYTES`, which the error then names.
     pub max_table_bytes: Option<u64>,
     /// `--workload`.
     pub workload: Workload,
@@ -81,7 +81,7 @@ pub struct Options {
     /// connecting to the end of the report ([`crate::budget`]).
     pub max_time: Duration,
     /// `--allow-side-effects`: run a `--query` that calls a function whose
-    /// effect ROLLBACK cannot undo ([`crate::side_effects`]).
+    /// effect ROLLBACK cannot undo (`crate::side_effects`).
     pub allow_side_effects: bool,
 }
 
@@ -130,7 +130,7 @@ impl Options {
     /// Refuses a TEMP table whose estimated size ([`estimated_table_bytes`]
     /// for pages of `block_size`) is above `--max-table-size`, or above
     /// 2 GB when that was not given.
-    pub fn check_table_size(&self, block_size: u64) -> Result<(), Error> {
+    pub(crate) fn check_table_size(&self, block_size: u64) -> Result<(), Error> {
         let bytes = estimated_table_bytes(self.rows, block_size);
         let how = format!(
             "--rows {}: the TEMP table would take about {} ({} rows x {HEAP_BYTES_PER_INT4_ROW} bytes \
@@ -158,7 +158,7 @@ impl Options {
 /// Checks `--query` before connecting: not empty, no NUL byte (the protocol
 /// cannot carry one), at most [`MAX_QUERY_BYTES`]. One statement only and
 /// no writes are the server's to enforce (see `session`).
-pub fn check_query(query: &str) -> Result<(), Error> {
+pub(crate) fn check_query(query: &str) -> Result<(), Error> {
     if query.trim().trim_matches(';').trim().is_empty() {
         return Err(Error::Query(
             "is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement".into(),
@@ -178,7 +178,7 @@ pub fn check_query(query: &str) -> Result<(), Error> {
 
 /// Refuses a `--query` that calls `found` (found as `how`: "calls", "its
 /// plan calls"), naming each function and why ROLLBACK cannot undo it.
-pub fn refuse_side_effects(found: &[crate::side_effects::Found], how: &str) -> Result<(), Error> {
+pub(crate) fn refuse_side_effects(found: &[crate::side_effects::Found], how: &str) -> Result<(), Error> {
     if found.is_empty() {
         return Ok(());
     }

@@ -26,16 +26,16 @@ use tokio_postgres::config::Host;
 use tokio_postgres::Config;
 
 /// libpq's compiled-in socket directories: Debian's, then upstream's.
-pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
+pub(crate) const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// A service or password file: 1 MiB (real ones are a few kB).
-pub const CONNECTION_FILE: InputLimit = InputLimit {
+pub(crate) const CONNECTION_FILE: InputLimit = InputLimit {
     kind: "libpq connection file",
     max_bytes: 1 << 20,
 };
 
 /// Where Debian's libpq looks for the system-wide service file.
-pub const SYSCONFDIR: &str = "/etc/postgresql-common";
+pub(crate) const SYSCONFDIR: &str = "/etc/postgresql-common";
 
 /// Keys a service entry may set here.
 const SERVICE_KEYS: [&str; 15] = [
@@ -58,7 +58,7 @@ const SERVICE_KEYS: [&str; 15] = [
 
 /// A service file entry.
 #[derive(Clone, Debug)]
-pub struct Service {
+pub(crate) struct Service {
     pub name: String,
     /// The file it was found in.
     pub file: PathBuf,
@@ -76,7 +76,7 @@ impl Service {
     }
 
     /// `service file PATH [name] key`, for messages.
-    pub fn source_of(&self, key: &str) -> String {
+    pub(crate) fn source_of(&self, key: &str) -> String {
         format!(
             "service file {} [{}] {key}",
             escape_untrusted(&self.file.display().to_string()),
@@ -90,7 +90,7 @@ fn path_text(p: &Path) -> String {
 }
 
 /// Finds service `name` (given by `source`: `--dsn service` or PGSERVICE).
-pub fn find_service(
+pub(crate) fn find_service(
     name: &str,
     source: &str,
     home: Option<&Path>,
@@ -177,7 +177,7 @@ fn parse_service(text: &str, name: &str, file: &Path) -> Result<Option<Vec<(Stri
 
 /// A password found in the password file.
 #[derive(Clone, Debug)]
-pub struct FoundPassword {
+pub(crate) struct FoundPassword {
     pub password: String,
     /// `password file PATH line N`.
     pub source: String,
@@ -186,7 +186,7 @@ pub struct FoundPassword {
 /// The password for `config`'s first host, port, database and user from the
 /// password file (`passfile`: the setting and its source, else
 /// `home`/.pgpass). `None` when the file is missing, ignored or has no match.
-pub fn password_for(
+pub(crate) fn password_for(
     config: &Config,
     passfile: Option<(String, String)>,
     home: Option<&Path>,

@@ -63,7 +63,7 @@ pub struct PlanSummary {
 }
 
 /// Clock reads per node call with TIMING ON (InstrStartNode + InstrStopNode).
-pub const READS_PER_NODE_CALL: u64 = 2;
+pub(crate) const READS_PER_NODE_CALL: u64 = 2;
 
 impl PlanSummary {
     /// Node calls over the whole plan.
@@ -85,12 +85,12 @@ impl PlanSummary {
 /// Largest EXPLAIN JSON text parsed: 64 MiB. A plan of 10,000 nested nodes
 /// is about 3 MB (about 300 bytes a node); the text is already in memory
 /// (the server sent it), this bounds what parsing it builds.
-pub const MAX_PLAN_JSON_BYTES: usize = 64 << 20;
+pub(crate) const MAX_PLAN_JSON_BYTES: usize = 64 << 20;
 
 /// A parsed JSON value of any nesting depth. Dropping a deeply nested
 /// `serde_json::Value` recurses once per level (and overflows the stack at
 /// some depth); this one takes its containers apart in a loop.
-pub struct DeepValue(Option<Value>);
+pub(crate) struct DeepValue(Option<Value>);
 
 impl std::ops::Deref for DeepValue {
     type Target = Value;
@@ -117,7 +117,7 @@ impl Drop for DeepValue {
 /// serde_json's recursion limit is lifted and serde_stacker grows the stack
 /// as the parser descends, so depth costs heap, not a stack overflow; the
 /// text is at most [`MAX_PLAN_JSON_BYTES`].
-pub fn parse_json(text: &str) -> Result<DeepValue, Error> {
+pub(crate) fn parse_json(text: &str) -> Result<DeepValue, Error> {
     use serde::Deserialize;
     if text.len() > MAX_PLAN_JSON_BYTES {
         return Err(Error::Plan(format!(
@@ -173,7 +173,7 @@ pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
 /// children, children in order), with their depth (0 at the top): a loop
 /// over an explicit stack, so a plan of any depth is walked without
 /// recursion. A node whose "Plans" is not a list yields an error.
-pub struct PlanNodes<'a> {
+pub(crate) struct PlanNodes<'a> {
     stack: Vec<(&'a Value, usize)>,
 }
 

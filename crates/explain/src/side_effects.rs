@@ -51,7 +51,7 @@ use serde_json::Value;
 
 /// A function whose effect ROLLBACK cannot undo.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Escape {
+pub(crate) struct Escape {
     /// The function's name (lower case), or a prefix ending in `*`.
     pub function: &'static str,
     /// Why ROLLBACK cannot undo it.
@@ -70,7 +70,7 @@ const FILE: &str = "writes a file on the server";
 
 /// The known calls ROLLBACK cannot undo: (function, why). A name ending in
 /// `*` matches every function it begins.
-pub const ESCAPES: [(&str, &str); 45] = [
+pub(crate) const ESCAPES: [(&str, &str); 45] = [
     ("dblink*", OTHER_SESSION),
     ("nextval", SEQUENCE),
     ("setval", SEQUENCE),
@@ -127,7 +127,7 @@ pub struct Found {
 }
 
 /// The escape `name` (a called function's name, any case) is, if any.
-pub fn escape_of(name: &str) -> Option<Escape> {
+pub(crate) fn escape_of(name: &str) -> Option<Escape> {
     let name = name.to_lowercase();
     ESCAPES
         .into_iter()
@@ -151,7 +151,7 @@ fn add(found: &mut Vec<Found>, name: &str) {
 /// text is read twice, with `standard_conforming_strings` on (a backslash in
 /// '...' is a character) and off (it escapes the next one), so a literal
 /// read either way hides no call.
-pub fn escapes_in_sql(sql: &str) -> Vec<Found> {
+pub(crate) fn escapes_in_sql(sql: &str) -> Vec<Found> {
     let mut found = Vec::new();
     for name in called_names(sql).into_iter().chain(lex_calls(sql, true)) {
         add(&mut found, &name);
@@ -162,7 +162,7 @@ pub fn escapes_in_sql(sql: &str) -> Vec<Found> {
 /// The escapes an `EXPLAIN (VERBOSE, FORMAT JSON)` plan calls: every string
 /// in it read as SQL ([`called_names`]), and every "Function Name". The
 /// walk is a loop over an explicit stack (any depth).
-pub fn escapes_in_plan(plan: &Value) -> Vec<Found> {
+pub(crate) fn escapes_in_plan(plan: &Value) -> Vec<Found> {
     let mut found = Vec::new();
     let mut stack = vec![plan];
     while let Some(v) = stack.pop() {
@@ -198,7 +198,7 @@ pub fn describe(found: &[Found]) -> String {
 /// schema or database qualification, lower case when unquoted, as written
 /// when quoted. Comments, string literals and whitespace between tokens are
 /// skipped; an unterminated literal or comment ends the text.
-pub fn called_names(sql: &str) -> Vec<String> {
+pub(crate) fn called_names(sql: &str) -> Vec<String> {
     lex_calls(sql, false)
 }
 

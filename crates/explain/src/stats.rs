@@ -11,7 +11,7 @@ use serde::Serialize;
 
 /// Median, minimum and maximum of some samples (ms).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub median: f64,
     pub min: f64,
     pub max: f64,
@@ -44,14 +44,14 @@ pub use clockscope::stats::{median_interval, Interval, CONFIDENCE};
 
 /// The precision the noise control aims for: the interval within +-5% of
 /// the median.
-pub const TARGET_HALF_WIDTH: f64 = 0.05;
+pub(crate) const TARGET_HALF_WIDTH: f64 = 0.05;
 /// What [`median_interval`] computes, for the report's readers.
-pub const INTERVAL_METHOD: &str = "distribution-free interval of the median: order statistics [r(k), r(n+1-k)] \
+pub(crate) const INTERVAL_METHOD: &str = "distribution-free interval of the median: order statistics [r(k), r(n+1-k)] \
      of the sorted paired ON/OFF ratios, k the largest with 1 - 2 P(Binomial(n, 1/2) <= k-1) >= 0.95";
 
 /// TIMING ON / TIMING OFF of each pair, in run order. A pair whose TIMING OFF
 /// time is not above zero (EXPLAIN prints 3 decimals of ms) gives no ratio.
-pub fn paired_ratios(off_ms: &[f64], on_ms: &[f64]) -> Vec<f64> {
+pub(crate) fn paired_ratios(off_ms: &[f64], on_ms: &[f64]) -> Vec<f64> {
     off_ms
         .iter()
         .zip(on_ms)
@@ -62,7 +62,7 @@ pub fn paired_ratios(off_ms: &[f64], on_ms: &[f64]) -> Vec<f64> {
 
 /// The noise control's verdict on the ratios so far: their median, the 95%
 /// interval (when there are enough), and whether it is within
-/// [`TARGET_HALF_WIDTH`] of the median.
+/// `TARGET_HALF_WIDTH` of the median.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Precision {
     pub median: f64,
@@ -84,7 +84,7 @@ pub fn precision(ratios: &[f64]) -> Option<Precision> {
 
 /// How much the samples vary: (max - min) / median; `None` without samples
 /// or with a median of zero.
-pub fn relative_range(samples: &[f64]) -> Option<f64> {
+pub(crate) fn relative_range(samples: &[f64]) -> Option<f64> {
     let s = Spread::of(samples)?;
     (s.median > 0.0).then(|| (s.max - s.min) / s.median)
 }

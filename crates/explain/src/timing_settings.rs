@@ -10,9 +10,9 @@
 //! - `track_io_timing`: two `INSTR_TIME_SET_CURRENT` around every block read
 //!   or write (`pgstat_prepare_io_time` / `pgstat_count_io_op_time`): RDTSCP
 //!   under `timing_clock_source = tsc`, the system clock otherwise, at this
-//!   machine's back-to-back read cost ([`price::io_read_price`], as `clockscope
+//!   machine's back-to-back read cost (`price::io_read_price`, as `clockscope
 //!   check` prices it), set against an 8 kB read served from the OS page
-//!   cache, the cheapest I/O PostgreSQL times ([`measure_page_cache_read`],
+//!   cache, the cheapest I/O PostgreSQL times (`measure_page_cache_read`,
 //!   measured on this machine: the server's own when it is local, an example
 //!   when not).
 //! - `track_wal_io_timing`: two reads around every WAL write and every WAL
@@ -24,7 +24,7 @@
 //!   or not: auto_explain turns instrumentation on when the statement starts,
 //!   before its duration is known, so `log_min_duration` limits only what is
 //!   written to the log. Two fast reads per row per plan node, priced with
-//!   EXPLAIN's own cost on the server ([`price::explain_read_price`]).
+//!   EXPLAIN's own cost on the server (`price::explain_read_price`).
 //!
 //! # Rules (each a named constant below)
 //! A change is recommended only when the measured cost's 95% interval lies
@@ -38,7 +38,7 @@
 //!   TIMING ON (the slowdown's interval at or above it).
 //! - `log_min_duration = 0` with `log_analyze` (every sampled statement's
 //!   analyzed plan goes to the log: a rule about the log, not a measured
-//!   cost) is recommended up to [`LOG_MIN_DURATION_EXAMPLE`].
+//!   cost) is recommended up to `LOG_MIN_DURATION_EXAMPLE`.
 //! - `timing_clock_source = system` set explicitly when the TSC measured
 //!   cheaper here (its per-read interval wholly below the system clock's):
 //!   recommend `auto` (PostgreSQL then uses the TSC only where it trusts it).
@@ -52,20 +52,20 @@ pub mod price;
 
 use crate::clockcost::MachineClocks;
 use crate::report::model::SourceResult;
+pub(crate) use model::PAGE_READ_PAGES;
 pub use model::{
     JudgedSetting, PageReadReference, ReadPrice, Recommendation, ServerSetting, SettingCost, TimingSettings,
-    PAGE_BYTES, PAGE_READ_PAGES, TIMING_SETTINGS,
 };
-pub use price::measure_page_cache_read;
+pub(crate) use price::measure_page_cache_read;
 
 /// Clock reads per block I/O with `track_io_timing` (bufmgr.c: one before,
 /// one after the read or write).
 pub const READS_PER_IO: f64 = 2.0;
 /// Clock reads per WAL write or sync with `track_wal_io_timing` (xlog.c).
-pub const READS_PER_WAL_IO: f64 = 2.0;
+pub(crate) const READS_PER_WAL_IO: f64 = 2.0;
 /// Clock reads per row per plan node with EXPLAIN ANALYZE's timing
 /// (InstrStartNode and InstrStopNode around each ExecProcNode call).
-pub const READS_PER_ROW_PER_NODE: f64 = 2.0;
+pub(crate) const READS_PER_ROW_PER_NODE: f64 = 2.0;
 /// Timing an I/O is judged too costly above this share of an 8 kB read from
 /// the page cache: 10%, the point where the timing itself becomes a visible
 /// part of a cached read (a fast clock, 20-40 ns per read, costs 2-5% of a
@@ -79,10 +79,10 @@ pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
 /// The `auto_explain.log_min_duration` recommended in place of 0: the value
 /// in the configuration example of PostgreSQL's auto_explain documentation
 /// (F.4.3); use your own slow-query threshold.
-pub const LOG_MIN_DURATION_EXAMPLE: &str = "3s";
+pub(crate) const LOG_MIN_DURATION_EXAMPLE: &str = "3s";
 /// auto_explain's `log_min_duration` as SHOW prints it, when the module is
 /// loaded and on (>= 0): it then acts on this session's statements too.
-pub fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
+pub(crate) fn auto_explain_on(settings: &[ServerSetting]) -> Option<&str> {
     settings
         .iter()
         .find(|s| s.name == "auto_explain.log_min_duration" && s.vartype == "integer")

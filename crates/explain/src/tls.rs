@@ -22,7 +22,7 @@ use clockscope::escape::escape_untrusted;
 use clockscope::input::{self, InputLimit};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -32,7 +32,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// A PEM file (certificates, a key, revocation lists): 1 MiB, far above
 /// any real chain or CRL a client is handed.
-pub const PEM_FILE: InputLimit = InputLimit {
+pub(crate) const PEM_FILE: InputLimit = InputLimit {
     kind: "PEM file",
     max_bytes: 1 << 20,
 };
@@ -80,7 +80,7 @@ impl SslMode {
 
     /// The client library's mode for the first attempt (allow starts
     /// without TLS).
-    pub fn first_attempt(self) -> tokio_postgres::config::SslMode {
+    pub(crate) fn first_attempt(self) -> tokio_postgres::config::SslMode {
         use tokio_postgres::config::SslMode as M;
         match self {
             SslMode::Disable | SslMode::Allow => M::Disable,
@@ -100,7 +100,7 @@ pub struct Setting {
 
 /// The TLS settings gathered from the DSN, the environment and the service.
 #[derive(Clone, Debug, Default)]
-pub struct TlsSettings {
+pub(crate) struct TlsSettings {
     pub mode: Option<SslMode>,
     pub root_cert: Option<Setting>,
     pub cert: Option<Setting>,
@@ -147,7 +147,7 @@ impl std::fmt::Debug for Tls {
 
 impl Tls {
     /// The connector handed to the client library (cheap to clone).
-    pub fn connector(&self) -> MakeRustlsConnect {
+    pub(crate) fn connector(&self) -> MakeRustlsConnect {
         self.connector.clone()
     }
 
@@ -235,120 +235,43 @@ fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
 /// Builds the TLS plan: reads the root certificate, CRL and client
 /// certificate files (bounded), checks the key's permissions. `home` is
 /// where `~/.postgresql` is looked for.
-pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
+pub(crate) fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
     let mode = settings.mode.unwrap_or(SslMode::Prefer);
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Settings(format!("TLS: {e}")))?;
-
-    let mut root_cert = None;
-    let mut crl_file = None;
-    let verifier: Arc<dyn ServerCertVerifier> = if mode == SslMode::Disable {
-        Arc::new(NoCheck(Arc::clone(&provider)))
+    let chain = if mode == SslMode::Disable {
+        None
     } else {
-        if settings.root_cert.as_ref().is_some_and(|s| s.value == "system") {
-            return Err(Error::Settings(format!(
-                "{}=system: this build has no system trust store; name a root certificate file",
-                settings
-                    .root_cert
-                    .as_ref()
-                    .map(|s| s.source.as_str())
-                    .unwrap_or("sslrootcert")
-            )));
-        }
-        let root_source = source_of(settings.root_cert.as_ref(), "sslrootcert");
-        match read_pem(
-            settings.root_cert.as_ref(),
-            default_path(home, "root.crt"),
-            "sslrootcert",
-        )? {
-            None => {
-                if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) {
-                    let path = default_path(home, "root.crt")
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|| "~/.postgresql/root.crt".into());
-                    return Err(Error::Settings(format!(
-                        "sslmode={}: root certificate file \"{}\" does not exist; provide it (sslrootcert) \
-                         or choose an sslmode that does not verify the server's certificate",
-                        mode.as_str(),
-                        escape_untrusted(&path)
-                    )));
-                }
-                Arc::new(NoCheck(Arc::clone(&provider)))
-            }
-            Some((path, bytes)) => {
-                let mut roots = RootCertStore::empty();
-                for cert in CertificateDer::pem_slice_iter(&bytes) {
-                    let cert = cert.map_err(|_| bad_pem(&root_source, &path, "certificate"))?;
-                    roots.add(cert).map_err(|e| {
-                        Error::Settings(format!(
-                            "{root_source}: {}: {e}",
-                            escape_untrusted(&path.display().to_string())
-                        ))
-                    })?;
-                }
-                if roots.is_empty() {
-                    return Err(bad_pem(&root_source, &path, "certificate"));
-                }
-                let mut crls = Vec::new();
-                let crl_source = source_of(settings.crl.as_ref(), "sslcrl");
-                if let Some((crl_path, crl_bytes)) = read_pem(settings.crl.as_ref(), None, "sslcrl")? {
-                    for crl in CertificateRevocationListDer::pem_slice_iter(&crl_bytes) {
-                        crls.push(crl.map_err(|_| bad_pem(&crl_source, &crl_path, "revocation list"))?);
-                    }
-                    if crls.is_empty() {
-                        return Err(bad_pem(&crl_source, &crl_path, "revocation list"));
-                    }
-                    crl_file = Some(crl_path);
-                }
-                let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
-                    .with_crls(crls)
-                    .build()
-                    .map_err(|e| Error::Settings(format!("{root_source}: {e}")))?;
-                root_cert = Some(path);
-                let check_name = mode == SslMode::VerifyFull;
-                Arc::new(ChainCheck { webpki, check_name })
-            }
-        }
+        chain_check(settings, mode, home, &provider)?
     };
-    let verification = match (&root_cert, mode) {
+    let verification = match (&chain, mode) {
         (None, _) => Verification::None,
         (Some(_), SslMode::VerifyFull) => Verification::ChainAndName,
         (Some(_), _) => Verification::Chain,
     };
-    let builder = builder.dangerous().with_custom_certificate_verifier(verifier);
-
-    // The client certificate: sent when its file exists.
-    let mut client_cert = None;
-    let config = match read_pem(settings.cert.as_ref(), default_path(home, "postgresql.crt"), "sslcert")? {
-        Some((cert_path, cert_bytes)) if mode != SslMode::Disable => {
-            let cert_source = source_of(settings.cert.as_ref(), "sslcert");
-            let certs = CertificateDer::pem_slice_iter(&cert_bytes)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| bad_pem(&cert_source, &cert_path, "certificate"))?;
-            if certs.is_empty() {
-                return Err(bad_pem(&cert_source, &cert_path, "certificate"));
-            }
-            let key_source = source_of(settings.key.as_ref(), "sslkey");
-            let key_path = match &settings.key {
-                Some(s) => PathBuf::from(&s.value),
-                None => default_path(home, "postgresql.key").unwrap_or_default(),
-            };
-            let key_bytes =
-                input::read_bytes(&key_path, &PEM_FILE).map_err(|e| Error::Settings(format!("{key_source}: {e}")))?;
-            check_key_permissions(&key_path, &key_source)?;
-            let key = PrivateKeyDer::from_pem_slice(&key_bytes)
-                .map_err(|_| bad_pem(&key_source, &key_path, "private key"))?;
-            client_cert = Some(cert_path.clone());
-            builder.with_client_auth_cert(certs, key).map_err(|e| {
+    let (root_cert, crl_file) = chain
+        .as_ref()
+        .map_or((None, None), |c| (Some(c.root_cert.clone()), c.crl.clone()));
+    let verifier = ServerCheck {
+        algorithms: provider.signature_verification_algorithms,
+        chain: chain.map(|c| c.webpki),
+        check_name: mode == SslMode::VerifyFull,
+    };
+    let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier));
+    let (config, client_cert) = match client_auth(settings, mode, home)? {
+        Some((cert_path, certs, key)) => {
+            let config = builder.with_client_auth_cert(certs, key).map_err(|e| {
                 Error::Settings(format!(
-                    "{cert_source}: {}: {e}",
+                    "{}: {}: {e}",
+                    source_of(settings.cert.as_ref(), "sslcert"),
                     escape_untrusted(&cert_path.display().to_string())
                 ))
-            })?
+            })?;
+            (config, Some(cert_path))
         }
-        _ => builder.with_no_client_auth(),
+        None => (builder.with_no_client_auth(), None),
     };
     Ok(Tls {
         mode,
@@ -360,58 +283,145 @@ pub fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, Error> {
     })
 }
 
-/// Encryption without a certificate check (prefer/require/allow with no
-/// root certificate file, as libpq): the handshake's signatures are still
-/// verified, so the peer holds the certificate's key.
-#[derive(Debug)]
-struct NoCheck(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoCheck {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+/// The server's chain as `sslrootcert` (and `sslcrl`) check it, and the
+/// files read.
+struct Chain {
+    webpki: Arc<WebPkiServerVerifier>,
+    root_cert: PathBuf,
+    crl: Option<PathBuf>,
 }
 
-/// The webpki verifier, with its host-name check dropped for verify-ca (and
-/// for require/prefer/allow with a root file, as libpq). webpki checks the
-/// name only after the chain (and the CRLs) verified, so a name error means
-/// the chain was good.
+/// The chain check for a mode other than disable: `None` (encryption only)
+/// when there is no root certificate file and the mode does not verify;
+/// an error when it does, or when `sslrootcert=system`.
+fn chain_check(
+    settings: &TlsSettings,
+    mode: SslMode,
+    home: Option<&Path>,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Option<Chain>, Error> {
+    if settings.root_cert.as_ref().is_some_and(|s| s.value == "system") {
+        return Err(Error::Settings(format!(
+            "{}=system: this build has no system trust store; name a root certificate file",
+            settings
+                .root_cert
+                .as_ref()
+                .map(|s| s.source.as_str())
+                .unwrap_or("sslrootcert")
+        )));
+    }
+    let root_source = source_of(settings.root_cert.as_ref(), "sslrootcert");
+    let Some((path, bytes)) = read_pem(
+        settings.root_cert.as_ref(),
+        default_path(home, "root.crt"),
+        "sslrootcert",
+    )?
+    else {
+        if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) {
+            let path = default_path(home, "root.crt")
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "~/.postgresql/root.crt".into());
+            return Err(Error::Settings(format!(
+                "sslmode={}: root certificate file \"{}\" does not exist; provide it (sslrootcert) \
+                 or choose an sslmode that does not verify the server's certificate",
+                mode.as_str(),
+                escape_untrusted(&path)
+            )));
+        }
+        return Ok(None);
+    };
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&bytes) {
+        let cert = cert.map_err(|_| bad_pem(&root_source, &path, "certificate"))?;
+        roots.add(cert).map_err(|e| {
+            Error::Settings(format!(
+                "{root_source}: {}: {e}",
+                escape_untrusted(&path.display().to_string())
+            ))
+        })?;
+    }
+    if roots.is_empty() {
+        return Err(bad_pem(&root_source, &path, "certificate"));
+    }
+    let (crls, crl) = read_crls(settings)?;
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
+        .with_crls(crls)
+        .build()
+        .map_err(|e| Error::Settings(format!("{root_source}: {e}")))?;
+    Ok(Some(Chain {
+        webpki,
+        root_cert: path,
+        crl,
+    }))
+}
+
+/// The revocation lists of `sslcrl`, if set, and the file read.
+fn read_crls(settings: &TlsSettings) -> Result<(Vec<CertificateRevocationListDer<'static>>, Option<PathBuf>), Error> {
+    let mut crls = Vec::new();
+    let crl_source = source_of(settings.crl.as_ref(), "sslcrl");
+    let Some((crl_path, crl_bytes)) = read_pem(settings.crl.as_ref(), None, "sslcrl")? else {
+        return Ok((crls, None));
+    };
+    for crl in CertificateRevocationListDer::pem_slice_iter(&crl_bytes) {
+        crls.push(crl.map_err(|_| bad_pem(&crl_source, &crl_path, "revocation list"))?);
+    }
+    if crls.is_empty() {
+        return Err(bad_pem(&crl_source, &crl_path, "revocation list"));
+    }
+    Ok((crls, Some(crl_path)))
+}
+
+/// The client certificate file, its certificates and its key, when the
+/// certificate file exists (named, or at its default path).
+type ClientAuth = (PathBuf, Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// The client certificate (`sslcert`, sent when its file exists, unless
+/// `mode` is disable) and its key (`sslkey`, no group or world access).
+fn client_auth(settings: &TlsSettings, mode: SslMode, home: Option<&Path>) -> Result<Option<ClientAuth>, Error> {
+    let Some((cert_path, cert_bytes)) =
+        read_pem(settings.cert.as_ref(), default_path(home, "postgresql.crt"), "sslcert")?
+    else {
+        return Ok(None);
+    };
+    if mode == SslMode::Disable {
+        return Ok(None);
+    }
+    let cert_source = source_of(settings.cert.as_ref(), "sslcert");
+    let certs = CertificateDer::pem_slice_iter(&cert_bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| bad_pem(&cert_source, &cert_path, "certificate"))?;
+    if certs.is_empty() {
+        return Err(bad_pem(&cert_source, &cert_path, "certificate"));
+    }
+    let key_source = source_of(settings.key.as_ref(), "sslkey");
+    let key_path = match &settings.key {
+        Some(s) => PathBuf::from(&s.value),
+        None => default_path(home, "postgresql.key").unwrap_or_default(),
+    };
+    let key_bytes =
+        input::read_bytes(&key_path, &PEM_FILE).map_err(|e| Error::Settings(format!("{key_source}: {e}")))?;
+    check_key_permissions(&key_path, &key_source)?;
+    let key = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|_| bad_pem(&key_source, &key_path, "private key"))?;
+    Ok(Some((cert_path, certs, key)))
+}
+
+/// How the server's certificate is checked: the webpki chain (with its
+/// host-name check dropped for verify-ca, and for require/prefer/allow with
+/// a root file, as libpq), or nothing (prefer/require/allow with no root
+/// certificate file, as libpq). Either way the handshake's signatures are
+/// verified with the provider's algorithms (as webpki's own verifier does),
+/// so the peer holds the certificate's key. webpki checks the name only
+/// after the chain (and the CRLs) verified, so a name error means the chain
+/// was good.
 #[derive(Debug)]
-struct ChainCheck {
-    webpki: Arc<WebPkiServerVerifier>,
+struct ServerCheck {
+    algorithms: WebPkiSupportedAlgorithms,
+    /// `None`: encryption only, no certificate check.
+    chain: Option<Arc<WebPkiServerVerifier>>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for ChainCheck {
+impl ServerCertVerifier for ServerCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -420,10 +430,10 @@ impl ServerCertVerifier for ChainCheck {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .webpki
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(webpki) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.check_name => Ok(ServerCertVerified::assertion()),
@@ -437,7 +447,7 @@ impl ServerCertVerifier for ChainCheck {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -446,11 +456,11 @@ impl ServerCertVerifier for ChainCheck {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 

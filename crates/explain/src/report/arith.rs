@@ -95,7 +95,7 @@ fn noise_of(runs: &SourceRuns) -> Option<Noise> {
 }
 
 /// Above this (max - min) / median of TIMING OFF, the report warns.
-pub const TIMING_OFF_VARIATION_WARN: f64 = 0.10;
+pub(crate) const TIMING_OFF_VARIATION_WARN: f64 = 0.10;
 
 /// The noise warnings for one source: TIMING OFF spread, precision missed.
 fn noise_warnings(r: &SourceResult, warnings: &mut Vec<String>) {
@@ -173,7 +173,10 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<T
 /// equals the server's is no change and is shown as the server's alone
 /// (`jit off -> off` says nothing); `timing_clock_source` shows what each
 /// measurement set it to ("'system', then 'tsc'").
-pub fn shown_settings(settings: &[crate::session::Setting], sources: &[SourceRuns]) -> Vec<crate::session::Setting> {
+pub(crate) fn shown_settings(
+    settings: &[crate::session::Setting],
+    sources: &[SourceRuns],
+) -> Vec<crate::session::Setting> {
     let set_by_us: Vec<String> = sources
         .iter()
         .filter(|s| s.how.starts_with("SET timing_clock_source"))

@@ -4,7 +4,7 @@
 //!
 //! - [`model`]: what a run measured ([`Report`], serialised as the JSON form)
 //!   and the [`Inputs`] it is built from.
-//! - [`arith`]: the arithmetic below, [`build`].
+//! - `arith`: the arithmetic below, [`build`].
 //! - [`text`]: the text form, [`write_text`].
 //!
 //! # Arithmetic (medians of the runs)
@@ -43,12 +43,10 @@
 //! (`rdtsc_per_read_ns * observed_over_predicted`), for the part of a read
 //! that the executor overlaps with its own work or adds to it.
 
-pub mod arith;
+pub(crate) mod arith;
 pub mod model;
 pub mod text;
 
 pub use arith::build;
-pub use model::{
-    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
-};
+pub use model::{CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction};
 pub use text::{thousands, write_text};

@@ -10,7 +10,7 @@ use crate::timing_settings::model::{PageReadReference, ServerSetting, TimingSett
 use serde::Serialize;
 
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
-pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
+pub(crate) const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
 
 /// One clock source's results. Times are EXPLAIN's "Execution Time".
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -12,32 +12,32 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// Server-side `statement_timeout`, fixed part: the statements that do not
 /// scale with rows (settings, CREATE, DROP) take milliseconds.
-pub const STATEMENT_TIMEOUT_BASE: Duration = Duration::from_secs(30);
+pub(crate) const STATEMENT_TIMEOUT_BASE: Duration = Duration::from_secs(30);
 /// Server-side `statement_timeout`, per row of the TEMP table. The slowest
 /// statements per row are the fill (INSERT from generate_series: 20,000,000
 /// rows in 35.7 s, 1.8 us per row, PostgreSQL 15 on this project's 2-core AMD
 /// EPYC VM, psql `\timing`) and EXPLAIN with TIMING ON (two clock reads per
 /// row: 0.07 us per row here, up to ~10 us with a slow clocksource such as
 /// HPET); 20 us is 11x the fill and 2x that worst case.
-pub const STATEMENT_TIMEOUT_PER_ROW: Duration = Duration::from_micros(20);
+pub(crate) const STATEMENT_TIMEOUT_PER_ROW: Duration = Duration::from_micros(20);
 /// How long after the server's `statement_timeout` the client gives up.
-pub const CLIENT_DEADLINE_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const CLIENT_DEADLINE_GRACE: Duration = Duration::from_secs(10);
 /// How long a stop (Ctrl-C) may take to cancel the statement and drop the
 /// TEMP table before the connection is given up; with process exit it keeps
 /// an interrupted run under 2 s.
-pub const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
+pub(crate) const CLEANUP_BUDGET: Duration = Duration::from_millis(1500);
 /// How long sending one cancel request may take (a new connection to the
 /// server that carries the request).
-pub const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
+pub(crate) const CANCEL_TIMEOUT: Duration = Duration::from_millis(700);
 /// After `--max-time`'s deadline: the cancel request, the server's answer
 /// and the teardown (ROLLBACK, DROP TABLE) all end within this, then the
 /// connection is closed whether the server answered or not.
 pub const DEADLINE_GRACE: Duration = CLEANUP_BUDGET;
 /// How often a wait checks the caller's stop request.
-pub const STOP_POLL: Duration = Duration::from_millis(20);
+pub(crate) const STOP_POLL: Duration = Duration::from_millis(20);
 
 /// `statement_timeout` for a TEMP table of `rows` rows:
-/// [`STATEMENT_TIMEOUT_BASE`] + rows x [`STATEMENT_TIMEOUT_PER_ROW`]
+/// `STATEMENT_TIMEOUT_BASE` + rows x `STATEMENT_TIMEOUT_PER_ROW`
 /// (50 s for the default 1,000,000 rows).
 pub fn statement_timeout_for(rows: u64) -> Duration {
     STATEMENT_TIMEOUT_BASE + STATEMENT_TIMEOUT_PER_ROW * u32::try_from(rows).unwrap_or(u32::MAX)
@@ -45,7 +45,7 @@ pub fn statement_timeout_for(rows: u64) -> Duration {
 
 /// The client-side deadline of each statement:
 /// [`statement_timeout_for`] + [`CLIENT_DEADLINE_GRACE`].
-pub fn client_deadline_for(rows: u64) -> Duration {
+pub(crate) fn client_deadline_for(rows: u64) -> Duration {
     statement_timeout_for(rows) + CLIENT_DEADLINE_GRACE
 }
 
@@ -63,7 +63,7 @@ pub struct CancelRequest {
 }
 
 impl CancelRequest {
-    /// Sends the request and waits at most [`CANCEL_TIMEOUT`]; whether the
+    /// Sends the request and waits at most `CANCEL_TIMEOUT`; whether the
     /// server took it.
     pub fn send_blocking(&self) -> bool {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
@@ -80,7 +80,7 @@ impl CancelRequest {
 
 /// How a bounded wait ended.
 #[derive(Debug, PartialEq)]
-pub enum Waited<T> {
+pub(crate) enum Waited<T> {
     Done(T),
     TimedOut,
     Stopped,
@@ -88,7 +88,7 @@ pub enum Waited<T> {
 
 /// Polls `fut` until it completes, `deadline` passes, or `stop()` says so
 /// (checked every [`STOP_POLL`]).
-pub async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() -> bool) -> Waited<F::Output> {
+pub(crate) async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() -> bool) -> Waited<F::Output> {
     let mut fut = pin!(fut);
     let mut sleep = pin!(deadline.map(|d| tokio::time::sleep_until(tokio::time::Instant::from_std(d))));
     let mut tick = tokio::time::interval(STOP_POLL);
@@ -109,4 +109,47 @@ pub async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() 
         Poll::Pending
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_grow_with_rows() {
+        assert_eq!(statement_timeout_for(0), Duration::from_secs(30));
+        assert_eq!(statement_timeout_for(1_000_000), Duration::from_secs(50));
+        assert_eq!(statement_timeout_for(20_000_000), Duration::from_secs(430));
+        assert_eq!(client_deadline_for(1_000_000), Duration::from_secs(60));
+        assert_eq!(statement_timeout_for(1_000_000_000), Duration::from_secs(20_030));
+    }
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_deadline_or_a_stop() {
+        let soon = Some(Instant::now() + Duration::from_millis(30));
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), soon, &|| false)),
+            Waited::TimedOut
+        );
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &|| true)),
+            Waited::Stopped
+        );
+        // A stop that comes later is seen by the periodic check.
+        let start = Instant::now();
+        let later = move || start.elapsed() > Duration::from_millis(50);
+        assert_eq!(
+            block_on(wait(std::future::pending::<()>(), None, &later)),
+            Waited::Stopped
+        );
+        assert_eq!(block_on(wait(std::future::ready(7), None, &|| true)), Waited::Done(7));
+    }
 }

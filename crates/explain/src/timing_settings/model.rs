@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// The settings read from `pg_settings`, in report order.
-pub const TIMING_SETTINGS: [&str; 7] = [
+pub(crate) const TIMING_SETTINGS: [&str; 7] = [
     "track_io_timing",
     "track_wal_io_timing",
     "timing_clock_source",
@@ -17,10 +17,10 @@ pub const TIMING_SETTINGS: [&str; 7] = [
 
 /// Bytes of one read in `measure_page_cache_read`: PostgreSQL's default
 /// block size.
-pub const PAGE_BYTES: usize = 8192;
+pub(crate) const PAGE_BYTES: usize = 8192;
 
 /// Pages in the file `measure_page_cache_read` reads (2 MiB).
-pub const PAGE_READ_PAGES: u64 = 256;
+pub(crate) const PAGE_READ_PAGES: u64 = 256;
 
 /// One row of `pg_settings`, as read (text escaped).
 #[derive(Clone, Debug, PartialEq)]

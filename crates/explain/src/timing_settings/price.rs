@@ -1,17 +1,17 @@
 //! The prices the timing settings are judged with, each with the read
 //! PostgreSQL makes and an interval:
 //!
-//! - [`io_read_price`]: `INSTR_TIME_SET_CURRENT`, the read around every
+//! - `io_read_price`: `INSTR_TIME_SET_CURRENT`, the read around every
 //!   timed I/O (`pgstat_prepare_io_time` / `pgstat_count_io_op_time`):
 //!   RDTSCP when the server's `timing_clock_source` resolves to the TSC, the
 //!   system clock otherwise (and before PostgreSQL 19), at this machine's
 //!   back-to-back read cost (two reads around a system call have nothing to
 //!   overlap with): the number `clockscope check` prices track_io_timing with.
-//! - [`explain_read_price`]: EXPLAIN's fast read, inferred on the server
+//! - `explain_read_price`: EXPLAIN's fast read, inferred on the server
 //!   from its own runs, `(TIMING ON - TIMING OFF) / clock reads` of the
 //!   measured source matching its setting, the interval from the paired
 //!   slowdown's; "not resolved" when that interval reaches 1.0.
-//! - [`measure_page_cache_read`]: the 8 kB page-cache read an I/O's timing
+//! - `measure_page_cache_read`: the 8 kB page-cache read an I/O's timing
 //!   is set against, with the interval of its median.
 
 use crate::clockcost::{ClockCost, MachineClocks};
@@ -24,7 +24,7 @@ fn clock_source_setting(settings: &[ServerSetting]) -> Option<&ServerSetting> {
 }
 
 /// Whether the server's own setting reads the TSC (`tsc`, `auto (tsc)`).
-pub fn server_uses_tsc(settings: &[ServerSetting]) -> bool {
+pub(crate) fn server_uses_tsc(settings: &[ServerSetting]) -> bool {
     clock_source_setting(settings).is_some_and(|s| crate::clock_source::current_is(&s.shown, "tsc"))
 }
 
@@ -49,7 +49,7 @@ fn from_read_cost(c: &ClockCost, why: &str) -> Option<ReadPrice> {
 
 /// The price of the server's `INSTR_TIME_SET_CURRENT` (see the module docs);
 /// `Err` says why there is none.
-pub fn io_read_price(settings: &[ServerSetting], machine: Option<&MachineClocks>) -> Result<ReadPrice, String> {
+pub(crate) fn io_read_price(settings: &[ServerSetting], machine: Option<&MachineClocks>) -> Result<ReadPrice, String> {
     let m = machine.ok_or("this machine's clocks were not measured")?;
     if server_uses_tsc(settings) {
         let c = m.rdtscp.as_ref().ok_or_else(|| {
@@ -68,7 +68,7 @@ pub fn io_read_price(settings: &[ServerSetting], machine: Option<&MachineClocks>
 /// The measured source a setting's EXPLAIN reads are priced with: the one
 /// matching the server's `timing_clock_source` (PostgreSQL 19), else the
 /// first (before 19 the only one, `system`).
-pub fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult]) -> Option<&'a SourceResult> {
+pub(crate) fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [SourceResult]) -> Option<&'a SourceResult> {
     clock_source_setting(settings)
         .and_then(|c| {
             sources.iter().find(|r| {
@@ -90,7 +90,7 @@ fn per_read_at(r: &SourceResult, slowdown: f64) -> f64 {
 /// The observed per-read cost of `r` with the interval of its paired
 /// slowdown; `Err` when the ON-OFF difference is not resolved above the
 /// noise (the slowdown's interval reaches 1.0, or it has none).
-pub fn observed_read_price(r: &SourceResult) -> Result<ReadPrice, String> {
+pub(crate) fn observed_read_price(r: &SourceResult) -> Result<ReadPrice, String> {
     let n = &r.noise;
     let (Some(lo), Some(hi)) = (n.slowdown_ci_low, n.slowdown_ci_high) else {
         return Err(format!(
@@ -119,7 +119,7 @@ pub fn observed_read_price(r: &SourceResult) -> Result<ReadPrice, String> {
 
 /// The price of EXPLAIN's read on this server, with the source it comes
 /// from; `Err` when there is no source or its cost is not resolved.
-pub fn explain_read_price<'a>(
+pub(crate) fn explain_read_price<'a>(
     settings: &[ServerSetting],
     sources: &'a [SourceResult],
 ) -> Result<(ReadPrice, &'a SourceResult), String> {
@@ -130,7 +130,7 @@ pub fn explain_read_price<'a>(
 /// One page-cache read: the median ns per 8 kB `pread` over the passes and
 /// its 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PageReadSample {
+pub(crate) struct PageReadSample {
     pub ns: f64,
     pub low_ns: Option<f64>,
     pub high_ns: Option<f64>,
@@ -141,7 +141,7 @@ pub struct PageReadSample {
 /// of `rounds` passes and its interval; None when the file cannot be made or
 /// read (then the I/O costs have no reference). About 256 x `rounds` reads.
 #[cfg(unix)]
-pub fn measure_page_cache_read(rounds: usize) -> Option<PageReadSample> {
+pub(crate) fn measure_page_cache_read(rounds: usize) -> Option<PageReadSample> {
     use std::io::Write;
     use std::os::unix::fs::FileExt;
     const PAGES: u64 = PAGE_READ_PAGES;
@@ -175,6 +175,6 @@ pub fn measure_page_cache_read(rounds: usize) -> Option<PageReadSample> {
 
 /// No page-cache reference off unix.
 #[cfg(not(unix))]
-pub fn measure_page_cache_read(_rounds: usize) -> Option<PageReadSample> {
+pub(crate) fn measure_page_cache_read(_rounds: usize) -> Option<PageReadSample> {
     None
 }

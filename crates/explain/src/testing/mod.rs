@@ -23,6 +23,12 @@
 //!
 //! Without PostgreSQL binaries the start fails with a message saying to
 //! install them: tests fail, they do not skip.
+//!
+//! `certs.rs` generates the TLS server's certificates.
+
+mod certs;
+
+pub use certs::{TlsFiles, CLIENT_CERT_SERIAL, SERVER_CERT_SERIAL, UNUSED_SERIAL};
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -485,122 +491,6 @@ impl ServerHandle {
     pub fn superuser_client(&self) -> Result<postgres::Client, String> {
         postgres::Client::connect(&self.socket_dsn(SUPERUSER, "postgres"), postgres::NoTls)
             .map_err(|e| format!("connect: {}", crate::error::describe(&e).0))
-    }
-}
-
-/// The serial number of the test server's certificate.
-pub const SERVER_CERT_SERIAL: u64 = 0x5e_01;
-/// The serial number of the test client's certificate.
-pub const CLIENT_CERT_SERIAL: u64 = 0xc1_01;
-/// A serial number no test certificate has (revoked by `crl-other-revoked.pem`).
-pub const UNUSED_SERIAL: u64 = 0x0d_ead;
-
-/// Certificates for a TLS test server, generated with rcgen, written (PEM)
-/// into a temp dir the client side reads: `ca.crt` (signed the server's and
-/// the client's), `other-ca.crt` (an unrelated CA), `client.crt` and
-/// `client.key` (0600; CN [`CERT_ROLE`]).
-pub struct TlsFiles {
-    pub dir: tempfile::TempDir,
-    pub ca_cert_pem: String,
-    server_cert_pem: String,
-    server_key_pem: String,
-}
-
-impl TlsFiles {
-    fn generate() -> Result<TlsFiles, String> {
-        use rcgen::{
-            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
-        };
-        let err = |e: rcgen::Error| format!("generating test certificates: {e}");
-        let ca = |name: &str| -> Result<(rcgen::Certificate, KeyPair), String> {
-            let key = KeyPair::generate().map_err(err)?;
-            let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
-            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            params.distinguished_name.push(DnType::CommonName, name);
-            params.key_usages = vec![
-                KeyUsagePurpose::KeyCertSign,
-                KeyUsagePurpose::CrlSign,
-                KeyUsagePurpose::DigitalSignature,
-            ];
-            Ok((params.self_signed(&key).map_err(err)?, key))
-        };
-        let (ca_cert, ca_key) = ca("clockscope test CA")?;
-        let (other_ca, _) = ca("clockscope untrusted CA")?;
-        let leaf = |sans: Vec<String>,
-                    cn: &str,
-                    usage: ExtendedKeyUsagePurpose,
-                    serial: u64|
-         -> Result<(String, String), String> {
-            let key = KeyPair::generate().map_err(err)?;
-            let mut params = CertificateParams::new(sans).map_err(err)?;
-            params.serial_number = Some(serial.into());
-            params.distinguished_name.push(DnType::CommonName, cn);
-            params.extended_key_usages = vec![usage];
-            let cert = params.signed_by(&key, &ca_cert, &ca_key).map_err(err)?;
-            Ok((cert.pem(), key.serialize_pem()))
-        };
-        let (server_cert_pem, server_key_pem) = leaf(
-            vec!["localhost".into()],
-            "localhost",
-            ExtendedKeyUsagePurpose::ServerAuth,
-            SERVER_CERT_SERIAL,
-        )?;
-        let (client_cert, client_key) = leaf(
-            vec![],
-            CERT_ROLE,
-            ExtendedKeyUsagePurpose::ClientAuth,
-            CLIENT_CERT_SERIAL,
-        )?;
-        // Revocation lists from the CA: one revoking the server's
-        // certificate, one revoking only a serial nobody holds.
-        let crl = |revoked: u64| -> Result<String, String> {
-            rcgen::CertificateRevocationListParams {
-                this_update: rcgen::date_time_ymd(2025, 1, 1),
-                next_update: rcgen::date_time_ymd(2100, 1, 1),
-                crl_number: 1.into(),
-                issuing_distribution_point: None,
-                revoked_certs: vec![rcgen::RevokedCertParams {
-                    serial_number: revoked.into(),
-                    revocation_time: rcgen::date_time_ymd(2025, 1, 1),
-                    reason_code: Some(rcgen::RevocationReason::KeyCompromise),
-                    invalidity_date: None,
-                }],
-                key_identifier_method: rcgen::KeyIdMethod::Sha256,
-            }
-            .signed_by(&ca_cert, &ca_key)
-            .and_then(|c| c.pem())
-            .map_err(err)
-        };
-        let (crl_server_revoked, crl_other_revoked) = (crl(SERVER_CERT_SERIAL)?, crl(UNUSED_SERIAL)?);
-        let dir = tempfile::Builder::new()
-            .prefix("clockscope-tls-")
-            .tempdir()
-            .map_err(|e| format!("temp dir: {e}"))?;
-        let write = |name: &str, text: &str, mode: u32| -> Result<(), String> {
-            use std::os::unix::fs::PermissionsExt;
-            let path = dir.path().join(name);
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
-                .map_err(|e| format!("{}: {e}", path.display()))
-        };
-        write("ca.crt", &ca_cert.pem(), 0o644)?;
-        write("other-ca.crt", &other_ca.pem(), 0o644)?;
-        write("client.crt", &client_cert, 0o644)?;
-        write("client.key", &client_key, 0o600)?;
-        write("crl-server-revoked.pem", &crl_server_revoked, 0o644)?;
-        write("crl-other-revoked.pem", &crl_other_revoked, 0o644)?;
-        Ok(TlsFiles {
-            ca_cert_pem: ca_cert.pem(),
-            dir,
-            server_cert_pem,
-            server_key_pem,
-        })
-    }
-
-    /// A file in the dir: `ca.crt`, `other-ca.crt`, `client.crt`, `client.key`,
-    /// `crl-server-revoked.pem`, `crl-other-revoked.pem`.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
     }
 }
 
