@@ -1009,10 +1009,7 @@ fn a_baseline_the_user_measured_is_not_an_example() {
 #[test]
 fn a_model_result_for_another_clock_is_not_used() {
     // No number, and no other method stands in for it.
-    let other = explain_report(
-        &one_second(),
-        vec![ExecutorLoopCost::recorded("some other clock", 5.0)],
-    );
+    let other = explain_report(&one_second(), vec![ExecutorLoopCost::recorded("some other clock", 5.0)]);
     let p = other.verdict.explain_system.as_ref().unwrap();
     assert_eq!(
         (p.per_row_per_node_ns, p.slowdown, p.count_timing_on_ms),

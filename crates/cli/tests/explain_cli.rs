@@ -805,8 +805,9 @@ fn a_query_that_reads_a_table_is_measured_node_by_node() {
     }
     // Nothing left behind: no session, no open transaction.
     assert!(
-        testing::wait_for(limit(Duration::from_secs(5)), || clockscope_sessions(&server, READ_APP, "")
-            == 0),
+        testing::wait_for(limit(Duration::from_secs(5)), || clockscope_sessions(
+            &server, READ_APP, ""
+        ) == 0),
         "a clockscope session is still there"
     );
 }
@@ -983,8 +984,9 @@ fn one_sigint_cancels_a_running_query_on_the_server() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(took < limit(Duration::from_secs(2)), "took {took:?} after SIGINT");
     assert!(
-        testing::wait_for(limit(Duration::from_secs(2)), || clockscope_sessions(&server, app, sleeping)
-            == 0),
+        testing::wait_for(limit(Duration::from_secs(2)), || clockscope_sessions(
+            &server, app, sleeping
+        ) == 0),
         "the server still runs the query"
     );
 }

@@ -270,8 +270,8 @@ fn a_statement_past_the_deadline_is_cancelled_and_the_server_says_so() {
     let mut c = server.superuser_client().unwrap();
     let gone = testing::wait_for(limit(Duration::from_secs(5)), || {
         c.query_one("SELECT count(*) FROM pg_class WHERE relname = $1", &[&table])
-        .unwrap()
-        .get::<_, i64>(0)
+            .unwrap()
+            .get::<_, i64>(0)
             == 0
     });
     assert!(gone, "the TEMP table is left");
