@@ -47,7 +47,8 @@ fn config() -> Criterion {
 mod x86 {
     use clockscope::clock::arch::Rdtsc;
     use clockscope::{instant, measure, Control};
-    use criterion::Criterion;
+    use criterion::measurement::WallTime;
+    use criterion::{BenchmarkGroup, Criterion};
     use std::hint::black_box;
     use std::time::{Duration, Instant as StdInstant};
 
@@ -89,6 +90,21 @@ mod x86 {
         *acc = acc.wrapping_add(d);
     }
 
+    type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+    /// `clockscope::measure` on RDTSC, 3 runs of 1 s: the product's average
+    /// loop time, printed before the group runs.
+    fn print_measure_average(clock: &Rdtsc, khz: u64) {
+        let mut avg: Vec<f64> = (0..3)
+            .filter_map(|_| measure(clock, 1_000_000_000, |_| Control::Continue).avg_loop_ns())
+            .collect();
+        avg.sort_by(f64::total_cmp);
+        eprintln!(
+            "loop_gap: clockscope::measure on RDTSC at {khz} kHz, avg loop ns over 3 runs of 1 s: {}",
+            avg.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
+        );
+    }
+
     pub fn loop_gap(c: &mut Criterion) {
         let info = instant::init();
         let khz = info.frequency_khz;
@@ -96,19 +112,20 @@ mod x86 {
             eprintln!("loop_gap: no TSC");
             return;
         };
-        let mut avg: Vec<f64> = (0..3)
-            .filter_map(|_| measure(&clock, 1_000_000_000, |_| Control::Continue).avg_loop_ns())
-            .collect();
-        avg.sort_by(f64::total_cmp);
-        eprintln!(
-            "loop_gap: clockscope::measure on RDTSC at {khz} kHz, avg loop ns over 3 runs of 1 s: {}",
-            avg.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(" ")
-        );
-
+        print_measure_average(&clock, khz);
         let mut g = c.benchmark_group("loop_gap");
         // Never reached: the compare and branch stay, the loop runs `iters`.
         let never = black_box(u64::MAX);
+        let mut short = table(khz);
+        bench_reads_and_differences(&mut g, never);
+        bench_table_increments(&mut g, &mut short, never);
+        bench_late_and_fixed_slots(&mut g, &mut short, never);
+        bench_two_tables_and_runs(&mut g, &mut short, khz, never);
+        g.finish();
+    }
 
+    /// `bare`, `lfence_rdtsc`, `diff`, `diff_end`, `diff_alu_chain`: no table.
+    fn bench_reads_and_differences(g: &mut Group<'_>, never: u64) {
         g.bench_function("bare", |b| {
             b.iter_custom(|n| {
                 timed(n, |n| {
@@ -171,7 +188,10 @@ mod x86 {
                 })
             })
         });
-        let mut short = table(khz);
+    }
+
+    /// `table`, `table_end`, `table_load_only`, `table_store_only`.
+    fn bench_table_increments(g: &mut Group<'_>, short: &mut [u64], never: u64) {
         g.bench_function("table", |b| {
             b.iter_custom(|n| {
                 let slots = short.len() as u64;
@@ -257,6 +277,10 @@ mod x86 {
                 t
             })
         });
+    }
+
+    /// `table_deferred` and `table_fixed_slot`.
+    fn bench_late_and_fixed_slots(g: &mut Group<'_>, short: &mut [u64], never: u64) {
         g.bench_function("table_deferred", |b| {
             b.iter_custom(|n| {
                 let slots = short.len() as u64;
@@ -304,6 +328,10 @@ mod x86 {
                 })
             })
         });
+    }
+
+    /// `table_two_tables` (with a second table) and `run_length`.
+    fn bench_two_tables_and_runs(g: &mut Group<'_>, short: &mut [u64], khz: u64, never: u64) {
         let mut odd = table(khz);
         g.bench_function("table_two_tables", |b| {
             b.iter_custom(|n| {
@@ -374,7 +402,6 @@ mod x86 {
                 t
             })
         });
-        g.finish();
     }
 }
 

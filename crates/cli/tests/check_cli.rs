@@ -2,7 +2,6 @@
 //! against the JSON schema, Ctrl-C, completions and the man page.
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 mod common;
 use common::{clockscope as run, BIN};
@@ -147,24 +146,31 @@ fn prometheus_run_parses() {
 
 #[test]
 fn ctrl_c_stops_prints_what_was_measured_and_exits_130() {
-    let child = Command::new(BIN)
+    use std::io::{BufRead, Read};
+    let mut child = Command::new(BIN)
         .args(["-d", "20", "--clock", "monotonic", "--clock", "realtime"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The handshake: the handler is installed before this line, and the
+    // first clock's loop starts after it (a loop always measures one chunk
+    // before it looks at the interrupt flag).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut ready = String::new();
+    stderr.read_line(&mut ready).unwrap();
+    assert_eq!(
+        ready,
+        "measuring 2 clocks for 20 s each (Ctrl-C stops it and prints what was measured)\n"
+    );
     // SAFETY: sending SIGINT to our own child process by its pid.
     let rc = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(rc, 0);
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
     let o = child.wait_with_output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "stdout: {out}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(130), "stdout: {out}\nstderr: {rest}");
     assert!(
         out.contains("clock_gettime (CLOCK_MONOTONIC)") && out.contains("(interrupted)"),
         "{out}"

@@ -6,6 +6,7 @@ use clockscope::clock::scripted::ScriptedClock;
 use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::LinuxEvidence;
 use clockscope::measure::{measure, Control};
+use clockscope::predict::ExecutorLoopCost;
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
@@ -912,35 +913,41 @@ fn the_clocks_header_shows_the_measured_time() {
     )));
 }
 
-#[test]
-fn the_explain_headline_is_the_models_added_ns_per_row() {
+/// The instrumentation model's results for the two clocks of
+/// [`explain_report`]: 32 ns per row for the system clock, 10 for the TSC.
+fn recorded_loops() -> Vec<ExecutorLoopCost> {
+    vec![
+        ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 32.0),
+        ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 10.0),
+    ]
+}
+
+/// A report on the KVM root from scripted MONOTONIC and TSC measurements,
+/// with `executor_loops` as the instrumentation model's results.
+fn explain_report(args: &CheckArgs, executor_loops: Vec<ExecutorLoopCost>) -> CheckReport {
     let root = kvm_root();
     let linux = LinuxEvidence::read(root.path());
     let tsc = Scale::from_khz(2_700_000).unwrap();
-    let stats = || {
-        vec![
-            scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000),
-            scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 8_000),
-        ]
-    };
-    let loops = vec![
-        clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 32.0),
-        clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 10.0),
+    let stats = vec![
+        scripted_stats(ClockId::Monotonic, Scale::NANOSECONDS, MONO_STEPS, 10_000),
+        scripted_stats(ClockId::Rdtsc, tsc, TSC_STEPS, 8_000),
     ];
-    let build_with = |args: &CheckArgs, executor_loops: Vec<clockscope::predict::ExecutorLoopCost>| {
-        build_report(
-            args,
-            &linux,
-            &trusted_counter(),
-            Measured {
-                stats: stats(),
-                executor_loops,
-                ..Default::default()
-            },
-            None,
-        )
-    };
-    let r = build_with(&one_second(), loops.clone());
+    build_report(
+        args,
+        &linux,
+        &trusted_counter(),
+        Measured {
+            stats,
+            executor_loops,
+            ..Default::default()
+        },
+        None,
+    )
+}
+
+#[test]
+fn the_explain_headline_is_the_models_added_ns_per_row() {
+    let r = explain_report(&one_second(), recorded_loops());
     let v = &r.verdict;
     let p = v.explain_system.as_ref().unwrap();
     assert_eq!(p.per_row_per_node_ns, Some(32.0));
@@ -978,15 +985,15 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
     );
     let tsc = v.explain_tsc.as_ref().unwrap();
     assert_eq!(tsc.per_row_per_node_ns, Some(10.0));
+}
 
-    // A baseline the user measured is not an example.
-    let measured = build_with(
-        &CheckArgs {
-            baseline_row_ns: Some(55.0),
-            ..one_second()
-        },
-        loops.clone(),
-    );
+#[test]
+fn a_baseline_the_user_measured_is_not_an_example() {
+    let args = CheckArgs {
+        baseline_row_ns: Some(55.0),
+        ..one_second()
+    };
+    let measured = explain_report(&args, recorded_loops());
     let v = &measured.verdict;
     assert!(!v.baseline_is_example);
     let p = v.explain_system.as_ref().unwrap();
@@ -997,13 +1004,12 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
         v.summary
     );
     assert!(!text(&measured).contains("example:"));
+}
 
-    // A model result for another clock is not used: no number, and no other
-    // method stands in for it.
-    let other = build_with(
-        &one_second(),
-        vec![clockscope::predict::ExecutorLoopCost::recorded("some other clock", 5.0)],
-    );
+#[test]
+fn a_model_result_for_another_clock_is_not_used() {
+    // No number, and no other method stands in for it.
+    let other = explain_report(&one_second(), vec![ExecutorLoopCost::recorded("some other clock", 5.0)]);
     let p = other.verdict.explain_system.as_ref().unwrap();
     assert_eq!(
         (p.per_row_per_node_ns, p.slowdown, p.count_timing_on_ms),
@@ -1015,14 +1021,16 @@ fn the_explain_headline_is_the_models_added_ns_per_row() {
         "{}",
         other.verdict.summary
     );
+}
 
-    // A model whose ON-OFF difference is inside the noise: "not resolved".
-    let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 1.0);
+#[test]
+fn a_model_difference_inside_the_noise_is_not_resolved() {
+    let mut unresolved = ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 1.0);
     unresolved.added_ns_per_row = None;
     unresolved.added_ns_per_read = None;
     unresolved.resolved = false;
     unresolved.status = "not resolved: the 95% interval of the difference, -1.0 to 3.0 ns per row, includes 0".into();
-    let r = build_with(&one_second(), vec![unresolved]);
+    let r = explain_report(&one_second(), vec![unresolved]);
     let p = r.verdict.explain_system.as_ref().unwrap();
     assert_eq!(p.per_row_per_node_ns, None);
     let t = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");

@@ -187,25 +187,37 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
     if allowed_cpus().len() < 2 {
         return skip!(optional: "needs 2 allowed CPUs, this process has 1");
     }
-    // Two CPUs only, so the run is one pair on any machine.
+    use std::io::{BufRead, Read};
+    // Two CPUs only, so the run is one pair on any machine; 12 s is above
+    // the 10 s from which the run announces its first finished test.
     let cpus = allowed_cpus();
     let two = format!("{},{}", cpus[0], cpus[1]);
-    let child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
-        .args(["cross-cpu", "-d", "60", "--format", "json", "--cpus", &two])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
+        .args(["cross-cpu", "-d", "12", "--format", "json", "--cpus", &two])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The handler is installed before anything is measured; calibration
-    // takes 20 ms, so after a second the tests are running.
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    // The handshake: the handler is installed before anything is measured,
+    // and this line comes after the first test, so what the interrupt keeps
+    // has iterations.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut ready = String::new();
+    stderr.read_line(&mut ready).unwrap();
+    assert!(
+        ready.starts_with("cross-cpu: the first test is done, about ")
+            && ready.ends_with(" s of tests planned after it (Ctrl-C stops it and prints what was measured)\n"),
+        "{ready:?}"
+    );
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{rest}");
     let j = json(&out);
     assert_eq!(j["interrupted"], true);
     assert_eq!(j["exit_code"], 130);
@@ -229,8 +241,9 @@ fn clock_report(
     ClockPairReport::new(&c, 0, 1, &warp, &offset, 100)
 }
 
-#[test]
-fn text_report_of_a_constructed_result() {
+/// One pair, two clocks: RDTSCP with 2400 warps (CPU 1 about 1.2 us ahead),
+/// MONOTONIC in sync; CPUs 0-1 allowed of 0-3 online, no cgroup cpuset.
+fn constructed_outcome() -> Outcome {
     let ghz = clockscope::Scale::from_hz(2_000_000_000).unwrap();
     let warp = WarpResult {
         iterations: 5000,
@@ -297,7 +310,7 @@ fn text_report_of_a_constructed_result() {
         elapsed_ns: 1_000_000_000,
     };
     assert_eq!(report.pairs[0].clocks[0].verdict, Verdict::Warp);
-    let outcome = Outcome {
+    Outcome {
         context: CpuContext {
             allowed: vec![0, 1],
             online: Evidence::Found(CpuSet {
@@ -310,7 +323,12 @@ fn text_report_of_a_constructed_result() {
         calibration: None,
         report,
         note: None,
-    };
+    }
+}
+
+#[test]
+fn text_report_of_a_constructed_result() {
+    let outcome = constructed_outcome();
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
     render::text(&mut out, &outcome).unwrap();
@@ -351,8 +369,12 @@ Answer:            rdtscp:    CPUs disagree (topology unknown): CPU 0 / CPU 1: 2
 Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 ";
     assert_eq!(String::from_utf8(out).unwrap(), expected);
+}
 
-    // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
+#[test]
+fn json_of_a_constructed_result_keeps_the_cpu_list_files_keys() {
+    // {file, content, cpus}, null when unreadable.
+    let outcome = constructed_outcome();
     let mut out = Vec::new();
     render::json(&mut out, &test_stamp(), &outcome).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();

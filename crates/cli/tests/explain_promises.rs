@@ -16,6 +16,7 @@ mod common;
 use clockscope_explain::budget::LOCAL_OVERRUN;
 use clockscope_explain::session::DEADLINE_GRACE;
 use clockscope_explain::testing::{self, TestServer, SUPERUSER};
+use common::time_limit::limit;
 use common::PG_VARS;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -244,9 +245,15 @@ fn a_statement_past_the_deadline_is_cancelled_and_the_server_says_so() {
     let server = testing::shared();
     let dsn = server.socket_dsn(SUPERUSER, "postgres");
     let start = Instant::now();
-    let out = explain_cmd(&["--dsn", &dsn, "--max-time", "2", "--rows", "20000000"])
-        .output()
+    let child = explain_cmd(&["--dsn", &dsn, "--max-time", "2", "--rows", "20000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    // Its TEMP table is named by its process id; other tests of this
+    // binary make theirs on the same server.
+    let table = format!("clockscope_explain_{}", child.id());
+    let out = child.wait_with_output().unwrap();
     let took = start.elapsed();
     assert!(
         took <= time_limit(Duration::from_secs(2)),
@@ -261,13 +268,10 @@ fn a_statement_past_the_deadline_is_cancelled_and_the_server_says_so() {
         "{err}"
     );
     let mut c = server.superuser_client().unwrap();
-    let gone = testing::wait_for(Duration::from_secs(5), || {
-        c.query_one(
-            "SELECT count(*) FROM pg_class WHERE relname LIKE 'clockscope_explain%'",
-            &[],
-        )
-        .unwrap()
-        .get::<_, i64>(0)
+    let gone = testing::wait_for(limit(Duration::from_secs(5)), || {
+        c.query_one("SELECT count(*) FROM pg_class WHERE relname = $1", &[&table])
+            .unwrap()
+            .get::<_, i64>(0)
             == 0
     });
     assert!(gone, "the TEMP table is left");

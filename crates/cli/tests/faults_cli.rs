@@ -56,17 +56,23 @@ fn assert_char_device(path: &Path, minor: u64) {
     );
 }
 
-/// Starts a run and sends it SIGTERM after `after`; with `force`, keeps
-/// sending one every millisecond until it exits, so that a second signal
-/// lands while the first is being handled (the forced exit).
-fn interrupted_run(args: &[&str], force: bool, after: Duration) -> Output {
+/// Starts a run (`-d` of 10 s or more, so it prints its ready line) and
+/// sends it SIGTERM once that line is on stderr (the handler is installed
+/// before it); with `force`, keeps sending one every millisecond until it
+/// exits, so that a second signal lands while the first is being handled
+/// (the forced exit). The returned stderr is what followed the ready line.
+fn interrupted_run(args: &[&str], force: bool) -> Output {
+    use std::io::{BufRead, Read};
     let mut child = Command::new(BIN)
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(after);
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut ready = String::new();
+    err.read_line(&mut ready).unwrap();
+    assert!(ready.starts_with("measuring 1 clock for "), "{args:?}: {ready:?}");
     let pid = child.id() as i32;
     // SAFETY: sending SIGTERM to our own child process by its pid.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
@@ -77,7 +83,11 @@ fn interrupted_run(args: &[&str], force: bool, after: Duration) -> Output {
             unsafe { libc::kill(pid, libc::SIGTERM) };
         }
     }
-    child.wait_with_output().unwrap()
+    let mut rest = Vec::new();
+    err.read_to_end(&mut rest).unwrap();
+    let mut o = child.wait_with_output().unwrap();
+    o.stderr = rest;
+    o
 }
 
 fn dir_entries(dir: &Path) -> Vec<String> {
@@ -118,11 +128,7 @@ fn device_node_copies_survive_every_plot_run() {
     // Interrupted, once and with a forced exit.
     for force in [false, true] {
         for p in [n, f] {
-            let o = interrupted_run(
-                &["-d", "5", "--clock", "monotonic", "--plot", p],
-                force,
-                Duration::from_millis(400),
-            );
+            let o = interrupted_run(&["-d", "10", "--clock", "monotonic", "--plot", p], force);
             assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
         }
     }
@@ -160,9 +166,8 @@ fn an_existing_plot_survives_sigterm_and_a_second_one() {
         let keep = dir.path().join("k.svg");
         std::fs::write(&keep, "keep\n").unwrap();
         let o = interrupted_run(
-            &["-d", "5", "--clock", "monotonic", "--plot", keep.to_str().unwrap()],
+            &["-d", "10", "--clock", "monotonic", "--plot", keep.to_str().unwrap()],
             force,
-            Duration::from_millis(400),
         );
         assert_eq!(o.status.code(), Some(130), "force {force}: {}", stderr(&o));
         assert_eq!(std::fs::read_to_string(&keep).unwrap(), "keep\n", "force {force}");

@@ -441,7 +441,7 @@ fn cross_cpu_plan_matches_its_schema() {
     let doc = cross_cpu_json(&["--plan"], "cross-cpu --plan");
     assert_valid(&v, &doc, "cross-cpu --plan");
     if allowed_cpus().len() < 2 {
-        return;
+        return skip!(optional: "a measured cross-cpu report needs 2 allowed CPUs, this process has 1");
     }
     assert_rejects(
         &v,

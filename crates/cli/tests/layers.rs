@@ -3,8 +3,8 @@
 //! models (`model/`) never name `crate::commands`, and the library's lower
 //! layers never import higher ones.
 //!
-//! The graph is built from the text of each file (comments and `#[cfg(test)]`
-//! modules left out): every `crate::a::b` path (in `use` trees and inline),
+//! The graph is built from the text of each file (comments and test-only
+//! modules, `#[cfg(test)]` or a `cfg` naming `test`, left out): every `crate::a::b` path (in `use` trees and inline),
 //! `super::` and `self::` paths, and `use child::...` of a module declared in
 //! the file. A path names the deepest module that has a file of its own;
 //! `mod.rs`, `a.rs` beside `a/`, and `lib.rs` map to their module. A hand
@@ -90,7 +90,7 @@ fn code(text: &str) -> String {
     let mut lines = out.lines().peekable();
     while let Some(line) = lines.next() {
         let t = line.trim();
-        if t == "#[cfg(test)]" {
+        if is_test_cfg(t) {
             if let Some(next) = lines.peek() {
                 if next.trim_start().starts_with("mod ") && next.trim_end().ends_with('{') {
                     // Skip to the closing brace at the same indentation.
@@ -109,6 +109,13 @@ fn code(text: &str) -> String {
         kept.push('\n');
     }
     kept
+}
+
+/// `#[cfg(test)]`, or a `cfg` whose predicate names `test` (e.g.
+/// `#[cfg(all(test, feature = "testing"))]`): a module compiled for unit
+/// tests only.
+fn is_test_cfg(attr: &str) -> bool {
+    attr.starts_with("#[cfg(") && attr.split(|c: char| !is_ident(c)).any(|w| w == "test")
 }
 
 fn is_ident(c: char) -> bool {

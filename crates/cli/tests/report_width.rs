@@ -244,13 +244,10 @@ fn this_machines_tsc_clocks_cross_cpu_and_sweep_text_fit_100_columns() {
     }
 }
 
-#[test]
-fn explain_text_from_a_recorded_model_fits_100_columns() {
+/// The clock costs as measured on the 2-core AMD EPYC KVM guest
+/// (PostgreSQL 15, 1M rows).
+fn recorded_machine_clocks() -> clockscope_explain::clockcost::MachineClocks {
     use clockscope_explain::clockcost::{ClockCost, MachineClocks};
-    use clockscope_explain::connect::Locality;
-    use clockscope_explain::measure::{Skipped, SourceRuns};
-    use clockscope_explain::session::Setting;
-    // As measured on the 2-core AMD EPYC KVM guest (PostgreSQL 15, 1M rows).
     let cost = |clock: &str, ns: f64| ClockCost {
         clock: clock.into(),
         per_read_ns: ns,
@@ -266,7 +263,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         frequency_source: Some("kernel log (tsc: Detected/Refined)".into()),
         executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns - 11.5)),
     };
-    let machine = MachineClocks {
+    MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", 30.1),
         rdtsc: Some(cost("RDTSC", 19.0)),
         rdtscp: Some(ClockCost {
@@ -275,7 +272,37 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         }),
         rdtsc_unavailable: None,
         tsc_auto: true,
-    };
+    }
+}
+
+/// The timing settings of the recorded server: track_io_timing and
+/// auto_explain.log_timing on.
+fn recorded_timing_settings() -> [clockscope_explain::timing_settings::ServerSetting; 5] {
+    [
+        ("track_io_timing", "on", "bool", "postmaster"),
+        ("track_wal_io_timing", "off", "bool", "superuser"),
+        ("auto_explain.log_analyze", "on", "bool", "superuser"),
+        ("auto_explain.log_timing", "on", "bool", "superuser"),
+        ("auto_explain.log_min_duration", "0", "integer", "superuser"),
+    ]
+    .map(
+        |(name, v, vartype, context)| clockscope_explain::timing_settings::ServerSetting {
+            name: name.into(),
+            setting: v.into(),
+            shown: v.into(),
+            vartype: vartype.into(),
+            source: "configuration file".into(),
+            context: context.into(),
+        },
+    )
+}
+
+#[test]
+fn explain_text_from_a_recorded_model_fits_100_columns() {
+    use clockscope_explain::connect::Locality;
+    use clockscope_explain::measure::{Skipped, SourceRuns};
+    use clockscope_explain::session::Setting;
+    let machine = recorded_machine_clocks();
     let settings = [
         Setting {
             name: "max_parallel_workers_per_gather".into(),
@@ -299,23 +326,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         stopped_by: clockscope_explain::measure::StopReason::MaxTime,
         timing_on_plan: None,
     }];
-    let timing_settings = [
-        ("track_io_timing", "on", "bool", "postmaster"),
-        ("track_wal_io_timing", "off", "bool", "superuser"),
-        ("auto_explain.log_analyze", "on", "bool", "superuser"),
-        ("auto_explain.log_timing", "on", "bool", "superuser"),
-        ("auto_explain.log_min_duration", "0", "integer", "superuser"),
-    ]
-    .map(
-        |(name, v, vartype, context)| clockscope_explain::timing_settings::ServerSetting {
-            name: name.into(),
-            setting: v.into(),
-            shown: v.into(),
-            vartype: vartype.into(),
-            source: "configuration file".into(),
-            context: context.into(),
-        },
-    );
+    let timing_settings = recorded_timing_settings();
     let skipped = [Skipped {
         clock_source: "tsc".into(),
         reason: "the server is PostgreSQL 15, which has no timing_clock_source (PostgreSQL 19 and later)".into(),

@@ -5,54 +5,19 @@
 //! vanished, that the error gives the command to restore it).
 
 use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::clocksource::{ClocksourceControl, SwitchError, SysfsClocksource, CLOCKSOURCE0};
-use clockscope::linux::testing::FakeRoot;
+use clockscope::linux::clocksource::CLOCKSOURCE0;
+use clockscope::linux::testing::{FakeRoot, LoggedClocksource};
 use clockscope::measure::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::sweep::{sweep, unprotected, write_report, SweepArgs};
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::sweep::{RestoreOutcome, SweepReport};
-use std::sync::{Arc, Mutex};
-
-/// The real files under a fake root, with a log of every write, and a
-/// kernel that ignores writes of `ignored` (as it does for a clocksource it
-/// cannot select) and fails writes of `failing`.
-struct Logged {
-    inner: SysfsClocksource,
-    writes: Mutex<Vec<String>>,
-    ignored: Option<&'static str>,
-    failing: Option<&'static str>,
-}
-
-impl ClocksourceControl for Logged {
-    fn current(&self) -> Result<String, SwitchError> {
-        self.inner.current()
-    }
-    fn available(&self) -> Result<Vec<String>, SwitchError> {
-        self.inner.available()
-    }
-    fn write(&self, name: &str) -> Result<(), SwitchError> {
-        self.writes.lock().unwrap().push(name.to_string());
-        if self.failing == Some(name) {
-            return Err(SwitchError::Write {
-                name: name.into(),
-                reason: "Device or resource busy (os error 16)".into(),
-            });
-        }
-        if self.ignored == Some(name) {
-            return Ok(());
-        }
-        self.inner.write(name)
-    }
-    fn manual_command(&self, name: &str) -> String {
-        self.inner.manual_command(name)
-    }
-}
+use std::sync::Arc;
 
 struct Fake {
     root: FakeRoot,
-    control: Arc<Logged>,
+    control: Arc<LoggedClocksource>,
 }
 
 impl Fake {
@@ -66,19 +31,23 @@ impl Fake {
                 &format!("{CLOCKSOURCE0}/available_clocksource"),
                 &format!("{available} \n"),
             );
-        let control = Arc::new(Logged {
-            inner: SysfsClocksource::new(root.path()),
-            writes: Mutex::new(Vec::new()),
-            ignored,
-            failing,
-        });
+        // The kernel ignores writes of `ignored` (as it does for a
+        // clocksource it cannot select) and fails writes of `failing`.
+        let mut control = LoggedClocksource::new(root.path());
+        if let Some(name) = ignored {
+            control = control.ignoring(name);
+        }
+        if let Some(name) = failing {
+            control = control.failing(name, "Device or resource busy (os error 16)");
+        }
+        let control = Arc::new(control);
         Fake { root, control }
     }
     fn current(&self) -> String {
-        std::fs::read_to_string(self.control.inner.current_path()).unwrap()
+        std::fs::read_to_string(self.control.sysfs().current_path()).unwrap()
     }
     fn writes(&self) -> Vec<String> {
-        self.control.writes.lock().unwrap().clone()
+        self.control.writes()
     }
     fn dir(&self) -> String {
         self.root.path().join(CLOCKSOURCE0).to_string_lossy().into_owned()
@@ -276,7 +245,7 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
     // acpi_pm. The row is invalid, the sweep stops, and acpi_pm (not the
     // sweep's doing) is left in place: nothing is written after tsc.
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
-    let path = f.control.inner.current_path();
+    let path = f.control.sysfs().current_path();
     let mut m = |name: &str| {
         if name == "tsc" {
             std::fs::write(&path, "acpi_pm\n").unwrap();
@@ -335,7 +304,7 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
 #[test]
 fn a_change_back_to_the_original_is_in_place_and_nothing_is_written() {
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
-    let path = f.control.inner.current_path();
+    let path = f.control.sysfs().current_path();
     let mut m = |name: &str| {
         std::fs::write(&path, "kvm-clock\n").unwrap();
         by_cost(name)
@@ -352,7 +321,7 @@ fn a_clocksource_no_longer_available_is_never_written() {
     // During tsc's measurement the original disappears from the list: it is
     // not written back (the error says so, with the manual command).
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
-    let avail = f.control.inner.available_path();
+    let avail = f.control.sysfs().available_path();
     let mut m = |name: &str| {
         std::fs::write(&avail, "tsc acpi_pm\n").unwrap();
         by_cost(name)
@@ -370,7 +339,7 @@ fn a_clocksource_no_longer_available_is_never_written() {
     assert_eq!(f.current(), "tsc\n");
     // And a planned one that disappears before its turn is not switched to.
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
-    let avail = f.control.inner.available_path();
+    let avail = f.control.sysfs().available_path();
     let mut m = |name: &str| {
         std::fs::write(&avail, "tsc kvm-clock\n").unwrap();
         by_cost(name)
@@ -400,7 +369,7 @@ fn duplicates_are_planned_once_and_any_number_of_names_is_accepted() {
 #[test]
 fn a_file_that_disappears_mid_sweep_gives_the_restore_command() {
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
-    let path = f.control.inner.current_path();
+    let path = f.control.sysfs().current_path();
     let mut m = |name: &str| {
         if name == "kvm-clock" {
             std::fs::remove_file(&path).unwrap();
@@ -439,7 +408,7 @@ fn a_panic_inside_a_measurement_restores_the_original() {
 #[test]
 fn a_missing_file_is_a_one_line_error_before_any_switch() {
     let f = Fake::new("tsc", "tsc hpet");
-    std::fs::remove_file(f.control.inner.available_path()).unwrap();
+    std::fs::remove_file(f.control.sysfs().available_path()).unwrap();
     let e = f.run(&apply(), 0, &mut by_cost).unwrap_err().to_string();
     assert!(e.contains("available_clocksource") && !e.contains('\n'), "{e}");
     assert!(f.writes().is_empty());

@@ -345,8 +345,9 @@ fn files_that_are_not_dumps_fail_fast_with_one_line() {
 }
 
 /// Runs clockscope with `args`; fails the test (and kills the child) if it
-/// has not exited within `limit`.
+/// has not exited within `limit` (times `CLOCKSCOPE_TEST_TIME_FACTOR`).
 fn clockscope_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let limit = common::time_limit::limit(limit);
     let mut child = Command::new(env!("CARGO_BIN_EXE_clockscope"))
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -438,9 +439,10 @@ fn device_node_as_cpuinfo_under_root_is_refused_promptly() {
         .unwrap();
     let started = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(20) {
+        let limit = common::time_limit::limit(std::time::Duration::from_secs(20));
+        if started.elapsed() > limit {
             child.kill().ok();
-            panic!("clockscope tsc --root with a device as /proc/cpuinfo still running after 20 s");
+            panic!("clockscope tsc --root with a device as /proc/cpuinfo still running after {limit:?}");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

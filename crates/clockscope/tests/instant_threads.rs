@@ -13,6 +13,7 @@
 //! transfer early. With one CPU the tolerance is 0. Nothing checks how long
 //! anything took.
 
+mod common;
 use clockscope::crosscpu::{affinity, ping_pong, OsPinner, RunOptions};
 use clockscope::instant::{self, Instant};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,8 +22,11 @@ use std::time::Duration;
 
 /// Handovers per test (each a reading sent and a reading taken after it).
 const ROUNDS: u64 = 20_000;
-/// Every wait gives up after this (a stuck partner, a starved VM).
-const DEADLINE: Duration = Duration::from_secs(10);
+/// Every wait gives up after this (a stuck partner, a starved VM), times
+/// `CLOCKSCOPE_TEST_TIME_FACTOR` (common/time_limit.rs).
+fn deadline() -> Duration {
+    common::time_limit::limit(Duration::from_secs(10))
+}
 
 /// The first two CPUs this process may use, when there are two.
 fn two_cpus() -> Option<(usize, usize)> {
@@ -108,7 +112,7 @@ fn precise_readings_exchanged_through_an_atomic_do_not_go_backward() {
             let _ = affinity::pin_current_thread(cpu);
         }
         let mut steps = Steps::default();
-        let deadline = std::time::Instant::now() + DEADLINE;
+        let deadline = std::time::Instant::now() + deadline();
         let mut r = me;
         while r <= 2 * ROUNDS {
             // Wait for round r - 1 (the partner's), then read and publish.
@@ -174,8 +178,8 @@ fn fast_readings_exchanged_through_channels_do_not_go_backward() {
             tx.send(Instant::now()).expect("partner alive");
         }
         for i in 0..ROUNDS {
-            let Ok(theirs) = rx.recv_timeout(DEADLINE) else {
-                panic!("no reading from the partner within {DEADLINE:?}");
+            let Ok(theirs) = rx.recv_timeout(deadline()) else {
+                panic!("no reading from the partner within {:?}", deadline());
             };
             let mine = Instant::now();
             steps.check(theirs.ticks(), mine.ticks(), tol);

@@ -87,8 +87,10 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
-#[test]
-fn arithmetic_from_recorded_runs() {
+/// The report of three pairs: PostgreSQL 15's recorded count(*) over 100k
+/// rows and two made-up pairs around it; the recorded TIMING OFF and ON
+/// execution times beside it.
+fn recorded_runs_report() -> (report::Report, f64, f64) {
     let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
     let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
     // Three pairs: the recorded times and two made-up ones around them.
@@ -109,8 +111,13 @@ fn arithmetic_from_recorded_runs() {
         temp_table_estimated_bytes: 36_249_600,
         ..common::report_inputs(&[runs], &m)
     });
+    (r, off.execution_time_ms, on.execution_time_ms)
+}
+
+#[test]
+fn arithmetic_from_recorded_runs() {
+    let (r, off_med, on_med) = recorded_runs_report();
     let s = &r.clock_sources[0];
-    let (off_med, on_med) = (off.execution_time_ms, on.execution_time_ms);
     assert_eq!(
         (s.timing_off_ms, s.timing_off_ms_min, s.timing_off_ms_max),
         (off_med, 2.0, 4.0)
@@ -130,7 +137,11 @@ fn arithmetic_from_recorded_runs() {
     ));
     assert!(close(s.observed_over_predicted.unwrap(), s.overhead_per_read_ns / 20.0));
     assert_eq!(s.runs_timing_on_ms.len(), 3);
+}
 
+#[test]
+fn a_pre_19_server_gets_a_tsc_prediction_from_recorded_runs() {
+    let (r, off_med, _) = recorded_runs_report();
     // PostgreSQL 15: what the TSC would give, from the RDTSC loop cost.
     let t = r.tsc_prediction.as_ref().expect("a TSC prediction for a pre-19 server");
     assert_eq!(t.rdtsc_per_read_ns, 10.0);
@@ -139,7 +150,7 @@ fn arithmetic_from_recorded_runs() {
         t.predicted_slowdown,
         (off_med + 200_006.0 * 10.0 / 1e6) / off_med
     ));
-    let ratio = s.observed_over_predicted.unwrap();
+    let ratio = r.clock_sources[0].observed_over_predicted.unwrap();
     assert!(close(t.scaled_per_read_ns, 10.0 * ratio));
     assert!(close(
         t.scaled_slowdown,
@@ -153,7 +164,11 @@ fn arithmetic_from_recorded_runs() {
         r.warnings
     );
     assert!(r.warnings[1].contains("needs at least 6 pairs"), "{:?}", r.warnings);
+}
 
+#[test]
+fn text_and_json_of_recorded_runs_say_all_of_it() {
+    let (r, _, _) = recorded_runs_report();
     // The text report says all of it, on lines a reader can find.
     let mut text = Vec::new();
     report::write_text(&r, &mut text).unwrap();
@@ -233,9 +248,22 @@ fn remote_servers_and_noise_are_warned_about() {
     assert!(r.tsc_prediction.is_none());
 }
 
-#[test]
-fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
-    // 1M rows: TIMING OFF 55 ms (55 ns per row), ON 105 ms; 2,000,006 reads.
+/// The machine of the model tests: loops of 30 ns (system clock) and 20 ns
+/// (RDTSC); in the instrumentation model two reads per row add 48 ns (24
+/// per read) with the system clock, 16 with RDTSC.
+fn model_machine() -> MachineClocks {
+    let mut m = machine(30.0, Some(20.0));
+    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
+        "clock_gettime (CLOCK_MONOTONIC)",
+        48.0,
+    ));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
+    m
+}
+
+/// 1M rows: TIMING OFF 55 ms (55 ns per row), ON 105 ms; 2,000,006 reads;
+/// on [`model_machine`].
+fn model_report() -> report::Report {
     let runs = SourceRuns {
         clock_source: "system".into(),
         how: "test".into(),
@@ -246,20 +274,18 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         stopped_by: clockscope_explain::measure::StopReason::Precision,
         timing_on_plan: None,
     };
-    let mut m = machine(30.0, Some(20.0));
-    // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
-    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
-        "clock_gettime (CLOCK_MONOTONIC)",
-        48.0,
-    ));
-    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
-    let r = report::build(&Inputs {
+    report::build(&Inputs {
         query: "SELECT count(*) FROM t",
         rows: 1_000_000,
         runs: 3,
         temp_table_estimated_bytes: 36_249_600,
-        ..common::report_inputs(&[runs], &m)
-    });
+        ..common::report_inputs(&[runs], &model_machine())
+    })
+}
+
+#[test]
+fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
+    let r = model_report();
     let s = &r.clock_sources[0];
     let reads_per_row = 2.000006;
     assert_eq!(s.prediction_status, "resolved");
@@ -301,7 +327,11 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     let t = r.tsc_prediction.as_ref().unwrap();
     assert_eq!((t.rdtsc_per_read_ns, t.rdtsc_back_to_back_per_read_ns), (8.0, 20.0));
     assert!(close(t.predicted_overhead_per_row_ns, reads_per_row * 8.0));
+}
 
+#[test]
+fn the_text_says_the_models_prediction() {
+    let r = model_report();
     let mut text = Vec::new();
     report::write_text(&r, &mut text).unwrap();
     // Words, not lines: the text wraps at 100 columns.
@@ -319,10 +349,12 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
+}
 
-    // Without the model (stopped before it ran) there is no prediction, and
-    // it says why: no other method stands in.
-    let mut m2 = m.clone();
+#[test]
+fn without_the_model_there_is_no_prediction_and_it_says_why() {
+    // Stopped before the model ran: no other method stands in.
+    let mut m2 = model_machine();
     m2.system.executor_loop = None;
     let r2 = report::build(&Inputs {
         query: "q",
@@ -345,8 +377,11 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         "{:?}",
         r2.warnings
     );
-    // A model that could not resolve the cost: no number either, said so.
-    let mut m3 = m.clone();
+}
+
+#[test]
+fn a_model_that_could_not_resolve_the_cost_gives_no_number() {
+    let mut m3 = model_machine();
     let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 1.0);
     unresolved.added_ns_per_row = None;
     unresolved.added_ns_per_read = None;

@@ -91,7 +91,9 @@ fn a_small_run_over_the_unix_socket() {
         assert!(r.settings.iter().any(|s| s.name == name), "{name} not shown");
     }
 
-    // Nothing left behind.
+    // Nothing left behind: counted under the table lock, so no other test
+    // of this process holds a table of the same name meanwhile.
+    let _table = table_lock();
     assert_eq!(count(&server, PERMANENT_RELATIONS), before);
     assert_eq!(
         count(
@@ -271,8 +273,8 @@ fn a_stop_during_the_fill_cancels_it_and_leaves_nothing() {
         (result.map(|_| ()), connected, Instant::now())
     });
     let filling = "AND state = 'active' AND query LIKE 'INSERT INTO%'";
-    let started = testing::wait_for(Duration::from_secs(60), || sessions(filling) > 0);
-    std::thread::sleep(Duration::from_millis(500));
+    // The handshake: the server shows the fill active; the stop comes now.
+    let started = testing::wait_for(limit(Duration::from_secs(60)), || sessions(filling) > 0);
     let still_filling = sessions(filling) > 0;
     *when.lock().unwrap() = Some(Instant::now());
     stop.store(true, Ordering::SeqCst);
@@ -283,7 +285,7 @@ fn a_stop_during_the_fill_cancels_it_and_leaves_nothing() {
     let took = returned - stopped_at.lock().unwrap().unwrap();
     assert!(took < limit(Duration::from_secs(2)), "returned {took:?} after the stop");
     assert!(
-        testing::wait_for(Duration::from_secs(3), || sessions("") == 0),
+        testing::wait_for(limit(Duration::from_secs(3)), || sessions("") == 0),
         "the session is still in pg_stat_activity"
     );
     // (Its TEMP table went with the session; other tests of this binary may

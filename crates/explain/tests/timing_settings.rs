@@ -106,36 +106,12 @@ fn assert_version(r: &Report) {
     );
 }
 
-#[test]
-fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
-    let server = TestServer::start_configured(FOOTGUN_CONF).unwrap();
-    let handle = server.handle();
-    handle.sql(&format!("CREATE ROLE {PLAIN_ROLE} LOGIN")).unwrap();
-    let before = server_state(&handle);
-    let r = run(&small(handle.socket_dsn(SUPERUSER, "postgres")));
-    assert_eq!(server_state(&handle), before, "a run changed the server's settings");
-    assert_version(&r);
-
-    let io = find(&r, "track_io_timing");
-    assert_eq!(
-        (io.value.as_str(), io.source.as_str(), io.context.as_str()),
-        ("on", "configuration file", "superuser")
-    );
-    let wal = find(&r, "track_wal_io_timing");
-    assert_eq!((wal.value.as_str(), wal.source.as_str()), ("off", "default"));
-    assert!(wal.recommendation.is_none(), "{wal:?}");
-    for (name, value) in [
-        ("auto_explain.log_analyze", "on"),
-        ("auto_explain.log_timing", "on"),
-        ("auto_explain.log_min_duration", "0"),
-    ] {
-        assert_eq!(find(&r, name).value, value, "{name}");
-    }
-
-    // The footgun: exact lines. log_min_duration = 0 always (the log's
-    // volume); log_timing when the measured slowdown's interval is at or
-    // above 1.3x; track_io_timing when its share's interval is above 10%.
-    let lines = alter_lines(&r);
+/// The footgun's recommendations: exact lines. log_min_duration = 0 always
+/// (the log's volume); log_timing when the measured slowdown's interval is
+/// at or above 1.3x; track_io_timing (`io`) when its share's interval is
+/// above 10%; each with a reload, not a restart; I/O timing priced.
+fn assert_footgun_recommendations(r: &Report, io: &JudgedSetting) {
+    let lines = alter_lines(r);
     assert!(
         lines.contains(&"ALTER SYSTEM SET auto_explain.log_min_duration = '3s';"),
         "{lines:?}"
@@ -175,6 +151,35 @@ fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
             assert!(!x.needs_restart, "{s:?}");
         }
     }
+}
+
+#[test]
+fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
+    let server = TestServer::start_configured(FOOTGUN_CONF).unwrap();
+    let handle = server.handle();
+    handle.sql(&format!("CREATE ROLE {PLAIN_ROLE} LOGIN")).unwrap();
+    let before = server_state(&handle);
+    let r = run(&small(handle.socket_dsn(SUPERUSER, "postgres")));
+    assert_eq!(server_state(&handle), before, "a run changed the server's settings");
+    assert_version(&r);
+
+    let io = find(&r, "track_io_timing");
+    assert_eq!(
+        (io.value.as_str(), io.source.as_str(), io.context.as_str()),
+        ("on", "configuration file", "superuser")
+    );
+    let wal = find(&r, "track_wal_io_timing");
+    assert_eq!((wal.value.as_str(), wal.source.as_str()), ("off", "default"));
+    assert!(wal.recommendation.is_none(), "{wal:?}");
+    for (name, value) in [
+        ("auto_explain.log_analyze", "on"),
+        ("auto_explain.log_timing", "on"),
+        ("auto_explain.log_min_duration", "0"),
+    ] {
+        assert_eq!(find(&r, name).value, value, "{name}");
+    }
+
+    assert_footgun_recommendations(&r, io);
     let t = text(&r);
     for needle in [
         "Recommended (clockscope changed nothing; run these as a superuser):",

@@ -227,6 +227,24 @@ pub fn executor_loop_budget_ns(duration_ns: u64) -> u64 {
     duration_ns / 2
 }
 
+/// From this `-d` on, a run says on stderr that it has started (the
+/// interrupt handler is installed before) and how to stop it, as `tsc
+/// --drift` does; a shorter run stays quiet on stderr.
+const ANNOUNCE_FROM_NS: u64 = 10_000_000_000;
+
+/// The line a long run prints on stderr just before its first measurement.
+fn announce_long_run(clocks: &[ClockId], duration_s: f64, duration_ns: u64) {
+    if duration_ns < ANNOUNCE_FROM_NS {
+        return;
+    }
+    let n = clocks.len();
+    let _ = writeln!(
+        std::io::stderr(),
+        "measuring {n} clock{} for {duration_s} s each (Ctrl-C stops it and prints what was measured)",
+        if n == 1 { "" } else { "s" }
+    );
+}
+
 /// Measures `clocks` for `duration_ns` each; counters use `counter`'s scale.
 pub fn measure_clocks(
     clocks: &[ClockId],
@@ -376,6 +394,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let counter = environment::quick_counter(root, &linux);
     let clocks = selected_clocks(args);
     let duration_ns = seconds_to_ns(args.duration);
+    announce_long_run(&clocks, args.duration, duration_ns);
     let (stats, skipped, interrupted) = measure_clocks(&clocks, duration_ns, &counter);
     if stats.is_empty() && !interrupted {
         let why: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.reason)).collect();

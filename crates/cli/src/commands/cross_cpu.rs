@@ -22,6 +22,7 @@ use clockscope::counter::calibrate::calibrate_counter;
 use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, PlanError, Settings};
 use clockscope::linux::{self, CpuList, Evidence};
 use clockscope::Scale;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// How long the counter is calibrated before the tests (not part of `-d`):
@@ -282,6 +283,22 @@ fn context_under_root(root: &Path) -> anyhow::Result<CpuContext> {
     })
 }
 
+/// From this planned time on, a run says on stderr when its first test has
+/// finished (so an interrupt from then on keeps a measured result) and how
+/// to stop it, as `tsc --drift` does; a shorter run stays quiet on stderr.
+const ANNOUNCE_FROM_NS: u64 = 10_000_000_000;
+
+/// The line a long run prints on stderr after its first test: what is left
+/// of the planned time (the plan's, not a measurement).
+fn announce_first_test(done_ns: u64, total_ns: u64) {
+    let left_s = total_ns.saturating_sub(done_ns) as f64 / 1e9;
+    let _ = writeln!(
+        std::io::stderr(),
+        "cross-cpu: the first test is done, about {left_s:.0} s of tests planned after it \
+         (Ctrl-C stops it and prints what was measured)"
+    );
+}
+
 fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyhow::Result<Outcome> {
     let calibration = calibrate_counter(CALIBRATION_BUDGET_NS);
     let scale = calibration.hz.and_then(Scale::from_hz);
@@ -289,9 +306,15 @@ fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyho
     let clocks = clocks::default_clocks(scale, source);
     // run_plan reports the planned total with every step.
     let bar = progress::bar("cross-cpu", planned.expected_ns);
+    let mut announced = planned.expected_ns < ANNOUNCE_FROM_NS;
     let report = crosscpu::run_plan(&planned, &clocks, settings, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
+        if !announced {
+            announced = true;
+            // Above the bar, when one is drawn.
+            bar.suspend(|| announce_first_test(done, total));
+        }
     });
     bar.finish_and_clear();
     Ok(Outcome {

@@ -554,7 +554,7 @@ impl std::error::Error for RestoreError {}
 #[cfg(all(test, feature = "testing"))]
 mod tests {
     use super::*;
-    use crate::linux::testing::FakeRoot;
+    use crate::linux::testing::{FakeRoot, LoggedClocksource};
 
     fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
         let root = FakeRoot::new();
@@ -565,40 +565,6 @@ mod tests {
             );
         let c = Arc::new(SysfsClocksource::new(root.path()));
         (root, c)
-    }
-
-    /// The real files, but the kernel ignores writes of `refused` (as it
-    /// does for a name it cannot select) and fails writes of `failing`.
-    struct Picky {
-        inner: SysfsClocksource,
-        refused: &'static str,
-        failing: &'static str,
-        writes: Mutex<Vec<String>>,
-    }
-
-    impl ClocksourceControl for Picky {
-        fn current(&self) -> Result<String, SwitchError> {
-            self.inner.current()
-        }
-        fn available(&self) -> Result<Vec<String>, SwitchError> {
-            self.inner.available()
-        }
-        fn write(&self, name: &str) -> Result<(), SwitchError> {
-            self.writes.lock().unwrap().push(name.to_string());
-            if name == self.failing {
-                return Err(SwitchError::Write {
-                    name: name.into(),
-                    reason: "Invalid argument (os error 22)".into(),
-                });
-            }
-            if name == self.refused {
-                return Ok(());
-            }
-            self.inner.write(name)
-        }
-        fn manual_command(&self, name: &str) -> String {
-            self.inner.manual_command(name)
-        }
     }
 
     #[test]
@@ -679,12 +645,11 @@ mod tests {
     #[test]
     fn refused_and_failed_writes_are_errors_and_the_original_comes_back() {
         let (root, _) = fake("tsc", "tsc hpet acpi_pm");
-        let picky = Arc::new(Picky {
-            inner: SysfsClocksource::new(root.path()),
-            refused: "hpet",
-            failing: "acpi_pm",
-            writes: Mutex::new(Vec::new()),
-        });
+        let picky = Arc::new(
+            LoggedClocksource::new(root.path())
+                .ignoring("hpet")
+                .failing("acpi_pm", "Invalid argument (os error 22)"),
+        );
         let g = ClocksourceGuard::new(picky.clone()).unwrap();
         assert_eq!(
             g.switch_to("hpet").unwrap_err(),
@@ -697,7 +662,7 @@ mod tests {
         g.finish().unwrap();
         assert_eq!(picky.current().unwrap(), "tsc");
         // Nothing was in need of restoring: no write of the original.
-        assert_eq!(*picky.writes.lock().unwrap(), ["hpet", "acpi_pm"]);
+        assert_eq!(picky.writes(), ["hpet", "acpi_pm"]);
     }
 
     #[test]
@@ -756,19 +721,14 @@ mod tests {
     #[test]
     fn a_name_no_longer_available_is_never_written() {
         let (root, _) = fake("tsc", "tsc hpet");
-        let picky = Arc::new(Picky {
-            inner: SysfsClocksource::new(root.path()),
-            refused: "",
-            failing: "",
-            writes: Mutex::new(Vec::new()),
-        });
+        let picky = Arc::new(LoggedClocksource::new(root.path()));
         let g = ClocksourceGuard::new(picky.clone()).unwrap();
         g.switch_to("hpet").unwrap();
-        std::fs::write(picky.inner.available_path(), "hpet acpi_pm\n").unwrap();
+        std::fs::write(picky.sysfs().available_path(), "hpet acpi_pm\n").unwrap();
         assert!(matches!(g.switch_to("tsc"), Err(SwitchError::NotAvailable { .. })));
         let e = g.finish().unwrap_err();
         assert!(matches!(e.error, SwitchError::NotAvailable { .. }), "{e}");
-        assert_eq!(*picky.writes.lock().unwrap(), ["hpet"]);
+        assert_eq!(picky.writes(), ["hpet"]);
     }
 
     #[test]

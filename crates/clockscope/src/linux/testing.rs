@@ -1,8 +1,11 @@
 //! A fake root directory for tests: build a sysfs/procfs tree in a temporary
 //! directory and pass [`FakeRoot::path`] to the `linux` readers. Enabled by
-//! the `testing` cargo feature.
+//! the `testing` cargo feature. [`LoggedClocksource`] is the fake
+//! clocksource control beside it.
 
+use super::clocksource::{ClocksourceControl, SwitchError, SysfsClocksource};
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 use tempfile::TempDir;
 
 /// A temporary directory standing in for `/`, removed on drop.
@@ -115,5 +118,80 @@ impl FakeHost {
                 .write(&format!("{dir}/topology/thread_siblings_list"), &siblings)
                 .write(&format!("{dir}/node{package}"), "");
         }
+    }
+}
+
+/// The real clocksource files under a fake root ([`SysfsClocksource`]), a
+/// log of every write, and a kernel that can be told to ignore writes of one
+/// name (as it does for a clocksource it cannot select: the write succeeds,
+/// the read-back shows the old name) and to fail writes of another (as a
+/// busy or invalid write does). The one fake `ClocksourceControl` of the
+/// library's and the CLI's tests.
+pub struct LoggedClocksource {
+    sysfs: SysfsClocksource,
+    ignored: Option<String>,
+    failing: Option<(String, String)>,
+    writes: Mutex<Vec<String>>,
+}
+
+impl LoggedClocksource {
+    /// The files under `root`, every write reaching them.
+    pub fn new(root: &Path) -> Self {
+        LoggedClocksource {
+            sysfs: SysfsClocksource::new(root),
+            ignored: None,
+            failing: None,
+            writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Writes of `name` succeed but change nothing.
+    pub fn ignoring(mut self, name: &str) -> Self {
+        self.ignored = Some(name.to_string());
+        self
+    }
+
+    /// Writes of `name` fail with `reason` (an OS error's text).
+    pub fn failing(mut self, name: &str, reason: &str) -> Self {
+        self.failing = Some((name.to_string(), reason.to_string()));
+        self
+    }
+
+    /// The real control underneath (its file paths).
+    pub fn sysfs(&self) -> &SysfsClocksource {
+        &self.sysfs
+    }
+
+    /// Every name written so far, in order (ignored and failed ones too).
+    pub fn writes(&self) -> Vec<String> {
+        self.writes.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+impl ClocksourceControl for LoggedClocksource {
+    fn current(&self) -> Result<String, SwitchError> {
+        self.sysfs.current()
+    }
+    fn available(&self) -> Result<Vec<String>, SwitchError> {
+        self.sysfs.available()
+    }
+    fn write(&self, name: &str) -> Result<(), SwitchError> {
+        self.writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(name.to_string());
+        if let Some((_, reason)) = self.failing.as_ref().filter(|(n, _)| n == name) {
+            return Err(SwitchError::Write {
+                name: name.into(),
+                reason: reason.clone(),
+            });
+        }
+        if self.ignored.as_deref() == Some(name) {
+            return Ok(());
+        }
+        self.sysfs.write(name)
+    }
+    fn manual_command(&self, name: &str) -> String {
+        self.sysfs.manual_command(name)
     }
 }
