@@ -99,7 +99,7 @@ pub struct CalibrationEvidence {
 impl CalibrationEvidence {
     /// From [`crate::counter::calibrate`]'s result: only a converged calibration
     /// with an error bound counts (PostgreSQL's method has none), else None.
-    pub fn from_calibration(c: &crate::counter::calibrate::Calibration) -> Option<CalibrationEvidence> {
+    pub fn from_calibration(c: &crate::evidence::Calibration) -> Option<CalibrationEvidence> {
         Some(CalibrationEvidence {
             reference: c.reference.to_string(),
             calibrated_hz: c.hz? as f64,
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn only_bounded_calibrations_are_evidence() {
-        use crate::counter::calibrate::{Calibration, METHOD_BRACKETED};
+        use crate::evidence::calibration::{Calibration, METHOD_BRACKETED};
         assert_eq!(
             CalibrationEvidence::from_calibration(&Calibration::unavailable("no counter", METHOD_BRACKETED)),
             None

@@ -120,7 +120,7 @@ pub struct TscEvidence {
     pub kernel: KernelEvidence,
     /// The perf page's TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
-    /// Hints of a time library in this process ([`super::interposition::time_library_hints`]).
+    /// Hints of a time library in this process ([`crate::evidence::interposition::time_library_hints`]).
     pub time_libraries: Vec<String>,
 }
 
@@ -139,7 +139,7 @@ impl TscEvidence {
             cpuid,
             kernel: KernelEvidence::from_linux(linux),
             perf_page_khz,
-            time_libraries: super::interposition::time_library_hints(),
+            time_libraries: crate::evidence::interposition::time_library_hints(),
         }
     }
 }

@@ -27,11 +27,13 @@ pub mod arch;
 pub mod calibrate;
 pub mod discover;
 pub mod drift;
-pub mod interposition;
 pub mod report;
+mod tsc_report;
 
+pub use crate::evidence::interposition;
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};
 pub use report::{Check, CheckStyle, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
+pub use tsc_report::detect_tsc;
 
 use crate::clock::ClockSource;
 use serde::Serialize;

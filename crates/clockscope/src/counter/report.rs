@@ -7,17 +7,7 @@ use crate::arm::GenericTimerReport;
 use crate::tsc::TscReport;
 use serde::Serialize;
 
-/// One check of a trust decision: whether it passed, what was checked, and
-/// the evidence. Serialised as `{"ok", "check", "evidence"}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Check {
-    pub ok: bool,
-    /// What was checked (`RDTSCP`, `kernel clocksource`, ...); empty for a
-    /// generic-timer reason, which says everything in its evidence.
-    #[serde(rename = "check")]
-    pub name: &'static str,
-    pub evidence: String,
-}
+pub use crate::evidence::Check;
 
 /// How a check is printed: the one formatter behind every report's lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,14 +22,6 @@ pub enum CheckStyle {
 }
 
 impl Check {
-    pub fn new(ok: bool, name: &'static str, evidence: impl Into<String>) -> Check {
-        Check {
-            ok,
-            name,
-            evidence: evidence.into(),
-        }
-    }
-
     /// The check as one line in `style` (no indentation, no newline).
     pub fn line(&self, style: CheckStyle) -> String {
         let (mark, sep) = match style {
