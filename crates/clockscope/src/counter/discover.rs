@@ -251,52 +251,12 @@ pub fn discover_tsc(
         time_libraries: ev.time_libraries.clone(),
     };
     let preliminary = TscReport::build(ev.cpuid.clone(), Some(live.clone()), None);
-    let authoritative = preliminary.clockscope_frequency.khz.is_some();
     match d.mode {
-        Mode::Quick => {
-            let mut frequency = CounterFrequency::default();
-            let mut spent = 0;
-            match (
-                preliminary.clockscope_frequency.khz,
-                preliminary.clockscope_frequency.source_label,
-            ) {
-                (Some(khz), label) => {
-                    frequency.khz = Some(khz);
-                    frequency.source = label.map(str::to_string);
-                }
-                (None, _) if preliminary.rdtscp == Some(true) => match budget(d.calibration_ns) {
-                    Ok(b) => {
-                        spent = b;
-                        let c = cal.counter(b);
-                        match c.khz {
-                            Some(khz) => {
-                                frequency.khz = Some(khz);
-                                frequency.source =
-                                    Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", c.note));
-                            }
-                            None => frequency.unknown = Some(format!("no TSC frequency: {}", c.note)),
-                        }
-                    }
-                    Err(why) => frequency.unknown = Some(format!("no TSC frequency: calibration {why}")),
-                },
-                (None, _) => frequency.unknown = Some(preliminary.clockscope_frequency.why.clone()),
-            }
-            frequency.hz = frequency.khz.and_then(|k| k.checked_mul(1000));
-            CounterReport {
-                frequency,
-                decision: None,
-                postgres: PostgresCounter {
-                    reads_counter: postgresql_reads_tsc(&preliminary),
-                    auto_uses_counter: None,
-                    tsc: None,
-                },
-                calibration_budget_ns: spent,
-                details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-            }
-        }
+        Mode::Quick => quick_tsc(preliminary, d, budget, cal),
         Mode::Full => {
             let mut spent = 0;
             if absent.is_none() {
+                let authoritative = preliminary.clockscope_frequency.khz.is_some();
                 let wanted = if authoritative {
                     d.cross_check_ns
                 } else {
@@ -314,33 +274,92 @@ pub fn discover_tsc(
             }
             CounterReport::from_tsc_report(TscReport::build(ev.cpuid, Some(live), None), spent)
         }
-        Mode::Postgresql => {
-            let clocksource = ev.kernel.current_clocksource.found().map(String::as_str);
-            let mut spent = 0;
-            let pg = ev.cpuid.as_ref().and_then(|f| {
-                crate::tsc::postgres_tsc_from(f, clocksource, || {
-                    spent = budget(d.calibration_ns).ok()?;
-                    cal.counter(spent).khz
-                })
-            });
-            let frequency = CounterFrequency {
-                khz: pg.as_ref().and_then(|p| p.frequency_khz),
-                hz: pg.as_ref().and_then(|p| p.frequency_khz?.checked_mul(1000)),
-                source: pg.as_ref().and_then(|p| p.frequency_source.clone()),
-                unknown: None,
-            };
-            CounterReport {
-                frequency,
-                decision: None,
-                postgres: PostgresCounter {
-                    reads_counter: postgresql_reads_tsc(&preliminary),
-                    auto_uses_counter: Some(pg.as_ref().is_some_and(|p| p.use_by_default)),
-                    tsc: pg,
-                },
-                calibration_budget_ns: spent,
-                details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-            }
+        Mode::Postgresql => postgresql_tsc(&ev, preliminary, d, budget, cal),
+    }
+}
+
+/// [`Mode::Quick`] on the TSC: the preliminary report's frequency, else a
+/// calibration within the budget when RDTSCP exists.
+fn quick_tsc(
+    preliminary: TscReport,
+    d: &Discovery,
+    budget: &dyn Fn(u64) -> Result<u64, String>,
+    cal: &mut dyn Calibrator,
+) -> CounterReport {
+    let mut frequency = CounterFrequency::default();
+    let mut spent = 0;
+    match (
+        preliminary.clockscope_frequency.khz,
+        preliminary.clockscope_frequency.source_label,
+    ) {
+        (Some(khz), label) => {
+            frequency.khz = Some(khz);
+            frequency.source = label.map(str::to_string);
         }
+        (None, _) if preliminary.rdtscp == Some(true) => match budget(d.calibration_ns) {
+            Ok(b) => {
+                spent = b;
+                let c = cal.counter(b);
+                match c.khz {
+                    Some(khz) => {
+                        frequency.khz = Some(khz);
+                        frequency.source = Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", c.note));
+                    }
+                    None => frequency.unknown = Some(format!("no TSC frequency: {}", c.note)),
+                }
+            }
+            Err(why) => frequency.unknown = Some(format!("no TSC frequency: calibration {why}")),
+        },
+        (None, _) => frequency.unknown = Some(preliminary.clockscope_frequency.why.clone()),
+    }
+    frequency.hz = frequency.khz.and_then(|k| k.checked_mul(1000));
+    CounterReport {
+        frequency,
+        decision: None,
+        postgres: PostgresCounter {
+            reads_counter: postgresql_reads_tsc(&preliminary),
+            auto_uses_counter: None,
+            tsc: None,
+        },
+        calibration_budget_ns: spent,
+        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
+    }
+}
+
+/// [`Mode::Postgresql`] on the TSC: what PostgreSQL 19's
+/// `pg_initialize_timing` concludes ([`crate::tsc::postgres_tsc_from`]),
+/// calibrating within the budget only when it would.
+fn postgresql_tsc(
+    ev: &TscEvidence,
+    preliminary: TscReport,
+    d: &Discovery,
+    budget: &dyn Fn(u64) -> Result<u64, String>,
+    cal: &mut dyn Calibrator,
+) -> CounterReport {
+    let clocksource = ev.kernel.current_clocksource.found().map(String::as_str);
+    let mut spent = 0;
+    let pg = ev.cpuid.as_ref().and_then(|f| {
+        crate::tsc::postgres_tsc_from(f, clocksource, || {
+            spent = budget(d.calibration_ns).ok()?;
+            cal.counter(spent).khz
+        })
+    });
+    let frequency = CounterFrequency {
+        khz: pg.as_ref().and_then(|p| p.frequency_khz),
+        hz: pg.as_ref().and_then(|p| p.frequency_khz?.checked_mul(1000)),
+        source: pg.as_ref().and_then(|p| p.frequency_source.clone()),
+        unknown: None,
+    };
+    CounterReport {
+        frequency,
+        decision: None,
+        postgres: PostgresCounter {
+            reads_counter: postgresql_reads_tsc(&preliminary),
+            auto_uses_counter: Some(pg.as_ref().is_some_and(|p| p.use_by_default)),
+            tsc: pg,
+        },
+        calibration_budget_ns: spent,
+        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
     }
 }
 
