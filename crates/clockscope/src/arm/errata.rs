@@ -328,7 +328,7 @@ pub fn parse_gtdt_header(bytes: &[u8]) -> Option<GtdtOem> {
 }
 
 /// Every known erratum that applies to these cores and this firmware.
-pub fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<ErratumFinding> {
+pub(crate) fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<ErratumFinding> {
     let mut found = Vec::new();
     for e in KNOWN_ERRATA {
         match e.matcher {

@@ -48,13 +48,13 @@ use crate::ticks::Ticks;
 // ---------------------------------------------------------------------------
 
 /// PostgreSQL's pass limit: `TSC_CALIBRATION_ITERATIONS`.
-pub const PG_ITERATIONS: u64 = 1_000_000;
+pub(crate) const PG_ITERATIONS: u64 = 1_000_000;
 /// PostgreSQL estimates every `TSC_CALIBRATION_SKIPS` passes.
-pub const PG_SKIPS: u64 = 100;
+pub(crate) const PG_SKIPS: u64 = 100;
 /// PostgreSQL's stable steps in a row to converge: `TSC_CALIBRATION_STABLE_CYCLES`.
-pub const PG_STABLE_CYCLES: u32 = 10;
+pub(crate) const PG_STABLE_CYCLES: u32 = 10;
 /// PostgreSQL's stable-step threshold on `|1 - new/previous|`.
-pub const PG_STABLE_RELATIVE_CHANGE: f64 = 1e-4;
+pub(crate) const PG_STABLE_RELATIVE_CHANGE: f64 = 1e-4;
 
 /// PostgreSQL 19's calibration, step for step (see the module documentation).
 /// The reference must count nanoseconds; the counter's raw ticks are used.
@@ -152,7 +152,7 @@ pub const MAX_UNCERTAINTY_PPM: f64 = 500.0;
 pub const START_SAMPLES: u64 = 256;
 /// The start phase never takes more than this share of the budget
 /// (1/START_BUDGET_DIVISOR), so a slow reference still leaves a window.
-pub const START_BUDGET_DIVISOR: u64 = 8;
+pub(crate) const START_BUDGET_DIVISOR: u64 = 8;
 /// Brackets per end-anchor batch; the tightest of each batch is the end
 /// candidate and the bound is checked once per batch.
 pub const BATCH_SAMPLES: u64 = 256;

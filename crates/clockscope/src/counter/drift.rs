@@ -33,11 +33,11 @@ use serde::Serialize;
 /// Longest window `--drift` accepts, in seconds (one day).
 pub const MAX_DRIFT_S: u64 = 86_400;
 /// Bracketed reads per sample; the narrowest bracket is kept.
-pub const TRIES_PER_SAMPLE: usize = 16;
+pub(crate) const TRIES_PER_SAMPLE: usize = 16;
 /// Change of `REALTIME - MONOTONIC` between samples beyond which (plus both
 /// brackets) REALTIME was stepped: 50 µs. NTP slews REALTIME and MONOTONIC
 /// together, so without a step the difference does not move at all.
-pub const STEP_TOLERANCE_NS: f64 = 50_000.0;
+pub(crate) const STEP_TOLERANCE_NS: f64 = 50_000.0;
 /// Longest single sleep, so cancellation is noticed quickly.
 pub const SLEEP_SLICE_NS: u64 = 100_000_000;
 
@@ -68,12 +68,12 @@ fn half_width(bracket: (u64, u64)) -> f64 {
 
 impl Sample {
     /// Half the REALTIME bracket, ns.
-    pub fn realtime_half_width_ns(&self) -> f64 {
+    pub(crate) fn realtime_half_width_ns(&self) -> f64 {
         half_width(self.realtime)
     }
     /// `REALTIME - MONOTONIC` (midpoints) minus `earlier`'s, ns: how far
     /// REALTIME moved against MONOTONIC between the two samples.
-    pub fn realtime_moved_since(&self, earlier: &Sample) -> f64 {
+    pub(crate) fn realtime_moved_since(&self, earlier: &Sample) -> f64 {
         let diff2 = |s: &Sample| {
             (s.realtime.0 as i128 + s.realtime.1 as i128) - (s.monotonic.0 as i128 + s.monotonic.1 as i128)
         };
@@ -183,7 +183,7 @@ fn bracketed<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
 }
 
 /// The best (narrowest REALTIME bracket) of [`TRIES_PER_SAMPLE`] reads.
-pub fn take_sample<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
+pub(crate) fn take_sample<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
     (0..TRIES_PER_SAMPLE)
         .map(|_| bracketed(c))
         .min_by(|a, b| a.realtime_half_width_ns().total_cmp(&b.realtime_half_width_ns()))
@@ -284,7 +284,7 @@ pub fn realtime_steps(samples: &[Sample]) -> Vec<RealtimeStep> {
 }
 
 /// Analyses samples taken over a window (pure; tests feed it directly).
-pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftReport {
+pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftReport {
     let measured_s = match (samples.first(), samples.last()) {
         (Some(a), Some(b)) => raw_seconds(a, b),
         _ => 0.0,

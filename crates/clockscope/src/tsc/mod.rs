@@ -62,7 +62,7 @@ pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = crate::evidence::calibration::PG
 /// `calibrated_khz` and, when CPUID gives nothing, for `frequency_khz`
 /// (source `x86, calibration`). `None` when PostgreSQL would not use the TSC
 /// at all.
-pub fn postgres_tsc_from(
+pub(crate) fn postgres_tsc_from(
     facts: &cpuid::CpuidFacts,
     current_clocksource: Option<&str>,
     calibrate: impl FnOnce() -> Option<u64>,

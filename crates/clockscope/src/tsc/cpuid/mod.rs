@@ -37,25 +37,25 @@ use raw_cpuid::CpuId;
 use serde::Serialize;
 
 /// Leaf 0: highest basic leaf and vendor.
-pub const LEAF_VENDOR: u32 = 0x0;
+pub(crate) const LEAF_VENDOR: u32 = 0x0;
 /// Leaf 1: signature (family/model/stepping) and feature flags.
-pub const LEAF_FEATURES: u32 = 0x1;
+pub(crate) const LEAF_FEATURES: u32 = 0x1;
 /// Leaf 7 subleaf 0: structured extended features (TSC_ADJUST).
-pub const LEAF_EXTENDED_FEATURES: u32 = 0x7;
+pub(crate) const LEAF_EXTENDED_FEATURES: u32 = 0x7;
 /// Leaf 0x15: TSC / core crystal clock ratio and crystal frequency.
-pub const LEAF_TSC_CRYSTAL: u32 = 0x15;
+pub(crate) const LEAF_TSC_CRYSTAL: u32 = 0x15;
 /// Leaf 0x16: processor base / max / bus frequency in MHz.
-pub const LEAF_FREQUENCY: u32 = 0x16;
+pub(crate) const LEAF_FREQUENCY: u32 = 0x16;
 /// Leaf 0x40000000: hypervisor signature and highest hypervisor leaf.
-pub const LEAF_HYPERVISOR: u32 = 0x4000_0000;
+pub(crate) const LEAF_HYPERVISOR: u32 = 0x4000_0000;
 /// Leaf 0x40000010: VMware's timing leaf (TSC kHz in EAX), also used by KVM/QEMU.
-pub const LEAF_HYPERVISOR_TIMING: u32 = 0x4000_0010;
+pub(crate) const LEAF_HYPERVISOR_TIMING: u32 = 0x4000_0010;
 /// Leaf 0x80000000: highest extended leaf.
-pub const LEAF_EXTENDED_MAX: u32 = 0x8000_0000;
+pub(crate) const LEAF_EXTENDED_MAX: u32 = 0x8000_0000;
 /// Leaf 0x80000001: extended features (RDTSCP).
-pub const LEAF_EXTENDED_FEATURES_1: u32 = 0x8000_0001;
+pub(crate) const LEAF_EXTENDED_FEATURES_1: u32 = 0x8000_0001;
 /// Leaf 0x80000007: advanced power management (invariant TSC).
-pub const LEAF_POWER_MANAGEMENT: u32 = 0x8000_0007;
+pub(crate) const LEAF_POWER_MANAGEMENT: u32 = 0x8000_0007;
 
 /// Leaf 0x15: TSC frequency = crystal (ECX Hz) * EBX / EAX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -151,7 +151,7 @@ fn regs<R: CpuIdReader>(reader: &R, leaf: u32, sub: u32) -> [u32; 4] {
 }
 
 /// Linux's `x86_family`: base family, plus extended family when base is 0xF.
-pub fn display_family(signature_eax: u32) -> u32 {
+pub(crate) fn display_family(signature_eax: u32) -> u32 {
     let base = (signature_eax >> 8) & 0xf;
     if base == 0xf {
         base + ((signature_eax >> 20) & 0xff)
@@ -162,7 +162,7 @@ pub fn display_family(signature_eax: u32) -> u32 {
 
 /// Linux's `x86_model`: base model, plus extended model << 4 when the display
 /// family is 6 or more (Intel family 6 and 0xF, AMD family 0xF and later).
-pub fn display_model(signature_eax: u32) -> u32 {
+pub(crate) fn display_model(signature_eax: u32) -> u32 {
     let base = (signature_eax >> 4) & 0xf;
     if display_family(signature_eax) >= 6 {
         base | (((signature_eax >> 16) & 0xf) << 4)
@@ -318,7 +318,7 @@ impl CpuidFacts {
     /// or `CPUID 0x80000007 not reported (highest extended leaf is
     /// 0x80000001)` when the leaf is beyond what the CPU reports.
     /// `bit` names the register and bit (`EDX bit 8`).
-    pub fn flag_text(&self, leaf: u32, bit: &str, set: bool) -> String {
+    pub(crate) fn flag_text(&self, leaf: u32, bit: &str, set: bool) -> String {
         match self.unreported(leaf) {
             Some(why) => format!("CPUID {leaf:#x} {why}"),
             None => format!("CPUID {leaf:#x} {bit} {}", if set { "set" } else { "clear" }),
@@ -326,7 +326,7 @@ impl CpuidFacts {
     }
 
     /// Whether the vendor is Intel (Linux's `native_calibrate_tsc` is Intel-only).
-    pub fn is_intel(&self) -> bool {
+    pub(crate) fn is_intel(&self) -> bool {
         self.vendor == "GenuineIntel"
     }
 }

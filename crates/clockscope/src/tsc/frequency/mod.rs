@@ -21,11 +21,12 @@ mod choice;
 
 use super::cpuid::CpuidFacts;
 use super::rules::linux::{crystal_hz_of, linux_rule_label};
-pub use super::rules::{
+pub(crate) use super::rules::{
     cpuid15_from16_khz, cpuid15_implied_khz, cpuid15_khz, cpuid16_khz, hypervisor_khz, implausible_crystal_hz,
-    implausible_tsc_khz, linux_cpuid_khz, linux_implied_crystal_khz, postgres_cpuid_khz, PostgresCpuid,
-    PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16, PG_SOURCE_HYPERVISOR, PLAUSIBLE_CRYSTAL_HZ,
-    PLAUSIBLE_TSC_KHZ,
+    implausible_tsc_khz, linux_cpuid_khz,
+};
+pub use super::rules::{
+    postgres_cpuid_khz, PostgresCpuid, PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16,
 };
 pub use super::source::SourceId;
 use crate::evidence::interposition;
@@ -160,7 +161,7 @@ impl Agreement {
     /// Adds supporting evidence of a time library (`LD_PRELOAD`, mapped
     /// libraries: [`crate::evidence::interposition::time_library_hints`]) to a
     /// gross disagreement; nothing without one (the hints alone decide nothing).
-    pub fn add_time_library_hints(&mut self, hints: &[String]) {
+    pub(crate) fn add_time_library_hints(&mut self, hints: &[String]) {
         let Some(old) = self.time_interposition.take() else {
             return;
         };
@@ -232,7 +233,7 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
 }
 
 /// How the note of a calibration against the kernel's own TSC clock starts.
-pub const KERNEL_ARITHMETIC_PREFIX: &str =
+pub(crate) const KERNEL_ARITHMETIC_PREFIX: &str =
     "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC(_RAW) is the TSC scaled): ";
 
 /// Marks the calibrations that gave a value as checks of the kernel's

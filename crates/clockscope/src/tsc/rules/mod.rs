@@ -48,23 +48,21 @@
 pub mod linux;
 pub mod postgresql;
 
-pub use linux::{
+pub(crate) use linux::{
     cpuid15_from16_khz, cpuid15_implied_khz, cpuid15_khz, cpuid16_khz, hypervisor_khz, linux_cpuid_khz,
-    linux_implied_crystal_khz,
 };
 pub use postgresql::{
     postgres_cpuid_khz, PostgresCpuid, PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16,
-    PG_SOURCE_HYPERVISOR,
 };
 
 /// TSC frequencies clockscope accepts from CPUID, a hypervisor leaf or the
 /// kernel: 100 MHz to 10 GHz, in kHz. The slowest x86-64 TSCs run at a few
 /// hundred MHz, the fastest CPUs at about 6 GHz.
-pub const PLAUSIBLE_TSC_KHZ: std::ops::RangeInclusive<u64> = 100_000..=10_000_000;
+pub(crate) const PLAUSIBLE_TSC_KHZ: std::ops::RangeInclusive<u64> = 100_000..=10_000_000;
 
 /// Crystal (core crystal clock, leaf 0x15 ECX) frequencies clockscope
 /// accepts: 1 to 100 MHz, in Hz. Real crystals are 19.2, 24, 25 or 38.4 MHz.
-pub const PLAUSIBLE_CRYSTAL_HZ: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000;
+pub(crate) const PLAUSIBLE_CRYSTAL_HZ: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000;
 
 /// `100 MHz-10 GHz` for messages.
 fn tsc_range_text() -> String {
@@ -85,11 +83,11 @@ fn crystal_range_text() -> String {
 }
 
 /// Why a TSC frequency is implausible, or `None` when it is plausible.
-pub fn implausible_tsc_khz(khz: u64) -> Option<String> {
+pub(crate) fn implausible_tsc_khz(khz: u64) -> Option<String> {
     (!PLAUSIBLE_TSC_KHZ.contains(&khz)).then(|| format!("{khz} kHz is outside {}", tsc_range_text()))
 }
 
 /// Why a crystal frequency is implausible, or `None` when it is plausible.
-pub fn implausible_crystal_hz(hz: u64) -> Option<String> {
+pub(crate) fn implausible_crystal_hz(hz: u64) -> Option<String> {
     (!PLAUSIBLE_CRYSTAL_HZ.contains(&hz)).then(|| format!("crystal {hz} Hz is outside {}", crystal_range_text()))
 }
