@@ -20,7 +20,9 @@ pub const CONFIDENCE: f64 = 0.95;
 /// A confidence interval of a median.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Interval {
+    /// Lower bound.
     pub low: f64,
+    /// Upper bound.
     pub high: f64,
     /// The interval's actual coverage, 1 - 2 P(B <= k-1), at or above the
     /// level asked for.

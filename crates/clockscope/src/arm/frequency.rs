@@ -91,6 +91,7 @@ pub fn disagreement_ppm(cntfrq_hz: u64, other_hz: f64) -> Option<f64> {
 pub struct CalibrationEvidence {
     /// The reference clock's display name, e.g. `clock_gettime (CLOCK_MONOTONIC_RAW)`.
     pub reference: String,
+    /// The counter's rate the calibration measured, in Hz.
     pub calibrated_hz: f64,
     /// The calibration's own uncertainty.
     pub uncertainty_ppm: f64,

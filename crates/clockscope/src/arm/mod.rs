@@ -51,11 +51,13 @@ pub struct GenericTimerReport {
     pub dt_clock_frequency_hz: Option<u64>,
     /// `/proc/cpuinfo` BogoMIPS as printed, and the rate it implies (x 500,000).
     pub bogomips: Option<String>,
+    /// The rate BogoMIPS implies, in Hz.
     pub bogomips_hz: Option<u64>,
     /// Every CPU's identification, ascending.
     pub cores: Vec<Core>,
     /// CPUs grouped by implementer + part, in order of first CPU.
     pub core_types: Vec<CoreType>,
+    /// Every CPU is the same core type.
     pub homogeneous: bool,
     /// Known counter errata that apply (AArch32-only ones have `affects_aarch64: false`).
     pub errata: Vec<ErratumFinding>,
@@ -63,7 +65,9 @@ pub struct GenericTimerReport {
     pub firmware: FirmwareEvidence,
     /// The calibration cross-check, when one was run.
     pub calibration_reference: Option<String>,
+    /// The calibrated rate, in Hz, when a calibration ran.
     pub calibrated_hz: Option<f64>,
+    /// The calibration's own uncertainty, in ppm.
     pub calibration_uncertainty_ppm: Option<f64>,
     /// (calibrated - CNTFRQ_EL0) / CNTFRQ_EL0, in ppm.
     pub disagreement_ppm: Option<f64>,

@@ -177,6 +177,7 @@ pub struct StdInstant {
 }
 
 impl StdInstant {
+    /// A clock whose epoch is now.
     pub fn new() -> Self {
         StdInstant {
             base: std::time::Instant::now(),

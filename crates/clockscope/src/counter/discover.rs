@@ -32,14 +32,18 @@ use std::path::Path;
 /// How much to find out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// The frequency only (see the module documentation).
     Quick,
+    /// The trust decision with its cross-check.
     Full,
+    /// What PostgreSQL 19 does with the counter.
     Postgresql,
 }
 
 /// A discovery: the mode and its calibration budgets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Discovery {
+    /// How much to find out.
     pub mode: Mode,
     /// Calibration budget when an authoritative source gives the frequency
     /// (the cross-check; quick mode never calibrates then).
@@ -116,7 +120,9 @@ pub fn full_budget(ns: u64) -> Result<u64, String> {
 pub struct TscEvidence {
     /// The root the kernel's files were read under, as reported.
     pub root: String,
+    /// This CPU's CPUID facts; `None` without CPUID (not x86-64).
     pub cpuid: Option<CpuidFacts>,
+    /// The kernel's evidence (sysfs, /proc, the kernel log).
     pub kernel: KernelEvidence,
     /// The perf page's TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,

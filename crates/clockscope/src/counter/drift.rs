@@ -84,9 +84,13 @@ impl Sample {
 /// The clocks a drift measurement reads, and how it waits: this machine's
 /// ([`NativeDriftClocks`]) or scripted.
 pub trait DriftClocks {
+    /// One counter read, in ticks.
     fn counter(&mut self) -> u64;
+    /// `CLOCK_REALTIME`, in ns.
     fn realtime_ns(&mut self) -> u64;
+    /// `CLOCK_MONOTONIC`, in ns.
     fn monotonic_ns(&mut self) -> u64;
+    /// `CLOCK_MONOTONIC_RAW`, in ns.
     fn monotonic_raw_ns(&mut self) -> u64;
     /// Waits `ns` (at most [`SLEEP_SLICE_NS`] at a time).
     fn sleep_ns(&mut self, ns: u64);
@@ -378,7 +382,9 @@ pub fn measure_drift<C: DriftClocks + ?Sized>(clocks: &mut C, plan: &DriftPlan) 
 /// This machine's clocks with `counter` (the ordered counter read), and a
 /// cancellation check (the CLI's Ctrl-C flag).
 pub struct NativeDriftClocks<C, F> {
+    /// The ordered counter read.
     pub counter: C,
+    /// True once the measurement should stop (Ctrl-C).
     pub cancelled: F,
 }
 

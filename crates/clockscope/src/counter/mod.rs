@@ -56,12 +56,16 @@ pub const fn native_kind() -> Option<CounterKind> {
 /// Receives one counter read as a concrete, copyable [`ClockSource`] (from
 /// [`arch::visit_ordered`]); its reads are raw ticks, its scale the one given.
 pub trait CounterVisitor {
+    /// What [`CounterVisitor::visit`] returns.
     type Output;
+    /// Called once with the counter's read as a clock source.
     fn visit<C: ClockSource + Copy + Send + Sync + 'static>(self, counter: C) -> Self::Output;
 }
 
 /// Receives a counter's precise and fast reads (from [`arch::visit_pair`]).
 pub trait CounterPairVisitor {
+    /// What [`CounterPairVisitor::visit`] returns.
     type Output;
+    /// Called once with the precise and the fast read.
     fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output;
 }

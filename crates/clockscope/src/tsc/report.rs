@@ -20,9 +20,17 @@ use serde::Serialize;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReportSource {
     /// This machine: native CPUID, the kernel under `root`, calibrations.
-    ThisMachine { root: String },
+    ThisMachine {
+        /// The root the kernel's files were read under.
+        root: String,
+    },
     /// A recorded dump: CPUID only.
-    CpuidDump { format: &'static str, leaves: usize },
+    CpuidDump {
+        /// The dump's format.
+        format: &'static str,
+        /// How many leaves it holds.
+        leaves: usize,
+    },
 }
 
 /// Everything `clockscope tsc` reports. The first fields are the stable,
@@ -35,7 +43,9 @@ pub struct TscReport {
     pub family: Option<u32>,
     /// Display model (extended rules applied).
     pub model: Option<u32>,
+    /// Stepping.
     pub stepping: Option<u32>,
+    /// Brand string (escaped).
     pub brand: Option<String>,
     /// CPUID 0x80000007 EDX bit 8.
     pub invariant_tsc: Option<bool>,
@@ -99,11 +109,15 @@ pub fn perf_page_khz() -> Result<(u64, String), String> {
 /// The live inputs of [`TscReport::build`] besides CPUID.
 #[derive(Clone, Debug)]
 pub struct LiveEvidence {
+    /// The root the kernel's files were read under, as reported.
     pub root: String,
+    /// The kernel's evidence.
     pub kernel: KernelEvidence,
     /// The kernel's perf mmap page TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
+    /// clockscope's calibration, or why it did not run.
     pub calibration: Result<Calibration, String>,
+    /// PostgreSQL 19's calibration algorithm's result, or why it did not run.
     pub postgresql_calibration: Result<Calibration, String>,
     /// Hints of a time library in this process (`LD_PRELOAD`, mapped
     /// libraries: [`crate::evidence::interposition::time_library_hints`]),

@@ -73,8 +73,11 @@ pub struct Leaf15 {
 /// and zero on real CPUs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Leaf16 {
+    /// Base frequency, MHz (EAX).
     pub base_mhz: u32,
+    /// Maximum frequency, MHz (EBX).
     pub max_mhz: u32,
+    /// Bus (reference) frequency, MHz (ECX).
     pub bus_mhz: u32,
 }
 
@@ -122,6 +125,7 @@ pub struct CpuidFacts {
     pub family: u32,
     /// Display model: base model, plus extended model << 4 when family >= 6.
     pub model: u32,
+    /// Stepping (leaf 1 EAX bits 3:0).
     pub stepping: u32,
     /// Brand string of leaves 0x80000002..4, trimmed; `None` when absent or
     /// empty. Control characters (a hostile dump's) are escaped with

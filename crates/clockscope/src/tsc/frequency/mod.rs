@@ -146,6 +146,7 @@ pub struct ClockscopeChoice {
 /// frequency in use within [`DISAGREEMENT_LIMIT_PPM`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Agreement {
+    /// The cross-checking sources agree.
     pub agree: bool,
     /// Which sources were compared, and the largest disagreement.
     pub evidence: String,
@@ -185,8 +186,11 @@ pub struct FrequencyReport {
     pub cpuid_tsc_rule: String,
     /// PostgreSQL 19's CPUID-derived kHz.
     pub postgresql_tsc_khz: Option<u64>,
+    /// PostgreSQL 19's choice.
     pub postgresql: PostgresChoice,
+    /// clockscope's choice.
     pub clockscope: ClockscopeChoice,
+    /// Whether the cross-checking sources agree with clockscope's choice.
     pub agreement: Agreement,
 }
 

@@ -45,8 +45,11 @@ pub use crate::evidence::Check as Reason;
 pub struct PostgresAuto {
     /// `tsc_use_by_default`: `SHOW timing_clock_source` gives `auto (tsc)`.
     pub use_by_default: bool,
+    /// The frequency PostgreSQL uses, kHz; `None` when it has none.
     pub frequency_khz: Option<u64>,
+    /// Where that frequency comes from (PostgreSQL's `frequency_source`).
     pub frequency_source: Option<String>,
+    /// The evidence for `use_by_default`, one line each.
     pub reasons: Vec<Reason>,
 }
 
@@ -57,7 +60,9 @@ pub struct TscDecision {
     pub trusted: bool,
     /// The frequency clockscope uses (also when not trusted, for reference).
     pub frequency_khz: Option<u64>,
+    /// Where that frequency comes from.
     pub frequency_source: Option<String>,
+    /// Every rule's result, in report order.
     pub reasons: Vec<Reason>,
 }
 
@@ -83,14 +88,19 @@ pub struct KernelLogTsc {
 /// [`LinuxEvidence`] or injected by tests.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelEvidence {
+    /// The kernel's release (`uname -r`).
     pub kernel_release: Evidence<String>,
+    /// The current clocksource (sysfs).
     pub current_clocksource: Evidence<String>,
+    /// The available clocksources (sysfs).
     pub available_clocksources: Evidence<Vec<String>>,
     /// The TSC flags of /proc/cpuinfo.
     pub tsc_flags: Evidence<TscFlags>,
     /// /proc/cpuinfo `model name`.
     pub cpu_model_name: Option<String>,
+    /// The kernel command line (`/proc/cmdline`).
     pub cmdline: Evidence<KernelCmdline>,
+    /// The kernel log's TSC messages.
     pub kernel_log: Evidence<KernelLogTsc>,
 }
 

@@ -68,15 +68,20 @@ impl DumpFormat {
 /// A parsed dump: the first processor's leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedDump {
+    /// Which format the dump was in.
     pub format: DumpFormat,
+    /// The first processor's leaves.
     pub leaves: RecordedCpuid,
 }
 
 /// Why a file is not a usable dump, with the offending line (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DumpError {
+    /// The offending line, 1-based.
     pub line: usize,
+    /// That line, trimmed (escaped when displayed).
     pub content: String,
+    /// Why it is not usable.
     pub reason: String,
 }
 
