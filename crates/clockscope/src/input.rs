@@ -55,13 +55,13 @@ pub const CPUID_DUMP: InputLimit = InputLimit {
 };
 
 /// `/proc/cpuinfo`: 8 MiB.
-pub(crate) const CPUINFO: InputLimit = InputLimit {
+pub const CPUINFO: InputLimit = InputLimit {
     kind: "/proc/cpuinfo",
     max_bytes: 8 << 20,
 };
 
 /// A kernel log saved as text: 8 MiB.
-pub(crate) const KERNEL_LOG_TEXT: InputLimit = InputLimit {
+pub const KERNEL_LOG_TEXT: InputLimit = InputLimit {
     kind: "kernel log",
     max_bytes: 8 << 20,
 };
@@ -73,19 +73,19 @@ pub const KERNEL_VALUE: InputLimit = InputLimit {
 };
 
 /// `/proc/stat`: 4 MiB.
-pub(crate) const PROC_STAT: InputLimit = InputLimit {
+pub const PROC_STAT: InputLimit = InputLimit {
     kind: "/proc/stat",
     max_bytes: 4 << 20,
 };
 
 /// An ACPI table: 1 MiB.
-pub(crate) const FIRMWARE_TABLE: InputLimit = InputLimit {
+pub const FIRMWARE_TABLE: InputLimit = InputLimit {
     kind: "firmware table",
     max_bytes: 1 << 20,
 };
 
 /// `/proc/self/maps`: 1 MiB.
-pub(crate) const PROC_MAPS: InputLimit = InputLimit {
+pub const PROC_MAPS: InputLimit = InputLimit {
     kind: "/proc/self/maps",
     max_bytes: 1 << 20,
 };

@@ -11,7 +11,7 @@
 //!   when none does) and, if asked, PostgreSQL 19's own calibration algorithm.
 //! - [`Mode::Postgresql`]: what PostgreSQL 19's `pg_initialize_timing` does
 //!   (the TSC by its CPUID rules, else a calibration of `calibration_ns`;
-//!   [`crate::tsc::postgres_tsc_from`]); on ARM, the generic timer with its
+//!   `postgres_tsc_from`); on ARM, the generic timer with its
 //!   cross-check (`cross_check_ns`), which pg_test_timing prints in its place.
 //!
 //! The evidence is injected ([`TscEvidence`], a root path and CNTFRQ_EL0 for
@@ -126,7 +126,7 @@ pub struct TscEvidence {
     pub kernel: KernelEvidence,
     /// The perf page's TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
-    /// Hints of a time library in this process ([`crate::evidence::interposition::time_library_hints`]).
+    /// Hints of a time library in this process (`time_library_hints`).
     pub time_libraries: Vec<String>,
 }
 

@@ -5,7 +5,7 @@
 //!
 //! # Method
 //! At the start, every [`DriftPlan::interval_ns`] and at the end, one
-//! *sample*: the best of [`TRIES_PER_SAMPLE`] bracketed reads
+//! *sample*: the best of `TRIES_PER_SAMPLE` bracketed reads
 //! `REALTIME, MONOTONIC, MONOTONIC_RAW, counter, MONOTONIC_RAW, MONOTONIC, REALTIME`
 //! (the one with the narrowest REALTIME bracket). The counter read's time on
 //! each reference clock is the bracket's midpoint, within half its width.
@@ -19,7 +19,7 @@
 //! A step of CLOCK_REALTIME (settimeofday, clock_settime, an NTP step) moves
 //! REALTIME against MONOTONIC, which NTP only slews together with REALTIME:
 //! when `REALTIME - MONOTONIC` changes between two samples by more than
-//! [`STEP_TOLERANCE_NS`] plus both brackets, the step is reported and no ppm
+//! `STEP_TOLERANCE_NS` plus both brackets, the step is reported and no ppm
 //! against REALTIME is given (it would be bogus); MONOTONIC_RAW's stands.
 //!
 //! Bounded: the window is the caller's (at most [`MAX_DRIFT_S`]), waits are

@@ -14,7 +14,7 @@
 //! a gross disagreement means either the frequency source is wrong or time
 //! is changed on its way to clockscope.
 //!
-//! [`time_library_hints`] adds supporting evidence when it is cheap to find:
+//! `time_library_hints` adds supporting evidence when it is cheap to find:
 //! `LD_PRELOAD` in the environment and time libraries mapped into this
 //! process (`/proc/self/maps`, read through [`crate::input`]). Their
 //! presence alone decides nothing (libfaketime at `+0` changes no rate).

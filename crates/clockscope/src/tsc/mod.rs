@@ -12,7 +12,7 @@
 //! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
 //! - [`report`]: [`TscReport`], everything above in one serialisable value
 //!   ([`crate::counter::detect_tsc`] builds it for this machine).
-//! - [`postgres_tsc_from`]: what PostgreSQL 19's `pg_initialize_timing`
+//! - `postgres_tsc_from`: what PostgreSQL 19's `pg_initialize_timing`
 //!   concludes from the evidence, for `pg_test_timing` (run on this machine
 //!   by [`crate::counter::discover()`] in its PostgreSQL mode).
 

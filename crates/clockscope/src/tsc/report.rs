@@ -120,7 +120,7 @@ pub struct LiveEvidence {
     /// PostgreSQL 19's calibration algorithm's result, or why it did not run.
     pub postgresql_calibration: Result<Calibration, String>,
     /// Hints of a time library in this process (`LD_PRELOAD`, mapped
-    /// libraries: [`crate::evidence::interposition::time_library_hints`]),
+    /// libraries: `time_library_hints`),
     /// added to a gross frequency disagreement as supporting evidence.
     pub time_libraries: Vec<String>,
 }

@@ -50,8 +50,8 @@ pub struct FrequencySource {
     /// implausible one.
     pub khz: Option<u64>,
     /// The value this source gives when it is implausible (outside
-    /// [`PLAUSIBLE_TSC_KHZ`], or derived from a crystal outside
-    /// [`PLAUSIBLE_CRYSTAL_HZ`]): reported, never used.
+    /// `PLAUSIBLE_TSC_KHZ`, or derived from a crystal outside
+    /// `PLAUSIBLE_CRYSTAL_HZ`): reported, never used.
     pub implausible_khz: Option<u64>,
     /// How the value was derived, or why there is none.
     pub note: String,
@@ -125,7 +125,7 @@ pub struct PostgresChoice {
     /// Why.
     pub why: String,
     /// The frequency PostgreSQL uses is implausible (outside
-    /// [`PLAUSIBLE_TSC_KHZ`]): PostgreSQL does not check, clockscope does.
+    /// `PLAUSIBLE_TSC_KHZ`): PostgreSQL does not check, clockscope does.
     pub implausible: bool,
 }
 

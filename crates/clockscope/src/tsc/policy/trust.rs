@@ -46,7 +46,7 @@ const TRUST_RULES: [TrustRule; 6] = [
 
 /// clockscope's decision (see the module documentation). `cpuid` is `None`
 /// without CPUID; `kernel` is `None` when analysing a dump (no kernel). The
-/// TSC is trusted when every rule of [`TRUST_RULES`] holds.
+/// TSC is trusted when every rule of `TRUST_RULES` holds.
 pub fn clockscope_decision(
     cpuid: Option<&CpuidFacts>,
     kernel: Option<&KernelEvidence>,

@@ -19,7 +19,7 @@
 //! that must be > 0, else PostgreSQL calibrates (so a 1 Hz crystal, giving
 //! 0, and a product that wraps to a negative `int32` both calibrate).
 //!
-//! **Linux** ([`linux_cpuid_khz`]): in a VMware or ACRN guest the hypervisor's
+//! **Linux** (`linux_cpuid_khz`): in a VMware or ACRN guest the hypervisor's
 //! frequency first (VMware's GETHZ backdoor, published too as leaf 0x40000010
 //! EAX; ACRN's leaf 0x40000010 EAX). Otherwise `native_calibrate_tsc`: Intel
 //! only, leaf 0x15 needs EAX and EBX; crystal = ECX / 1000 kHz; when ECX is 0, Goldmont-D
@@ -35,8 +35,8 @@
 //!
 //! # Plausibility
 //! A TSC frequency from CPUID, a hypervisor leaf or the kernel outside
-//! [`PLAUSIBLE_TSC_KHZ`] (100 MHz to 10 GHz), or a crystal (leaf 0x15 ECX,
-//! or the one derived from leaf 0x16) outside [`PLAUSIBLE_CRYSTAL_HZ`] (1 to
+//! `PLAUSIBLE_TSC_KHZ` (100 MHz to 10 GHz), or a crystal (leaf 0x15 ECX,
+//! or the one derived from leaf 0x16) outside `PLAUSIBLE_CRYSTAL_HZ` (1 to
 //! 100 MHz), is evidence of a problem (a broken or hostile hypervisor, a
 //! corrupt dump), not a frequency: the source reports it as
 //! `implausible_khz` with `khz` null, clockscope never uses it, and the

@@ -25,7 +25,7 @@ pub struct PostgresCpuid {
     pub source: Option<&'static str>,
     /// Which rule applied.
     pub why: String,
-    /// The kHz PostgreSQL uses is outside [`PLAUSIBLE_TSC_KHZ`](super::PLAUSIBLE_TSC_KHZ) (PostgreSQL
+    /// The kHz PostgreSQL uses is outside `PLAUSIBLE_TSC_KHZ` (PostgreSQL
     /// itself does not check).
     pub implausible: bool,
 }
