@@ -95,18 +95,44 @@ pub const PROC_MAPS: InputLimit = InputLimit {
 #[derive(Debug)]
 pub enum InputError {
     /// The path does not exist.
-    NotFound { path: String, error: std::io::Error },
+    NotFound {
+        /// The path, as given.
+        path: String,
+        /// The error of the open.
+        error: std::io::Error,
+    },
     /// Not a regular file: `what` is "a FIFO", "a socket", "a character
     /// device", "a block device" or "a directory".
-    NotRegular { path: String, what: &'static str },
+    NotRegular {
+        /// The path, as given.
+        path: String,
+        /// What it is instead.
+        what: &'static str,
+    },
     /// Larger than the cap.
-    TooLarge { path: String, limit: InputLimit },
+    TooLarge {
+        /// The path, as given.
+        path: String,
+        /// The cap it exceeded.
+        limit: InputLimit,
+    },
     /// Not UTF-8 text (for [`read_text`]).
-    NotText { path: String },
+    NotText {
+        /// The path, as given.
+        path: String,
+    },
     /// The path changed between the check and the open.
-    Changed { path: String },
+    Changed {
+        /// The path, as given.
+        path: String,
+    },
     /// Any other I/O error (permissions, EIO, ...).
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The path, as given.
+        path: String,
+        /// The error.
+        error: std::io::Error,
+    },
 }
 
 impl InputError {

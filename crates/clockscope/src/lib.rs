@@ -37,6 +37,9 @@
 //! - [`crosscpu`]: whether a clock agrees across CPUs: the kernel's warp test
 //!   and a ping-pong offset estimate per CPU pair.
 //! - [`fit`]: text reports fitted to 100 columns (wrapping with a hanging indent).
+//! - [`evidence`]: what the counter's judges (`tsc`, `arm`) and its
+//!   gatherer (`counter`) share: a calibration's result, one decision line,
+//!   the signs of time interposition.
 //! - [`escape`]: untrusted text (dumps, kernel log, server messages) made
 //!   safe to print in every output format.
 //! - [`input`]: every input file read bounded: regular files only (no FIFO,
@@ -61,6 +64,7 @@ pub mod counter;
 pub mod cpu;
 pub mod crosscpu;
 pub mod escape;
+pub mod evidence;
 pub mod fit;
 pub mod input;
 pub mod instant;

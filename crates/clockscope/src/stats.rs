@@ -20,7 +20,9 @@ pub const CONFIDENCE: f64 = 0.95;
 /// A confidence interval of a median.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Interval {
+    /// Lower bound.
     pub low: f64,
+    /// Upper bound.
     pub high: f64,
     /// The interval's actual coverage, 1 - 2 P(B <= k-1), at or above the
     /// level asked for.
@@ -36,7 +38,7 @@ impl Interval {
 
     /// Whether the interval has no width (every sample in it equal): it then
     /// says nothing about the noise and is not shown as +-0%.
-    pub fn is_degenerate(&self) -> bool {
+    pub(crate) fn is_degenerate(&self) -> bool {
         self.low == self.high
     }
 }
@@ -59,7 +61,7 @@ pub fn median(samples: &[f64]) -> Option<f64> {
 
 /// P(B <= j) for B ~ Binomial(n, 1/2), summed in logs so n up to thousands
 /// stays finite.
-pub fn binomial_half_cdf(n: usize, j: usize) -> f64 {
+pub(crate) fn binomial_half_cdf(n: usize, j: usize) -> f64 {
     let ln_half_n = n as f64 * std::f64::consts::LN_2;
     let mut ln_choose = 0.0; // ln C(n, 0)
     let mut sum = 0.0;
@@ -95,7 +97,7 @@ pub fn median_interval(samples: &[f64], level: f64) -> Option<Interval> {
 }
 
 /// The fewest samples [`median_interval`] needs at [`CONFIDENCE`].
-pub const MIN_SAMPLES_FOR_INTERVAL: usize = 6;
+pub(crate) const MIN_SAMPLES_FOR_INTERVAL: usize = 6;
 
 #[cfg(test)]
 mod tests {

@@ -137,7 +137,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             if !root.is_dir() {
                 anyhow::bail!("--root {}: not a directory", root.display());
             }
-            clockscope::tsc::detect(&root, args.calibration_ms * 1_000_000)
+            clockscope::counter::detect_tsc(&root, args.calibration_ms * 1_000_000)
         }
     };
     let ntp = match &args.cpuid_dump {

@@ -35,18 +35,24 @@ pub struct Core {
     pub cpu: u32,
     /// The register value (hex in JSON).
     pub midr: Midr,
+    /// Implementer code (MIDR bits 31:24; 0x41 is Arm).
     pub implementer: u8,
+    /// Variant (MIDR bits 23:20, the `r` of `rNpN`).
     pub variant: u8,
+    /// Part number (MIDR bits 15:4).
     pub part: u16,
+    /// Revision (MIDR bits 3:0, the `p` of `rNpN`).
     pub revision: u8,
     /// `r3p1`.
     pub rnpn: String,
     /// `Arm Neoverse N1`, or the numbers when the part is not in the table.
     pub name: String,
+    /// Where the identification was read.
     pub source: IdSource,
 }
 
 impl Core {
+    /// The identification of logical CPU `cpu` from its MIDR, read from `source`.
     pub fn new(cpu: u32, midr: Midr, source: IdSource) -> Core {
         Core {
             cpu,
@@ -61,6 +67,7 @@ impl Core {
         }
     }
 
+    /// The core model (implementer and part) this CPU reports.
     pub fn model(&self) -> CoreModel {
         self.midr.model()
     }
@@ -69,8 +76,11 @@ impl Core {
 /// A group of CPUs that report the same implementer and part.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CoreType {
+    /// Implementer code shared by the group.
     pub implementer: u8,
+    /// Part number shared by the group.
     pub part: u16,
+    /// The model's display name (`Arm Neoverse N1`, or the numbers).
     pub name: String,
     /// The logical CPUs of this type, ascending.
     pub cpus: Vec<u32>,

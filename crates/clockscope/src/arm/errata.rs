@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 /// `MIDR_RANGE(model, v_min, r_min, v_max, r_max)`.
 #[derive(Clone, Copy, Debug)]
 pub struct MidrRange {
+    /// The core model the range applies to.
     pub model: CoreModel,
     /// (variant, revision), inclusive.
     pub min: (u8, u8),
@@ -61,7 +62,9 @@ pub enum Matcher {
     /// By a boolean property on the device tree's arch timer node, and
     /// optionally by ACPI GTDT OEM identity (oem_id, oem_table_id, oem_revision).
     Firmware {
+        /// The boolean device-tree property that marks the erratum.
         dt_property: &'static str,
+        /// ACPI GTDT OEM identities (oem_id, oem_table_id, oem_revision) that mark it.
         acpi_gtdt_oem: &'static [(&'static str, &'static str, u32)],
     },
 }
@@ -79,6 +82,7 @@ pub struct KnownErratum {
     pub affects_aarch64: bool,
     /// What Linux does about it.
     pub linux_workaround: &'static str,
+    /// How the erratum is detected on a machine.
     pub matcher: Matcher,
 }
 
@@ -177,7 +181,9 @@ read can jump backwards or forwards",
 /// An erratum found to apply to this machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ErratumFinding {
+    /// The erratum's name, as Linux's Kconfig help gives it.
     pub id: &'static str,
+    /// What goes wrong.
     pub problem: &'static str,
     /// The evidence: `MIDR 0x410fd092 (Arm Cortex-A73 r0p2)` or the firmware property.
     pub detected_by: String,
@@ -185,7 +191,9 @@ pub struct ErratumFinding {
     pub cpus: Vec<u32>,
     /// False for errata that only affect 32-bit processes (informational).
     pub affects_aarch64: bool,
+    /// What Linux does about it.
     pub linux_workaround: &'static str,
+    /// The Linux config option of the workaround.
     pub linux_config: &'static str,
 }
 
@@ -203,8 +211,11 @@ pub struct DtTimer {
 /// The ACPI GTDT header fields Linux matches errata against.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GtdtOem {
+    /// The table's OEM ID.
     pub oem_id: String,
+    /// The table's OEM table ID.
     pub oem_table_id: String,
+    /// The table's OEM revision.
     pub oem_revision: u32,
 }
 
@@ -328,7 +339,7 @@ pub fn parse_gtdt_header(bytes: &[u8]) -> Option<GtdtOem> {
 }
 
 /// Every known erratum that applies to these cores and this firmware.
-pub fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<ErratumFinding> {
+pub(crate) fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<ErratumFinding> {
     let mut found = Vec::new();
     for e in KNOWN_ERRATA {
         match e.matcher {

@@ -20,14 +20,14 @@ pub const COARSE_BELOW_HZ: u64 = 10_000_000;
 
 /// BogoMIPS-derived rates within this share of CNTFRQ_EL0 agree (covers the
 /// two-decimal print, the `lpj` truncation and HZ=300's rounding, 0.04%).
-pub const BOGOMIPS_TOLERANCE_PPM: f64 = 1000.0;
+pub(crate) const BOGOMIPS_TOLERANCE_PPM: f64 = 1000.0;
 
 /// A calibrated rate disagrees with CNTFRQ_EL0 when it is off by more than
 /// this plus its own uncertainty. Both clocks count the same crystal, so an
 /// honest rate agrees to well under a ppm; 100 ppm leaves room for read
 /// jitter in short calibrations and still catches a mis-programmed CNTFRQ
 /// (those are off by percent, e.g. 19.2 vs 24 MHz).
-pub const CALIBRATION_TOLERANCE_PPM: f64 = 100.0;
+pub(crate) const CALIBRATION_TOLERANCE_PPM: f64 = 100.0;
 
 /// Resolution of a counter at `hz`: one tick in nanoseconds (None for 0 Hz).
 pub fn resolution_ns(hz: u64) -> Option<f64> {
@@ -35,7 +35,7 @@ pub fn resolution_ns(hz: u64) -> Option<f64> {
 }
 
 /// `41.67`, `1`, `1000`: two decimals, trailing zeros dropped.
-pub fn format_ns(ns: f64) -> String {
+pub(crate) fn format_ns(ns: f64) -> String {
     let s = format!("{ns:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -91,6 +91,7 @@ pub fn disagreement_ppm(cntfrq_hz: u64, other_hz: f64) -> Option<f64> {
 pub struct CalibrationEvidence {
     /// The reference clock's display name, e.g. `clock_gettime (CLOCK_MONOTONIC_RAW)`.
     pub reference: String,
+    /// The counter's rate the calibration measured, in Hz.
     pub calibrated_hz: f64,
     /// The calibration's own uncertainty.
     pub uncertainty_ppm: f64,
@@ -99,7 +100,7 @@ pub struct CalibrationEvidence {
 impl CalibrationEvidence {
     /// From [`crate::counter::calibrate`]'s result: only a converged calibration
     /// with an error bound counts (PostgreSQL's method has none), else None.
-    pub fn from_calibration(c: &crate::counter::calibrate::Calibration) -> Option<CalibrationEvidence> {
+    pub(crate) fn from_calibration(c: &crate::evidence::Calibration) -> Option<CalibrationEvidence> {
         Some(CalibrationEvidence {
             reference: c.reference.to_string(),
             calibrated_hz: c.hz? as f64,
@@ -109,7 +110,7 @@ impl CalibrationEvidence {
 
     /// Whether the calibrated rate agrees with `cntfrq_hz` within
     /// [`CALIBRATION_TOLERANCE_PPM`] plus the calibration's uncertainty.
-    pub fn agrees_with(&self, cntfrq_hz: u64) -> bool {
+    pub(crate) fn agrees_with(&self, cntfrq_hz: u64) -> bool {
         disagreement_ppm(cntfrq_hz, self.calibrated_hz)
             .is_some_and(|d| d.abs() <= CALIBRATION_TOLERANCE_PPM + self.uncertainty_ppm.abs())
     }
@@ -156,7 +157,7 @@ mod tests {
 
     #[test]
     fn only_bounded_calibrations_are_evidence() {
-        use crate::counter::calibrate::{Calibration, METHOD_BRACKETED};
+        use crate::evidence::calibration::{Calibration, METHOD_BRACKETED};
         assert_eq!(
             CalibrationEvidence::from_calibration(&Calibration::unavailable("no counter", METHOD_BRACKETED)),
             None

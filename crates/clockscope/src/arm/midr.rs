@@ -30,8 +30,10 @@ pub struct Midr(u32);
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MidrParseError {
     #[error("midr_el1 text {0:?} is not a 0x-prefixed hexadecimal number")]
+    /// Not a 0x-prefixed hexadecimal number (the text, escaped by the caller).
     NotHex(String),
     #[error("midr_el1 value {0:#x} has bits set above bit 31 (RES0 in MIDR_EL1)")]
+    /// Bits set above bit 31 (the value).
     Reserved(u64),
 }
 
@@ -63,21 +65,27 @@ impl Midr {
         u32::try_from(v).map(Midr).map_err(|_| MidrParseError::Reserved(v))
     }
 
+    /// The register's 32 bits.
     pub const fn raw(self) -> u32 {
         self.0
     }
+    /// Implementer code (bits 31:24).
     pub const fn implementer(self) -> u8 {
         (self.0 >> 24) as u8
     }
+    /// Variant (bits 23:20).
     pub const fn variant(self) -> u8 {
         ((self.0 >> 20) & 0xf) as u8
     }
+    /// Architecture (bits 19:16; 0xF: defined by the ID registers).
     pub const fn architecture(self) -> u8 {
         ((self.0 >> 16) & 0xf) as u8
     }
+    /// Part number (bits 15:4).
     pub const fn part(self) -> u16 {
         ((self.0 >> 4) & 0xfff) as u16
     }
+    /// Revision (bits 3:0).
     pub const fn revision(self) -> u8 {
         (self.0 & 0xf) as u8
     }
@@ -111,7 +119,9 @@ impl From<Midr> for String {
 /// A core model: implementer plus part number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct CoreModel {
+    /// Implementer code.
     pub implementer: u8,
+    /// Part number.
     pub part: u16,
 }
 

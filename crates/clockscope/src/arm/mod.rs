@@ -29,7 +29,7 @@ pub use errata::{ErratumFinding, FirmwareEvidence, KNOWN_ERRATA};
 pub use frequency::{CalibrationEvidence, COARSE_BELOW_HZ};
 pub use midr::{CoreModel, Midr};
 
-use crate::counter::interposition;
+use crate::evidence::interposition;
 use serde::Serialize;
 use std::path::Path;
 
@@ -51,11 +51,13 @@ pub struct GenericTimerReport {
     pub dt_clock_frequency_hz: Option<u64>,
     /// `/proc/cpuinfo` BogoMIPS as printed, and the rate it implies (x 500,000).
     pub bogomips: Option<String>,
+    /// The rate BogoMIPS implies, in Hz.
     pub bogomips_hz: Option<u64>,
     /// Every CPU's identification, ascending.
     pub cores: Vec<Core>,
     /// CPUs grouped by implementer + part, in order of first CPU.
     pub core_types: Vec<CoreType>,
+    /// Every CPU is the same core type.
     pub homogeneous: bool,
     /// Known counter errata that apply (AArch32-only ones have `affects_aarch64: false`).
     pub errata: Vec<ErratumFinding>,
@@ -63,7 +65,9 @@ pub struct GenericTimerReport {
     pub firmware: FirmwareEvidence,
     /// The calibration cross-check, when one was run.
     pub calibration_reference: Option<String>,
+    /// The calibrated rate, in Hz, when a calibration ran.
     pub calibrated_hz: Option<f64>,
+    /// The calibration's own uncertainty, in ppm.
     pub calibration_uncertainty_ppm: Option<f64>,
     /// (calibrated - CNTFRQ_EL0) / CNTFRQ_EL0, in ppm.
     pub disagreement_ppm: Option<f64>,
@@ -157,123 +161,13 @@ pub fn gather(root: &Path, cntfrq_hz: u64, calibration: Option<&CalibrationEvide
     let errata = errata::find_errata(&scan.cores, &firmware);
     let dt_clock_frequency_hz = firmware.dt_timer.as_ref().and_then(|t| t.clock_frequency_hz);
 
-    let mut reasons = Vec::new();
-    let mut notes = Vec::new();
-
-    if cntfrq_hz == 0 {
-        reasons.push(
-            "CNTFRQ_EL0 reads 0: the firmware did not program the counter frequency, so ticks cannot be converted \
-to time"
-                .to_string(),
-        );
-    }
-    match dt_clock_frequency_hz {
-        Some(dt) if dt != cntfrq_hz => reasons.push(format!(
-            "the device tree's timer clock-frequency is {dt} Hz but CNTFRQ_EL0 says {cntfrq_hz} Hz: Linux uses the \
-device-tree value, so CNTFRQ_EL0 misstates the counter's rate"
-        )),
-        Some(dt) => notes.push(format!(
-            "the device tree's timer clock-frequency ({dt} Hz) equals CNTFRQ_EL0"
-        )),
-        None => {}
-    }
-    if let Some((text, hz)) = &bogomips {
-        match frequency::disagreement_ppm(cntfrq_hz, *hz as f64) {
-            Some(d) if d.abs() > frequency::BOGOMIPS_TOLERANCE_PPM => reasons.push(format!(
-                "the kernel's timer rate implied by BogoMIPS {text} ({hz} Hz) differs from CNTFRQ_EL0 \
-({cntfrq_hz} Hz) by {d:+.0} ppm: the kernel converts the counter with another rate"
-            )),
-            Some(_) => notes.push(format!(
-                "/proc/cpuinfo BogoMIPS {text} implies {hz} Hz, consistent with CNTFRQ_EL0 (arm64 Linux derives \
-BogoMIPS from the timer rate)"
-            )),
-            None => {}
-        }
-    }
-    let disagreement_ppm = calibration.and_then(|c| frequency::disagreement_ppm(cntfrq_hz, c.calibrated_hz));
-    // With clocksource arch_sys_counter, CLOCK_MONOTONIC_RAW is this counter
-    // scaled at the rate the kernel took from CNTFRQ_EL0 (or the device
-    // tree): a calibration against it checks that arithmetic, no more.
-    let clocksource = crate::linux::read_current_clocksource(root).into_found();
-    if let (Some(c), Some("arch_sys_counter")) = (calibration, clocksource.as_deref()) {
-        notes.push(format!(
-            "the calibration against {} is a check of the kernel's arithmetic, not independent evidence: the \
-kernel's clocksource is arch_sys_counter, this counter itself",
-            c.reference
-        ));
-    }
-    if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
-        if !c.agrees_with(cntfrq_hz) {
-            // Grossly off: time is changed on its way to clockscope (certainly so when the kernel's clock is this counter).
-            let gross = if d.abs() > interposition::GROSS_DISAGREEMENT_PPM + c.uncertainty_ppm.abs() {
-                format!(
-                    ", more than {} ppm: {}",
-                    interposition::GROSS_DISAGREEMENT_PPM,
-                    interposition::explanation(clocksource.as_deref() == Some("arch_sys_counter"))
-                )
-            } else {
-                String::new()
-            };
-            reasons.push(format!(
-                "calibrated against {} the counter runs at {:.0} Hz, {d:+.1} ppm from CNTFRQ_EL0 ({cntfrq_hz} Hz; \
-tolerance {} ppm + {:.1} ppm uncertainty){gross}",
-                c.reference,
-                c.calibrated_hz,
-                frequency::CALIBRATION_TOLERANCE_PPM,
-                c.uncertainty_ppm
-            ));
-        }
-    }
-
-    if scan.cores.is_empty() {
-        reasons.push(
-            "no CPU identification found (no sys/devices/system/cpu/cpu*/regs/identification/midr_el1 and no arm64 \
-CPU lines in /proc/cpuinfo): homogeneity and CPU errata cannot be checked"
-                .to_string(),
-        );
-    } else if !homogeneous {
-        let mix: Vec<String> = types.iter().map(|t| format!("{} x {}", t.cpus.len(), t.name)).collect();
-        reasons.push(format!(
-            "the CPUs are not all the same core ({}): errata and counter behaviour must hold on every core type, and \
-clockscope trusts only homogeneous systems by default",
-            mix.join(", ")
-        ));
-    }
-    for e in &errata {
-        let cpus = if e.cpus.is_empty() {
-            "the whole SoC".to_string()
-        } else {
-            format!("CPUs {}", cpu_list(&e.cpus))
-        };
-        if e.affects_aarch64 {
-            reasons.push(format!(
-                "{} on {cpus} ({}): {}; {}",
-                e.id, e.detected_by, e.problem, e.linux_workaround
-            ));
-        } else {
-            notes.push(format!("{} on {cpus} ({}): {}", e.id, e.detected_by, e.problem));
-        }
-    }
-    for t in &types {
-        let model = CoreModel {
-            implementer: t.implementer,
-            part: t.part,
-        };
-        if hides_core_type(model) {
-            notes.push(format!(
-                "CPUs {} report {}: a hypervisor hides the real core, so errata matched by MIDR are checked against \
-what it reports, not the host's core",
-                cpu_list(&t.cpus),
-                t.name
-            ));
-        } else if model.part_name().is_none() {
-            notes.push(format!(
-                "CPUs {} are {}, not in clockscope's table of parts: no known counter erratum matches it",
-                cpu_list(&t.cpus),
-                t.name
-            ));
-        }
-    }
+    let mut f = Findings::default();
+    f.frequency(cntfrq_hz, dt_clock_frequency_hz, bogomips.as_ref());
+    let disagreement_ppm = f.calibration(root, cntfrq_hz, calibration);
+    f.cores(&scan.cores, &types);
+    f.errata(&errata);
+    f.core_types(&types);
+    let Findings { reasons, mut notes } = f;
     notes.extend(firmware.unchecked.iter().cloned());
     notes.extend(scan.problems.iter().cloned());
 
@@ -298,6 +192,157 @@ what it reports, not the host's core",
         reasons,
         notes,
         cores: scan.cores,
+    }
+}
+
+/// What the generic timer's checks found: `reasons` against trusting it,
+/// `notes` that inform without deciding. Each step below adds one kind.
+#[derive(Default)]
+struct Findings {
+    reasons: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Findings {
+    /// CNTFRQ_EL0 itself, against the device tree's `clock-frequency` and
+    /// the rate BogoMIPS implies.
+    fn frequency(&mut self, cntfrq_hz: u64, dt_clock_frequency_hz: Option<u64>, bogomips: Option<&(String, u64)>) {
+        let (reasons, notes) = (&mut self.reasons, &mut self.notes);
+        if cntfrq_hz == 0 {
+            reasons.push(
+                "CNTFRQ_EL0 reads 0: the firmware did not program the counter frequency, so ticks cannot be converted \
+to time"
+                    .to_string(),
+            );
+        }
+        match dt_clock_frequency_hz {
+            Some(dt) if dt != cntfrq_hz => reasons.push(format!(
+                "the device tree's timer clock-frequency is {dt} Hz but CNTFRQ_EL0 says {cntfrq_hz} Hz: Linux uses the \
+device-tree value, so CNTFRQ_EL0 misstates the counter's rate"
+            )),
+            Some(dt) => notes.push(format!(
+                "the device tree's timer clock-frequency ({dt} Hz) equals CNTFRQ_EL0"
+            )),
+            None => {}
+        }
+        if let Some((text, hz)) = bogomips {
+            match frequency::disagreement_ppm(cntfrq_hz, *hz as f64) {
+                Some(d) if d.abs() > frequency::BOGOMIPS_TOLERANCE_PPM => reasons.push(format!(
+                    "the kernel's timer rate implied by BogoMIPS {text} ({hz} Hz) differs from CNTFRQ_EL0 \
+({cntfrq_hz} Hz) by {d:+.0} ppm: the kernel converts the counter with another rate"
+                )),
+                Some(_) => notes.push(format!(
+                    "/proc/cpuinfo BogoMIPS {text} implies {hz} Hz, consistent with CNTFRQ_EL0 (arm64 Linux derives \
+BogoMIPS from the timer rate)"
+                )),
+                None => {}
+            }
+        }
+    }
+
+    /// The calibration against CNTFRQ_EL0 (the kernel's clocksource read
+    /// under `root` says whether it is independent); returns its
+    /// disagreement in ppm.
+    fn calibration(&mut self, root: &Path, cntfrq_hz: u64, calibration: Option<&CalibrationEvidence>) -> Option<f64> {
+        let disagreement_ppm = calibration.and_then(|c| frequency::disagreement_ppm(cntfrq_hz, c.calibrated_hz));
+        // With clocksource arch_sys_counter, CLOCK_MONOTONIC_RAW is this counter
+        // scaled at the rate the kernel took from CNTFRQ_EL0 (or the device
+        // tree): a calibration against it checks that arithmetic, no more.
+        let clocksource = crate::linux::read_current_clocksource(root).into_found();
+        if let (Some(c), Some("arch_sys_counter")) = (calibration, clocksource.as_deref()) {
+            self.notes.push(format!(
+                "the calibration against {} is a check of the kernel's arithmetic, not independent evidence: the \
+kernel's clocksource is arch_sys_counter, this counter itself",
+                c.reference
+            ));
+        }
+        if let (Some(c), Some(d)) = (calibration, disagreement_ppm) {
+            if !c.agrees_with(cntfrq_hz) {
+                // Grossly off: time is changed on its way to clockscope (certainly so when the kernel's clock is this counter).
+                let gross = if d.abs() > interposition::GROSS_DISAGREEMENT_PPM + c.uncertainty_ppm.abs() {
+                    format!(
+                        ", more than {} ppm: {}",
+                        interposition::GROSS_DISAGREEMENT_PPM,
+                        interposition::explanation(clocksource.as_deref() == Some("arch_sys_counter"))
+                    )
+                } else {
+                    String::new()
+                };
+                self.reasons.push(format!(
+                    "calibrated against {} the counter runs at {:.0} Hz, {d:+.1} ppm from CNTFRQ_EL0 ({cntfrq_hz} Hz; \
+tolerance {} ppm + {:.1} ppm uncertainty){gross}",
+                    c.reference,
+                    c.calibrated_hz,
+                    frequency::CALIBRATION_TOLERANCE_PPM,
+                    c.uncertainty_ppm
+                ));
+            }
+        }
+        disagreement_ppm
+    }
+
+    /// Whether the CPUs were identified and are all the same core.
+    fn cores(&mut self, cores: &[Core], types: &[CoreType]) {
+        if cores.is_empty() {
+            self.reasons.push(
+                "no CPU identification found (no sys/devices/system/cpu/cpu*/regs/identification/midr_el1 and no arm64 \
+CPU lines in /proc/cpuinfo): homogeneity and CPU errata cannot be checked"
+                    .to_string(),
+            );
+        } else if types.len() != 1 {
+            let mix: Vec<String> = types.iter().map(|t| format!("{} x {}", t.cpus.len(), t.name)).collect();
+            self.reasons.push(format!(
+                "the CPUs are not all the same core ({}): errata and counter behaviour must hold on every core type, and \
+clockscope trusts only homogeneous systems by default",
+                mix.join(", ")
+            ));
+        }
+    }
+
+    /// Each known counter erratum that applies: a reason on AArch64, a note
+    /// when it affects AArch32 only.
+    fn errata(&mut self, errata: &[ErratumFinding]) {
+        for e in errata {
+            let cpus = if e.cpus.is_empty() {
+                "the whole SoC".to_string()
+            } else {
+                format!("CPUs {}", cpu_list(&e.cpus))
+            };
+            if e.affects_aarch64 {
+                self.reasons.push(format!(
+                    "{} on {cpus} ({}): {}; {}",
+                    e.id, e.detected_by, e.problem, e.linux_workaround
+                ));
+            } else {
+                self.notes
+                    .push(format!("{} on {cpus} ({}): {}", e.id, e.detected_by, e.problem));
+            }
+        }
+    }
+
+    /// Core types whose errata cannot be matched: a hypervisor's placeholder
+    /// MIDR, or a part clockscope's table does not name.
+    fn core_types(&mut self, types: &[CoreType]) {
+        for t in types {
+            let model = CoreModel {
+                implementer: t.implementer,
+                part: t.part,
+            };
+            if hides_core_type(model) {
+                self.notes.push(format!(
+                    "CPUs {} report {}: a hypervisor hides the real core, so errata matched by MIDR are checked against \
+what it reports, not the host's core",
+                    cpu_list(&t.cpus),
+                    t.name
+                ));
+            } else if model.part_name().is_none() {
+                self.notes.push(format!(
+                    "CPUs {} are {}, not in clockscope's table of parts: no known counter erratum matches it",
+                    cpu_list(&t.cpus),
+                    t.name
+                ));
+            }
+        }
     }
 }
 

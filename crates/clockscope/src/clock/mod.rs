@@ -79,19 +79,33 @@ pub enum ClockKind {
 /// architecture is simply unavailable).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ClockId {
+    /// `CLOCK_MONOTONIC`.
     Monotonic,
+    /// `CLOCK_MONOTONIC_RAW` (not slewed by NTP).
     MonotonicRaw,
+    /// `CLOCK_MONOTONIC_COARSE` (the last tick's time).
     MonotonicCoarse,
+    /// `CLOCK_REALTIME` (wall time; steps with settimeofday).
     Realtime,
+    /// `CLOCK_REALTIME_COARSE`.
     RealtimeCoarse,
+    /// `CLOCK_BOOTTIME` (monotonic, counting suspend).
     Boottime,
+    /// `CLOCK_TAI`.
     Tai,
+    /// `gettimeofday` (microseconds).
     GetTimeOfDay,
+    /// Rust's `std::time::Instant`.
     StdInstant,
+    /// RDTSC (x86-64).
     Rdtsc,
+    /// RDTSCP (x86-64; waits for earlier instructions).
     Rdtscp,
+    /// LFENCE;RDTSC (x86-64).
     LfenceRdtsc,
+    /// CNTVCT_EL0 (aarch64).
     Cntvct,
+    /// ISB;CNTVCT_EL0 (aarch64; after earlier instructions).
     IsbCntvct,
 }
 
@@ -248,7 +262,9 @@ pub enum ClockError {
 
 /// Receives a concrete, monomorphised clock source from [`visit`].
 pub trait ClockVisitor {
+    /// What [`ClockVisitor::visit`] returns.
     type Output;
+    /// Called once with the clock source.
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output;
 }
 

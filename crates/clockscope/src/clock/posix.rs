@@ -41,7 +41,7 @@ impl PosixClock {
     #[inline(always)]
     // `time_t` and `c_long` are i32 on 32-bit targets: the casts are no-ops only here.
     #[allow(clippy::unnecessary_cast)]
-    pub fn now_timespec(&self) -> (i64, i64) {
+    pub(crate) fn now_timespec(&self) -> (i64, i64) {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: as in `gettime_ns`: a valid, writable timespec; an invalid
         // id leaves it zeroed.
@@ -115,7 +115,7 @@ impl ClockSource for PgSystemClock {
 }
 
 /// Whether the kernel knows clock `id`.
-pub fn clock_supported(id: libc::clockid_t) -> Result<(), ClockError> {
+pub(crate) fn clock_supported(id: libc::clockid_t) -> Result<(), ClockError> {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(id, &mut ts) };
@@ -177,6 +177,7 @@ pub struct StdInstant {
 }
 
 impl StdInstant {
+    /// A clock whose epoch is now.
     pub fn new() -> Self {
         StdInstant {
             base: std::time::Instant::now(),

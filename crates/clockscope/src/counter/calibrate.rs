@@ -40,82 +40,21 @@ use super::{arch, CounterVisitor};
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
 use crate::convert::Scale;
+pub use crate::evidence::calibration::{Calibration, METHOD_BRACKETED, METHOD_POSTGRESQL, PG_MAX_NS};
 use crate::ticks::Ticks;
-use serde::Serialize;
-
-/// The result of a calibration.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Calibration {
-    /// Counter frequency in kHz (rounded to nearest; PostgreSQL's truncated);
-    /// `None` when the calibration did not converge (see `note`).
-    pub khz: Option<u64>,
-    /// Counter frequency in Hz (rounded to nearest); `None` when not converged.
-    pub hz: Option<u64>,
-    /// Bound on the relative error against the reference, in ppm (`None`
-    /// for PostgreSQL's algorithm, which has none).
-    pub uncertainty_ppm: Option<f64>,
-    /// Reference time the calibration took.
-    pub elapsed_ns: u64,
-    /// Counter reads taken.
-    pub samples: u64,
-    /// How it ended: converged and why, or why not.
-    pub note: String,
-    /// Which algorithm ran.
-    pub method: &'static str,
-    /// The counter's display name (e.g. `RDTSCP`).
-    pub counter: &'static str,
-    /// The reference's display name (e.g. `clock_gettime (CLOCK_MONOTONIC_RAW)`).
-    pub reference: &'static str,
-}
-
-/// `Calibration::method` of [`calibrate_postgresql`].
-pub const METHOD_POSTGRESQL: &str = "PostgreSQL 19 (cumulative estimate every 100 passes, 10 stable steps)";
-/// `Calibration::method` of [`calibrate`].
-pub const METHOD_BRACKETED: &str = "clockscope (tightest bracketed reads at both ends of a window)";
-
-impl Calibration {
-    /// A calibration that could not run (no counter, wrong architecture).
-    pub fn unavailable(note: impl Into<String>, method: &'static str) -> Calibration {
-        Calibration {
-            khz: None,
-            hz: None,
-            uncertainty_ppm: None,
-            elapsed_ns: 0,
-            samples: 0,
-            note: note.into(),
-            method,
-            counter: "",
-            reference: "",
-        }
-    }
-
-    /// Whether a frequency was found.
-    pub fn converged(&self) -> bool {
-        self.khz.is_some()
-    }
-
-    /// Signed error of this calibration against `khz_truth`, in ppm.
-    pub fn error_ppm_vs_khz(&self, khz_truth: u64) -> Option<f64> {
-        let hz = self.hz.map(|h| h as f64).or(self.khz.map(|k| k as f64 * 1000.0))?;
-        let truth = khz_truth as f64 * 1000.0;
-        (truth > 0.0).then(|| (hz - truth) / truth * 1e6)
-    }
-}
 
 // ---------------------------------------------------------------------------
 // PostgreSQL 19
 // ---------------------------------------------------------------------------
 
-/// PostgreSQL's time limit: `TSC_CALIBRATION_MAX_NS`, 50 ms.
-pub const PG_MAX_NS: u64 = 50_000_000;
 /// PostgreSQL's pass limit: `TSC_CALIBRATION_ITERATIONS`.
-pub const PG_ITERATIONS: u64 = 1_000_000;
+pub(crate) const PG_ITERATIONS: u64 = 1_000_000;
 /// PostgreSQL estimates every `TSC_CALIBRATION_SKIPS` passes.
-pub const PG_SKIPS: u64 = 100;
+pub(crate) const PG_SKIPS: u64 = 100;
 /// PostgreSQL's stable steps in a row to converge: `TSC_CALIBRATION_STABLE_CYCLES`.
-pub const PG_STABLE_CYCLES: u32 = 10;
+pub(crate) const PG_STABLE_CYCLES: u32 = 10;
 /// PostgreSQL's stable-step threshold on `|1 - new/previous|`.
-pub const PG_STABLE_RELATIVE_CHANGE: f64 = 1e-4;
+pub(crate) const PG_STABLE_RELATIVE_CHANGE: f64 = 1e-4;
 
 /// PostgreSQL 19's calibration, step for step (see the module documentation).
 /// The reference must count nanoseconds; the counter's raw ticks are used.
@@ -213,7 +152,7 @@ pub const MAX_UNCERTAINTY_PPM: f64 = 500.0;
 pub const START_SAMPLES: u64 = 256;
 /// The start phase never takes more than this share of the budget
 /// (1/START_BUDGET_DIVISOR), so a slow reference still leaves a window.
-pub const START_BUDGET_DIVISOR: u64 = 8;
+pub(crate) const START_BUDGET_DIVISOR: u64 = 8;
 /// Brackets per end-anchor batch; the tightest of each batch is the end
 /// candidate and the bound is checked once per batch.
 pub const BATCH_SAMPLES: u64 = 256;
@@ -303,76 +242,19 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
         cal.reference = reference.name();
         return cal;
     }
-    let t0 = reference.now();
-    let max_iterations = budget_ns / MIN_ITERATION_NS + START_SAMPLES + BATCH_SAMPLES;
-    let start_phase_ns = budget_ns / START_BUDGET_DIVISOR;
-    let mut samples = 0u64;
-    let mut backwards = 0u64;
-    let mut prev_r1 = t0;
-    let mut last_ref = t0;
-    // The reference's backward steps added up: the budget is spent in
-    // forward time (the sum of its non-negative steps), so a reference
-    // stepped back (a faketime file changed mid-run) cannot stretch it.
-    let mut back_ns = 0u64;
-    let mut start: Option<Bracket> = None;
-    let mut start_done = false;
-    let mut batch_best: Option<Bracket> = None;
-    let mut batch_len = 0u64;
-    let mut best: Option<Estimate> = None;
-    let mut last_error: Option<String> = None;
-    let mut stop_reason = "budget spent";
-
+    let mut run = Run::new(reference.now(), budget_ns);
     loop {
-        if samples >= max_iterations {
-            stop_reason = "iteration cap reached (a clock may be stuck)";
+        if run.samples >= run.max_iterations {
+            run.stop_reason = "iteration cap reached (a clock may be stuck)";
             break;
         }
-        let r0 = reference.now();
-        let c = counter.now();
-        let r1 = reference.now();
-        samples += 1;
-        last_ref = r1;
-        let b = Bracket { r0, counter: c, r1 };
-        for step in [r0.delta_since(prev_r1), r1.delta_since(r0)] {
-            back_ns = back_ns.saturating_add(step.min(0).unsigned_abs());
-        }
-        let elapsed = forward_ns(t0, r1, back_ns);
-        let period = r1.delta_since(prev_r1).max(0);
-        let stepped_back = r1.delta_since(prev_r1) < 0 || r1.delta_since(r0) < 0;
-        prev_r1 = r1;
-        if stepped_back || r1.delta_since(t0) < 0 {
-            backwards += 1;
-        } else if !start_done {
-            if start.is_none_or(|s| b.width_ns() < s.width_ns()) {
-                start = Some(b);
-            }
-            if samples >= START_SAMPLES || elapsed >= start_phase_ns {
-                start_done = true;
-            }
-        } else {
-            if batch_best.is_none_or(|s| b.width_ns() <= s.width_ns()) {
-                batch_best = Some(b);
-            }
-            batch_len += 1;
-        }
+        let (elapsed, period) = run.read(reference, counter);
         // Stop before a read that would end past the budget.
-        let over_budget = elapsed.saturating_add(period as u64) > budget_ns;
-        if batch_len >= BATCH_SAMPLES || (over_budget && batch_best.is_some()) {
-            if let (Some(s), Some(e)) = (start, batch_best) {
-                match estimate(&s, &e) {
-                    Ok(est) => {
-                        last_error = None;
-                        if best.is_none_or(|b| est.uncertainty_ppm <= b.uncertainty_ppm) {
-                            best = Some(est);
-                        }
-                    }
-                    Err(e) => last_error = Some(e),
-                }
-            }
-            batch_best = None;
-            batch_len = 0;
-            if best.is_some_and(|b| b.uncertainty_ppm <= target_ppm) {
-                stop_reason = "target reached";
+        let over_budget = elapsed.saturating_add(period) > budget_ns;
+        if run.batch_len >= BATCH_SAMPLES || (over_budget && run.batch_best.is_some()) {
+            run.close_batch();
+            if run.best.is_some_and(|b| b.uncertainty_ppm <= target_ppm) {
+                run.stop_reason = "target reached";
                 break;
             }
         }
@@ -380,63 +262,173 @@ pub fn calibrate_to<R: ClockSource, C: ClockSource>(
             break;
         }
     }
+    run.calibration(target_ppm, counter.name(), reference.name())
+}
 
-    let elapsed_ns = forward_ns(t0, last_ref, back_ns);
-    let mut cal = Calibration {
-        khz: None,
-        hz: None,
-        uncertainty_ppm: best.map(|b| b.uncertainty_ppm),
-        elapsed_ns,
-        samples,
-        note: String::new(),
-        method: METHOD_BRACKETED,
-        counter: counter.name(),
-        reference: reference.name(),
-    };
-    let backwards_note = if backwards > 0 {
-        format!("; {backwards} brackets skipped because the reference went backwards")
-    } else {
-        String::new()
-    };
-    match best {
-        Some(b) if b.uncertainty_ppm <= MAX_UNCERTAINTY_PPM => {
-            cal.hz = Some(b.hz);
-            cal.khz = Some(div_round(b.hz as u128, 1000) as u64);
-            cal.note = if b.uncertainty_ppm <= target_ppm {
-                format!(
-                    "converged: within {:.3} ppm over a {:.3} ms window (target {target_ppm} ppm){backwards_note}",
-                    b.uncertainty_ppm,
-                    b.window_ns as f64 / 1e6
-                )
-            } else {
-                format!(
-                    "converged to {:.3} ppm over a {:.3} ms window, above the {target_ppm} ppm target: {stop_reason}{backwards_note}",
-                    b.uncertainty_ppm,
-                    b.window_ns as f64 / 1e6
-                )
-            };
-        }
-        Some(b) => {
-            cal.note = format!(
-                "did not converge: error bound {:.1} ppm is above {MAX_UNCERTAINTY_PPM} ppm after {:.3} ms \
-                 ({} Hz estimated; reads too slow or often preempted){backwards_note}",
-                b.uncertainty_ppm,
-                b.window_ns as f64 / 1e6,
-                b.hz
-            );
-        }
-        None => {
-            let why = last_error.unwrap_or_else(|| {
-                if start.is_none() {
-                    "no bracket with a forward reference step".to_string()
-                } else {
-                    "the budget ended before a second anchor was read".to_string()
-                }
-            });
-            cal.note = format!("did not converge: {why} ({samples} reads; {stop_reason}){backwards_note}");
+/// One run of [`calibrate_to`]: the anchors found so far and the counts its
+/// result reports.
+struct Run {
+    t0: Ticks,
+    max_iterations: u64,
+    start_phase_ns: u64,
+    samples: u64,
+    backwards: u64,
+    prev_r1: Ticks,
+    last_ref: Ticks,
+    /// The reference's backward steps added up: the budget is spent in
+    /// forward time (the sum of its non-negative steps), so a reference
+    /// stepped back (a faketime file changed mid-run) cannot stretch it.
+    back_ns: u64,
+    start: Option<Bracket>,
+    start_done: bool,
+    batch_best: Option<Bracket>,
+    batch_len: u64,
+    best: Option<Estimate>,
+    last_error: Option<String>,
+    stop_reason: &'static str,
+}
+
+impl Run {
+    fn new(t0: Ticks, budget_ns: u64) -> Run {
+        Run {
+            t0,
+            max_iterations: budget_ns / MIN_ITERATION_NS + START_SAMPLES + BATCH_SAMPLES,
+            start_phase_ns: budget_ns / START_BUDGET_DIVISOR,
+            samples: 0,
+            backwards: 0,
+            prev_r1: t0,
+            last_ref: t0,
+            back_ns: 0,
+            start: None,
+            start_done: false,
+            batch_best: None,
+            batch_len: 0,
+            best: None,
+            last_error: None,
+            stop_reason: "budget spent",
         }
     }
-    cal
+
+    /// Reads one bracket and files it (a start anchor candidate, an end
+    /// anchor candidate of the current batch, or skipped when the reference
+    /// stepped back). Returns the forward reference time spent so far and
+    /// the last read's period, both in ns.
+    fn read<R: ClockSource, C: ClockSource>(&mut self, reference: &R, counter: &C) -> (u64, u64) {
+        let r0 = reference.now();
+        let c = counter.now();
+        let r1 = reference.now();
+        self.samples += 1;
+        self.last_ref = r1;
+        let b = Bracket { r0, counter: c, r1 };
+        for step in [r0.delta_since(self.prev_r1), r1.delta_since(r0)] {
+            self.back_ns = self.back_ns.saturating_add(step.min(0).unsigned_abs());
+        }
+        let elapsed = forward_ns(self.t0, r1, self.back_ns);
+        let period = r1.delta_since(self.prev_r1).max(0);
+        let stepped_back = r1.delta_since(self.prev_r1) < 0 || r1.delta_since(r0) < 0;
+        self.prev_r1 = r1;
+        if stepped_back || r1.delta_since(self.t0) < 0 {
+            self.backwards += 1;
+        } else if !self.start_done {
+            if self.start.is_none_or(|s| b.width_ns() < s.width_ns()) {
+                self.start = Some(b);
+            }
+            if self.samples >= START_SAMPLES || elapsed >= self.start_phase_ns {
+                self.start_done = true;
+            }
+        } else {
+            if self.batch_best.is_none_or(|s| b.width_ns() <= s.width_ns()) {
+                self.batch_best = Some(b);
+            }
+            self.batch_len += 1;
+        }
+        (elapsed, period as u64)
+    }
+
+    /// Ends a batch: the estimate from the start anchor to the batch's
+    /// tightest bracket, kept when it is the best so far.
+    fn close_batch(&mut self) {
+        if let (Some(s), Some(e)) = (self.start, self.batch_best) {
+            match estimate(&s, &e) {
+                Ok(est) => {
+                    self.last_error = None;
+                    if self.best.is_none_or(|b| est.uncertainty_ppm <= b.uncertainty_ppm) {
+                        self.best = Some(est);
+                    }
+                }
+                Err(e) => self.last_error = Some(e),
+            }
+        }
+        self.batch_best = None;
+        self.batch_len = 0;
+    }
+
+    /// The run's result, with a note saying how it ended.
+    fn calibration(self, target_ppm: f64, counter: &'static str, reference: &'static str) -> Calibration {
+        let backwards_note = if self.backwards > 0 {
+            format!(
+                "; {} brackets skipped because the reference went backwards",
+                self.backwards
+            )
+        } else {
+            String::new()
+        };
+        let (khz, hz, note) = match self.best {
+            Some(b) if b.uncertainty_ppm <= MAX_UNCERTAINTY_PPM => {
+                let note = if b.uncertainty_ppm <= target_ppm {
+                    format!(
+                        "converged: within {:.3} ppm over a {:.3} ms window (target {target_ppm} ppm){backwards_note}",
+                        b.uncertainty_ppm,
+                        b.window_ns as f64 / 1e6
+                    )
+                } else {
+                    format!(
+                        "converged to {:.3} ppm over a {:.3} ms window, above the {target_ppm} ppm target: {}{backwards_note}",
+                        b.uncertainty_ppm,
+                        b.window_ns as f64 / 1e6,
+                        self.stop_reason
+                    )
+                };
+                (Some(div_round(b.hz as u128, 1000) as u64), Some(b.hz), note)
+            }
+            Some(b) => (
+                None,
+                None,
+                format!(
+                    "did not converge: error bound {:.1} ppm is above {MAX_UNCERTAINTY_PPM} ppm after {:.3} ms \
+                     ({} Hz estimated; reads too slow or often preempted){backwards_note}",
+                    b.uncertainty_ppm,
+                    b.window_ns as f64 / 1e6,
+                    b.hz
+                ),
+            ),
+            None => {
+                let why = self.last_error.clone().unwrap_or_else(|| {
+                    if self.start.is_none() {
+                        "no bracket with a forward reference step".to_string()
+                    } else {
+                        "the budget ended before a second anchor was read".to_string()
+                    }
+                });
+                let note = format!(
+                    "did not converge: {why} ({} reads; {}){backwards_note}",
+                    self.samples, self.stop_reason
+                );
+                (None, None, note)
+            }
+        };
+        Calibration {
+            khz,
+            hz,
+            uncertainty_ppm: self.best.map(|b| b.uncertainty_ppm),
+            elapsed_ns: forward_ns(self.t0, self.last_ref, self.back_ns),
+            samples: self.samples,
+            note,
+            method: METHOD_BRACKETED,
+            counter,
+            reference,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

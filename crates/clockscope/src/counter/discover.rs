@@ -11,7 +11,7 @@
 //!   when none does) and, if asked, PostgreSQL 19's own calibration algorithm.
 //! - [`Mode::Postgresql`]: what PostgreSQL 19's `pg_initialize_timing` does
 //!   (the TSC by its CPUID rules, else a calibration of `calibration_ns`;
-//!   [`crate::tsc::postgres_tsc_from`]); on ARM, the generic timer with its
+//!   `postgres_tsc_from`); on ARM, the generic timer with its
 //!   cross-check (`cross_check_ns`), which pg_test_timing prints in its place.
 //!
 //! The evidence is injected ([`TscEvidence`], a root path and CNTFRQ_EL0 for
@@ -32,14 +32,18 @@ use std::path::Path;
 /// How much to find out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// The frequency only (see the module documentation).
     Quick,
+    /// The trust decision with its cross-check.
     Full,
+    /// What PostgreSQL 19 does with the counter.
     Postgresql,
 }
 
 /// A discovery: the mode and its calibration budgets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Discovery {
+    /// How much to find out.
     pub mode: Mode,
     /// Calibration budget when an authoritative source gives the frequency
     /// (the cross-check; quick mode never calibrates then).
@@ -116,11 +120,13 @@ pub fn full_budget(ns: u64) -> Result<u64, String> {
 pub struct TscEvidence {
     /// The root the kernel's files were read under, as reported.
     pub root: String,
+    /// This CPU's CPUID facts; `None` without CPUID (not x86-64).
     pub cpuid: Option<CpuidFacts>,
+    /// The kernel's evidence (sysfs, /proc, the kernel log).
     pub kernel: KernelEvidence,
     /// The perf page's TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
-    /// Hints of a time library in this process ([`super::interposition::time_library_hints`]).
+    /// Hints of a time library in this process (`time_library_hints`).
     pub time_libraries: Vec<String>,
 }
 
@@ -139,7 +145,7 @@ impl TscEvidence {
             cpuid,
             kernel: KernelEvidence::from_linux(linux),
             perf_page_khz,
-            time_libraries: super::interposition::time_library_hints(),
+            time_libraries: crate::evidence::interposition::time_library_hints(),
         }
     }
 }
@@ -251,52 +257,12 @@ pub fn discover_tsc(
         time_libraries: ev.time_libraries.clone(),
     };
     let preliminary = TscReport::build(ev.cpuid.clone(), Some(live.clone()), None);
-    let authoritative = preliminary.clockscope_frequency.khz.is_some();
     match d.mode {
-        Mode::Quick => {
-            let mut frequency = CounterFrequency::default();
-            let mut spent = 0;
-            match (
-                preliminary.clockscope_frequency.khz,
-                preliminary.clockscope_frequency.source_label,
-            ) {
-                (Some(khz), label) => {
-                    frequency.khz = Some(khz);
-                    frequency.source = label.map(str::to_string);
-                }
-                (None, _) if preliminary.rdtscp == Some(true) => match budget(d.calibration_ns) {
-                    Ok(b) => {
-                        spent = b;
-                        let c = cal.counter(b);
-                        match c.khz {
-                            Some(khz) => {
-                                frequency.khz = Some(khz);
-                                frequency.source =
-                                    Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", c.note));
-                            }
-                            None => frequency.unknown = Some(format!("no TSC frequency: {}", c.note)),
-                        }
-                    }
-                    Err(why) => frequency.unknown = Some(format!("no TSC frequency: calibration {why}")),
-                },
-                (None, _) => frequency.unknown = Some(preliminary.clockscope_frequency.why.clone()),
-            }
-            frequency.hz = frequency.khz.and_then(|k| k.checked_mul(1000));
-            CounterReport {
-                frequency,
-                decision: None,
-                postgres: PostgresCounter {
-                    reads_counter: postgresql_reads_tsc(&preliminary),
-                    auto_uses_counter: None,
-                    tsc: None,
-                },
-                calibration_budget_ns: spent,
-                details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-            }
-        }
+        Mode::Quick => quick_tsc(preliminary, d, budget, cal),
         Mode::Full => {
             let mut spent = 0;
             if absent.is_none() {
+                let authoritative = preliminary.clockscope_frequency.khz.is_some();
                 let wanted = if authoritative {
                     d.cross_check_ns
                 } else {
@@ -314,33 +280,92 @@ pub fn discover_tsc(
             }
             CounterReport::from_tsc_report(TscReport::build(ev.cpuid, Some(live), None), spent)
         }
-        Mode::Postgresql => {
-            let clocksource = ev.kernel.current_clocksource.found().map(String::as_str);
-            let mut spent = 0;
-            let pg = ev.cpuid.as_ref().and_then(|f| {
-                crate::tsc::postgres_tsc_from(f, clocksource, || {
-                    spent = budget(d.calibration_ns).ok()?;
-                    cal.counter(spent).khz
-                })
-            });
-            let frequency = CounterFrequency {
-                khz: pg.as_ref().and_then(|p| p.frequency_khz),
-                hz: pg.as_ref().and_then(|p| p.frequency_khz?.checked_mul(1000)),
-                source: pg.as_ref().and_then(|p| p.frequency_source.clone()),
-                unknown: None,
-            };
-            CounterReport {
-                frequency,
-                decision: None,
-                postgres: PostgresCounter {
-                    reads_counter: postgresql_reads_tsc(&preliminary),
-                    auto_uses_counter: Some(pg.as_ref().is_some_and(|p| p.use_by_default)),
-                    tsc: pg,
-                },
-                calibration_budget_ns: spent,
-                details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-            }
+        Mode::Postgresql => postgresql_tsc(&ev, preliminary, d, budget, cal),
+    }
+}
+
+/// [`Mode::Quick`] on the TSC: the preliminary report's frequency, else a
+/// calibration within the budget when RDTSCP exists.
+fn quick_tsc(
+    preliminary: TscReport,
+    d: &Discovery,
+    budget: &dyn Fn(u64) -> Result<u64, String>,
+    cal: &mut dyn Calibrator,
+) -> CounterReport {
+    let mut frequency = CounterFrequency::default();
+    let mut spent = 0;
+    match (
+        preliminary.clockscope_frequency.khz,
+        preliminary.clockscope_frequency.source_label,
+    ) {
+        (Some(khz), label) => {
+            frequency.khz = Some(khz);
+            frequency.source = label.map(str::to_string);
         }
+        (None, _) if preliminary.rdtscp == Some(true) => match budget(d.calibration_ns) {
+            Ok(b) => {
+                spent = b;
+                let c = cal.counter(b);
+                match c.khz {
+                    Some(khz) => {
+                        frequency.khz = Some(khz);
+                        frequency.source = Some(format!("calibration against CLOCK_MONOTONIC_RAW ({})", c.note));
+                    }
+                    None => frequency.unknown = Some(format!("no TSC frequency: {}", c.note)),
+                }
+            }
+            Err(why) => frequency.unknown = Some(format!("no TSC frequency: calibration {why}")),
+        },
+        (None, _) => frequency.unknown = Some(preliminary.clockscope_frequency.why.clone()),
+    }
+    frequency.hz = frequency.khz.and_then(|k| k.checked_mul(1000));
+    CounterReport {
+        frequency,
+        decision: None,
+        postgres: PostgresCounter {
+            reads_counter: postgresql_reads_tsc(&preliminary),
+            auto_uses_counter: None,
+            tsc: None,
+        },
+        calibration_budget_ns: spent,
+        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
+    }
+}
+
+/// [`Mode::Postgresql`] on the TSC: what PostgreSQL 19's
+/// `pg_initialize_timing` concludes ([`crate::tsc::postgres_tsc_from`]),
+/// calibrating within the budget only when it would.
+fn postgresql_tsc(
+    ev: &TscEvidence,
+    preliminary: TscReport,
+    d: &Discovery,
+    budget: &dyn Fn(u64) -> Result<u64, String>,
+    cal: &mut dyn Calibrator,
+) -> CounterReport {
+    let clocksource = ev.kernel.current_clocksource.found().map(String::as_str);
+    let mut spent = 0;
+    let pg = ev.cpuid.as_ref().and_then(|f| {
+        crate::tsc::postgres_tsc_from(f, clocksource, || {
+            spent = budget(d.calibration_ns).ok()?;
+            cal.counter(spent).khz
+        })
+    });
+    let frequency = CounterFrequency {
+        khz: pg.as_ref().and_then(|p| p.frequency_khz),
+        hz: pg.as_ref().and_then(|p| p.frequency_khz?.checked_mul(1000)),
+        source: pg.as_ref().and_then(|p| p.frequency_source.clone()),
+        unknown: None,
+    };
+    CounterReport {
+        frequency,
+        decision: None,
+        postgres: PostgresCounter {
+            reads_counter: postgresql_reads_tsc(&preliminary),
+            auto_uses_counter: Some(pg.as_ref().is_some_and(|p| p.use_by_default)),
+            tsc: pg,
+        },
+        calibration_budget_ns: spent,
+        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
     }
 }
 

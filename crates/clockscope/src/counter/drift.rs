@@ -5,7 +5,7 @@
 //!
 //! # Method
 //! At the start, every [`DriftPlan::interval_ns`] and at the end, one
-//! *sample*: the best of [`TRIES_PER_SAMPLE`] bracketed reads
+//! *sample*: the best of `TRIES_PER_SAMPLE` bracketed reads
 //! `REALTIME, MONOTONIC, MONOTONIC_RAW, counter, MONOTONIC_RAW, MONOTONIC, REALTIME`
 //! (the one with the narrowest REALTIME bracket). The counter read's time on
 //! each reference clock is the bracket's midpoint, within half its width.
@@ -19,7 +19,7 @@
 //! A step of CLOCK_REALTIME (settimeofday, clock_settime, an NTP step) moves
 //! REALTIME against MONOTONIC, which NTP only slews together with REALTIME:
 //! when `REALTIME - MONOTONIC` changes between two samples by more than
-//! [`STEP_TOLERANCE_NS`] plus both brackets, the step is reported and no ppm
+//! `STEP_TOLERANCE_NS` plus both brackets, the step is reported and no ppm
 //! against REALTIME is given (it would be bogus); MONOTONIC_RAW's stands.
 //!
 //! Bounded: the window is the caller's (at most [`MAX_DRIFT_S`]), waits are
@@ -33,11 +33,11 @@ use serde::Serialize;
 /// Longest window `--drift` accepts, in seconds (one day).
 pub const MAX_DRIFT_S: u64 = 86_400;
 /// Bracketed reads per sample; the narrowest bracket is kept.
-pub const TRIES_PER_SAMPLE: usize = 16;
+pub(crate) const TRIES_PER_SAMPLE: usize = 16;
 /// Change of `REALTIME - MONOTONIC` between samples beyond which (plus both
 /// brackets) REALTIME was stepped: 50 µs. NTP slews REALTIME and MONOTONIC
 /// together, so without a step the difference does not move at all.
-pub const STEP_TOLERANCE_NS: f64 = 50_000.0;
+pub(crate) const STEP_TOLERANCE_NS: f64 = 50_000.0;
 /// Longest single sleep, so cancellation is noticed quickly.
 pub const SLEEP_SLICE_NS: u64 = 100_000_000;
 
@@ -68,12 +68,12 @@ fn half_width(bracket: (u64, u64)) -> f64 {
 
 impl Sample {
     /// Half the REALTIME bracket, ns.
-    pub fn realtime_half_width_ns(&self) -> f64 {
+    pub(crate) fn realtime_half_width_ns(&self) -> f64 {
         half_width(self.realtime)
     }
     /// `REALTIME - MONOTONIC` (midpoints) minus `earlier`'s, ns: how far
     /// REALTIME moved against MONOTONIC between the two samples.
-    pub fn realtime_moved_since(&self, earlier: &Sample) -> f64 {
+    pub(crate) fn realtime_moved_since(&self, earlier: &Sample) -> f64 {
         let diff2 = |s: &Sample| {
             (s.realtime.0 as i128 + s.realtime.1 as i128) - (s.monotonic.0 as i128 + s.monotonic.1 as i128)
         };
@@ -84,9 +84,13 @@ impl Sample {
 /// The clocks a drift measurement reads, and how it waits: this machine's
 /// ([`NativeDriftClocks`]) or scripted.
 pub trait DriftClocks {
+    /// One counter read, in ticks.
     fn counter(&mut self) -> u64;
+    /// `CLOCK_REALTIME`, in ns.
     fn realtime_ns(&mut self) -> u64;
+    /// `CLOCK_MONOTONIC`, in ns.
     fn monotonic_ns(&mut self) -> u64;
+    /// `CLOCK_MONOTONIC_RAW`, in ns.
     fn monotonic_raw_ns(&mut self) -> u64;
     /// Waits `ns` (at most [`SLEEP_SLICE_NS`] at a time).
     fn sleep_ns(&mut self, ns: u64);
@@ -183,7 +187,7 @@ fn bracketed<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
 }
 
 /// The best (narrowest REALTIME bracket) of [`TRIES_PER_SAMPLE`] reads.
-pub fn take_sample<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
+pub(crate) fn take_sample<C: DriftClocks + ?Sized>(c: &mut C) -> Sample {
     (0..TRIES_PER_SAMPLE)
         .map(|_| bracketed(c))
         .min_by(|a, b| a.realtime_half_width_ns().total_cmp(&b.realtime_half_width_ns()))
@@ -284,7 +288,7 @@ pub fn realtime_steps(samples: &[Sample]) -> Vec<RealtimeStep> {
 }
 
 /// Analyses samples taken over a window (pure; tests feed it directly).
-pub fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftReport {
+pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> DriftReport {
     let measured_s = match (samples.first(), samples.last()) {
         (Some(a), Some(b)) => raw_seconds(a, b),
         _ => 0.0,
@@ -378,7 +382,9 @@ pub fn measure_drift<C: DriftClocks + ?Sized>(clocks: &mut C, plan: &DriftPlan) 
 /// This machine's clocks with `counter` (the ordered counter read), and a
 /// cancellation check (the CLI's Ctrl-C flag).
 pub struct NativeDriftClocks<C, F> {
+    /// The ordered counter read.
     pub counter: C,
+    /// True once the measurement should stop (Ctrl-C).
     pub cancelled: F,
 }
 

@@ -27,11 +27,13 @@ pub mod arch;
 pub mod calibrate;
 pub mod discover;
 pub mod drift;
-pub mod interposition;
 pub mod report;
+mod tsc_report;
 
+pub use crate::evidence::interposition;
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};
 pub use report::{Check, CheckStyle, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
+pub use tsc_report::detect_tsc;
 
 use crate::clock::ClockSource;
 use serde::Serialize;
@@ -54,12 +56,16 @@ pub const fn native_kind() -> Option<CounterKind> {
 /// Receives one counter read as a concrete, copyable [`ClockSource`] (from
 /// [`arch::visit_ordered`]); its reads are raw ticks, its scale the one given.
 pub trait CounterVisitor {
+    /// What [`CounterVisitor::visit`] returns.
     type Output;
+    /// Called once with the counter's read as a clock source.
     fn visit<C: ClockSource + Copy + Send + Sync + 'static>(self, counter: C) -> Self::Output;
 }
 
 /// Receives a counter's precise and fast reads (from [`arch::visit_pair`]).
 pub trait CounterPairVisitor {
+    /// What [`CounterPairVisitor::visit`] returns.
     type Output;
+    /// Called once with the precise and the fast read.
     fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output;
 }

@@ -7,17 +7,7 @@ use crate::arm::GenericTimerReport;
 use crate::tsc::TscReport;
 use serde::Serialize;
 
-/// One check of a trust decision: whether it passed, what was checked, and
-/// the evidence. Serialised as `{"ok", "check", "evidence"}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Check {
-    pub ok: bool,
-    /// What was checked (`RDTSCP`, `kernel clocksource`, ...); empty for a
-    /// generic-timer reason, which says everything in its evidence.
-    #[serde(rename = "check")]
-    pub name: &'static str,
-    pub evidence: String,
-}
+pub use crate::evidence::Check;
 
 /// How a check is printed: the one formatter behind every report's lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,14 +22,6 @@ pub enum CheckStyle {
 }
 
 impl Check {
-    pub fn new(ok: bool, name: &'static str, evidence: impl Into<String>) -> Check {
-        Check {
-            ok,
-            name,
-            evidence: evidence.into(),
-        }
-    }
-
     /// The check as one line in `style` (no indentation, no newline).
     pub fn line(&self, style: CheckStyle) -> String {
         let (mark, sep) = match style {
@@ -65,13 +47,16 @@ impl Check {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum CounterDetails {
+    /// The x86-64 TSC's report.
     Tsc(Box<TscReport>),
+    /// The ARM generic timer's report.
     GenericTimer(Box<GenericTimerReport>),
 }
 
 /// The frequency to convert the counter's ticks with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CounterFrequency {
+    /// The frequency in kHz; `None` when unknown.
     pub khz: Option<u64>,
     /// Exact Hz where the source gives them (CNTFRQ_EL0, a calibration),
     /// else `khz * 1000`.
@@ -85,6 +70,7 @@ pub struct CounterFrequency {
 /// clockscope's trust decision: every check passed (AND).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    /// Every check passed.
     pub trusted: bool,
     /// Every check (the TSC), or every failed one (the generic timer).
     pub checks: Vec<Check>,
@@ -110,9 +96,11 @@ pub struct PostgresCounter {
 pub struct CounterReport {
     /// The counter's own report; `None` on an architecture without one.
     pub details: Option<CounterDetails>,
+    /// The frequency to convert ticks with.
     pub frequency: CounterFrequency,
     /// `None` for a quick discovery, which only finds the frequency.
     pub decision: Option<Decision>,
+    /// What PostgreSQL 19 does with the counter.
     pub postgres: PostgresCounter,
     /// The budget clockscope's calibration was given (0: none ran).
     pub calibration_budget_ns: u64,

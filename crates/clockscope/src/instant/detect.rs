@@ -284,11 +284,6 @@ const COUNTER_NAMES: (&str, &str) = match (arch::FAST, arch::PRECISE) {
     _ => (SYSTEM_CLOCK_NAME, SYSTEM_CLOCK_NAME),
 };
 
-/// One decision line: `ok <check>: <evidence>` or `FAILED ...`.
-pub fn reason_line(ok: bool, check: &'static str, evidence: &str) -> String {
-    Check::new(ok, check, evidence).line(CheckStyle::Word)
-}
-
 /// This machine's counter, decided with the configured budgets cut to the
 /// initialisation budget; `Err` when it has no ordered read (checked before
 /// anything executes RDTSCP, which raises SIGILL where it is hidden).

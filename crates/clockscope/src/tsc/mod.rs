@@ -10,10 +10,11 @@
 //! - [`frequency`]: every frequency source in one table, and which frequency
 //!   is in use.
 //! - [`policy`]: PostgreSQL 19's `auto` policy and clockscope's trust decision.
-//! - [`report`]: [`TscReport`], everything above in one serialisable value;
-//!   [`detect`] builds it for this machine.
-//! - [`postgres_tsc`]: what PostgreSQL 19's `pg_initialize_timing` does on
-//!   this machine, for `pg_test_timing`.
+//! - [`report`]: [`TscReport`], everything above in one serialisable value
+//!   ([`crate::counter::detect_tsc`] builds it for this machine).
+//! - `postgres_tsc_from`: what PostgreSQL 19's `pg_initialize_timing`
+//!   concludes from the evidence, for `pg_test_timing` (run on this machine
+//!   by [`crate::counter::discover()`] in its PostgreSQL mode).
 
 pub mod cpuid;
 pub mod frequency;
@@ -24,17 +25,6 @@ pub mod source;
 
 pub use policy::{PostgresAuto, Reason, TscDecision};
 pub use report::TscReport;
-
-use crate::counter::calibrate;
-
-use std::path::Path;
-
-/// This machine's TSC report under `root` (`/` in production), our
-/// calibration bounded by `calibration_budget_ns` (PostgreSQL's own takes at
-/// most another 50 ms). See [`TscReport::detect`].
-pub fn detect(root: &Path, calibration_budget_ns: u64) -> TscReport {
-    TscReport::detect(root, calibration_budget_ns)
-}
 
 /// What PostgreSQL 19's `pg_initialize_timing` concludes on this machine
 /// (x86-64 only; elsewhere PostgreSQL has no TSC support).
@@ -47,49 +37,32 @@ pub struct PostgresTsc {
     /// `TSC frequency source` (`x86, cpuid 0x15`, `x86, cpuid 0x16`,
     /// `x86, hypervisor, cpuid 0x40000010`, `x86, calibration`).
     pub frequency_source: Option<String>,
-    /// clockscope's calibration ([`calibrate::calibrate_counter`]), kHz; `None`
-    /// when it did not converge or the TSC is not usable. (pg_test_timing's
-    /// `TSC frequency from calibration` line is PostgreSQL's algorithm, run
-    /// afresh: [`calibrate::calibrate_postgresql_native`].)
+    /// clockscope's calibration ([`crate::counter::calibrate::calibrate_counter`]),
+    /// kHz; `None` when it did not converge or the TSC is not usable.
+    /// (pg_test_timing's `TSC frequency from calibration` line is PostgreSQL's
+    /// algorithm, run afresh: [`crate::counter::calibrate::calibrate_postgresql_native`].)
     pub calibrated_khz: Option<u64>,
     /// PostgreSQL's `auto` policy: frequency known and (TSC_ADJUST or the
     /// kernel's current clocksource is exactly `tsc`).
     pub use_by_default: bool,
 }
 
-/// Budget of the calibration [`postgres_tsc`] runs: PostgreSQL's own limit.
-pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = calibrate::PG_MAX_NS;
+/// Budget of the calibration PostgreSQL's view runs: PostgreSQL's own limit.
+pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = crate::evidence::calibration::PG_MAX_NS;
 
-/// Does what PostgreSQL 19's `pg_initialize_timing` does on this machine:
+/// What PostgreSQL 19's `pg_initialize_timing` does, over injected evidence:
 /// CPUID frequency by PostgreSQL's rules ([`frequency::postgres_cpuid_khz`]),
-/// calibration when CPUID gives nothing, and the `auto` policy with the
-/// current clocksource read under `root` (`/` in production).
+/// calibration (`calibrate`, run only when the TSC is usable) when CPUID
+/// gives nothing, and the `auto` policy with the current clocksource.
 ///
-/// The calibration is **clockscope's** ([`calibrate::calibrate_counter`] against
-/// CLOCK_MONOTONIC_RAW, bounded at PostgreSQL's 50 ms), not PostgreSQL's own
-/// algorithm, which stops after a short window, has a bias of hundreds of ppm
-/// on KVM guests (measured: `bench/README.md`) and no error bound; ours
-/// reports one (see [`calibrate`]). It is used both for
+/// The calibration is **clockscope's** (against CLOCK_MONOTONIC_RAW, bounded
+/// at PostgreSQL's 50 ms), not PostgreSQL's own algorithm, which stops after
+/// a short window, has a bias of hundreds of ppm on KVM guests (measured:
+/// `bench/README.md`) and no error bound. It is used both for
 /// `calibrated_khz` and, when CPUID gives nothing, for `frequency_khz`
-/// (source `x86, calibration`). Takes up to 50 ms when the TSC is usable.
-pub fn postgres_tsc(root: &Path) -> PostgresTsc {
-    let no_tsc = PostgresTsc {
-        frequency_khz: None,
-        frequency_source: None,
-        calibrated_khz: None,
-        use_by_default: false,
-    };
-    let Some(facts) = cpuid::CpuidFacts::native() else {
-        return no_tsc;
-    };
-    let clocksource = crate::linux::read_current_clocksource(root).into_found();
-    let calibrated_khz = || calibrate::calibrate_counter(POSTGRES_CALIBRATION_BUDGET_NS).khz;
-    postgres_tsc_from(&facts, clocksource.as_deref(), calibrated_khz).unwrap_or(no_tsc)
-}
-
-/// [`postgres_tsc`] over injected evidence: `calibrate` runs only when the
-/// TSC is usable. `None` when PostgreSQL would not use the TSC at all.
-pub fn postgres_tsc_from(
+/// (source `x86, calibration`). `None` when PostgreSQL would not use the TSC
+/// at all.
+pub(crate) fn postgres_tsc_from(
     facts: &cpuid::CpuidFacts,
     current_clocksource: Option<&str>,
     calibrate: impl FnOnce() -> Option<u64>,

@@ -2,28 +2,35 @@
 //! both decisions, as one serialisable value (`clockscope tsc`, and embedded
 //! in `clockscope check`).
 //!
-//! [`TscReport::detect`] gathers this machine's evidence (bounded time: our
-//! calibration takes at most the given budget, PostgreSQL's at most its own
-//! 50 ms); [`TscReport::from_dump`] analyses a recorded CPUID dump, where no
-//! kernel evidence or calibration exists.
+//! [`TscReport::build`] judges the evidence it is given (this machine's is
+//! gathered, calibrations included, by [`crate::counter::detect_tsc`] and
+//! [`crate::counter::discover()`]); [`TscReport::from_dump`] analyses a
+//! recorded CPUID dump, where no kernel evidence or calibration exists.
 
-use super::calibrate::{self, Calibration};
 use super::cpuid::{CpuidFacts, DumpFormat, ParsedDump};
 use super::frequency::{
     frequency_report, Agreement, CalibrationInput, ClockscopeChoice, FrequencyInputs, FrequencySource, PostgresChoice,
 };
 use super::policy::{clockscope_decision, postgres_auto, KernelEvidence, PostgresAuto, TscDecision};
+use crate::evidence::Calibration;
 use serde::Serialize;
-use std::path::Path;
 
 /// Where the evidence came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReportSource {
     /// This machine: native CPUID, the kernel under `root`, calibrations.
-    ThisMachine { root: String },
+    ThisMachine {
+        /// The root the kernel's files were read under.
+        root: String,
+    },
     /// A recorded dump: CPUID only.
-    CpuidDump { format: &'static str, leaves: usize },
+    CpuidDump {
+        /// The dump's format.
+        format: &'static str,
+        /// How many leaves it holds.
+        leaves: usize,
+    },
 }
 
 /// Everything `clockscope tsc` reports. The first fields are the stable,
@@ -36,7 +43,9 @@ pub struct TscReport {
     pub family: Option<u32>,
     /// Display model (extended rules applied).
     pub model: Option<u32>,
+    /// Stepping.
     pub stepping: Option<u32>,
+    /// Brand string (escaped).
     pub brand: Option<String>,
     /// CPUID 0x80000007 EDX bit 8.
     pub invariant_tsc: Option<bool>,
@@ -100,96 +109,23 @@ pub fn perf_page_khz() -> Result<(u64, String), String> {
 /// The live inputs of [`TscReport::build`] besides CPUID.
 #[derive(Clone, Debug)]
 pub struct LiveEvidence {
+    /// The root the kernel's files were read under, as reported.
     pub root: String,
+    /// The kernel's evidence.
     pub kernel: KernelEvidence,
     /// The kernel's perf mmap page TSC kHz, with how it was read, or why not.
     pub perf_page_khz: Result<(u64, String), String>,
+    /// clockscope's calibration, or why it did not run.
     pub calibration: Result<Calibration, String>,
+    /// PostgreSQL 19's calibration algorithm's result, or why it did not run.
     pub postgresql_calibration: Result<Calibration, String>,
     /// Hints of a time library in this process (`LD_PRELOAD`, mapped
-    /// libraries: [`crate::counter::interposition::time_library_hints`]),
+    /// libraries: `time_library_hints`),
     /// added to a gross frequency disagreement as supporting evidence.
     pub time_libraries: Vec<String>,
 }
 
 impl TscReport {
-    /// Gathers this machine's evidence under `root` (`/` in production):
-    /// native CPUID, the kernel's files and log, the perf mmap page, our
-    /// calibration (at most `calibration_budget_ns`) and PostgreSQL's
-    /// (at most 50 ms). Without CPUID (not x86-64) nothing is calibrated: the
-    /// TSC is x86's.
-    pub fn detect(root: &Path, calibration_budget_ns: u64) -> TscReport {
-        TscReport::detect_with(
-            root,
-            CpuidFacts::native(),
-            KernelEvidence::read(root),
-            calibration_budget_ns,
-        )
-    }
-
-    /// [`detect`](Self::detect) from CPUID facts and kernel evidence the
-    /// caller has already read (so a command reads them once).
-    pub fn detect_with(
-        root: &Path,
-        cpuid: Option<CpuidFacts>,
-        kernel: KernelEvidence,
-        calibration_budget_ns: u64,
-    ) -> TscReport {
-        let calibrations = |f: &CpuidFacts| {
-            if f.tsc {
-                (
-                    Ok(calibrate::calibrate_counter(calibration_budget_ns)),
-                    Ok(calibrate::calibrate_postgresql_native()),
-                )
-            } else {
-                let e = || "the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string();
-                (Err(e()), Err(e()))
-            }
-        };
-        TscReport::gather(root, cpuid, kernel, calibrations)
-    }
-
-    /// Everything but the calibrations: CPUID, the kernel's evidence and the
-    /// perf page. Cheap (well under a millisecond once the perf page was
-    /// read), so a command can tell before measuring whether an authoritative
-    /// source gives the frequency (`clockscope_frequency.khz`).
-    pub fn without_calibration(root: &Path, cpuid: Option<CpuidFacts>, kernel: KernelEvidence) -> TscReport {
-        let skipped = || Err("not run: the report without calibration".to_string());
-        TscReport::gather(root, cpuid, kernel, |_| (skipped(), skipped()))
-    }
-
-    /// Reads the perf page (when there is a TSC) and builds the report with
-    /// the calibrations `calibrations` runs.
-    fn gather(
-        root: &Path,
-        cpuid: Option<CpuidFacts>,
-        kernel: KernelEvidence,
-        calibrations: impl FnOnce(&CpuidFacts) -> (Result<Calibration, String>, Result<Calibration, String>),
-    ) -> TscReport {
-        let no_tsc = || "no TSC: not an x86-64 CPU".to_string();
-        let (perf_page_khz, calibration, postgresql_calibration) = match &cpuid {
-            None => (Err(no_tsc()), Err(no_tsc()), Err(no_tsc())),
-            Some(f) => {
-                let (ours, postgresql) = calibrations(f);
-                let perf = if f.tsc {
-                    perf_page_khz()
-                } else {
-                    Err("the CPU reports no TSC (CPUID 1 EDX bit 4)".to_string())
-                };
-                (perf, ours, postgresql)
-            }
-        };
-        let live = LiveEvidence {
-            root: root.display().to_string(),
-            kernel,
-            perf_page_khz,
-            calibration,
-            postgresql_calibration,
-            time_libraries: crate::counter::interposition::time_library_hints(),
-        };
-        TscReport::build(cpuid, Some(live), None)
-    }
-
     /// Analyses a parsed CPUID dump: no kernel evidence, no calibration.
     pub fn from_dump(dump: &ParsedDump) -> TscReport {
         TscReport::build(

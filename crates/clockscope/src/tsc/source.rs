@@ -63,7 +63,7 @@ impl SourceId {
     /// MHz figure, the 4.x table a guess per model, and PostgreSQL's
     /// calibration has a known bias of hundreds of ppm on short windows; they
     /// are reported but not held against the choice.
-    pub const fn is_cross_check(self) -> bool {
+    pub(crate) const fn is_cross_check(self) -> bool {
         !matches!(
             self,
             SourceId::Cpuid15ImpliedCrystal | SourceId::Cpuid16 | SourceId::CalibrationPostgres

@@ -5,7 +5,7 @@
 //! so raw-cpuid's decoders (vendor, brand string, feature bits) work on every
 //! reader. Three readers exist:
 //! - [`NativeCpuid`] (x86-64 only): the CPUID instruction of this CPU, through
-//!   `clockscope::clock::arch::cpuid`.
+//!   `clockscope::cpu::cpuid`.
 //! - [`RecordedCpuid`]: a map `(leaf, subleaf) -> [eax, ebx, ecx, edx]`, from
 //!   a dump file ([`parse_dump`]) or built in a test. **A leaf absent from the
 //!   map reads as four zeros**: that is what AMD CPUs return above their
@@ -24,149 +24,38 @@
 pub mod dump;
 #[cfg(target_arch = "x86_64")]
 mod native;
+mod recorded;
 
 pub use dump::{parse_dump, DumpError, DumpFormat, ParsedDump};
 #[cfg(target_arch = "x86_64")]
 pub use native::NativeCpuid;
 pub use raw_cpuid::{CpuIdReader, CpuIdResult};
+pub use recorded::RecordedCpuid;
 
 use crate::escape::escape_untrusted;
 use raw_cpuid::CpuId;
 use serde::Serialize;
-use std::collections::BTreeMap;
-use std::fmt;
 
 /// Leaf 0: highest basic leaf and vendor.
-pub const LEAF_VENDOR: u32 = 0x0;
+pub(crate) const LEAF_VENDOR: u32 = 0x0;
 /// Leaf 1: signature (family/model/stepping) and feature flags.
-pub const LEAF_FEATURES: u32 = 0x1;
+pub(crate) const LEAF_FEATURES: u32 = 0x1;
 /// Leaf 7 subleaf 0: structured extended features (TSC_ADJUST).
-pub const LEAF_EXTENDED_FEATURES: u32 = 0x7;
+pub(crate) const LEAF_EXTENDED_FEATURES: u32 = 0x7;
 /// Leaf 0x15: TSC / core crystal clock ratio and crystal frequency.
-pub const LEAF_TSC_CRYSTAL: u32 = 0x15;
+pub(crate) const LEAF_TSC_CRYSTAL: u32 = 0x15;
 /// Leaf 0x16: processor base / max / bus frequency in MHz.
-pub const LEAF_FREQUENCY: u32 = 0x16;
+pub(crate) const LEAF_FREQUENCY: u32 = 0x16;
 /// Leaf 0x40000000: hypervisor signature and highest hypervisor leaf.
-pub const LEAF_HYPERVISOR: u32 = 0x4000_0000;
+pub(crate) const LEAF_HYPERVISOR: u32 = 0x4000_0000;
 /// Leaf 0x40000010: VMware's timing leaf (TSC kHz in EAX), also used by KVM/QEMU.
-pub const LEAF_HYPERVISOR_TIMING: u32 = 0x4000_0010;
+pub(crate) const LEAF_HYPERVISOR_TIMING: u32 = 0x4000_0010;
 /// Leaf 0x80000000: highest extended leaf.
-pub const LEAF_EXTENDED_MAX: u32 = 0x8000_0000;
+pub(crate) const LEAF_EXTENDED_MAX: u32 = 0x8000_0000;
 /// Leaf 0x80000001: extended features (RDTSCP).
-pub const LEAF_EXTENDED_FEATURES_1: u32 = 0x8000_0001;
+pub(crate) const LEAF_EXTENDED_FEATURES_1: u32 = 0x8000_0001;
 /// Leaf 0x80000007: advanced power management (invariant TSC).
-pub const LEAF_POWER_MANAGEMENT: u32 = 0x8000_0007;
-
-/// Recorded CPUID leaves: `(leaf, subleaf) -> [eax, ebx, ecx, edx]`. Absent
-/// leaves read as zeros (see the module documentation).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RecordedCpuid {
-    leaves: BTreeMap<(u32, u32), [u32; 4]>,
-}
-
-impl RecordedCpuid {
-    /// An empty recording (every leaf reads as zeros).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets one leaf.
-    pub fn insert(&mut self, leaf: u32, subleaf: u32, regs: [u32; 4]) {
-        self.leaves.insert((leaf, subleaf), regs);
-    }
-
-    /// Builder form of [`insert`](Self::insert).
-    pub fn with(mut self, leaf: u32, subleaf: u32, regs: [u32; 4]) -> Self {
-        self.insert(leaf, subleaf, regs);
-        self
-    }
-
-    /// The recorded registers of a leaf, `None` when absent.
-    pub fn get(&self, leaf: u32, subleaf: u32) -> Option<[u32; 4]> {
-        self.leaves.get(&(leaf, subleaf)).copied()
-    }
-
-    /// What a CPUID of this leaf returns: the recorded registers or zeros.
-    pub fn read(&self, leaf: u32, subleaf: u32) -> [u32; 4] {
-        self.get(leaf, subleaf).unwrap_or([0; 4])
-    }
-
-    /// Number of recorded (leaf, subleaf) pairs.
-    pub fn len(&self) -> usize {
-        self.leaves.len()
-    }
-
-    /// Whether nothing is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
-    }
-
-    /// Records, from any reader, every leaf [`CpuidFacts::read`] looks at
-    /// (leaves the CPU says exist only), so a recording of this machine
-    /// decodes exactly like the machine.
-    pub fn record<R: CpuIdReader>(reader: &R) -> RecordedCpuid {
-        let mut rec = RecordedCpuid::new();
-        let mut put = |leaf: u32, sub: u32| {
-            let r = reader.cpuid2(leaf, sub);
-            rec.insert(leaf, sub, [r.eax, r.ebx, r.ecx, r.edx]);
-        };
-        let max_basic = reader.cpuid2(LEAF_VENDOR, 0).eax;
-        for leaf in [
-            LEAF_VENDOR,
-            LEAF_FEATURES,
-            LEAF_EXTENDED_FEATURES,
-            LEAF_TSC_CRYSTAL,
-            LEAF_FREQUENCY,
-        ] {
-            if leaf <= max_basic {
-                put(leaf, 0);
-            }
-        }
-        let hypervisor_bit = max_basic >= LEAF_FEATURES && reader.cpuid2(LEAF_FEATURES, 0).ecx & (1 << 31) != 0;
-        if hypervisor_bit {
-            let max_hv = reader.cpuid2(LEAF_HYPERVISOR, 0).eax;
-            // Hypervisor leaves 0x40000000..=max, capped at the timing leaf.
-            let last = max_hv.clamp(LEAF_HYPERVISOR, LEAF_HYPERVISOR_TIMING);
-            for leaf in LEAF_HYPERVISOR..=last {
-                put(leaf, 0);
-            }
-        }
-        let max_ext = reader.cpuid2(LEAF_EXTENDED_MAX, 0).eax;
-        if max_ext >= LEAF_EXTENDED_MAX {
-            for leaf in LEAF_EXTENDED_MAX..=max_ext.min(LEAF_POWER_MANAGEMENT) {
-                put(leaf, 0);
-            }
-        }
-        rec
-    }
-}
-
-/// Prints the recording in `cpuid -r` format (readable by [`parse_dump`]).
-impl fmt::Display for RecordedCpuid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "CPU 0:")?;
-        for (&(leaf, sub), r) in &self.leaves {
-            writeln!(
-                f,
-                "   0x{leaf:08x} 0x{sub:02x}: eax=0x{:08x} ebx=0x{:08x} ecx=0x{:08x} edx=0x{:08x}",
-                r[0], r[1], r[2], r[3]
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl CpuIdReader for &RecordedCpuid {
-    fn cpuid2(&self, eax: u32, ecx: u32) -> CpuIdResult {
-        let [a, b, c, d] = self.read(eax, ecx);
-        CpuIdResult {
-            eax: a,
-            ebx: b,
-            ecx: c,
-            edx: d,
-        }
-    }
-}
+pub(crate) const LEAF_POWER_MANAGEMENT: u32 = 0x8000_0007;
 
 /// Leaf 0x15: TSC frequency = crystal (ECX Hz) * EBX / EAX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -184,8 +73,11 @@ pub struct Leaf15 {
 /// and zero on real CPUs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Leaf16 {
+    /// Base frequency, MHz (EAX).
     pub base_mhz: u32,
+    /// Maximum frequency, MHz (EBX).
     pub max_mhz: u32,
+    /// Bus (reference) frequency, MHz (ECX).
     pub bus_mhz: u32,
 }
 
@@ -233,6 +125,7 @@ pub struct CpuidFacts {
     pub family: u32,
     /// Display model: base model, plus extended model << 4 when family >= 6.
     pub model: u32,
+    /// Stepping (leaf 1 EAX bits 3:0).
     pub stepping: u32,
     /// Brand string of leaves 0x80000002..4, trimmed; `None` when absent or
     /// empty. Control characters (a hostile dump's) are escaped with
@@ -262,7 +155,7 @@ fn regs<R: CpuIdReader>(reader: &R, leaf: u32, sub: u32) -> [u32; 4] {
 }
 
 /// Linux's `x86_family`: base family, plus extended family when base is 0xF.
-pub fn display_family(signature_eax: u32) -> u32 {
+pub(crate) fn display_family(signature_eax: u32) -> u32 {
     let base = (signature_eax >> 8) & 0xf;
     if base == 0xf {
         base + ((signature_eax >> 20) & 0xff)
@@ -273,7 +166,7 @@ pub fn display_family(signature_eax: u32) -> u32 {
 
 /// Linux's `x86_model`: base model, plus extended model << 4 when the display
 /// family is 6 or more (Intel family 6 and 0xF, AMD family 0xF and later).
-pub fn display_model(signature_eax: u32) -> u32 {
+pub(crate) fn display_model(signature_eax: u32) -> u32 {
     let base = (signature_eax >> 4) & 0xf;
     if display_family(signature_eax) >= 6 {
         base | (((signature_eax >> 16) & 0xf) << 4)
@@ -429,7 +322,7 @@ impl CpuidFacts {
     /// or `CPUID 0x80000007 not reported (highest extended leaf is
     /// 0x80000001)` when the leaf is beyond what the CPU reports.
     /// `bit` names the register and bit (`EDX bit 8`).
-    pub fn flag_text(&self, leaf: u32, bit: &str, set: bool) -> String {
+    pub(crate) fn flag_text(&self, leaf: u32, bit: &str, set: bool) -> String {
         match self.unreported(leaf) {
             Some(why) => format!("CPUID {leaf:#x} {why}"),
             None => format!("CPUID {leaf:#x} {bit} {}", if set { "set" } else { "clear" }),
@@ -437,7 +330,7 @@ impl CpuidFacts {
     }
 
     /// Whether the vendor is Intel (Linux's `native_calibrate_tsc` is Intel-only).
-    pub fn is_intel(&self) -> bool {
+    pub(crate) fn is_intel(&self) -> bool {
         self.vendor == "GenuineIntel"
     }
 }

@@ -1,9 +1,9 @@
 //! The CPUID instruction of this CPU as a [`CpuIdReader`] (x86-64 only; the
-//! instruction itself is `clockscope::clock::arch::cpuid`, where the unsafe
+//! instruction itself is `clockscope::cpu::cpuid`, where the unsafe
 //! code lives).
 
 use super::{CpuIdReader, CpuIdResult};
-use crate::clock::arch;
+use crate::cpu as arch;
 
 /// This CPU's CPUID.
 #[derive(Clone, Copy, Debug, Default)]

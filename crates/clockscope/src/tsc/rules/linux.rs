@@ -6,7 +6,7 @@ use crate::tsc::cpuid::{CpuidFacts, Leaf15};
 use crate::tsc::source::SourceId;
 
 /// Linux 4.10-5.0's crystal table for leaf 0x15 without ECX (Intel family 6).
-pub fn linux_implied_crystal_khz(f: &CpuidFacts) -> Option<u32> {
+pub(crate) fn linux_implied_crystal_khz(f: &CpuidFacts) -> Option<u32> {
     if !f.is_intel() || f.family != 6 {
         return None;
     }
@@ -65,7 +65,7 @@ pub(crate) fn crystal_hz_of(id: SourceId, f: &CpuidFacts) -> Option<u64> {
 }
 
 /// Leaf 0x15 with the crystal it enumerates: (ECX / 1000) * EBX / EAX kHz.
-pub fn cpuid15_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
+pub(crate) fn cpuid15_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     let l = leaf15_ratio(f)?;
     if l.ecx_crystal_hz == 0 {
         return Err(format!(
@@ -84,7 +84,7 @@ pub fn cpuid15_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
 }
 
 /// Leaf 0x15 with Linux 4.10-5.0's model table when ECX is 0.
-pub fn cpuid15_implied_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
+pub(crate) fn cpuid15_implied_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     let l = leaf15_ratio(f)?;
     if l.ecx_crystal_hz != 0 {
         return Err("not needed: leaf 0x15 enumerates the crystal".to_string());
@@ -106,7 +106,7 @@ pub fn cpuid15_implied_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
 
 /// Leaf 0x15 with the crystal derived from leaf 0x16, in integer kHz as Linux
 /// computes it: crystal = base_MHz * 1000 * EAX / EBX; TSC = crystal * EBX / EAX.
-pub fn cpuid15_from16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
+pub(crate) fn cpuid15_from16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     let l = leaf15_ratio(f)?;
     if l.ecx_crystal_hz != 0 {
         return Err("not needed: leaf 0x15 enumerates the crystal".to_string());
@@ -135,7 +135,7 @@ pub fn cpuid15_from16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
 }
 
 /// Leaf 0x16 base frequency: EAX MHz * 1000.
-pub fn cpuid16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
+pub(crate) fn cpuid16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     match f.leaf_16 {
         Some(l) if l.base_mhz > 0 => Ok((
             l.base_mhz as u64 * 1000,
@@ -153,7 +153,7 @@ pub fn cpuid16_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
 }
 
 /// Hypervisor leaf 0x40000010 EAX, whatever the hypervisor.
-pub fn hypervisor_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
+pub(crate) fn hypervisor_khz(f: &CpuidFacts) -> Result<(u64, String), String> {
     if !f.hypervisor_bit {
         return Err("no hypervisor bit (leaf 1 ECX bit 31)".to_string());
     }
@@ -191,7 +191,7 @@ fn linux_trusts_hypervisor_leaf(f: &CpuidFacts) -> bool {
 }
 
 /// The name of the Linux rule behind a [`linux_cpuid_khz`] source.
-pub const fn linux_rule_label(id: SourceId) -> &'static str {
+pub(crate) const fn linux_rule_label(id: SourceId) -> &'static str {
     match id {
         SourceId::Cpuid15 => "leaf 0x15: crystal (ECX) x EBX/EAX",
         SourceId::Cpuid15ImpliedCrystal => "leaf 0x15 with Linux's known crystal (Goldmont-D: 25 MHz) x EBX/EAX",
@@ -208,7 +208,7 @@ pub const fn linux_rule_label(id: SourceId) -> &'static str {
 /// else `cpu_khz_from_cpuid` (leaf 0x16 base MHz, which Linux uses as the
 /// TSC frequency when 0x15 gives none). Returns the kHz and which source it
 /// amounts to.
-pub fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String> {
+pub(crate) fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String), String> {
     let mut why_not_hypervisor = None;
     if linux_trusts_hypervisor_leaf(f) {
         match hypervisor_khz(f) {

@@ -19,7 +19,7 @@
 //! that must be > 0, else PostgreSQL calibrates (so a 1 Hz crystal, giving
 //! 0, and a product that wraps to a negative `int32` both calibrate).
 //!
-//! **Linux** ([`linux_cpuid_khz`]): in a VMware or ACRN guest the hypervisor's
+//! **Linux** (`linux_cpuid_khz`): in a VMware or ACRN guest the hypervisor's
 //! frequency first (VMware's GETHZ backdoor, published too as leaf 0x40000010
 //! EAX; ACRN's leaf 0x40000010 EAX). Otherwise `native_calibrate_tsc`: Intel
 //! only, leaf 0x15 needs EAX and EBX; crystal = ECX / 1000 kHz; when ECX is 0, Goldmont-D
@@ -35,8 +35,8 @@
 //!
 //! # Plausibility
 //! A TSC frequency from CPUID, a hypervisor leaf or the kernel outside
-//! [`PLAUSIBLE_TSC_KHZ`] (100 MHz to 10 GHz), or a crystal (leaf 0x15 ECX,
-//! or the one derived from leaf 0x16) outside [`PLAUSIBLE_CRYSTAL_HZ`] (1 to
+//! `PLAUSIBLE_TSC_KHZ` (100 MHz to 10 GHz), or a crystal (leaf 0x15 ECX,
+//! or the one derived from leaf 0x16) outside `PLAUSIBLE_CRYSTAL_HZ` (1 to
 //! 100 MHz), is evidence of a problem (a broken or hostile hypervisor, a
 //! corrupt dump), not a frequency: the source reports it as
 //! `implausible_khz` with `khz` null, clockscope never uses it, and the
@@ -48,23 +48,21 @@
 pub mod linux;
 pub mod postgresql;
 
-pub use linux::{
+pub(crate) use linux::{
     cpuid15_from16_khz, cpuid15_implied_khz, cpuid15_khz, cpuid16_khz, hypervisor_khz, linux_cpuid_khz,
-    linux_implied_crystal_khz,
 };
 pub use postgresql::{
     postgres_cpuid_khz, PostgresCpuid, PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16,
-    PG_SOURCE_HYPERVISOR,
 };
 
 /// TSC frequencies clockscope accepts from CPUID, a hypervisor leaf or the
 /// kernel: 100 MHz to 10 GHz, in kHz. The slowest x86-64 TSCs run at a few
 /// hundred MHz, the fastest CPUs at about 6 GHz.
-pub const PLAUSIBLE_TSC_KHZ: std::ops::RangeInclusive<u64> = 100_000..=10_000_000;
+pub(crate) const PLAUSIBLE_TSC_KHZ: std::ops::RangeInclusive<u64> = 100_000..=10_000_000;
 
 /// Crystal (core crystal clock, leaf 0x15 ECX) frequencies clockscope
 /// accepts: 1 to 100 MHz, in Hz. Real crystals are 19.2, 24, 25 or 38.4 MHz.
-pub const PLAUSIBLE_CRYSTAL_HZ: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000;
+pub(crate) const PLAUSIBLE_CRYSTAL_HZ: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000;
 
 /// `100 MHz-10 GHz` for messages.
 fn tsc_range_text() -> String {
@@ -85,11 +83,11 @@ fn crystal_range_text() -> String {
 }
 
 /// Why a TSC frequency is implausible, or `None` when it is plausible.
-pub fn implausible_tsc_khz(khz: u64) -> Option<String> {
+pub(crate) fn implausible_tsc_khz(khz: u64) -> Option<String> {
     (!PLAUSIBLE_TSC_KHZ.contains(&khz)).then(|| format!("{khz} kHz is outside {}", tsc_range_text()))
 }
 
 /// Why a crystal frequency is implausible, or `None` when it is plausible.
-pub fn implausible_crystal_hz(hz: u64) -> Option<String> {
+pub(crate) fn implausible_crystal_hz(hz: u64) -> Option<String> {
     (!PLAUSIBLE_CRYSTAL_HZ.contains(&hz)).then(|| format!("crystal {hz} Hz is outside {}", crystal_range_text()))
 }

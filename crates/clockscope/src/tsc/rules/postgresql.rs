@@ -8,8 +8,10 @@ use serde::Serialize;
 
 /// PostgreSQL's `frequency_source` strings.
 pub const PG_SOURCE_CPUID_15: &str = "x86, cpuid 0x15";
+/// PostgreSQL's `frequency_source` for leaf 0x16.
 pub const PG_SOURCE_CPUID_16: &str = "x86, cpuid 0x16";
-pub const PG_SOURCE_HYPERVISOR: &str = "x86, hypervisor, cpuid 0x40000010";
+pub(crate) const PG_SOURCE_HYPERVISOR: &str = "x86, hypervisor, cpuid 0x40000010";
+/// PostgreSQL's `frequency_source` for its calibration.
 pub const PG_SOURCE_CALIBRATION: &str = "x86, calibration";
 
 /// PostgreSQL 19's CPUID outcome.
@@ -23,7 +25,7 @@ pub struct PostgresCpuid {
     pub source: Option<&'static str>,
     /// Which rule applied.
     pub why: String,
-    /// The kHz PostgreSQL uses is outside [`PLAUSIBLE_TSC_KHZ`](super::PLAUSIBLE_TSC_KHZ) (PostgreSQL
+    /// The kHz PostgreSQL uses is outside `PLAUSIBLE_TSC_KHZ` (PostgreSQL
     /// itself does not check).
     pub implausible: bool,
 }

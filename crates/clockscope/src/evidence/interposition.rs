@@ -14,7 +14,7 @@
 //! a gross disagreement means either the frequency source is wrong or time
 //! is changed on its way to clockscope.
 //!
-//! [`time_library_hints`] adds supporting evidence when it is cheap to find:
+//! `time_library_hints` adds supporting evidence when it is cheap to find:
 //! `LD_PRELOAD` in the environment and time libraries mapped into this
 //! process (`/proc/self/maps`, read through [`crate::input`]). Their
 //! presence alone decides nothing (libfaketime at `+0` changes no rate).
@@ -25,13 +25,13 @@ use std::path::Path;
 /// A calibration this far from the frequency in use is not a measuring
 /// error: 1000 ppm, twice the 500 ppm the kernel's timekeeping corrects at
 /// most (`MAXFREQ`) and the largest uncertainty a converged calibration
-/// may have ([`super::calibrate::MAX_UNCERTAINTY_PPM`]).
+/// may have ([`crate::counter::calibrate::MAX_UNCERTAINTY_PPM`]).
 pub const GROSS_DISAGREEMENT_PPM: f64 = 1000.0;
 
 /// Library file names that change the time a process reads, matched as
 /// substrings of a mapped shared object's name (`*.so*`; libfaketime's
 /// `/dev/shm/faketime_shm_*` segments are not libraries).
-pub const TIME_LIBRARIES: [&str; 2] = ["faketime", "datefudge"];
+pub(crate) const TIME_LIBRARIES: [&str; 2] = ["faketime", "datefudge"];
 
 /// The words every interposition explanation carries (reports are searched for them).
 pub const CHANGES_TIME: &str = "something between clockscope and the kernel changes time";
@@ -39,7 +39,7 @@ pub const CHANGES_TIME: &str = "something between clockscope and the kernel chan
 /// What a gross disagreement means, as one clause. `kernel_clock_is_counter`:
 /// the kernel's clocksource is the counter itself, so the calibration is not
 /// independent evidence and only interposition explains it.
-pub fn explanation(kernel_clock_is_counter: bool) -> String {
+pub(crate) fn explanation(kernel_clock_is_counter: bool) -> String {
     let what = "(an LD_PRELOAD time library such as libfaketime, a broken vDSO): the counter is not trusted";
     if kernel_clock_is_counter {
         format!("the kernel's clock is this counter scaled, so {CHANGES_TIME} {what}")
@@ -50,7 +50,7 @@ pub fn explanation(kernel_clock_is_counter: bool) -> String {
 
 /// `; supporting evidence: LD_PRELOAD=...; mapped: .../libfaketime.so.1`,
 /// or `""` without hints.
-pub fn hints_text(hints: &[String]) -> String {
+pub(crate) fn hints_text(hints: &[String]) -> String {
     if hints.is_empty() {
         String::new()
     } else {
@@ -62,14 +62,14 @@ pub fn hints_text(hints: &[String]) -> String {
 /// and `mapped: <path>` for each mapped file whose name contains one of
 /// [`TIME_LIBRARIES`] (from `/proc/self/maps`; none where it cannot be read).
 /// Escaped: both are text from outside.
-pub fn time_library_hints() -> Vec<String> {
+pub(crate) fn time_library_hints() -> Vec<String> {
     let preload = std::env::var_os("LD_PRELOAD").map(|v| v.to_string_lossy().into_owned());
     let maps = crate::input::read_text(Path::new("/proc/self/maps"), &crate::input::PROC_MAPS).ok();
     hints_from(preload.as_deref(), maps.as_deref())
 }
 
 /// [`time_library_hints`] from the given `LD_PRELOAD` value and maps text.
-pub fn hints_from(preload: Option<&str>, maps: Option<&str>) -> Vec<String> {
+pub(crate) fn hints_from(preload: Option<&str>, maps: Option<&str>) -> Vec<String> {
     let mut hints = Vec::new();
     if let Some(p) = preload.map(str::trim).filter(|p| !p.is_empty()) {
         hints.push(format!("LD_PRELOAD={}", escape_untrusted(p)));

@@ -68,15 +68,20 @@ impl DumpFormat {
 /// A parsed dump: the first processor's leaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedDump {
+    /// Which format the dump was in.
     pub format: DumpFormat,
+    /// The first processor's leaves.
     pub leaves: RecordedCpuid,
 }
 
 /// Why a file is not a usable dump, with the offending line (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DumpError {
+    /// The offending line, 1-based.
     pub line: usize,
+    /// That line, trimmed (escaped when displayed).
     pub content: String,
+    /// Why it is not usable.
     pub reason: String,
 }
 
@@ -290,276 +295,188 @@ fn insert_once(
 /// leaves are returned. See the module documentation for the rules.
 pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut format: Option<DumpFormat> = None;
-    let mut leaves = RecordedCpuid::new();
-    // The first processor's leaves: the line each was first given on.
-    let mut given_on: BTreeMap<(u32, u32), usize> = BTreeMap::new();
-    let mut first_other: Option<(usize, String)> = None;
-    let mut first_leaf_line: Option<(usize, String)> = None;
-    // Whether we are still inside the first processor's block.
-    let mut collecting = true;
-    let mut cpu_headers_seen = 0usize;
-    // AIDA64 without [SL nn]: next ordinal subleaf per leaf.
-    let mut ordinal: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut parser = DumpParser::default();
+    for (i, line) in text.lines().enumerate() {
+        parser.line(i + 1, line)?;
+    }
+    parser.finish(text)
+}
 
-    let err = |n: usize, line: &str, reason: String| DumpError {
+/// The state of [`parse_dump`] between lines.
+struct DumpParser {
+    format: Option<DumpFormat>,
+    leaves: RecordedCpuid,
+    /// The first processor's leaves: the line each was first given on.
+    given_on: BTreeMap<(u32, u32), usize>,
+    first_other: Option<(usize, String)>,
+    first_leaf_line: Option<(usize, String)>,
+    /// Whether we are still inside the first processor's block.
+    collecting: bool,
+    cpu_headers_seen: usize,
+    /// AIDA64 without [SL nn]: next ordinal subleaf per leaf.
+    ordinal: BTreeMap<u32, u32>,
+}
+
+impl Default for DumpParser {
+    fn default() -> Self {
+        DumpParser {
+            format: None,
+            leaves: RecordedCpuid::new(),
+            given_on: BTreeMap::new(),
+            first_other: None,
+            first_leaf_line: None,
+            collecting: true,
+            cpu_headers_seen: 0,
+            ordinal: BTreeMap::new(),
+        }
+    }
+}
+
+/// The error of line `n`, quoting it.
+fn line_error(n: usize, line: &str, reason: String) -> DumpError {
+    DumpError {
         line: n,
         content: line.trim().to_string(),
         reason,
-    };
+    }
+}
 
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        let class = classify(line).map_err(|reason| err(n, line, reason))?;
+impl DumpParser {
+    /// Takes line `n` (1-based).
+    fn line(&mut self, n: usize, line: &str) -> Result<(), DumpError> {
+        let class = classify(line).map_err(|reason| line_error(n, line, reason))?;
         let line_format = match class {
             Line::RawCpuHeader | Line::RawLeaf { .. } => Some(DumpFormat::CpuidRaw),
             Line::AidaLeaf { .. } => Some(DumpFormat::Aida64),
             _ => None,
         };
-        if let (Some(lf), Some(f)) = (line_format, format) {
+        if let (Some(lf), Some(f)) = (line_format, self.format) {
             if lf != f && matches!(class, Line::RawLeaf { .. } | Line::AidaLeaf { .. }) {
-                return Err(err(n, line, format!("a {} line in a {} dump", lf.name(), f.name())));
+                return Err(line_error(
+                    n,
+                    line,
+                    format!("a {} line in a {} dump", lf.name(), f.name()),
+                ));
             }
         }
         match class {
             Line::Blank => {}
             Line::Other => {
-                if format == Some(DumpFormat::CpuidRaw) {
-                    return Err(err(n, line, "not a `cpuid -r` line".to_string()));
+                if self.format == Some(DumpFormat::CpuidRaw) {
+                    return Err(line_error(n, line, "not a `cpuid -r` line".to_string()));
                 }
-                if first_other.is_none() {
-                    first_other = Some((n, line.trim().to_string()));
+                if self.first_other.is_none() {
+                    self.first_other = Some((n, line.trim().to_string()));
                 }
             }
             Line::RawCpuHeader => {
                 // "CPU 0:" before any leaf, a second one ends the first CPU.
-                cpu_headers_seen += 1;
-                if cpu_headers_seen > 1 {
-                    collecting = false;
+                self.cpu_headers_seen += 1;
+                if self.cpu_headers_seen > 1 {
+                    self.collecting = false;
                 }
             }
             Line::AidaSeparator => {
-                if !leaves.is_empty() {
-                    collecting = false;
+                if !self.leaves.is_empty() {
+                    self.collecting = false;
                 }
             }
-            Line::RawLeaf { leaf, subleaf, regs } => {
-                if format.is_none() {
-                    if let Some((on, content)) = first_other.take() {
-                        return Err(DumpError {
-                            line: on,
-                            content,
-                            reason: "not a `cpuid -r` line".to_string(),
-                        });
-                    }
-                    format = Some(DumpFormat::CpuidRaw);
-                }
-                first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
-                if collecting {
-                    insert_once(&mut leaves, &mut given_on, (leaf, subleaf), regs, n)
-                        .map_err(|reason| err(n, line, reason))?;
-                }
-            }
-            Line::AidaLeaf { leaf, subleaf, regs } => {
-                if format.is_none() {
-                    format = Some(DumpFormat::Aida64);
-                }
-                first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
-                if leaf == 0 && subleaf.unwrap_or(0) == 0 && leaves.get(0, 0).is_some() {
-                    // A second leaf-0 line: the next processor starts here.
-                    collecting = false;
-                }
-                if collecting {
-                    let sub = match subleaf {
-                        Some(s) => s,
-                        None => {
-                            let next = ordinal.entry(leaf).or_insert(0);
-                            let s = *next;
-                            *next += 1;
-                            s
-                        }
-                    };
-                    insert_once(&mut leaves, &mut given_on, (leaf, sub), regs, n)
-                        .map_err(|reason| err(n, line, reason))?;
-                }
-            }
+            Line::RawLeaf { leaf, subleaf, regs } => self.raw_leaf(n, line, (leaf, subleaf), regs)?,
+            Line::AidaLeaf { leaf, subleaf, regs } => self.aida_leaf(n, line, leaf, subleaf, regs)?,
         }
+        Ok(())
     }
 
-    let Some(format) = format else {
-        return Err(match first_other {
-            Some((n, content)) => DumpError {
+    /// A `cpuid -r` leaf line: the text before it must all have been blank.
+    fn raw_leaf(&mut self, n: usize, line: &str, key: (u32, u32), regs: [u32; 4]) -> Result<(), DumpError> {
+        if self.format.is_none() {
+            if let Some((on, content)) = self.first_other.take() {
+                return Err(DumpError {
+                    line: on,
+                    content,
+                    reason: "not a `cpuid -r` line".to_string(),
+                });
+            }
+            self.format = Some(DumpFormat::CpuidRaw);
+        }
+        self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
+        if self.collecting {
+            insert_once(&mut self.leaves, &mut self.given_on, key, regs, n)
+                .map_err(|reason| line_error(n, line, reason))?;
+        }
+        Ok(())
+    }
+
+    /// An InstLatX64/AIDA64 leaf line; a second leaf 0 starts the next
+    /// processor, and a leaf without `[SL nn]` takes the next ordinal subleaf.
+    fn aida_leaf(
+        &mut self,
+        n: usize,
+        line: &str,
+        leaf: u32,
+        subleaf: Option<u32>,
+        regs: [u32; 4],
+    ) -> Result<(), DumpError> {
+        if self.format.is_none() {
+            self.format = Some(DumpFormat::Aida64);
+        }
+        self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
+        if leaf == 0 && subleaf.unwrap_or(0) == 0 && self.leaves.get(0, 0).is_some() {
+            // A second leaf-0 line: the next processor starts here.
+            self.collecting = false;
+        }
+        if self.collecting {
+            let sub = match subleaf {
+                Some(s) => s,
+                None => {
+                    let next = self.ordinal.entry(leaf).or_insert(0);
+                    let s = *next;
+                    *next += 1;
+                    s
+                }
+            };
+            insert_once(&mut self.leaves, &mut self.given_on, (leaf, sub), regs, n)
+                .map_err(|reason| line_error(n, line, reason))?;
+        }
+        Ok(())
+    }
+
+    /// The dump, or why the whole `text` is not one.
+    fn finish(self, text: &str) -> Result<ParsedDump, DumpError> {
+        let Some(format) = self.format else {
+            return Err(match self.first_other {
+                Some((n, content)) => DumpError {
+                    line: n,
+                    content,
+                    reason: "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
+                             ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
+                        .to_string(),
+                },
+                None => DumpError {
+                    line: text.lines().count().max(1),
+                    content: String::new(),
+                    reason: if text.trim().is_empty() {
+                        "the file is empty: not a CPUID dump".to_string()
+                    } else {
+                        "no CPUID leaves in the file".to_string()
+                    },
+                },
+            });
+        };
+        if self.leaves.get(0, 0).is_none() {
+            let (n, content) = self.first_leaf_line.unwrap_or((1, String::new()));
+            return Err(DumpError {
                 line: n,
                 content,
-                reason: "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
-                         ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
-                    .to_string(),
-            },
-            None => DumpError {
-                line: text.lines().count().max(1),
-                content: String::new(),
-                reason: if text.trim().is_empty() {
-                    "the file is empty: not a CPUID dump".to_string()
-                } else {
-                    "no CPUID leaves in the file".to_string()
-                },
-            },
-        });
-    };
-    if leaves.get(0, 0).is_none() {
-        let (n, content) = first_leaf_line.unwrap_or((1, String::new()));
-        return Err(DumpError {
-            line: n,
-            content,
-            reason: "the first processor has no leaf 0x00000000 (vendor and highest leaf)".to_string(),
-        });
+                reason: "the first processor has no leaf 0x00000000 (vendor and highest leaf)".to_string(),
+            });
+        }
+        Ok(ParsedDump {
+            format,
+            leaves: self.leaves,
+        })
     }
-    Ok(ParsedDump { format, leaves })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const RAW: &str = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
-                       0x00000004 0x01: eax=0x1c004122 ebx=0x01c0003f ecx=0x0000003f edx=0x00000000\n\
-                       CPU 1:\n   0x00000000 0x00: eax=0x00000099 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
-
-    #[test]
-    fn raw_first_cpu_only() {
-        let d = parse_dump(RAW).unwrap();
-        assert_eq!(d.format, DumpFormat::CpuidRaw);
-        assert_eq!(d.leaves.get(0, 0), Some([0x16, 0x756e6547, 0x6c65746e, 0x49656e69]));
-        assert_eq!(d.leaves.get(4, 1), Some([0x1c004122, 0x01c0003f, 0x3f, 0]));
-        assert_eq!(d.leaves.len(), 2);
-    }
-
-    #[test]
-    fn raw_rejects_free_text() {
-        let text = format!("{RAW}hello\n");
-        let e = parse_dump(&text).unwrap_err();
-        assert_eq!(e.line, 6);
-        assert_eq!(e.to_string(), "line 6: not a `cpuid -r` line: 'hello'");
-        let e = parse_dump("$ cpuid -r\nCPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\n").unwrap_err();
-        assert_eq!(e.line, 1, "{e}");
-    }
-
-    #[test]
-    fn raw_malformed_leaf_line() {
-        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e\n").unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(e.reason.contains("needs eax, ebx, ecx and edx"), "{e}");
-        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x123456789\n").unwrap_err();
-        assert!(e.reason.contains("not 32-bit hex"), "{e}");
-        // A wrapped line (as in mailing-list archives) is not silently accepted.
-        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0\nedx=0x0\n").unwrap_err();
-        assert_eq!(e.line, 2, "{e}");
-    }
-
-    #[test]
-    fn aida_subleaves_and_annotations() {
-        let text = "------[ Versions ]------\n\nProgram Version : AIDA64 v5.20.3478 Beta\n\
-                    CPUID Manufacturer: GenuineIntel\n\
-                    ------[ Logical CPU #0 ]------\nallcpu: Package 0 / Core 0 / Thread 0: Valid\n\
-                    CPUID 00000000: 00000016-756E6547-6C65746E-49656E69 [GenuineIntel]\n\
-                    CPUID 0000000D: 00000207-00000340-00000380-00000000 [SL 00] [x87]\n\
-                    CPUID 0000000D: 00000040-00000340-00000000-00000000 [SL 09] [PKRU]\n\
-                    CPUID 00000016: 00000CE4-00000FA0-00000064-00000000 [3300 / 4000 / 100]\n\
-                    L1    Data Cache:    32 KB,  8-way Associative, 64-byte Line\n\
-                    ------[ Logical CPU #1 ]------\n\
-                    CPUID 00000000: 00000099-756E6547-6C65746E-49656E69 [GenuineIntel]\n\
-                    MSR 000001AC: < FAILED >\n";
-        let d = parse_dump(text).unwrap();
-        assert_eq!(d.format, DumpFormat::Aida64);
-        assert_eq!(d.leaves.get(0, 0).unwrap()[0], 0x16);
-        assert_eq!(d.leaves.get(0xd, 9), Some([0x40, 0x340, 0, 0]));
-        assert_eq!(d.leaves.get(0x16, 0), Some([0xce4, 0xfa0, 0x64, 0]));
-        assert_eq!(d.leaves.len(), 4);
-    }
-
-    #[test]
-    fn aida_ordinal_subleaves_and_second_cpu_by_leaf0() {
-        let text = "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
-                    CPUID 00000004: 1C004121-01C0003F-0000003F-00000000\n\
-                    CPUID 00000004: 1C004122-01C0003F-0000003F-00000000\n\
-                    CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
-                    CPUID 00000004: 2C004121-01C0003F-0000003F-00000000\n";
-        let d = parse_dump(text).unwrap();
-        assert_eq!(d.leaves.get(4, 0).unwrap()[0], 0x1C004121);
-        assert_eq!(d.leaves.get(4, 1).unwrap()[0], 0x1C004122);
-        assert_eq!(d.leaves.len(), 3);
-    }
-
-    #[test]
-    fn aida_malformed_leaf_line() {
-        let e = parse_dump("CPUID 00000000: 00000016-756E6547-6C65746E\n").unwrap_err();
-        assert_eq!(e.line, 1);
-        assert!(e.reason.contains("EAX-EBX-ECX-EDX"), "{e}");
-    }
-
-    #[test]
-    fn not_a_dump() {
-        let e = parse_dump("\n\nhello world\nsecond line\n").unwrap_err();
-        assert_eq!(e.line, 3);
-        assert_eq!(e.content, "hello world");
-        assert!(e.to_string().starts_with("line 3: not a CPUID dump"), "{e}");
-        let e = parse_dump("").unwrap_err();
-        assert_eq!(e.line, 1);
-        let e = parse_dump("CPU:\n   0x00000001 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\n").unwrap_err();
-        assert!(e.reason.contains("no leaf 0x00000000"), "{e}");
-    }
-
-    #[test]
-    fn byte_order_mark_is_skipped() {
-        let with_bom = format!("\u{feff}{RAW}");
-        assert_eq!(parse_dump(&with_bom).unwrap(), parse_dump(RAW).unwrap());
-        let aida = "\u{feff}CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n";
-        assert_eq!(parse_dump(aida).unwrap().format, DumpFormat::Aida64);
-    }
-
-    #[test]
-    fn duplicated_leaf_with_other_values_names_both_lines() {
-        let text = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
-                    0x00000015 0x00: eax=0x00000002 ebx=0x0000009e ecx=0x00000000 edx=0x00000000\n   \
-                    0x00000015 0x00: eax=0x00000001 ebx=0xffffffff ecx=0xffffffff edx=0x00000000\n";
-        let e = parse_dump(text).unwrap_err();
-        assert_eq!(e.line, 4);
-        assert!(
-            e.reason
-                .contains("leaf 0x00000015 subleaf 0x0 is given twice with different registers, on line 3 and line 4"),
-            "{e}"
-        );
-        // The same registers twice: accepted, one leaf.
-        let twice = "CPU 0:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   \
-                     0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
-        assert_eq!(parse_dump(twice).unwrap().leaves.len(), 1);
-        // InstLatX64 with [SL nn].
-        let aida = "CPUID 00000000: 00000016-756E6547-6C65746E-49656E69\n\
-                    CPUID 0000000D: 00000207-00000340-00000380-00000000 [SL 01]\n\
-                    CPUID 0000000D: 00000208-00000340-00000380-00000000 [SL 01]\n";
-        let e = parse_dump(aida).unwrap_err();
-        assert_eq!(e.line, 3);
-        assert!(e.reason.contains("on line 2 and line 3"), "{e}");
-        // A second processor's leaves are not duplicates.
-        assert!(parse_dump(RAW).is_ok());
-    }
-
-    #[test]
-    fn control_characters_in_errors_are_escaped() {
-        let e = parse_dump("CPU:\n   0x00000000 0x00: eax=0x1 \x1b]0;x\x07=0x1\n").unwrap_err();
-        let shown = e.to_string();
-        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
-        assert!(shown.contains("\\x1b]0;x\\x07"), "{shown}");
-        let e = parse_dump("\x1b[2J\x00hello\n").unwrap_err();
-        let shown = e.to_string();
-        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
-        assert!(shown.ends_with("'\\x1b[2J\\x00hello'"), "{shown}");
-    }
-
-    #[test]
-    fn mixed_formats_rejected() {
-        let text = "CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x0 ecx=0x0 edx=0x0\nCPUID 00000001: 00000000-00000000-00000000-00000000\n";
-        let e = parse_dump(text).unwrap_err();
-        assert_eq!(e.line, 3);
-    }
-}
+mod tests;

@@ -3,7 +3,8 @@
 //!
 //! The rules that derive a frequency from CPUID registers, PostgreSQL's and
 //! Linux's, and the plausibility ranges are [`super::rules`]'s; this module
-//! gathers every source into one table and makes the choices.
+//! gathers every source into one table; `choice.rs` makes the two choices
+//! and `agreement.rs` measures every source against the one in use.
 //!
 //! # Which frequency is in use
 //! clockscope's choice ([`frequency_report`]): authoritative sources first, in order
@@ -15,16 +16,22 @@
 //! converged. Every source's disagreement with the frequency in use is given
 //! in ppm; more than [`DISAGREEMENT_LIMIT_PPM`] is flagged.
 
+mod agreement;
+mod choice;
+
 use super::cpuid::CpuidFacts;
 use super::rules::linux::{crystal_hz_of, linux_rule_label};
-pub use super::rules::{
+pub(crate) use super::rules::{
     cpuid15_from16_khz, cpuid15_implied_khz, cpuid15_khz, cpuid16_khz, hypervisor_khz, implausible_crystal_hz,
-    implausible_tsc_khz, linux_cpuid_khz, linux_implied_crystal_khz, postgres_cpuid_khz, PostgresCpuid,
-    PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16, PG_SOURCE_HYPERVISOR, PLAUSIBLE_CRYSTAL_HZ,
-    PLAUSIBLE_TSC_KHZ,
+    implausible_tsc_khz, linux_cpuid_khz,
+};
+pub use super::rules::{
+    postgres_cpuid_khz, PostgresCpuid, PG_SOURCE_CALIBRATION, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16,
 };
 pub use super::source::SourceId;
-use crate::counter::interposition::{self, GROSS_DISAGREEMENT_PPM};
+use crate::evidence::interposition;
+use agreement::{agreement, mark_disagreement};
+use choice::{clockscope_choice, postgresql_choice};
 use serde::Serialize;
 
 /// Disagreement beyond which a source is flagged: 500 ppm, the largest
@@ -43,8 +50,8 @@ pub struct FrequencySource {
     /// implausible one.
     pub khz: Option<u64>,
     /// The value this source gives when it is implausible (outside
-    /// [`PLAUSIBLE_TSC_KHZ`], or derived from a crystal outside
-    /// [`PLAUSIBLE_CRYSTAL_HZ`]): reported, never used.
+    /// `PLAUSIBLE_TSC_KHZ`, or derived from a crystal outside
+    /// `PLAUSIBLE_CRYSTAL_HZ`): reported, never used.
     pub implausible_khz: Option<u64>,
     /// How the value was derived, or why there is none.
     pub note: String,
@@ -75,8 +82,8 @@ pub struct CalibrationInput {
     pub note: String,
 }
 
-impl From<&crate::counter::calibrate::Calibration> for CalibrationInput {
-    fn from(c: &crate::counter::calibrate::Calibration) -> Self {
+impl From<&crate::evidence::Calibration> for CalibrationInput {
+    fn from(c: &crate::evidence::Calibration) -> Self {
         CalibrationInput {
             khz: c.khz,
             hz: c.hz,
@@ -118,7 +125,7 @@ pub struct PostgresChoice {
     /// Why.
     pub why: String,
     /// The frequency PostgreSQL uses is implausible (outside
-    /// [`PLAUSIBLE_TSC_KHZ`]): PostgreSQL does not check, clockscope does.
+    /// `PLAUSIBLE_TSC_KHZ`): PostgreSQL does not check, clockscope does.
     pub implausible: bool,
 }
 
@@ -139,22 +146,23 @@ pub struct ClockscopeChoice {
 /// frequency in use within [`DISAGREEMENT_LIMIT_PPM`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Agreement {
+    /// The cross-checking sources agree.
     pub agree: bool,
     /// Which sources were compared, and the largest disagreement.
     pub evidence: String,
     /// Set when clockscope's calibration against CLOCK_MONOTONIC_RAW is more
-    /// than [`GROSS_DISAGREEMENT_PPM`] from the frequency in use, even where
+    /// than [`GROSS_DISAGREEMENT_PPM`](interposition::GROSS_DISAGREEMENT_PPM) from the frequency in use, even where
     /// that calibration is not independent evidence (clocksource tsc):
     /// something between clockscope and the kernel changes time
-    /// ([`crate::counter::interposition`]). `agree` is then false.
+    /// ([`crate::evidence::interposition`]). `agree` is then false.
     pub time_interposition: Option<String>,
 }
 
 impl Agreement {
     /// Adds supporting evidence of a time library (`LD_PRELOAD`, mapped
-    /// libraries: [`crate::counter::interposition::time_library_hints`]) to a
+    /// libraries: [`crate::evidence::interposition::time_library_hints`]) to a
     /// gross disagreement; nothing without one (the hints alone decide nothing).
-    pub fn add_time_library_hints(&mut self, hints: &[String]) {
+    pub(crate) fn add_time_library_hints(&mut self, hints: &[String]) {
         let Some(old) = self.time_interposition.take() else {
             return;
         };
@@ -178,8 +186,11 @@ pub struct FrequencyReport {
     pub cpuid_tsc_rule: String,
     /// PostgreSQL 19's CPUID-derived kHz.
     pub postgresql_tsc_khz: Option<u64>,
+    /// PostgreSQL 19's choice.
     pub postgresql: PostgresChoice,
+    /// clockscope's choice.
     pub clockscope: ClockscopeChoice,
+    /// Whether the cross-checking sources agree with clockscope's choice.
     pub agreement: Agreement,
 }
 
@@ -226,7 +237,7 @@ fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource 
 }
 
 /// How the note of a calibration against the kernel's own TSC clock starts.
-pub const KERNEL_ARITHMETIC_PREFIX: &str =
+pub(crate) const KERNEL_ARITHMETIC_PREFIX: &str =
     "check of the kernel's arithmetic, not independent (clocksource tsc: MONOTONIC(_RAW) is the TSC scaled): ";
 
 /// Marks the calibrations that gave a value as checks of the kernel's
@@ -343,257 +354,6 @@ fn source_table(inputs: &FrequencyInputs) -> Vec<FrequencySource> {
             SourceId::CalibrationPostgres => calibration_source(id, &inputs.postgres_calibration),
         })
         .collect()
-}
-
-/// PostgreSQL 19's choice: its CPUID rules, else its calibration.
-fn postgresql_choice(pg_cpuid: Option<&PostgresCpuid>, sources: &[FrequencySource]) -> PostgresChoice {
-    match pg_cpuid {
-        None => PostgresChoice {
-            tsc_usable: false,
-            khz: None,
-            source: None,
-            why: "PostgreSQL 19 has TSC support on x86-64 only".to_string(),
-            implausible: false,
-        },
-        Some(p) if !p.tsc_usable => PostgresChoice {
-            tsc_usable: false,
-            khz: None,
-            source: None,
-            why: p.why.clone(),
-            implausible: false,
-        },
-        Some(p) if p.khz.is_some() => PostgresChoice {
-            tsc_usable: true,
-            khz: p.khz,
-            source: p.source,
-            why: p.why.clone(),
-            implausible: p.implausible,
-        },
-        Some(p) => {
-            let cal = sources
-                .iter()
-                .find(|s| s.id == SourceId::CalibrationPostgres)
-                .expect("listed");
-            PostgresChoice {
-                tsc_usable: true,
-                khz: cal.khz,
-                source: cal.khz.map(|_| PG_SOURCE_CALIBRATION),
-                why: match cal.khz {
-                    Some(k) => format!("{}; its calibration gives {k} kHz", p.why),
-                    None => format!("{}; its calibration: {}", p.why, cal.note),
-                },
-                implausible: false,
-            }
-        }
-    }
-}
-
-/// clockscope's choice: the first authoritative source with a value (the
-/// hypervisor leaf first under a hypervisor), else a converged calibration.
-fn clockscope_choice(
-    inputs: &FrequencyInputs,
-    linux_id: Option<SourceId>,
-    sources: &[FrequencySource],
-) -> ClockscopeChoice {
-    let hypervisor = inputs.cpuid.is_some_and(|f| f.hypervisor_bit);
-    let mut order: Vec<SourceId> = Vec::new();
-    if hypervisor {
-        order.push(SourceId::Hypervisor40000010);
-    }
-    // Leaf 0x16 is a nominal MHz figure the kernel itself refines: not authoritative.
-    if let Some(id) = linux_id.filter(|&id| id != SourceId::Cpuid16 && id != SourceId::Hypervisor40000010) {
-        order.push(id);
-    }
-    if !hypervisor {
-        order.push(SourceId::Hypervisor40000010);
-    }
-    order.extend([SourceId::KernelPerfPage, SourceId::KernelLog]);
-    let khz_of = |id: SourceId| sources.iter().find(|s| s.id == id).and_then(|s| s.khz);
-    let authoritative = order.iter().copied().find(|&id| khz_of(id).is_some());
-    match authoritative {
-        _ if inputs.cpuid.is_none() => ClockscopeChoice {
-            khz: None,
-            source: None,
-            source_label: None,
-            why: "no CPUID on this architecture: the TSC is x86's".to_string(),
-        },
-        Some(id) => ClockscopeChoice {
-            khz: khz_of(id),
-            source: Some(id),
-            source_label: Some(id.label()),
-            why: format!(
-                "first authoritative source with a value, in the order {}",
-                order.iter().map(|i| i.label()).collect::<Vec<_>>().join(" > ")
-            ),
-        },
-        None => {
-            let cal = sources
-                .iter()
-                .find(|s| s.id == SourceId::CalibrationClockscope)
-                .expect("listed");
-            match cal.khz {
-                Some(k) => ClockscopeChoice {
-                    khz: Some(k),
-                    source: Some(SourceId::CalibrationClockscope),
-                    source_label: Some(SourceId::CalibrationClockscope.label()),
-                    why: "no authoritative source (CPUID, hypervisor leaf, kernel); calibration converged, used as the last resort".to_string(),
-                },
-                None => ClockscopeChoice {
-                    khz: None,
-                    source: None,
-                    source_label: None,
-                    why: format!(
-                        "no authoritative source (CPUID, hypervisor leaf, kernel){} and no converged calibration ({})",
-                        implausible_text(sources).map_or(String::new(), |t| format!("; implausible: {t}")),
-                        cal.note
-                    ),
-                },
-            }
-        }
-    }
-}
-
-/// Sets every source's signed disagreement with the frequency in use, and
-/// flags those beyond [`DISAGREEMENT_LIMIT_PPM`] (plus their uncertainty).
-fn mark_disagreement(sources: &mut [FrequencySource], clockscope: &ClockscopeChoice, inputs: &FrequencyInputs) {
-    let in_use_hz = clockscope.source.and_then(|id| {
-        let s = sources.iter().find(|s| s.id == id)?;
-        hz_of(s, inputs)
-    });
-    if let Some(base) = in_use_hz.filter(|&h| h > 0.0) {
-        for s in sources.iter_mut() {
-            if let Some(hz) = hz_of(s, inputs) {
-                let ppm = (hz - base) / base * 1e6;
-                s.ppm_vs_in_use = Some(ppm);
-                s.flagged = ppm.abs() > DISAGREEMENT_LIMIT_PPM + s.uncertainty_ppm.unwrap_or(0.0);
-            }
-        }
-    }
-}
-
-/// Whether the cross-checking sources agree with the frequency in use; never
-/// when any source is implausible, nor when clockscope's calibration is
-/// grossly off it ([`gross_disagreement`]), independent evidence or not.
-fn agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
-    let base = cross_check_agreement(sources, clockscope);
-    match gross_disagreement(sources, clockscope) {
-        Some(gross) => Agreement {
-            agree: false,
-            evidence: format!("{gross}; {}", base.evidence),
-            time_interposition: Some(gross),
-        },
-        None => base,
-    }
-}
-
-/// `clockscope's calibration against CLOCK_MONOTONIC_RAW is -900000.0 ppm
-/// from ...: ...` when that calibration (not the frequency in use itself) is
-/// more than [`GROSS_DISAGREEMENT_PPM`] plus its uncertainty from the
-/// frequency in use; `None` otherwise.
-fn gross_disagreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Option<String> {
-    let chosen = clockscope.source?;
-    let cal = sources
-        .iter()
-        .find(|s| s.id == SourceId::CalibrationClockscope && s.id != chosen && s.khz.is_some())?;
-    let ppm = cal.ppm_vs_in_use?;
-    let limit = GROSS_DISAGREEMENT_PPM + cal.uncertainty_ppm.unwrap_or(0.0);
-    (ppm.abs() > limit).then(|| {
-        format!(
-            "clockscope's calibration against CLOCK_MONOTONIC_RAW is {ppm:+.1} ppm from {} (more than \
-             {GROSS_DISAGREEMENT_PPM} ppm): {}",
-            chosen.label(),
-            interposition::explanation(!cal.independent)
-        )
-    })
-}
-
-/// [`agreement`] of the independent cross-checking sources alone.
-fn cross_check_agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
-    match clockscope.source {
-        // An implausible value is evidence of a problem whatever is in use.
-        _ if implausible_text(sources).is_some() => Agreement {
-            agree: false,
-            time_interposition: None,
-            evidence: format!(
-                "implausible, not used: {}",
-                implausible_text(sources).unwrap_or_default()
-            ),
-        },
-        None => Agreement {
-            agree: false,
-            time_interposition: None,
-            evidence: "no frequency in use".to_string(),
-        },
-        Some(chosen) => {
-            let others: Vec<&FrequencySource> = sources
-                .iter()
-                .filter(|s| s.id != chosen && s.id.is_cross_check() && s.independent && s.khz.is_some())
-                .collect();
-            let arithmetic = kernel_arithmetic_text(sources, chosen);
-            let bad: Vec<String> = others
-                .iter()
-                .filter(|s| s.flagged)
-                .map(|s| format!("{} {:+.0} ppm", s.source, s.ppm_vs_in_use.unwrap_or(0.0)))
-                .collect();
-            if others.is_empty() {
-                Agreement {
-                    agree: true,
-                    time_interposition: None,
-                    evidence: format!(
-                        "{} is the only independent source; nothing to cross-check it with{arithmetic}",
-                        chosen.label()
-                    ),
-                }
-            } else if bad.is_empty() {
-                let worst = others
-                    .iter()
-                    .filter_map(|s| s.ppm_vs_in_use.map(|p| (p.abs(), s.source)))
-                    .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
-                Agreement {
-                    agree: true,
-                    time_interposition: None,
-                    evidence: format!(
-                        "{} independent source(s) within {DISAGREEMENT_LIMIT_PPM} ppm of {}; largest {:.1} ppm ({}){arithmetic}",
-                        others.len(),
-                        chosen.label(),
-                        worst.0,
-                        worst.1
-                    ),
-                }
-            } else {
-                Agreement {
-                    agree: false,
-                    time_interposition: None,
-                    evidence: format!(
-                        "disagree with {} by more than {DISAGREEMENT_LIMIT_PPM} ppm: {}{arithmetic}",
-                        chosen.label(),
-                        bad.join(", ")
-                    ),
-                }
-            }
-        }
-    }
-}
-
-/// `"; not counted: ..."` naming the calibrations that only check the
-/// kernel's arithmetic (with their ppm), or `""` when there is none.
-fn kernel_arithmetic_text(sources: &[FrequencySource], chosen: SourceId) -> String {
-    let parts: Vec<String> = sources
-        .iter()
-        .filter(|s| s.id != chosen && !s.independent && s.id.is_cross_check() && s.khz.is_some())
-        .map(|s| match s.ppm_vs_in_use {
-            Some(p) => format!("{} {p:+.1} ppm", s.source),
-            None => s.source.to_string(),
-        })
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; not counted, a check of the kernel's arithmetic (clocksource tsc): {}",
-            parts.join(", ")
-        )
-    }
 }
 
 #[cfg(test)]
