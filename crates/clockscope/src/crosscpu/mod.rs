@@ -322,12 +322,7 @@ pub fn run_plan(
         opts.min_handovers = settings.min_handovers;
         opts.grace_ns = test_ns.max(settings.min_grace_ns);
         let mut pair = PairReport {
-            cpu_a: a,
-            cpu_b: b,
-            kind: planned_pair.kind,
-            package_a: planned_pair.package_a,
-            package_b: planned_pair.package_b,
-            test_ns,
+            pair: *planned_pair,
             clocks: Vec::new(),
         };
         for c in clocks {

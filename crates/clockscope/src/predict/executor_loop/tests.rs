@@ -1,7 +1,9 @@
 //! Tests of the instrumentation model through scripted clocks: every read's
 //! cost injected, so every number is exact.
 
+use super::executor::Executor;
 use super::*;
+use crate::clock::posix::PosixClock;
 use crate::clock::scripted::ScriptedClock;
 use crate::Scale;
 use std::cell::Cell;
