@@ -235,27 +235,7 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
     if raw.len() > MAX_PAIRS {
         return Err(PlanError::TooManyPairs { pairs: raw.len() });
     }
-    let mut pairs: Vec<PlannedPair> = raw
-        .into_iter()
-        .map(|(a, b)| {
-            let (pa, pb) = (topo.and_then(|t| t.place(a)), topo.and_then(|t| t.place(b)));
-            let kind = match (pa, pb) {
-                (Some(x), Some(y)) if x.package != y.package => PairKind::CrossPackage,
-                (Some(x), Some(y)) if x.die != y.die => PairKind::CrossDie,
-                (Some(x), Some(_)) if x.smt_siblings.contains(&b) => PairKind::SmtSiblings,
-                (Some(_), Some(_)) => PairKind::SameDie,
-                _ => PairKind::Unknown,
-            };
-            PlannedPair {
-                cpu_a: a,
-                cpu_b: b,
-                kind,
-                package_a: pa.map(|p| p.package),
-                package_b: pb.map(|p| p.package),
-                test_ns: 0,
-            }
-        })
-        .collect();
+    let mut pairs = typed_pairs(raw, topo);
     // The pairs most likely to disagree first (a stable sort keeps CPU order within a kind).
     pairs.sort_by_key(|p| p.kind);
     let total_weight: u64 = pairs.iter().map(|p| p.kind.weight()).sum();
@@ -284,21 +264,7 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
             expected_ns as f64 / 1e9
         )
     });
-    let mut groups: BTreeMap<(Option<i32>, Option<i32>), PlanGroup> = BTreeMap::new();
-    for p in &pairs {
-        let key = (p.package_a.min(p.package_b), p.package_a.max(p.package_b));
-        let g = groups.entry(key).or_insert(PlanGroup {
-            package_a: key.0,
-            package_b: key.1,
-            pairs: 0,
-            time_ns: 0,
-        });
-        g.pairs += 1;
-        g.time_ns += p.test_ns * opts.clocks as u64 * TESTS_PER_CLOCK;
-    }
-    // Cross-package groups first.
-    let mut groups: Vec<PlanGroup> = groups.into_values().collect();
-    groups.sort_by_key(|g| (g.package_a == g.package_b, g.package_a, g.package_b));
+    let groups = plan_groups(&pairs, opts.clocks);
     Ok(Plan {
         mode: opts.mode,
         smt_pairs: opts.smt_pairs,
@@ -318,6 +284,51 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
         extended,
         groups,
     })
+}
+
+/// The pairs `raw`, each with its kind and packages from `topo` (its test
+/// time is set once the weights are summed).
+fn typed_pairs(raw: Vec<(usize, usize)>, topo: Option<&Topology>) -> Vec<PlannedPair> {
+    raw.into_iter()
+        .map(|(a, b)| {
+            let (pa, pb) = (topo.and_then(|t| t.place(a)), topo.and_then(|t| t.place(b)));
+            let kind = match (pa, pb) {
+                (Some(x), Some(y)) if x.package != y.package => PairKind::CrossPackage,
+                (Some(x), Some(y)) if x.die != y.die => PairKind::CrossDie,
+                (Some(x), Some(_)) if x.smt_siblings.contains(&b) => PairKind::SmtSiblings,
+                (Some(_), Some(_)) => PairKind::SameDie,
+                _ => PairKind::Unknown,
+            };
+            PlannedPair {
+                cpu_a: a,
+                cpu_b: b,
+                kind,
+                package_a: pa.map(|p| p.package),
+                package_b: pb.map(|p| p.package),
+                test_ns: 0,
+            }
+        })
+        .collect()
+}
+
+/// Pairs and test time per package pair, across packages first.
+fn plan_groups(pairs: &[PlannedPair], clocks: usize) -> Vec<PlanGroup> {
+    let mut groups: BTreeMap<(Option<i32>, Option<i32>), PlanGroup> = BTreeMap::new();
+    for p in pairs {
+        let key = (p.package_a.min(p.package_b), p.package_a.max(p.package_b));
+        let g = groups.entry(key).or_insert(PlanGroup {
+            package_a: key.0,
+            package_b: key.1,
+            pairs: 0,
+            time_ns: 0,
+        });
+        g.pairs += 1;
+        g.time_ns += p.test_ns * clocks as u64 * TESTS_PER_CLOCK;
+    }
+    // Cross-package groups first.
+    let mut groups: Vec<PlanGroup> = groups.into_values().collect();
+    groups.sort_by_key(|g| (g.package_a == g.package_b, g.package_a, g.package_b));
+    groups
 }
 
 /// Refuses, before any pair is made, a plan of `n` CPUs in `all` or `first`
