@@ -23,12 +23,12 @@
 //! bounded by the test's deadline plus a grace period ([`spin`]).
 //!
 //! # Pairs and budget
-//! [`plan`] chooses the pairs from the CPU topology ([`PairMode::Topology`]:
+//! [`plan()`] chooses the pairs from the CPU topology ([`PairMode::Topology`]:
 //! O(N), every package pair) or takes every pair ([`PairMode::All`],
 //! N*(N-1)/2) or each CPU with the first ([`PairMode::First`], N-1, as the
 //! kernel checks each CPU against the boot CPU), and splits `budget_ns` over
 //! pairs x clocks x 2 tests, weighted towards pairs across packages, each
-//! test at least [`MIN_TEST_NS`] (the rule is in [`plan`]). [`run_plan`]
+//! test at least [`MIN_TEST_NS`] (the rule is in [`mod@plan`]). [`run_plan`]
 //! measures a plan; [`report::CrossCpuReport::package_groups`] and
 //! [`report::CrossCpuReport::answers`] read the result by package.
 
@@ -131,7 +131,7 @@ pub struct ClockUnderTest {
 #[serde(rename_all = "snake_case")]
 pub enum PairMode {
     /// From the CPU topology: package and die representatives with each
-    /// other, every other CPU with its die's representative ([`plan`]).
+    /// other, every other CPU with its die's representative ([`plan()`]).
     #[default]
     Topology,
     /// Every pair: N*(N-1)/2.
@@ -187,7 +187,7 @@ impl<'a> RunOptions<'a> {
 }
 
 /// The CPU pairs `(a, b)`, `a` before `b` in `cpus`, without topology
-/// ([`PairMode::Topology`] is [`PairMode::First`] here; [`plan`] uses the topology).
+/// ([`PairMode::Topology`] is [`PairMode::First`] here; [`plan()`] uses the topology).
 pub fn pairs(cpus: &[usize], mode: PairMode) -> Vec<(usize, usize)> {
     match mode {
         PairMode::All => cpus

@@ -1,7 +1,8 @@
 //! What the cross-CPU tests found, per CPU pair and clock, and the verdict:
 //! serialisable report types whose field names carry their units (here),
-//! the judging of one clock on one pair ([`judge`]), and the report by
-//! package in plain language ([`by_package`]).
+//! the judging of one clock on one pair (`judge.rs`), and the report by
+//! package in plain language (`by_package.rs`: [`PackageGroup`],
+//! [`ClockAnswer`]).
 
 mod by_package;
 mod judge;
