@@ -28,7 +28,7 @@ use crate::linux::{self, CpuList, Evidence};
 pub const MAX_MASK_BITS: usize = linux::cpulist::MAX_CPU + 1;
 
 /// Bits in one word of an affinity mask (the kernel's `unsigned long`).
-pub const MASK_WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
+pub(crate) const MASK_WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
 
 /// Why an affinity call failed.
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +99,7 @@ mod imp {
 
     /// The calling thread's affinity mask, `start_bits` wide (`None`:
     /// `CPU_SETSIZE`), doubled while the kernel refuses the width.
-    pub fn get_mask(start_bits: Option<usize>) -> Result<Vec<libc::c_ulong>, AffinityError> {
+    pub(crate) fn get_mask(start_bits: Option<usize>) -> Result<Vec<libc::c_ulong>, AffinityError> {
         let mut bits = start_bits.unwrap_or(libc::CPU_SETSIZE as usize).clamp(1, MAX_MASK_BITS);
         loop {
             let mut words = vec![0 as libc::c_ulong; bits.div_ceil(MASK_WORD_BITS)];

@@ -91,7 +91,7 @@ fn event(kind: Kind) -> Option<Recognised> {
 }
 
 /// Recognises a message (without its log prefix).
-pub fn recognise(msg: &str) -> Option<Recognised> {
+pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
     let b = body(msg);
     watchdog(b)
         .or_else(|| verify(b))

@@ -86,11 +86,6 @@ impl ClocksourceGuard {
         result
     }
 
-    /// The command that restores the original by hand.
-    pub fn restore_command(&self) -> String {
-        self.state.control.manual_command(&self.state.original)
-    }
-
     /// Restores the original now (see [`Restored`]); the guard then does nothing on drop.
     pub fn finish(mut self) -> Result<Restored, RestoreError> {
         self.done = true;

@@ -100,7 +100,7 @@ fn switch_reads_back_and_guard_restores_on_drop() {
         g.switch_to("acpi_pm").unwrap();
         assert_eq!(c.current().unwrap(), "acpi_pm");
         assert_eq!(
-            g.restore_command(),
+            g.control().manual_command(g.original()),
             format!(
                 "echo tsc > {}",
                 root.path().join(CLOCKSOURCE0).join("current_clocksource").display()

@@ -131,7 +131,7 @@ pub fn interval_text(median: f64, interval: Option<Interval>, n: usize) -> Strin
 
 /// The cost from measured pairs (see the module docs); `None` without pairs
 /// or rows.
-pub fn cost_from_pairs(
+pub(crate) fn cost_from_pairs(
     clock: &str,
     pairs: &[RoundPair],
     rows_per_round: u64,
@@ -193,7 +193,7 @@ pub fn cost_from_pairs(
 }
 
 /// [`ExecutorLoopCost::sampling`] for `slices` runs taking `elapsed_ns`.
-pub fn sampling_text(slices: u32, elapsed_ns: u64) -> String {
+pub(crate) fn sampling_text(slices: u32, elapsed_ns: u64) -> String {
     let ms = elapsed_ns as f64 / 1e6;
     if slices <= 1 {
         format!("one run of {ms:.0} ms")

@@ -39,7 +39,7 @@ impl ModelConfig {
 /// Rows per round for `ns_per_row` of TIMING OFF work: [`ROUND_NS`] of
 /// work, within the MIN/MAX constants ([`MAX_ROWS_PER_ROUND`] when the
 /// time per row is not a positive number).
-pub fn rows_for_round(ns_per_row: f64) -> u64 {
+pub(crate) fn rows_for_round(ns_per_row: f64) -> u64 {
     if !(ns_per_row.is_finite() && ns_per_row > 0.0) {
         return MAX_ROWS_PER_ROUND;
     }

@@ -94,14 +94,13 @@ mod executor;
 mod instr;
 mod measuring;
 
-pub use cost::{cost_from_pairs, interval_text, sampling_text, ExecutorLoopCost, RoundPair, StopReason};
+pub use cost::{interval_text, ExecutorLoopCost, RoundPair, StopReason};
 pub use executor::Table;
 pub use instr::{
     FastRead, InstrTime, PgInstrumentation, PgRead, SystemRead, TicksTime, TimespecClock, TimespecRead, TimespecTime,
 };
 pub use measuring::{
-    measure_model, measure_on_this_machine, pairs_on_this_machine, rows_for_round, run_pairs, ModelConfig, PairsRun,
-    Slices,
+    measure_model, measure_on_this_machine, pairs_on_this_machine, run_pairs, ModelConfig, PairsRun, Slices,
 };
 
 /// Bytes of one tuple: a heap tuple of one int column (23-byte header padded
