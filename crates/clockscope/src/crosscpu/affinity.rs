@@ -41,10 +41,20 @@ pub enum AffinityError {
     Get(std::io::Error),
     /// sched_setaffinity failed for `cpu`.
     #[error("could not pin a thread to CPU {cpu} (sched_setaffinity: {err})")]
-    Pin { cpu: usize, err: std::io::Error },
+    Pin {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The system call's error.
+        err: std::io::Error,
+    },
     /// After pinning, the thread reported running elsewhere.
     #[error("a thread pinned to CPU {cpu} runs on CPU {running_on}")]
-    NotMoved { cpu: usize, running_on: usize },
+    NotMoved {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The CPU it runs on.
+        running_on: usize,
+    },
 }
 
 /// The CPUs set in an affinity mask of `unsigned long` words, as the kernel

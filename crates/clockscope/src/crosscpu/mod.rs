@@ -102,13 +102,24 @@ pub enum CrossCpuError {
     Affinity(#[from] AffinityError),
     /// This side stopped because the thread on the other CPU failed.
     #[error("the measuring thread on CPU {cpu} stopped because its partner failed")]
-    PartnerFailed { cpu: usize },
+    PartnerFailed {
+        /// The CPU whose thread stopped.
+        cpu: usize,
+    },
     /// The two threads were not both running within the start timeout.
     #[error("the measuring threads on CPUs {cpu_a} and {cpu_b} did not both start within 5 s")]
-    StartTimeout { cpu_a: usize, cpu_b: usize },
+    StartTimeout {
+        /// The pair's CPU a.
+        cpu_a: usize,
+        /// The pair's CPU b.
+        cpu_b: usize,
+    },
     /// A measuring thread panicked.
     #[error("the measuring thread on CPU {cpu} panicked")]
-    ThreadPanicked { cpu: usize },
+    ThreadPanicked {
+        /// The CPU the thread was pinned to.
+        cpu: usize,
+    },
     /// The run cannot be planned within its time limit.
     #[error(transparent)]
     Plan(#[from] PlanError),

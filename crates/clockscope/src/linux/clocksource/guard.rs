@@ -17,7 +17,10 @@ pub enum Restored {
     /// Someone else (a person, a script, the kernel's clocksource watchdog)
     /// changed the clocksource after the sweep's last switch: their choice,
     /// `current`, is left in place and nothing is written.
-    LeftAlone { current: String },
+    LeftAlone {
+        /// The clocksource in use, left in place.
+        current: String,
+    },
 }
 
 /// What a guard and its [`Restorer`]s share.
@@ -145,8 +148,11 @@ impl Drop for ClocksourceGuard {
 /// the command that does it by hand.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RestoreError {
+    /// The clocksource to put back.
     pub original: String,
+    /// Why it could not be.
     pub error: SwitchError,
+    /// The command that puts it back by hand.
     pub command: String,
 }
 

@@ -41,13 +41,28 @@ pub enum SwitchError {
     /// A name with characters no kernel clocksource has (or empty, or too long).
     BadName(String),
     /// A valid name the kernel does not offer.
-    NotAvailable { name: String, available: Vec<String> },
+    NotAvailable {
+        /// The name asked for.
+        name: String,
+        /// The names the kernel offers.
+        available: Vec<String>,
+    },
     /// `current_clocksource` or `available_clocksource` could not be read.
     Read(String),
     /// The write was refused (the file is missing, read-only, not a regular file...).
-    Write { name: String, reason: String },
+    Write {
+        /// The name written.
+        name: String,
+        /// Why the write failed.
+        reason: String,
+    },
     /// The write was accepted but the kernel reads back another clocksource.
-    ReadBack { wanted: String, got: String },
+    ReadBack {
+        /// The name written.
+        wanted: String,
+        /// The name read back.
+        got: String,
+    },
     /// The one-sweep-at-a-time lock is held or cannot be taken (the whole message).
     Lock(String),
 }
