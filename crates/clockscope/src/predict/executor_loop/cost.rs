@@ -10,7 +10,9 @@ use crate::stats::{self, Interval};
 /// One pair of rounds, ns from start to end of each.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoundPair {
+    /// The TIMING ON round, ns.
     pub timing_on_ns: f64,
+    /// The TIMING OFF round, ns.
     pub timing_off_ns: f64,
 }
 
@@ -52,17 +54,21 @@ pub struct ExecutorLoopCost {
     pub status: String,
     /// Smallest and largest paired difference per row, ns.
     pub added_ns_per_row_min: f64,
+    /// See `added_ns_per_row_min`.
     pub added_ns_per_row_max: f64,
     /// Median TIMING OFF round per row: the model's work, ns.
     pub work_ns_per_row: f64,
     /// Expression steps per row ([`DEFAULT_WORK_STEPS`]).
     pub work_steps: u32,
+    /// Rows per round.
     pub rows_per_round: u64,
     /// Pairs measured.
     pub pairs: u32,
+    /// What ended the pairs.
     pub stopped_by: StopReason,
     /// The time budget and the time taken (calibration included), ns.
     pub budget_ns: u64,
+    /// See `budget_ns`.
     pub elapsed_ns: u64,
     /// How the pairs were taken: "one run of 150 ms", or "12 slices (...),
     /// one before each of the server's TIMING OFF/ON pairs, ...".

@@ -44,7 +44,9 @@ impl InstrTime for TicksTime {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct TimespecTime {
+    /// `tv_sec`.
     pub sec: i64,
+    /// `tv_nsec`.
     pub nsec: i64,
 }
 
@@ -76,6 +78,7 @@ impl InstrTime for TimespecTime {
 
 /// One of PostgreSQL's clock reads, returning its `instr_time`.
 pub trait PgRead {
+    /// The version's `instr_time`.
     type Time: InstrTime;
     /// One read.
     fn read(&self) -> Self::Time;
@@ -85,6 +88,7 @@ pub trait PgRead {
 
 /// A clock that can be read as a `struct timespec` (PostgreSQL 15's read).
 pub trait TimespecClock: ClockSource {
+    /// One reading as (`tv_sec`, `tv_nsec`).
     fn now_timespec(&self) -> (i64, i64);
 }
 
@@ -183,7 +187,10 @@ pub enum PgInstrumentation {
     /// PostgreSQL 19: int64 ticks, the fast read (`tsc`: RDTSC, else the
     /// system clock behind the `timing_tsc_enabled` branch), start and stop
     /// inlined into `ExecProcNodeInstr`.
-    Pg19 { tsc: bool },
+    Pg19 {
+        /// Whether `timing_tsc_enabled` (RDTSC) or the system clock.
+        tsc: bool,
+    },
     /// PostgreSQL 16-18: int64 ns from clock_gettime, start and stop called.
     Pg16To18,
     /// PostgreSQL 15 and older: a `struct timespec`, start and stop called.

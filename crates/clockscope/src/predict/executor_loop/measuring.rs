@@ -14,6 +14,7 @@ use crate::clock::ClockSource;
 /// The model's shape for one run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelConfig {
+    /// The version's instrumentation shape.
     pub instrumentation: PgInstrumentation,
     /// Expression steps per row ([`DEFAULT_WORK_STEPS`]).
     pub work_steps: u32,
@@ -51,8 +52,11 @@ pub(crate) fn rows_for_round(ns_per_row: f64) -> u64 {
 pub struct PairsRun {
     /// The clock read, as pg_test_timing names it.
     pub clock: &'static str,
+    /// The pairs measured.
     pub pairs: Vec<RoundPair>,
+    /// Rows per round.
     pub rows_per_round: u64,
+    /// What ended the pairs.
     pub stopped_by: StopReason,
     /// Time taken, calibration included, ns.
     pub elapsed_ns: u64,
@@ -188,13 +192,19 @@ pub fn pairs_on_this_machine<T: ClockSource>(
 /// run of a few hundred ms sees only the speed of its moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slices {
+    /// Each slice's shape (its budget is the slice's).
     pub config: ModelConfig,
+    /// The clock read, once a slice ran.
     pub clock: Option<&'static str>,
+    /// Every slice's pairs, pooled (at most [`MAX_PAIRS`]).
     pub pairs: Vec<RoundPair>,
     /// Fixed by the first slice.
     pub rows_per_round: Option<u64>,
+    /// Slices run.
     pub slices: u32,
+    /// Their time, calibration included, ns.
     pub elapsed_ns: u64,
+    /// [`StopReason::Interrupted`] once a slice was interrupted.
     pub stopped_by: StopReason,
 }
 
