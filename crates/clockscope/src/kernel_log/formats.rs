@@ -15,8 +15,11 @@ pub use super::kinds::{Facts, Kind, Role};
 /// One recognised message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recognised {
+    /// What the message says.
     pub kind: Kind,
+    /// Its part in a sequence of messages.
     pub role: Role,
+    /// The values read from it.
     pub facts: Facts,
 }
 

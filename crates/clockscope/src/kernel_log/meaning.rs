@@ -91,7 +91,9 @@ pub enum Severity {
 /// One recognised message (all lines of its kind grouped), with its meaning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelMessage {
+    /// What the message says.
     pub kind: MessageKind,
+    /// How much it matters for trusting the TSC.
     pub severity: Severity,
     /// The first line of this kind, verbatim (untrusted: escape when shown).
     pub message: String,

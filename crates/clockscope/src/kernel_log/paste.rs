@@ -33,6 +33,7 @@ impl LogTime {
 /// One kernel line of a log.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LogLine {
+    /// When it was printed, as far as the paste shows.
     pub time: LogTime,
     /// The console level 0 (emerg) to 7 (debug), when the style shows it.
     pub level: Option<u8>,
