@@ -4,7 +4,8 @@
 
 mod common;
 use clockscope::crosscpu::{
-    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, Verdict, WarpResult,
+    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, PlannedPair, Verdict,
+    WarpResult,
 };
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
@@ -290,12 +291,14 @@ fn constructed_outcome() -> Outcome {
         extended: None,
         min_handovers: 100,
         pairs: vec![PairReport {
-            cpu_a: 0,
-            cpu_b: 1,
-            kind: PairKind::Unknown,
-            package_a: None,
-            package_b: None,
-            test_ns: 250_000_000,
+            pair: PlannedPair {
+                cpu_a: 0,
+                cpu_b: 1,
+                kind: PairKind::Unknown,
+                package_a: None,
+                package_b: None,
+                test_ns: 250_000_000,
+            },
             clocks: vec![
                 clock_report(clockscope::ClockId::Rdtscp, ghz, warp, offset),
                 clock_report(

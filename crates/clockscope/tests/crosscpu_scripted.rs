@@ -174,7 +174,7 @@ fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
     assert_eq!(report.test_ns, 10_000_000);
     assert_eq!(calls.len(), 6);
     assert_eq!(calls.last(), Some(&(60_000_000, 60_000_000)));
-    let got: Vec<(usize, usize)> = report.pairs.iter().map(|p| (p.cpu_a, p.cpu_b)).collect();
+    let got: Vec<(usize, usize)> = report.pairs.iter().map(|p| (p.pair.cpu_a, p.pair.cpu_b)).collect();
     assert_eq!(got, vec![(0, 1), (0, 2), (1, 2)]);
 
     let p01 = &report.pairs[0].clocks[0];
@@ -185,14 +185,14 @@ fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
         let c = &pair.clocks[0];
         // CPU 2 ahead by 4000: CPU a (0 or 1) reads behind it on each handover.
         assert_eq!(c.verdict, Verdict::Warp, "{}", c.verdict_text);
-        assert_eq!(c.max_warp_ticks, 3999);
+        assert_eq!(c.warp.max_warp_ticks, 3999);
         assert_eq!(c.max_warp_ns, Some(1999));
-        assert_eq!(c.warps_a_behind_b, c.warps);
+        assert_eq!(c.warp.warps_a_behind_b, c.warp.warps);
         assert_eq!((c.offset_lower_ticks, c.offset_upper_ticks), (Some(3999), Some(4001)));
         assert_eq!((c.offset_lower_ns, c.offset_upper_ns), (Some(1999), Some(2000)));
         assert!(
             c.verdict_text
-                .contains(&format!("CPU 2 is 1999 ns ahead of CPU {}", pair.cpu_a)),
+                .contains(&format!("CPU 2 is 1999 ns ahead of CPU {}", pair.pair.cpu_a)),
             "{}",
             c.verdict_text
         );
@@ -228,9 +228,9 @@ fn first_pair_mode_and_a_stop_request_keep_what_was_measured() {
     assert_eq!(report.pairs_planned, 3);
     assert!(report.interrupted);
     assert_eq!(report.pairs.len(), 1);
-    assert_eq!((report.pairs[0].cpu_a, report.pairs[0].cpu_b), (0, 1));
+    assert_eq!((report.pairs[0].pair.cpu_a, report.pairs[0].pair.cpu_b), (0, 1));
     let c = &report.pairs[0].clocks[0];
-    assert!(c.iterations > 0);
+    assert!(c.warp.iterations > 0);
     // The ping-pong test was asked to stop before its first round.
     assert_eq!(c.offset_rounds, 0);
     assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.verdict_text);

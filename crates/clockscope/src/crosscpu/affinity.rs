@@ -28,7 +28,7 @@ use crate::linux::{self, CpuList, Evidence};
 pub const MAX_MASK_BITS: usize = linux::cpulist::MAX_CPU + 1;
 
 /// Bits in one word of an affinity mask (the kernel's `unsigned long`).
-pub const MASK_WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
+pub(crate) const MASK_WORD_BITS: usize = 8 * std::mem::size_of::<libc::c_ulong>();
 
 /// Why an affinity call failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,10 +41,20 @@ pub enum AffinityError {
     Get(std::io::Error),
     /// sched_setaffinity failed for `cpu`.
     #[error("could not pin a thread to CPU {cpu} (sched_setaffinity: {err})")]
-    Pin { cpu: usize, err: std::io::Error },
+    Pin {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The system call's error.
+        err: std::io::Error,
+    },
     /// After pinning, the thread reported running elsewhere.
     #[error("a thread pinned to CPU {cpu} runs on CPU {running_on}")]
-    NotMoved { cpu: usize, running_on: usize },
+    NotMoved {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The CPU it runs on.
+        running_on: usize,
+    },
 }
 
 /// The CPUs set in an affinity mask of `unsigned long` words, as the kernel
@@ -99,7 +109,7 @@ mod imp {
 
     /// The calling thread's affinity mask, `start_bits` wide (`None`:
     /// `CPU_SETSIZE`), doubled while the kernel refuses the width.
-    pub fn get_mask(start_bits: Option<usize>) -> Result<Vec<libc::c_ulong>, AffinityError> {
+    pub(crate) fn get_mask(start_bits: Option<usize>) -> Result<Vec<libc::c_ulong>, AffinityError> {
         let mut bits = start_bits.unwrap_or(libc::CPU_SETSIZE as usize).clamp(1, MAX_MASK_BITS);
         loop {
             let mut words = vec![0 as libc::c_ulong; bits.div_ceil(MASK_WORD_BITS)];

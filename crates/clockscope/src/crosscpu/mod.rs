@@ -23,12 +23,12 @@
 //! bounded by the test's deadline plus a grace period ([`spin`]).
 //!
 //! # Pairs and budget
-//! [`plan`] chooses the pairs from the CPU topology ([`PairMode::Topology`]:
+//! [`plan()`] chooses the pairs from the CPU topology ([`PairMode::Topology`]:
 //! O(N), every package pair) or takes every pair ([`PairMode::All`],
 //! N*(N-1)/2) or each CPU with the first ([`PairMode::First`], N-1, as the
 //! kernel checks each CPU against the boot CPU), and splits `budget_ns` over
 //! pairs x clocks x 2 tests, weighted towards pairs across packages, each
-//! test at least [`MIN_TEST_NS`] (the rule is in [`plan`]). [`run_plan`]
+//! test at least [`MIN_TEST_NS`] (the rule is in [`mod@plan`]). [`run_plan`]
 //! measures a plan; [`report::CrossCpuReport::package_groups`] and
 //! [`report::CrossCpuReport::answers`] read the result by package.
 
@@ -102,13 +102,24 @@ pub enum CrossCpuError {
     Affinity(#[from] AffinityError),
     /// This side stopped because the thread on the other CPU failed.
     #[error("the measuring thread on CPU {cpu} stopped because its partner failed")]
-    PartnerFailed { cpu: usize },
+    PartnerFailed {
+        /// The CPU whose thread stopped.
+        cpu: usize,
+    },
     /// The two threads were not both running within the start timeout.
     #[error("the measuring threads on CPUs {cpu_a} and {cpu_b} did not both start within 5 s")]
-    StartTimeout { cpu_a: usize, cpu_b: usize },
+    StartTimeout {
+        /// The pair's CPU a.
+        cpu_a: usize,
+        /// The pair's CPU b.
+        cpu_b: usize,
+    },
     /// A measuring thread panicked.
     #[error("the measuring thread on CPU {cpu} panicked")]
-    ThreadPanicked { cpu: usize },
+    ThreadPanicked {
+        /// The CPU the thread was pinned to.
+        cpu: usize,
+    },
     /// The run cannot be planned within its time limit.
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -131,7 +142,7 @@ pub struct ClockUnderTest {
 #[serde(rename_all = "snake_case")]
 pub enum PairMode {
     /// From the CPU topology: package and die representatives with each
-    /// other, every other CPU with its die's representative ([`plan`]).
+    /// other, every other CPU with its die's representative ([`plan()`]).
     #[default]
     Topology,
     /// Every pair: N*(N-1)/2.
@@ -187,7 +198,7 @@ impl<'a> RunOptions<'a> {
 }
 
 /// The CPU pairs `(a, b)`, `a` before `b` in `cpus`, without topology
-/// ([`PairMode::Topology`] is [`PairMode::First`] here; [`plan`] uses the topology).
+/// ([`PairMode::Topology`] is [`PairMode::First`] here; [`plan()`] uses the topology).
 pub fn pairs(cpus: &[usize], mode: PairMode) -> Vec<(usize, usize)> {
     match mode {
         PairMode::All => cpus
@@ -322,12 +333,7 @@ pub fn run_plan(
         opts.min_handovers = settings.min_handovers;
         opts.grace_ns = test_ns.max(settings.min_grace_ns);
         let mut pair = PairReport {
-            cpu_a: a,
-            cpu_b: b,
-            kind: planned_pair.kind,
-            package_a: planned_pair.package_a,
-            package_b: planned_pair.package_b,
-            test_ns,
+            pair: *planned_pair,
             clocks: Vec::new(),
         };
         for c in clocks {

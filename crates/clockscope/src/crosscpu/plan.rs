@@ -93,8 +93,11 @@ impl PairKind {
 /// One pair to test. Offsets are measured as CPU b's clock minus CPU a's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct PlannedPair {
+    /// CPU a (offsets are CPU b's clock minus CPU a's).
     pub cpu_a: usize,
+    /// CPU b.
     pub cpu_b: usize,
+    /// How the two CPUs relate (across packages, dies, ...).
     pub kind: PairKind,
     /// CPU a's package (`null` when the topology is unknown).
     pub package_a: Option<i32>,
@@ -107,24 +110,31 @@ pub struct PlannedPair {
 /// The representative CPU of a package or of a die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Representative {
+    /// Its package.
     pub package: i32,
     /// `null` for a package's representative.
     pub die: Option<i32>,
+    /// The representative CPU.
     pub cpu: usize,
 }
 
 /// A CPU in no pair, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Uncovered {
+    /// The CPU.
     pub cpu: usize,
+    /// Why it is in no pair.
     pub reason: String,
 }
 
 /// Pairs and time per package pair (`package_a <= package_b`; equal: within one package).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct PlanGroup {
+    /// The lower package (`null`: topology unknown).
     pub package_a: Option<i32>,
+    /// The higher package (equal to `package_a` within one package).
     pub package_b: Option<i32>,
+    /// Pairs planned in it.
     pub pairs: usize,
     /// The time its tests take, all clocks.
     pub time_ns: u64,
@@ -139,21 +149,31 @@ pub enum PlanError {
         *needed_ns as f64 / 1e9, MIN_TEST_NS / 1_000_000, *limit_ns as f64 / 1e9
     )]
     OverTimeLimit {
+        /// Pairs planned.
         pairs: usize,
+        /// The time their tests need at least.
         needed_ns: u64,
+        /// The time limit.
         limit_ns: u64,
     },
     /// More CPUs than any kernel has.
     #[error("{cpus} CPUs to plan, more than {MAX_CPUS} (the x86-64 kernel's largest NR_CPUS)")]
-    TooManyCpus { cpus: usize },
+    TooManyCpus {
+        /// CPUs asked for.
+        cpus: usize,
+    },
     /// More pairs than a plan may have.
     #[error("{pairs} CPU pairs, more than a plan may have ({MAX_PAIRS})")]
-    TooManyPairs { pairs: usize },
+    TooManyPairs {
+        /// Pairs the plan would have.
+        pairs: usize,
+    },
 }
 
 /// What to plan.
 #[derive(Clone, Copy, Debug)]
 pub struct PlanOptions {
+    /// Which pairs.
     pub mode: PairMode,
     /// Also pair the threads of each core with each other (`topology` mode).
     pub smt_pairs: bool,
@@ -170,7 +190,9 @@ pub struct PlanOptions {
 /// The plan of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// Which pairs were asked for.
     pub mode: PairMode,
+    /// Whether the threads of each core are paired with each other too.
     pub smt_pairs: bool,
     /// The CPUs to test, ascending.
     pub cpus: Vec<usize>,
@@ -178,14 +200,19 @@ pub struct Plan {
     pub topology: Option<String>,
     /// Why the topology was not read, or what was absent from it.
     pub topology_notes: Vec<String>,
+    /// The package and die representatives (`topology` mode).
     pub representatives: Vec<Representative>,
     /// In test order: across packages first.
     pub pairs: Vec<PlannedPair>,
     /// CPUs in no pair (an SMT sibling alone with its core's other thread in a die without `smt_pairs`).
     pub uncovered: Vec<Uncovered>,
+    /// Clocks tested on each pair.
     pub clocks: usize,
+    /// Handovers each direction every warp test must see.
     pub min_handovers: u64,
+    /// The time asked for (`-d`).
     pub budget_ns: u64,
+    /// How far the budget may be extended (`--max-time`).
     pub max_time_ns: u64,
     /// The duration of one test of a weight-1 pair.
     pub unit_test_ns: u64,
@@ -195,6 +222,7 @@ pub struct Plan {
     pub expected_ns: u64,
     /// Why the run takes longer than the budget, when it does.
     pub extended: Option<String>,
+    /// Pairs and time per package pair, across packages first.
     pub groups: Vec<PlanGroup>,
 }
 
@@ -235,27 +263,7 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
     if raw.len() > MAX_PAIRS {
         return Err(PlanError::TooManyPairs { pairs: raw.len() });
     }
-    let mut pairs: Vec<PlannedPair> = raw
-        .into_iter()
-        .map(|(a, b)| {
-            let (pa, pb) = (topo.and_then(|t| t.place(a)), topo.and_then(|t| t.place(b)));
-            let kind = match (pa, pb) {
-                (Some(x), Some(y)) if x.package != y.package => PairKind::CrossPackage,
-                (Some(x), Some(y)) if x.die != y.die => PairKind::CrossDie,
-                (Some(x), Some(_)) if x.smt_siblings.contains(&b) => PairKind::SmtSiblings,
-                (Some(_), Some(_)) => PairKind::SameDie,
-                _ => PairKind::Unknown,
-            };
-            PlannedPair {
-                cpu_a: a,
-                cpu_b: b,
-                kind,
-                package_a: pa.map(|p| p.package),
-                package_b: pb.map(|p| p.package),
-                test_ns: 0,
-            }
-        })
-        .collect();
+    let mut pairs = typed_pairs(raw, topo);
     // The pairs most likely to disagree first (a stable sort keeps CPU order within a kind).
     pairs.sort_by_key(|p| p.kind);
     let total_weight: u64 = pairs.iter().map(|p| p.kind.weight()).sum();
@@ -284,21 +292,7 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
             expected_ns as f64 / 1e9
         )
     });
-    let mut groups: BTreeMap<(Option<i32>, Option<i32>), PlanGroup> = BTreeMap::new();
-    for p in &pairs {
-        let key = (p.package_a.min(p.package_b), p.package_a.max(p.package_b));
-        let g = groups.entry(key).or_insert(PlanGroup {
-            package_a: key.0,
-            package_b: key.1,
-            pairs: 0,
-            time_ns: 0,
-        });
-        g.pairs += 1;
-        g.time_ns += p.test_ns * opts.clocks as u64 * TESTS_PER_CLOCK;
-    }
-    // Cross-package groups first.
-    let mut groups: Vec<PlanGroup> = groups.into_values().collect();
-    groups.sort_by_key(|g| (g.package_a == g.package_b, g.package_a, g.package_b));
+    let groups = plan_groups(&pairs, opts.clocks);
     Ok(Plan {
         mode: opts.mode,
         smt_pairs: opts.smt_pairs,
@@ -318,6 +312,51 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
         extended,
         groups,
     })
+}
+
+/// The pairs `raw`, each with its kind and packages from `topo` (its test
+/// time is set once the weights are summed).
+fn typed_pairs(raw: Vec<(usize, usize)>, topo: Option<&Topology>) -> Vec<PlannedPair> {
+    raw.into_iter()
+        .map(|(a, b)| {
+            let (pa, pb) = (topo.and_then(|t| t.place(a)), topo.and_then(|t| t.place(b)));
+            let kind = match (pa, pb) {
+                (Some(x), Some(y)) if x.package != y.package => PairKind::CrossPackage,
+                (Some(x), Some(y)) if x.die != y.die => PairKind::CrossDie,
+                (Some(x), Some(_)) if x.smt_siblings.contains(&b) => PairKind::SmtSiblings,
+                (Some(_), Some(_)) => PairKind::SameDie,
+                _ => PairKind::Unknown,
+            };
+            PlannedPair {
+                cpu_a: a,
+                cpu_b: b,
+                kind,
+                package_a: pa.map(|p| p.package),
+                package_b: pb.map(|p| p.package),
+                test_ns: 0,
+            }
+        })
+        .collect()
+}
+
+/// Pairs and test time per package pair, across packages first.
+fn plan_groups(pairs: &[PlannedPair], clocks: usize) -> Vec<PlanGroup> {
+    let mut groups: BTreeMap<(Option<i32>, Option<i32>), PlanGroup> = BTreeMap::new();
+    for p in pairs {
+        let key = (p.package_a.min(p.package_b), p.package_a.max(p.package_b));
+        let g = groups.entry(key).or_insert(PlanGroup {
+            package_a: key.0,
+            package_b: key.1,
+            pairs: 0,
+            time_ns: 0,
+        });
+        g.pairs += 1;
+        g.time_ns += p.test_ns * clocks as u64 * TESTS_PER_CLOCK;
+    }
+    // Cross-package groups first.
+    let mut groups: Vec<PlanGroup> = groups.into_values().collect();
+    groups.sort_by_key(|g| (g.package_a == g.package_b, g.package_a, g.package_b));
+    groups
 }
 
 /// Refuses, before any pair is made, a plan of `n` CPUs in `all` or `first`

@@ -23,7 +23,7 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(5);
 /// Spins until `ready()` is true. Returns false, without `ready()` having
 /// been seen true, when `abort` is set or `hard_deadline` passes.
 #[inline]
-pub fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant, abort: &AtomicBool) -> bool {
+pub(crate) fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant, abort: &AtomicBool) -> bool {
     let mut spins: u32 = 0;
     loop {
         if ready() {
@@ -49,7 +49,7 @@ pub fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant, abort
 /// test-and-set lock lets the thread that just released it take it again,
 /// and two CPUs may then go thousands of readings without being compared.
 #[derive(Debug, Default)]
-pub struct TicketLock {
+pub(crate) struct TicketLock {
     next: AtomicU64,
     serving: AtomicU64,
 }
@@ -84,7 +84,7 @@ impl TicketLock {
 /// `cpu_b`, both starting once both are pinned. A failure to pin (or a
 /// partner that never arrives within [`START_TIMEOUT`]) sets `abort` so the
 /// other side stops, and is returned as the error.
-pub fn run_pinned_pair<A: Send, B: Send>(
+pub(crate) fn run_pinned_pair<A: Send, B: Send>(
     (cpu_a, cpu_b): (usize, usize),
     pinner: &dyn Pinner,
     abort: &AtomicBool,

@@ -23,14 +23,18 @@
 
 use super::spin::{run_pinned_pair, TicketLock};
 use super::{CpuClock, CrossCpuError, RunOptions};
+use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// Loop iterations between two looks at the deadline and the stop request.
 const CHECK_EVERY_ITERATIONS: u64 = 64;
 
-/// The outcome of the warp test on one CPU pair and one clock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The outcome of the warp test on one CPU pair and one clock. Its JSON
+/// (inside a [`ClockPairReport`](super::ClockPairReport)) is the counts: the
+/// report writes the duration as `warp_test_ns` beside the largest warp in
+/// ns, and a stop as the report's `interrupted`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WarpResult {
     /// Readings taken, on both CPUs.
     pub iterations: u64,
@@ -47,8 +51,10 @@ pub struct WarpResult {
     /// The largest backward step, in the clock's ticks.
     pub max_warp_ticks: u64,
     /// How long the test ran.
+    #[serde(skip)]
     pub elapsed_ns: u64,
     /// Whether the caller's stop request ended it early.
+    #[serde(skip)]
     pub stopped: bool,
 }
 

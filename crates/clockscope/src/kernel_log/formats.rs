@@ -15,8 +15,11 @@ pub use super::kinds::{Facts, Kind, Role};
 /// One recognised message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recognised {
+    /// What the message says.
     pub kind: Kind,
+    /// Its part in a sequence of messages.
     pub role: Role,
+    /// The values read from it.
     pub facts: Facts,
 }
 
@@ -91,7 +94,7 @@ fn event(kind: Kind) -> Option<Recognised> {
 }
 
 /// Recognises a message (without its log prefix).
-pub fn recognise(msg: &str) -> Option<Recognised> {
+pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
     let b = body(msg);
     watchdog(b)
         .or_else(|| verify(b))

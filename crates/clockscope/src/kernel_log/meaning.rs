@@ -26,7 +26,7 @@ pub enum Machine {
 
 impl Machine {
     /// From the kernel's `hypervisor` cpuinfo flag, when known.
-    pub fn from_hypervisor_flag(flag: Option<bool>) -> Machine {
+    pub(crate) fn from_hypervisor_flag(flag: Option<bool>) -> Machine {
         match flag {
             Some(true) => Machine::Guest,
             Some(false) => Machine::BareMetal,
@@ -91,7 +91,9 @@ pub enum Severity {
 /// One recognised message (all lines of its kind grouped), with its meaning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelMessage {
+    /// What the message says.
     pub kind: MessageKind,
+    /// How much it matters for trusting the TSC.
     pub severity: Severity,
     /// The first line of this kind, verbatim (untrusted: escape when shown).
     pub message: String,
@@ -317,7 +319,7 @@ fn info_group_meaning(kind: MessageKind, first: &str, last: &str, machine: Machi
 }
 
 /// The old group of a recognised line (`check`/`tsc` group lines by it).
-pub fn group_of(kind: Kind, role: Role, facts: &Facts) -> Option<MessageKind> {
+pub(crate) fn group_of(kind: Kind, role: Role, facts: &Facts) -> Option<MessageKind> {
     use Kind as K;
     use MessageKind as G;
     Some(match kind {
@@ -472,7 +474,7 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
 
 /// What the clocksource a log ends on (`None`: no switch in the log) means
 /// for PostgreSQL, and what the TSC being marked unstable means for it.
-pub fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unstable: bool) -> String {
+pub(crate) fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unstable: bool) -> String {
     let cs = final_clocksource;
     let reads = match cs {
         Some("tsc") => "clock_gettime reads the TSC in the vDSO without a system call: timing is cheap",

@@ -33,6 +33,7 @@ impl LogTime {
 /// One kernel line of a log.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LogLine {
+    /// When it was printed, as far as the paste shows.
     pub time: LogTime,
     /// The console level 0 (emerg) to 7 (debug), when the style shows it.
     pub level: Option<u8>,
@@ -64,7 +65,7 @@ fn digits(s: &str) -> bool {
 }
 
 /// Whether `line` is a kmsg dictionary continuation (` KEY=value`).
-pub fn is_dictionary_line(line: &str) -> bool {
+pub(crate) fn is_dictionary_line(line: &str) -> bool {
     let Some(rest) = line.strip_prefix(' ') else {
         return false;
     };
@@ -77,7 +78,7 @@ pub fn is_dictionary_line(line: &str) -> bool {
 }
 
 /// Parses one line. `None`: blank, or not a kernel line (another syslog tag).
-pub fn parse_line(raw: &str) -> Option<LogLine> {
+pub(crate) fn parse_line(raw: &str) -> Option<LogLine> {
     let mut line = raw.trim_end_matches(['\n', '\r']);
     // Indentation and e-mail/markdown quoting.
     loop {
@@ -131,7 +132,7 @@ fn kmsg_record(line: &str) -> Option<LogLine> {
 
 /// `/dev/kmsg` writes non-printable bytes as `\xNN`; decoded back (invalid
 /// UTF-8 replaced), everything else kept.
-pub fn decode_kmsg_escapes(msg: &str) -> String {
+pub(crate) fn decode_kmsg_escapes(msg: &str) -> String {
     if !msg.contains("\\x") {
         return msg.to_string();
     }

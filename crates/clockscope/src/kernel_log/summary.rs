@@ -16,6 +16,7 @@ use super::paste::{self, LogTime};
 pub struct Event {
     /// When its first line was printed, as far as the paste shows.
     pub time: LogTime,
+    /// What it says.
     pub kind: Kind,
     /// The first line's message, verbatim (untrusted: escape when shown).
     pub message: String,

@@ -28,7 +28,7 @@ use std::path::{Component, Path, PathBuf};
 pub const USER_HZ: u64 = 100;
 
 /// `/proc/stat`, relative to the root.
-pub const PROC_STAT_FILE: &str = "proc/stat";
+pub(crate) const PROC_STAT_FILE: &str = "proc/stat";
 
 /// Steal time so far per CPU, ns: the steal column of the `cpuN` lines for
 /// `cpus` when given (the CPUs the measuring thread may run on), else of
@@ -43,7 +43,7 @@ pub fn read_steal_ns(root: &Path, cpus: Option<&[usize]>) -> Evidence<u64> {
 }
 
 /// Parses `/proc/stat` text (see [`read_steal_ns`]).
-pub fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, String> {
+pub(crate) fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, String> {
     let steal_of = |line: &str| -> Result<u64, String> {
         // name user nice system idle iowait irq softirq steal ...
         let v = line
@@ -110,7 +110,7 @@ pub struct Throttling {
 
 /// This process's cgroup CPU throttling counters: v2 first (`cpu.stat`
 /// with `nr_throttled`), then v1's cpu controller.
-pub fn read_throttling(root: &Path) -> Evidence<Throttling> {
+pub(crate) fn read_throttling(root: &Path) -> Evidence<Throttling> {
     let cgroup_file = root.join("proc/self/cgroup");
     let text = match read_text(&cgroup_file, &input::KERNEL_VALUE) {
         Evidence::Found(t) => t,
@@ -159,7 +159,7 @@ pub fn read_throttling(root: &Path) -> Evidence<Throttling> {
 /// The `cpu.stat` files that may hold this process's throttling counters,
 /// relative to the root, from `/proc/self/cgroup` text. Paths with `..` or
 /// other unsafe components are refused.
-pub fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, CgroupVersion)> {
+pub(crate) fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, CgroupVersion)> {
     let mut v2 = Vec::new();
     let mut v1 = Vec::new();
     for line in super::cgroup_lines(proc_self_cgroup) {
@@ -195,7 +195,7 @@ pub fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, CgroupVersio
 
 /// `(nr_periods, nr_throttled, throttled ns)` from a `cpu.stat`, or `None`
 /// when it has no throttling counters.
-pub fn parse_cpu_stat(text: &str, version: CgroupVersion) -> Option<(u64, u64, u64)> {
+pub(crate) fn parse_cpu_stat(text: &str, version: CgroupVersion) -> Option<(u64, u64, u64)> {
     let value = |key: &str| {
         text.lines().find_map(|l| {
             let mut w = l.split_whitespace();
@@ -214,7 +214,7 @@ pub fn parse_cpu_stat(text: &str, version: CgroupVersion) -> Option<(u64, u64, u
 /// Involuntary context switches of the calling thread so far
 /// (`getrusage(RUSAGE_THREAD).ru_nivcsw`): the times the scheduler took the
 /// CPU away from it. `None` where the platform has no per-thread usage.
-pub fn thread_involuntary_switches() -> Option<u64> {
+pub(crate) fn thread_involuntary_switches() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
         use nix::sys::resource::{getrusage, UsageWho};

@@ -195,7 +195,7 @@ pub fn split_record(line: &str) -> (Option<u64>, String) {
 pub use crate::kernel_log::parse_mhz_as_khz;
 
 /// The reason given when `/dev/kmsg` refuses us (EPERM/EACCES).
-pub const KMSG_NOT_READABLE: &str = "kernel log not readable (dmesg_restrict; run as root)";
+pub(crate) const KMSG_NOT_READABLE: &str = "kernel log not readable (dmesg_restrict; run as root)";
 
 /// Upper bound on records read from `/dev/kmsg`, so a log that is being
 /// flooded while we read cannot keep us reading forever (the default 128 KiB
@@ -241,7 +241,7 @@ pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
 }
 
 /// The kernel log's text under `root`, uninterpreted.
-pub fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
+pub(crate) fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
     if root == Path::new("/") {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {

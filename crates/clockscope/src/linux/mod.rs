@@ -183,7 +183,7 @@ fn one_line(text: &str) -> Result<String, String> {
 }
 
 /// The kernel release (`uname -r`).
-pub fn read_kernel_release(root: &Path) -> Evidence<String> {
+pub(crate) fn read_kernel_release(root: &Path) -> Evidence<String> {
     read_parsed(root, "proc/sys/kernel/osrelease", one_line)
 }
 
@@ -219,31 +219,31 @@ pub fn read_available_clocksources(root: &Path) -> Evidence<Vec<String>> {
 }
 
 /// `/proc/cpuinfo`.
-pub fn read_cpuinfo(root: &Path) -> Evidence<CpuInfo> {
+pub(crate) fn read_cpuinfo(root: &Path) -> Evidence<CpuInfo> {
     read_parsed_limited(root, CPUINFO_FILE, &input::CPUINFO, CpuInfo::parse)
 }
 
 /// `/proc/cpuinfo` under the root.
-pub const CPUINFO_FILE: &str = "proc/cpuinfo";
+pub(crate) const CPUINFO_FILE: &str = "proc/cpuinfo";
 
 /// `/proc/cpuinfo` as text (the ARM readers parse it their own way).
-pub fn read_cpuinfo_text(root: &Path) -> Evidence<String> {
+pub(crate) fn read_cpuinfo_text(root: &Path) -> Evidence<String> {
     read_text(&root.join(CPUINFO_FILE), &input::CPUINFO)
 }
 
 /// `/proc/cmdline`.
-pub fn read_cmdline(root: &Path) -> Evidence<KernelCmdline> {
+pub(crate) fn read_cmdline(root: &Path) -> Evidence<KernelCmdline> {
     read_parsed(root, "proc/cmdline", |t| Ok(KernelCmdline::parse(t)))
 }
 
 /// The online CPUs' file, under the root.
-pub const CPUS_ONLINE_FILE: &str = "sys/devices/system/cpu/online";
+pub(crate) const CPUS_ONLINE_FILE: &str = "sys/devices/system/cpu/online";
 /// The possible CPUs' file, under the root: `0-<nr_cpu_ids - 1>`, the CPUs
 /// this boot could ever bring online.
-pub const CPUS_POSSIBLE_FILE: &str = "sys/devices/system/cpu/possible";
+pub(crate) const CPUS_POSSIBLE_FILE: &str = "sys/devices/system/cpu/possible";
 
 /// The kernel's largest CPU number (NR_CPUS - 1), under the root.
-pub const KERNEL_MAX_FILE: &str = "sys/devices/system/cpu/kernel_max";
+pub(crate) const KERNEL_MAX_FILE: &str = "sys/devices/system/cpu/kernel_max";
 
 /// The largest CPU number of this kernel: `kernel_max` under `root`, else
 /// (absent, unreadable, not a number up to [`cpulist::MAX_CPU`])
@@ -279,7 +279,7 @@ fn read_cpu_list_file(root: &Path, rel: &str) -> Evidence<CpuSet> {
 }
 
 /// The online CPUs (`sys/devices/system/cpu/online`).
-pub fn read_cpus_online(root: &Path) -> Evidence<CpuList> {
+pub(crate) fn read_cpus_online(root: &Path) -> Evidence<CpuList> {
     read_cpus_online_file(root).map(|set| set.cpus)
 }
 
@@ -295,11 +295,11 @@ pub fn read_cpus_possible(root: &Path) -> Evidence<CpuList> {
 }
 
 /// The hypervisor type the kernel found (`xen`; absent elsewhere).
-pub fn read_hypervisor_type(root: &Path) -> Evidence<String> {
+pub(crate) fn read_hypervisor_type(root: &Path) -> Evidence<String> {
     read_parsed(root, "sys/hypervisor/type", one_line)
 }
 
-pub use kmsg::{read_kernel_log, read_kernel_log_text, KernelLogText};
+pub use kmsg::{read_kernel_log, KernelLogText};
 
 /// A set of CPUs and the CPU list file that said so: the cgroup cpuset this
 /// process may run on ([`read_cpuset`]) or the online CPUs

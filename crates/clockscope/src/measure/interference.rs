@@ -122,8 +122,11 @@ pub fn read_cost_ns(m: &Measurement, g: &Gaps) -> Option<f64> {
 /// source cannot be read here).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
+    /// Steal time so far, ns (`/proc/stat`).
     pub steal_ns: Option<u64>,
+    /// The cgroup's throttling counters so far (`cpu.stat`).
     pub throttling: Option<Throttling>,
+    /// The calling thread's involuntary context switches so far.
     pub involuntary_switches: Option<u64>,
 }
 
@@ -149,6 +152,7 @@ pub struct Interference {
     pub lost_ns: u64,
     /// Differences above `gap_threshold_ns`.
     pub gaps: u64,
+    /// A difference above this is a gap, ns.
     pub gap_threshold_ns: u64,
     /// Steal time during the run per CPU, ns (`/proc/stat`, averaged over the CPUs this process may use).
     pub steal_ns: Option<u64>,
@@ -156,11 +160,13 @@ pub struct Interference {
     pub throttled_ns: Option<u64>,
     /// cgroup enforcement periods during the run, and how many were throttled.
     pub periods: Option<u64>,
+    /// See `periods`.
     pub throttled_periods: Option<u64>,
     /// Involuntary context switches of the measuring thread during the run.
     pub involuntary_switches: Option<u64>,
     /// Runs of the requested duration made for this clock, and which one (1-based) is reported.
     pub runs: u32,
+    /// See `runs`.
     pub kept_run: u32,
     /// Each run's noise in order ([`noise_reason`]; null when clean).
     pub noise_by_run: Vec<Option<String>>,

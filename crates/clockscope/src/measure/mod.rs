@@ -131,7 +131,9 @@ pub struct Progress {
 /// The caller's answer between chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
+    /// Measure the next chunk.
     Continue,
+    /// End the run with what was measured.
     Stop,
 }
 

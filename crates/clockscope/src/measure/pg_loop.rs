@@ -209,7 +209,10 @@ pub enum PgOutcome {
     Done(Box<PgTimingRun>),
     /// Time went backwards by this many ns (positive; upstream prints it
     /// negated) and the run stopped there.
-    Backward { ns: u64 },
+    Backward {
+        /// How far back, ns.
+        ns: u64,
+    },
 }
 
 /// Runs upstream's `test_timing()` loop on `clock` for `duration_ns`

@@ -62,10 +62,10 @@ fn file_line(f: &Evidence<CpuSet>) -> String {
 fn row(c: &ClockPairReport) -> Vec<String> {
     vec![
         c.clock.to_string(),
-        c.iterations.to_string(),
-        format!("{}/{}", c.handovers_a_to_b, c.handovers_b_to_a),
-        c.warps.to_string(),
-        c.max_warp_ticks.to_string(),
+        c.warp.iterations.to_string(),
+        format!("{}/{}", c.warp.handovers_a_to_b, c.warp.handovers_b_to_a),
+        c.warp.warps.to_string(),
+        c.warp.max_warp_ticks.to_string(),
         opt(c.max_warp_ns),
         c.offset_rounds.to_string(),
         signed(c.offset_lower_ns),
@@ -178,7 +178,7 @@ fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> 
         plural(r.clocks.len()),
         r.clocks.join(", "),
         ms(r.test_ns),
-        if r.pairs.iter().any(|p| p.kind.weight() > 1) {
+        if r.pairs.iter().any(|p| p.pair.kind.weight() > 1) {
             " for a pair within a die (x4 across packages, x2 across dies)"
         } else {
             ""
@@ -204,8 +204,8 @@ fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
         writeln_escaped!(
             out,
             "CPU {a} / CPU {b}   (a = CPU {a}, b = CPU {b}; offsets are CPU {b}'s clock minus CPU {a}'s)",
-            a = p.cpu_a,
-            b = p.cpu_b
+            a = p.pair.cpu_a,
+            b = p.pair.cpu_b
         )?;
         let rows: Vec<Vec<String>> = p.clocks.iter().map(row).collect();
         table(out, 1, &HEADER, &rows)?;

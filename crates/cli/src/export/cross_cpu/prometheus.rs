@@ -29,7 +29,7 @@ pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
         (
             "cross_cpu_warps",
             "Warp test: reads on one CPU earlier than a read already seen on the other.",
-            |c| Some(c.warps as f64),
+            |c| Some(c.warp.warps as f64),
         ),
         (
             "cross_cpu_max_warp_seconds",
@@ -39,7 +39,7 @@ pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
         (
             "cross_cpu_handovers",
             "Times the shared value passed between the two CPUs in the warp test.",
-            |c| Some((c.handovers_a_to_b + c.handovers_b_to_a) as f64),
+            |c| Some((c.warp.handovers_a_to_b + c.warp.handovers_b_to_a) as f64),
         ),
         (
             "cross_cpu_offset_lower_seconds",
@@ -60,7 +60,7 @@ pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
     for (name, help, get) in per_pair {
         let samples: Vec<_> = r
             .results()
-            .filter_map(|(p, c)| get(c).map(|v| (p.cpu_a.to_string(), p.cpu_b.to_string(), c.clock, v)))
+            .filter_map(|(p, c)| get(c).map(|v| (p.pair.cpu_a.to_string(), p.pair.cpu_b.to_string(), c.clock, v)))
             .collect();
         if samples.is_empty() {
             continue;
@@ -76,7 +76,7 @@ pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
             "Each CPU pair's verdict per clock as a state set: 1 for its status, 0 for the others.",
         );
         for (p, c) in r.results() {
-            let (a, b) = (p.cpu_a.to_string(), p.cpu_b.to_string());
+            let (a, b) = (p.pair.cpu_a.to_string(), p.pair.cpu_b.to_string());
             for (v, name) in VERDICTS {
                 f.sample(
                     "cross_cpu_verdict",

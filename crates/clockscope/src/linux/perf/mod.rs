@@ -161,7 +161,7 @@ pub fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {
 }
 
 /// The errno's symbolic name, for one-line messages.
-pub fn errno_name(errno: i32) -> String {
+pub(crate) fn errno_name(errno: i32) -> String {
     let name = match errno {
         libc::EACCES => "EACCES",
         libc::EPERM => "EPERM",

@@ -1,7 +1,11 @@
 //! Tests of the instrumentation model through scripted clocks: every read's
 //! cost injected, so every number is exact.
 
+use super::cost::{cost_from_pairs, sampling_text};
+use super::executor::Executor;
+use super::measuring::rows_for_round;
 use super::*;
+use crate::clock::posix::PosixClock;
 use crate::clock::scripted::ScriptedClock;
 use crate::Scale;
 use std::cell::Cell;

@@ -1,0 +1,226 @@
+//! Tests of switching, restoring and locking against a fake sysfs tree.
+
+use super::*;
+use crate::linux::testing::{FakeRoot, LoggedClocksource};
+use std::sync::Arc;
+
+fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
+    let root = FakeRoot::new();
+    root.write(&format!("{CLOCKSOURCE0}/current_clocksource"), &format!("{current}\n"))
+        .write(
+            &format!("{CLOCKSOURCE0}/available_clocksource"),
+            &format!("{available} \n"),
+        );
+    let c = Arc::new(SysfsClocksource::new(root.path()));
+    (root, c)
+}
+
+
+#[test]
+fn names() {
+    for ok in [
+        "tsc",
+        "kvm-clock",
+        "acpi_pm",
+        "hyperv_clocksource_tsc_page",
+        "arch_sys_counter",
+        "a.b",
+    ] {
+        assert_eq!(validate_name(ok), Ok(()), "{ok}");
+    }
+    for bad in [
+        "",
+        "-tsc",
+        "tsc\n",
+        "ts c",
+        "tsc;reboot",
+        "../x",
+        "t\u{e9}",
+        &"x".repeat(32),
+    ] {
+        let e = validate_name(bad).unwrap_err();
+        assert!(matches!(e, SwitchError::BadName(_)), "{bad:?}");
+        assert!(!e.to_string().chars().any(char::is_control), "{e}");
+    }
+}
+
+#[test]
+fn plan_validates_only_names() {
+    let avail: Vec<String> = ["tsc", "kvm-clock", "acpi_pm"].map(String::from).to_vec();
+    assert_eq!(plan(&avail, &[]).unwrap(), avail);
+    let only = ["acpi_pm", "tsc", "acpi_pm"].map(String::from).to_vec();
+    assert_eq!(plan(&avail, &only).unwrap(), ["acpi_pm", "tsc"]);
+    assert!(matches!(
+        plan(&avail, &["hpet".into()]),
+        Err(SwitchError::NotAvailable { .. })
+    ));
+    assert!(matches!(plan(&avail, &["tsc x".into()]), Err(SwitchError::BadName(_))));
+}
+
+#[test]
+fn switch_reads_back_and_guard_restores_on_drop() {
+    let (root, c) = fake("tsc", "tsc kvm-clock acpi_pm");
+    assert_eq!(c.available().unwrap(), ["tsc", "kvm-clock", "acpi_pm"]);
+    {
+        let g = ClocksourceGuard::new(c.clone()).unwrap();
+        assert_eq!(g.original(), "tsc");
+        g.switch_to("acpi_pm").unwrap();
+        assert_eq!(c.current().unwrap(), "acpi_pm");
+        assert_eq!(
+            g.control().manual_command(g.original()),
+            format!(
+                "echo tsc > {}",
+                root.path().join(CLOCKSOURCE0).join("current_clocksource").display()
+            )
+        );
+    }
+    assert_eq!(c.current().unwrap(), "tsc");
+}
+
+#[test]
+fn guard_restores_while_a_panic_unwinds() {
+    let (_root, c) = fake("kvm-clock", "tsc kvm-clock");
+    let c2 = c.clone();
+    let r = std::panic::catch_unwind(move || {
+        let g = ClocksourceGuard::new(c2.clone()).unwrap();
+        g.switch_to("tsc").unwrap();
+        assert_eq!(c2.current().unwrap(), "tsc");
+        panic!("measurement failed");
+    });
+    assert!(r.is_err());
+    assert_eq!(c.current().unwrap(), "kvm-clock");
+}
+
+#[test]
+fn refused_and_failed_writes_are_errors_and_the_original_comes_back() {
+    let (root, _) = fake("tsc", "tsc hpet acpi_pm");
+    let picky = Arc::new(
+        LoggedClocksource::new(root.path())
+            .ignoring("hpet")
+            .failing("acpi_pm", "Invalid argument (os error 22)"),
+    );
+    let g = ClocksourceGuard::new(picky.clone()).unwrap();
+    assert_eq!(
+        g.switch_to("hpet").unwrap_err(),
+        SwitchError::ReadBack {
+            wanted: "hpet".into(),
+            got: "tsc".into()
+        }
+    );
+    assert!(matches!(g.switch_to("acpi_pm"), Err(SwitchError::Write { .. })));
+    g.finish().unwrap();
+    assert_eq!(picky.current().unwrap(), "tsc");
+    // Nothing was in need of restoring: no write of the original.
+    assert_eq!(picky.writes(), ["hpet", "acpi_pm"]);
+}
+
+#[test]
+fn a_file_that_disappears_gives_the_manual_command() {
+    let (root, c) = fake("tsc", "tsc hpet");
+    let g = ClocksourceGuard::new(c.clone()).unwrap();
+    g.switch_to("hpet").unwrap();
+    std::fs::remove_file(c.current_path()).unwrap();
+    let e = g.finish().unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("could not restore the clocksource 'tsc'")
+            && msg.ends_with(&format!(
+                "restore it with: echo tsc > {}",
+                root.path().join(CLOCKSOURCE0).join("current_clocksource").display()
+            )),
+        "{msg}"
+    );
+    assert!(!c.current_path().exists(), "a write never creates the file");
+    assert!(!msg.contains('\n'));
+}
+
+#[test]
+fn odd_files_are_refused() {
+    let (_root, c) = fake("tsc two", "tsc");
+    assert!(matches!(c.current(), Err(SwitchError::Read(_))));
+    let (_root, c) = fake("tsc", "tsc bad\x1bname");
+    assert!(matches!(c.available(), Err(SwitchError::Read(_))));
+    let (_root, c) = fake("tsc", "tsc");
+    std::fs::remove_file(c.current_path()).unwrap();
+    std::os::unix::fs::symlink(c.available_path(), c.current_path()).unwrap();
+    assert!(matches!(c.write("tsc"), Err(SwitchError::Write { .. })));
+    assert_eq!(std::fs::read_to_string(c.available_path()).unwrap(), "tsc \n");
+    assert!(matches!(c.write("a b"), Err(SwitchError::BadName(_))));
+}
+
+#[test]
+fn any_number_of_names_each_once_and_plans_visit_each_once() {
+    let many: Vec<String> = (0..500).map(|i| format!("cs{i}")).collect();
+    let (_root, c) = fake("cs0", &format!("{} cs0 cs1 cs0", many.join(" ")));
+    assert_eq!(c.available().unwrap(), many);
+    let (_root, c) = fake("tsc", &["tsc"; 64].join(" "));
+    assert_eq!(c.available().unwrap(), ["tsc"]);
+    // A file at the read bound (64 KiB) of distinct names: accepted, in linear time.
+    let full: Vec<String> = (0..10_000).map(|i| format!("c{i:04}")).collect();
+    let (_root, c) = fake("c0000", &full.join(" "));
+    assert_eq!(c.available().unwrap().len(), 10_000);
+    let e = plan(&full, &["tsc".into()]).unwrap_err().to_string();
+    assert!(e.ends_with("c0015 and 9984 more)"), "{e}");
+    let dup: Vec<String> = ["tsc", "hpet", "tsc"].map(String::from).to_vec();
+    assert_eq!(plan(&dup, &[]).unwrap(), ["tsc", "hpet"]);
+    let (_root, c) = fake("tsc", " \n");
+    assert!(c.available().unwrap_err().to_string().contains("empty"));
+}
+
+#[test]
+fn a_name_no_longer_available_is_never_written() {
+    let (root, _) = fake("tsc", "tsc hpet");
+    let picky = Arc::new(LoggedClocksource::new(root.path()));
+    let g = ClocksourceGuard::new(picky.clone()).unwrap();
+    g.switch_to("hpet").unwrap();
+    std::fs::write(picky.sysfs().available_path(), "hpet acpi_pm\n").unwrap();
+    assert!(matches!(g.switch_to("tsc"), Err(SwitchError::NotAvailable { .. })));
+    let e = g.finish().unwrap_err();
+    assert!(matches!(e.error, SwitchError::NotAvailable { .. }), "{e}");
+    assert_eq!(picky.writes(), ["hpet"]);
+}
+
+#[test]
+fn the_guard_restores_only_its_own_switch() {
+    let (_root, c) = fake("tsc", "tsc hpet acpi_pm");
+    let g = ClocksourceGuard::new(c.clone()).unwrap();
+    g.switch_to("hpet").unwrap();
+    std::fs::write(c.current_path(), "acpi_pm\n").unwrap();
+    assert_eq!(
+        g.restorer().restore().unwrap(),
+        Restored::LeftAlone {
+            current: "acpi_pm".into()
+        }
+    );
+    assert_eq!(c.current().unwrap(), "acpi_pm");
+    // Its own switch again: restored; then nothing left to do.
+    g.switch_to("hpet").unwrap();
+    assert_eq!(g.restorer().restore().unwrap(), Restored::Restored);
+    assert_eq!(g.finish().unwrap(), Restored::InPlace);
+    assert_eq!(c.current().unwrap(), "tsc");
+}
+
+#[test]
+fn one_lock_per_tree_and_the_second_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sys");
+    std::fs::create_dir(&root).unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(&root, &alias).unwrap();
+    let path = dir.path().canonicalize().unwrap().join(".sys.clockscope-sweep.lock");
+    assert_eq!(SwitchLock::path_for(&alias).unwrap(), path);
+    assert_eq!(
+        SwitchLock::path_for(Path::new("/sys")).unwrap().file_name().unwrap(),
+        LOCK_NAME
+    );
+    let held = SwitchLock::acquire(&root).unwrap();
+    assert_eq!(held.path(), path);
+    let e = SwitchLock::acquire(&alias).err().unwrap().to_string();
+    assert!(
+        e.starts_with(&format!("another clockscope sweep (pid {}, ", std::process::id())),
+        "{e}"
+    );
+    drop(held);
+    SwitchLock::acquire(&alias).unwrap();
+    assert!(SwitchLock::acquire(&dir.path().join("missing")).is_err());
+}
