@@ -9,6 +9,7 @@ use clockscope::crosscpu::{
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
+use clockscope_cli::model::stamp::Stamped;
 use common::{allowed_cpus, clockscope, has_taskset, test_stamp};
 use std::process::{Command, Output, Stdio};
 
@@ -313,7 +314,16 @@ fn text_report_of_a_constructed_result() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&mut out, &outcome).unwrap();
+    render::write_text(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
+    // The report after its header line.
+    let out = out.split(|&b| b == b'\n').skip(1).collect::<Vec<_>>().join(&b'\n');
     let expected = "\
 CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and
                    taskset)
@@ -354,7 +364,14 @@ Summary: 1 of 1 CPU pair, 2 clock results: 1 with warps
 
     // The JSON keeps the CPU list files' keys: {file, content, cpus}, null when unreadable.
     let mut out = Vec::new();
-    render::json(&mut out, &test_stamp(), &outcome).unwrap();
+    render::write_json(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         j["online_cpus"],
@@ -621,7 +638,16 @@ fn text_report_names_the_package_that_is_off() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&mut out, &outcome).unwrap();
+    render::write_text(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
+    // The report after its header line.
+    let out = out.split(|&b| b == b'\n').skip(1).collect::<Vec<_>>().join(&b'\n');
     let text = String::from_utf8(out).unwrap();
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -645,7 +671,14 @@ fn text_report_names_the_package_that_is_off() {
     assert!(by_package.len() >= 2, "{text}");
     assert!(by_package.last().unwrap().ends_with("WARP"), "{by_package:?}");
     let mut out = Vec::new();
-    render::json(&mut out, &test_stamp(), &outcome).unwrap();
+    render::write_json(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);

@@ -36,7 +36,6 @@
 //!   counter errata, frequency cross-checks and the trust decision.
 //! - [`crosscpu`]: whether a clock agrees across CPUs: the kernel's warp test
 //!   and a ping-pong offset estimate per CPU pair.
-//! - [`fit`]: text reports fitted to 100 columns (wrapping with a hanging indent).
 //! - [`escape`]: untrusted text (dumps, kernel log, server messages) made
 //!   safe to print in every output format.
 //! - [`input`]: every input file read bounded: regular files only (no FIFO,
@@ -61,7 +60,6 @@ pub mod counter;
 pub mod cpu;
 pub mod crosscpu;
 pub mod escape;
-pub mod fit;
 pub mod input;
 pub mod instant;
 pub mod kernel_log;

@@ -31,7 +31,7 @@ pub mod interposition;
 pub mod report;
 
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};
-pub use report::{Check, CheckStyle, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
+pub use report::{Check, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
 
 use crate::clock::ClockSource;
 use serde::Serialize;

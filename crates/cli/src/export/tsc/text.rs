@@ -2,7 +2,7 @@
 //! frequency from every source, and both trust decisions
 //! ([`clockscope::tsc::TscReport`]).
 
-use clockscope::counter::CheckStyle;
+use crate::export::text::{check_line, CheckStyle};
 use clockscope::linux::tsc_messages::Machine;
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope::tsc::policy::Reason;
@@ -18,7 +18,7 @@ fn khz_text(khz: Option<u64>) -> String {
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
     let width = reasons.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in reasons {
-        writeln_escaped!(out, "  {}", r.line(CheckStyle::Table { width }))?;
+        writeln_escaped!(out, "  {}", check_line(r, CheckStyle::Table { width }))?;
     }
     Ok(())
 }
@@ -338,8 +338,8 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
 
 /// Writes the report and the independent evidence beside it: NTP, and the
 /// `--drift` result when measured.
-pub fn write_output(out: &mut dyn Write, o: &crate::model::tsc::TscOutput, dump: Option<&Path>) -> std::io::Result<()> {
-    write(out, o.report, dump)?;
+pub fn write_output(out: &mut dyn Write, o: &crate::model::tsc::TscOutput) -> std::io::Result<()> {
+    write(out, o.report, o.dump)?;
     writeln!(out)?;
     writeln_escaped!(out, "NTP (adjtimex, read-only)")?;
     super::evidence::write_ntp(
