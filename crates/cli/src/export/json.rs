@@ -5,7 +5,7 @@
 //! controls as `\uXXXX`, which JSON decodes to the very same string. So a
 //! value copied from an untrusted source (a dump's brand string, a kernel log
 //! line) stays exact for a program and harmless on a terminal (`cat
-//! report.json`). Every JSON clockscope writes goes through [`write`]
+//! report.json`). Every JSON clockscope writes goes through [`write()`]
 //! (crates/cli/tests/layers.rs fails on a `serde_json::to_writer` elsewhere).
 
 use serde::Serialize;

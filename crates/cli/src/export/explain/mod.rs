@@ -1,6 +1,6 @@
 //! The formats of `clockscope explain`: [`text`] renders the
 //! `clockscope_explain` library's finished
-//! [`Report`](clockscope_explain::Report) (the library keeps the model and
+//! [`Report`] (the library keeps the model and
 //! its arithmetic, the CLI every way of printing it); JSON goes through the
 //! shared [`crate::export::json`].
 
