@@ -7,10 +7,14 @@
 //! - [`judge`]: what the measurements mean (check's rules, prediction and advice).
 //! - [`gather`]: what several commands gather alike (the counter setup, the
 //!   environment block, NTP).
-//! - [`export`]: every renderer (text, JSON, Prometheus, SVG), one folder or file per
-//!   command, writer first: `write(out, &model)`. Never imports [`commands`].
+//! - [`export`]: every renderer (text, JSON, Prometheus, SVG) of every command, one
+//!   folder or file per command, one shape ([`export::Renderer`]): writer first, model
+//!   second, `write(out, &model) -> io::Result<()>`; JSON only through [`export::json`];
+//!   the text reports' fitting to 100 columns ([`export::fit`]) and check styles. Never
+//!   imports [`commands`].
 //! - [`model`]: what a command measured (check's report, stats and verdict; clocks;
-//!   cross-cpu's outcome; sweep's report), plain serialisable values.
+//!   cross-cpu's outcome; sweep's report), plain serialisable values, each beside its
+//!   JSON's `SCHEMA_VERSION`.
 //! - [`manpage`]: the man pages: clap_mangen's sections from [`cli`], plus EXIT STATUS, ENVIRONMENT,
 //!   EXAMPLES and SEE ALSO.
 //! - [`args`]: argument helpers shared by the subcommands (formats, seconds, clock names).

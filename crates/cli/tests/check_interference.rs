@@ -49,6 +49,13 @@ fn report(stats: Vec<ClockStats>) -> CheckReport {
     build_report(&args, &linux, &CounterSetup::default(), measured, None)
 }
 
+/// `r` as Prometheus text.
+fn prometheus_text(r: &CheckReport) -> String {
+    let mut out = Vec::new();
+    export::check::prometheus::write(&mut out, r).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
     export::check::text::write(&mut out, r).unwrap();
@@ -254,7 +261,7 @@ fn noisy_report_text_fits_100_columns_and_json_fits_the_schema() {
     // Read live (getrusage of this thread), even with a fake root.
     assert!(i["involuntary_switches"].is_u64(), "{i}");
 
-    let prom = export::check::prometheus::render(&r);
+    let prom = prometheus_text(&r);
     assert!(prom.contains("clockscope_measurement_noisy 1\n"), "{prom}");
     assert!(
         prom.contains("clockscope_clock_read_cost_seconds{clock=\"monotonic\"} 0.000000025"),

@@ -146,6 +146,25 @@ fn stamped(r: &CheckReport) -> CheckReport {
     }
 }
 
+/// `r` as Prometheus text.
+fn prometheus_text(r: &CheckReport) -> String {
+    let mut out = Vec::new();
+    export::check::prometheus::write(&mut out, r).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// `r` drawn as an SVG chart of `kind`.
+fn svg(r: &CheckReport, kind: clockscope_cli::args::PlotKind, header: &export::check::svg::PlotHeader) -> String {
+    let plot = export::check::svg::Plot {
+        report: r,
+        kind,
+        header: header.clone(),
+    };
+    let mut out = Vec::new();
+    export::check::svg::write(&mut out, &plot).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
     export::check::text::write(&mut out, &stamped(r)).unwrap();
@@ -242,7 +261,7 @@ fn json_matches_the_documented_schema() {
 #[test]
 fn prometheus_output_parses_back() {
     let r = good_report();
-    let text = export::check::prometheus::render(&r);
+    let text = prometheus_text(&r);
     let lines = text.lines().map(|l| Ok(l.to_string()));
     let scrape = prometheus_parse::Scrape::parse(lines).expect("valid exposition format");
     let get = |metric: &str, clock: &str| {
@@ -756,9 +775,9 @@ fn interrupted_report_exits_130() {
         )),
         "{t}"
     );
-    let prom = export::check::prometheus::render(&r);
+    let prom = prometheus_text(&r);
     assert!(prom.contains("\nclockscope_interrupted 1\n"), "{prom}");
-    assert!(export::check::prometheus::render(&good_report()).contains("\nclockscope_interrupted 0\n"));
+    assert!(prometheus_text(&good_report()).contains("\nclockscope_interrupted 0\n"));
 
     // An interrupted run leaves an existing plot as it was, and no temporary file.
     let dir = tempfile::tempdir().unwrap();
@@ -838,7 +857,7 @@ fn untrusted_environment_text_is_escaped_in_text_and_prometheus() {
     assert!(t.contains("clocksource   ts\\x1b]0;x\\x07c"), "{t}");
     assert!(t.contains("hypervisor    KVM\\x9b2J"), "{t}");
     assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
-    let prom = export::check::prometheus::render(&r);
+    let prom = prometheus_text(&r);
     assert!(!prom.chars().any(|c| c.is_control() && c != '\n'), "{prom:?}");
     assert!(prom.contains("clocksource=\"ts\\\\x1b]0;x\\\\x07c\""), "{prom}");
 }
@@ -853,7 +872,7 @@ fn svg_plot_stands_alone_with_title_fields_and_the_1us_line() {
     };
     let r = good_report();
     for kind in [PlotKind::Cdf, PlotKind::Histogram] {
-        let svg = export::check::svg::render(&r, kind, &header).unwrap();
+        let svg = svg(&r, kind, &header);
         assert!(svg.starts_with("<svg"), "{kind:?}");
         // The title: host (escaped), date, kernel, clocksource, measured time.
         let kernel = r.environment.kernel_release.as_deref().unwrap();
@@ -880,8 +899,8 @@ fn svg_plot_stands_alone_with_title_fields_and_the_1us_line() {
             assert!(svg.contains(&format!("read cost {:.1} ns", c.avg_loop_ns)), "{kind:?}");
         }
     }
-    let cdf = export::check::svg::render(&r, PlotKind::Cdf, &header).unwrap();
-    let hist = export::check::svg::render(&r, PlotKind::Histogram, &header).unwrap();
+    let cdf = svg(&r, PlotKind::Cdf, &header);
+    let hist = svg(&r, PlotKind::Histogram, &header);
     assert!(cdf.contains("cumulative") && !hist.contains("cumulative"));
 }
 

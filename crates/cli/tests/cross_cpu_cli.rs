@@ -10,6 +10,7 @@ use clockscope::crosscpu::{
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
+use clockscope_cli::model::stamp::Stamped;
 use common::{allowed_cpus, clockscope, has_taskset, test_stamp};
 use std::process::{Command, Output, Stdio};
 
@@ -334,7 +335,16 @@ fn text_report_of_a_constructed_result() {
     let outcome = constructed_outcome();
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&mut out, &outcome).unwrap();
+    render::write_text(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
+    // The report after its header line.
+    let out = out.split(|&b| b == b'\n').skip(1).collect::<Vec<_>>().join(&b'\n');
     let expected = "\
 CPUs tested:       0-1 (of 0-1 allowed by sched_getaffinity, which reflects cgroup cpusets and
                    taskset)
@@ -379,7 +389,14 @@ fn json_of_a_constructed_result_keeps_the_cpu_list_files_keys() {
     // {file, content, cpus}, null when unreadable.
     let outcome = constructed_outcome();
     let mut out = Vec::new();
-    render::json(&mut out, &test_stamp(), &outcome).unwrap();
+    render::write_json(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
         j["online_cpus"],
@@ -646,7 +663,16 @@ fn text_report_names_the_package_that_is_off() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::text(&mut out, &outcome).unwrap();
+    render::write_text(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
+    // The report after its header line.
+    let out = out.split(|&b| b == b'\n').skip(1).collect::<Vec<_>>().join(&b'\n');
     let text = String::from_utf8(out).unwrap();
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -670,7 +696,14 @@ fn text_report_names_the_package_that_is_off() {
     assert!(by_package.len() >= 2, "{text}");
     assert!(by_package.last().unwrap().ends_with("WARP"), "{by_package:?}");
     let mut out = Vec::new();
-    render::json(&mut out, &test_stamp(), &outcome).unwrap();
+    render::write_json(
+        &mut out,
+        &Stamped {
+            stamp: &test_stamp(),
+            report: &outcome,
+        },
+    )
+    .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);

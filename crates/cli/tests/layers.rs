@@ -1,7 +1,8 @@
 //! The layers the docs promise, checked on the source: no file-level import
 //! cycle in any crate of the workspace, the CLI's renderers (`export/`) and
-//! models (`model/`) never name `crate::commands`, and the library's lower
-//! layers never import higher ones.
+//! models (`model/`) never name `crate::commands`, every JSON is written
+//! through `export::json` (no other `serde_json::to_writer`), and the
+//! library's lower layers never import higher ones.
 //!
 //! The graph is built from the text of each file (comments and test-only
 //! modules, `#[cfg(test)]` or a `cfg` naming `test`, left out): every `crate::a::b` path (in `use` trees and inline),
@@ -414,6 +415,36 @@ fn renderers_and_models_never_name_commands() {
     );
 }
 
+/// The source files of the workspace's crates (tests and benches too).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && !path.ends_with("target") {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_json_goes_through_export_json() {
+    let mut files = Vec::new();
+    rust_files(&workspace().join("crates"), &mut files);
+    let own = workspace().join("crates/cli/src/export/json.rs");
+    let mut failures = Vec::new();
+    for file in files.iter().filter(|f| **f != own) {
+        let text = code(&fs::read_to_string(file).unwrap());
+        if text.contains("serde_json::to_writer") || text.contains("serde_json::Serializer") {
+            failures.push(file.display().to_string());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "JSON written past export::json (its escaping of C1 and bidi controls): {failures:?}"
+    );
+}
+
 /// The library's top-level modules, lowest first; a module may import only
 /// those on its own line or above. `escape`, `input`, `ticks`, `convert` and
 /// `stats` are plain values, bounded reads and arithmetic; `linux` reads the
@@ -438,7 +469,6 @@ const LIBRARY_LAYERS: &[&[&str]] = &[
     &["clock", "counter"],
     &["measure"],
     &["crosscpu", "predict", "instant"],
-    &["fit"],
 ];
 
 /// Imports of a higher layer still in the library (issue 23, owner: lib;

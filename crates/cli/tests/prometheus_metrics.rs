@@ -19,7 +19,14 @@ use clockscope_cli::model::check::{CheckReport, Skipped};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// `r` as Prometheus text, `at` its run's end.
+fn prom_at(r: &CheckReport, at: SystemTime) -> String {
+    let mut out = Vec::new();
+    prometheus::write_at(&mut out, r, at).unwrap();
+    String::from_utf8(out).unwrap()
+}
 
 const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
 
@@ -149,7 +156,7 @@ fn all_documented() -> Documented {
 
 #[test]
 fn docs_list_exactly_the_rendered_metrics() {
-    let text = prometheus::render(&full_report());
+    let text = prom_at(&full_report(), SystemTime::now());
     // The scripted report has every optional metric: the two sets are equal.
     assert_matches_docs(&text, &documented(false), true);
 }
@@ -205,7 +212,7 @@ fn cross_cpu_prometheus_matches_the_docs_and_promtool() {
 
 #[test]
 fn every_family_has_help_and_one_type() {
-    let text = prometheus::render(&full_report());
+    let text = prom_at(&full_report(), SystemTime::now());
     let helps = text.lines().filter(|l| l.starts_with("# HELP ")).count();
     let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
     assert_eq!(helps, types);
@@ -218,7 +225,7 @@ fn every_family_has_help_and_one_type() {
 fn run_timestamp_rule_results_and_info_are_rendered() {
     let r = full_report();
     let at = UNIX_EPOCH + Duration::from_millis(1_795_000_000_250);
-    let text = prometheus::render_at(&r, at);
+    let text = prom_at(&r, at);
     assert!(
         text.contains("\nclockscope_last_run_timestamp_seconds 1795000000.25\n"),
         "{text}"
@@ -242,7 +249,7 @@ fn run_timestamp_rule_results_and_info_are_rendered() {
     let mut r2 = r.clone();
     r2.clocks.retain(|c| c.name != "monotonic");
     r2.verdict = clockscope_cli::judge::check::decide(&r2.clocks, &Default::default());
-    let text = prometheus::render_at(&r2, at);
+    let text = prom_at(&r2, at);
     assert!(!text.contains("clockscope_rule_passed"));
     assert!(text.contains("\nclockscope_verdict{status=\"no_verdict\"} 1\n"));
     assert!(text.contains("\nclockscope_verdict{status=\"good\"} 0\n"));
@@ -285,7 +292,7 @@ fn promtool_finds_nothing_to_lint() {
     // promtool can fail: a unit abbreviation in a name is a lint finding.
     let (ok, said) = promtool_check("# HELP x_ns A time.\n# TYPE x_ns gauge\nx_ns 1\n");
     assert!(!ok && said.contains("x_ns"), "{said}");
-    let (ok, said) = promtool_check(&prometheus::render(&full_report()));
+    let (ok, said) = promtool_check(&prom_at(&full_report(), SystemTime::now()));
     assert!(ok && said.trim().is_empty(), "scripted report: {said}");
     let o = Command::new(BIN)
         .args(["-d", "0.02", "--format", "prometheus"])

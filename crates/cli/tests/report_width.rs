@@ -17,6 +17,7 @@ use clockscope_cli::gather::environment::CounterSetup;
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::{CheckReport, Skipped};
 use clockscope_cli::model::clocks::{ClockEntry, ClocksReport};
+use clockscope_cli::model::stamp::Stamped;
 use common::{clockscope, test_stamp};
 
 const COLUMNS: usize = 100;
@@ -199,8 +200,15 @@ fn clocks_text_fits_100_columns() {
         clocks,
     };
     let text = rendered(|o| {
-        export::text::write_header(o, &test_stamp()).unwrap();
-        export::clocks::write_text(o, &r).unwrap()
+        let stamp = test_stamp();
+        export::clocks::write_text(
+            o,
+            &Stamped {
+                stamp: &stamp,
+                report: &r,
+            },
+        )
+        .unwrap()
     });
     assert_fits("clocks", &text);
 }
@@ -372,8 +380,15 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         }),
     });
     let text = rendered(|o| {
-        export::text::write_header(o, &test_stamp()).unwrap();
-        clockscope_explain::report::write_text(&report, o).unwrap()
+        let stamp = test_stamp();
+        export::explain::write_text(
+            o,
+            &Stamped {
+                stamp: &stamp,
+                report: &report,
+            },
+        )
+        .unwrap()
     });
     assert_fits("explain", &text);
     assert!(text.contains("Clock source: system"), "{text}");

@@ -96,7 +96,6 @@ pub mod cpu;
 pub mod crosscpu;
 pub mod escape;
 pub mod evidence;
-pub mod fit;
 pub mod input;
 pub mod instant;
 pub mod kernel_log;

@@ -6,7 +6,7 @@
 
 use clockscope::counter::calibrate::{Calibration, METHOD_BRACKETED, METHOD_POSTGRESQL};
 use clockscope::counter::discover::{discover_generic_timer, discover_tsc, full_budget};
-use clockscope::counter::{Calibrator, CheckStyle, Discovery, Mode, TscEvidence};
+use clockscope::counter::{Calibrator, Discovery, Mode, TscEvidence};
 use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::{Evidence, KernelCmdline};
 use clockscope::tsc::policy::{KernelEvidence, KernelLogTsc};
@@ -153,7 +153,7 @@ fn full_cross_checks_an_authoritative_frequency_and_decides() {
     // PostgreSQL's frequency here would come from its own calibration, not
     // asked for: without a frequency its `auto` does not pick the TSC.
     assert_eq!(r.postgres.auto_uses_counter, Some(false));
-    assert!(d.checks[0].line(CheckStyle::Word).starts_with("ok RDTSCP: "));
+    assert!(d.checks[0].to_string().starts_with("ok RDTSCP: "));
     assert_eq!(r.calibration_budget_ns, CROSS_CHECK_NS);
 }
 

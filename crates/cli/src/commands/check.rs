@@ -9,6 +9,7 @@
 //! known from CPUID or the kernel.
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat, ClockParser, PlotKind};
+use crate::export::Renderer;
 use crate::gather::environment;
 use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
@@ -289,14 +290,13 @@ pub fn measure_clocks(
     (stats, skipped, interrupted)
 }
 
-/// Writes `report` in the requested format.
-pub fn write_report(out: &mut dyn Write, report: &CheckReport, format: CheckFormat) -> anyhow::Result<()> {
+/// The renderer of `format`.
+pub fn renderer(format: CheckFormat) -> Renderer<CheckReport> {
     match format {
-        CheckFormat::Text => export::check::text::write(out, report)?,
-        CheckFormat::Json => export::json::write(out, report)?,
-        CheckFormat::Prometheus => export::check::prometheus::write(out, report)?,
+        CheckFormat::Text => export::check::text::write,
+        CheckFormat::Json => export::json::write,
+        CheckFormat::Prometheus => export::check::prometheus::write,
     }
-    Ok(())
 }
 
 /// What a run measured, and the CPUs it was allowed to run on.
@@ -453,15 +453,21 @@ pub fn finish(
                     escape_untrusted(&args.plot.as_deref().unwrap_or(Path::new("")).to_string_lossy())
                 )
             };
-            let header = export::check::svg::PlotHeader::from_stamp(&report.stamp);
-            let svg = export::check::svg::render(report, args.plot_kind, &header).with_context(what)?;
-            plot.commit(svg.as_bytes())?;
+            let drawing = export::check::svg::Plot {
+                report,
+                kind: args.plot_kind,
+                header: export::check::svg::PlotHeader::from_stamp(&report.stamp),
+            };
+            let mut svg = Vec::new();
+            export::check::svg::write(&mut svg, &drawing).with_context(what)?;
+            plot.commit(&svg)?;
         }
     }
-    if args.brief {
-        export::check::text::write_brief(out, report)?;
+    let render = if args.brief {
+        export::check::text::write_brief
     } else {
-        write_report(out, report, args.format)?;
-    }
+        renderer(args.format)
+    };
+    render(out, report)?;
     Ok(report.exit_code())
 }

@@ -3,10 +3,10 @@
 //! step seen in a short run).
 
 use crate::args::ReportFormat;
-use crate::export;
+use crate::export::{self, Renderer};
 use crate::gather::environment;
 use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS, SCHEMA_VERSION};
-use crate::model::stamp::ReportStamp;
+use crate::model::stamp::{ReportStamp, Stamped};
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::linux::LinuxEvidence;
@@ -84,12 +84,20 @@ pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let counter = environment::quick_counter(root, &linux);
     let report = gather(&counter);
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    match args.format {
-        ReportFormat::Text => {
-            export::text::write_header(out, &stamp)?;
-            export::clocks::write_text(out, &report)?
-        }
-        ReportFormat::Json => export::json::write_stamped(out, &stamp, &report)?,
-    }
+    renderer(args.format)(
+        out,
+        &Stamped {
+            stamp: &stamp,
+            report: &report,
+        },
+    )?;
     Ok(crate::exit::OK)
+}
+
+/// The renderer of `format`.
+pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, ClocksReport>> {
+    match format {
+        ReportFormat::Text => export::clocks::write_text,
+        ReportFormat::Json => export::json::write,
+    }
 }

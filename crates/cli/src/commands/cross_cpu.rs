@@ -11,8 +11,9 @@
 //! interrupted (what was measured is printed).
 
 use crate::export::cross_cpu as render;
-use crate::model::cross_cpu::Outcome;
-use crate::model::stamp::ReportStamp;
+use crate::export::Renderer;
+use crate::model::cross_cpu::{Outcome, PlanView};
+use crate::model::stamp::{ReportStamp, Stamped};
 
 use crate::args::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
@@ -220,16 +221,21 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             None => "the CPUs allowed by sched_getaffinity".to_string(),
         };
         let stamp = ReportStamp::now(crate::model::cross_cpu::PLAN_SCHEMA_VERSION);
-        match args.format {
-            CrossCpuFormat::Text => {
-                crate::export::text::write_header(out, &stamp)?;
-                render::plan_text(out, &plan, &cpus_from)?
-            }
-            CrossCpuFormat::Json => render::plan_json(out, &stamp, &plan, &context, &cpus_from)?,
-            CrossCpuFormat::Prometheus => {
-                bail!("--plan: no Prometheus output (a plan measures nothing); use --format text or json")
-            }
-        }
+        let Some(render) = plan_renderer(args.format) else {
+            bail!("--plan: no Prometheus output (a plan measures nothing); use --format text or json")
+        };
+        let view = PlanView {
+            plan: &plan,
+            context: &context,
+            cpus_from,
+        };
+        render(
+            out,
+            &Stamped {
+                stamp: &stamp,
+                report: &view,
+            },
+        )?;
         return Ok(exit::OK);
     }
     if let Some(why) = &plan.extended {
@@ -242,13 +248,31 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let stamp = ReportStamp::now(crate::model::cross_cpu::SCHEMA_VERSION);
-    match args.format {
-        CrossCpuFormat::Text => {
-            crate::export::text::write_header(out, &stamp)?;
-            render::text(out, outcome)
-        }
-        CrossCpuFormat::Json => render::json(out, &stamp, outcome),
-        CrossCpuFormat::Prometheus => Ok(render::prometheus::write(out, outcome)?),
+    renderer(args.format)(
+        out,
+        &Stamped {
+            stamp: &stamp,
+            report: outcome,
+        },
+    )?;
+    Ok(())
+}
+
+/// The renderer of `format`.
+pub fn renderer<'a>(format: CrossCpuFormat) -> Renderer<Stamped<'a, Outcome>> {
+    match format {
+        CrossCpuFormat::Text => render::write_text as Renderer<_>,
+        CrossCpuFormat::Json => render::write_json as Renderer<_>,
+        CrossCpuFormat::Prometheus => render::prometheus::write as Renderer<_>,
+    }
+}
+
+/// The renderer of `format` for `--plan` (none for Prometheus: a plan measures nothing).
+pub fn plan_renderer<'a>(format: CrossCpuFormat) -> Option<Renderer<Stamped<'a, PlanView<'a>>>> {
+    match format {
+        CrossCpuFormat::Text => Some(render::write_plan_text as Renderer<_>),
+        CrossCpuFormat::Json => Some(render::write_plan_json as Renderer<_>),
+        CrossCpuFormat::Prometheus => None,
     }
 }
 

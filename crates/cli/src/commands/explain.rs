@@ -12,15 +12,14 @@
 #![cfg(feature = "explain")]
 
 use crate::args::ReportFormat;
+use crate::export::{self, Renderer};
+use crate::model::stamp::{ReportStamp, Stamped};
 use crate::{exit, progress};
 use clap::Args;
 use clockscope::Control;
 use clockscope_explain::session::CancelRequest;
-use clockscope_explain::{options, Error, Interruption, Options, Step};
+use clockscope_explain::{options, Error, Interruption, Options, Report, Step};
 use std::sync::Arc;
-
-/// Version of `explain`'s JSON layout (`schema_version`, docs/schema/explain.schema.json).
-pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
@@ -164,17 +163,25 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         }
         Err(e) => return Err(e.into()),
     };
-    let stamp = crate::model::stamp::ReportStamp::now(SCHEMA_VERSION);
-    match args.format {
-        ReportFormat::Text => {
-            crate::export::text::write_header(out, &stamp)?;
-            clockscope_explain::report::write_text(&report, out)?
-        }
-        ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, &report)?,
-    }
+    let stamp = ReportStamp::now(clockscope_explain::report::SCHEMA_VERSION);
+    renderer(args.format)(
+        out,
+        &Stamped {
+            stamp: &stamp,
+            report: &report,
+        },
+    )?;
     Ok(if report.interrupted {
         exit::INTERRUPTED
     } else {
         exit::OK
     })
+}
+
+/// The renderer of `format`.
+pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, Report>> {
+    match format {
+        ReportFormat::Text => export::explain::write_text,
+        ReportFormat::Json => export::json::write,
+    }
 }

@@ -21,6 +21,7 @@
 //! ends with the command that restores it by hand.
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::export::{self, Renderer};
 use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
 use crate::model::sweep::RestoreOutcome;
@@ -462,14 +463,13 @@ fn visit_each(
     Ok(())
 }
 
-/// Writes `report` in `format`.
-pub fn write_report(out: &mut dyn Write, report: &SweepReport, format: CheckFormat) -> anyhow::Result<()> {
+/// The renderer of `format`.
+pub fn renderer(format: CheckFormat) -> Renderer<SweepReport> {
     match format {
-        CheckFormat::Text => crate::export::sweep::text(out, report)?,
-        CheckFormat::Json => crate::export::json::write(out, report)?,
-        CheckFormat::Prometheus => out.write_all(crate::export::sweep::prometheus(report).as_bytes())?,
+        CheckFormat::Text => export::sweep::write_text,
+        CheckFormat::Json => export::json::write,
+        CheckFormat::Prometheus => export::sweep::write_prometheus,
     }
-    Ok(())
 }
 
 /// Runs the command, writing its report to `out`; returns the exit code.
@@ -496,7 +496,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
     let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
     drop(lock);
-    write_report(out, &report, args.format)?;
+    renderer(args.format)(out, &report)?;
     Ok(report.exit_code())
 }
 

@@ -7,7 +7,8 @@
 
 use crate::args::ReportFormat;
 use crate::exit;
-use crate::model::stamp::ReportStamp;
+use crate::export::{self, Renderer};
+use crate::model::stamp::{ReportStamp, Stamped};
 use crate::model::tsc::{GenericTimerOutput, TscOutput, GENERIC_TIMER_SCHEMA_VERSION, SCHEMA_VERSION};
 use clap::Args;
 use clockscope::counter::drift::{DriftPlan, DriftReport};
@@ -100,24 +101,17 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 exit_code = exit::INTERRUPTED;
             }
             let stamp = ReportStamp::now(GENERIC_TIMER_SCHEMA_VERSION);
-            match args.format {
-                ReportFormat::Json => crate::export::json::write_stamped(
-                    out,
-                    &stamp,
-                    &GenericTimerOutput {
-                        report: timer,
-                        drift: drift.as_ref(),
-                    },
-                )?,
-                ReportFormat::Text => {
-                    crate::export::text::write_header(out, &stamp)?;
-                    crate::export::tsc::generic_timer::write(out, timer)?;
-                    if let Some(d) = &drift {
-                        writeln!(out)?;
-                        crate::export::tsc::evidence::write_drift(out, d)?;
-                    }
-                }
-            }
+            let output = GenericTimerOutput {
+                report: timer,
+                drift: drift.as_ref(),
+            };
+            generic_timer_renderer(args.format)(
+                out,
+                &Stamped {
+                    stamp: &stamp,
+                    report: &output,
+                },
+            )?;
             return Ok(exit_code);
         }
     }
@@ -162,15 +156,32 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         ntp_unavailable: ntp.as_ref().err().cloned(),
         ntp: ntp.ok(),
         drift,
+        dump: args.cpuid_dump.as_deref(),
     };
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    match args.format {
-        ReportFormat::Json => crate::export::json::write_stamped(out, &stamp, &output)?,
-        ReportFormat::Text => {
-            crate::export::text::write_header(out, &stamp)?;
-            crate::export::tsc::text::write_output(out, &output, args.cpuid_dump.as_deref())?
-        }
-    }
+    renderer(args.format)(
+        out,
+        &Stamped {
+            stamp: &stamp,
+            report: &output,
+        },
+    )?;
     // Ctrl-C cut the drift window short: the report is printed, labelled partial.
     Ok(if partial { exit::INTERRUPTED } else { exit::OK })
+}
+
+/// The renderer of `format` on x86.
+pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, TscOutput<'a>>> {
+    match format {
+        ReportFormat::Text => export::tsc::write_text,
+        ReportFormat::Json => export::json::write,
+    }
+}
+
+/// The renderer of `format` for the ARM generic timer (aarch64).
+pub fn generic_timer_renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, GenericTimerOutput<'a>>> {
+    match format {
+        ReportFormat::Text => export::tsc::write_generic_timer_text,
+        ReportFormat::Json => export::json::write,
+    }
 }

@@ -2,13 +2,16 @@
 //! [`crate::export::json`]).
 
 use crate::model::clocks::{ClocksReport, PROBE_NS};
+use crate::model::stamp::Stamped;
 use std::io::Write;
 
-/// Writes the text table.
-pub fn write_text(out: &mut dyn Write, r: &ClocksReport) -> std::io::Result<()> {
+/// Writes the header line and the text table.
+pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, ClocksReport>) -> std::io::Result<()> {
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
+    crate::export::text::write_header(out, m.stamp)?;
+    let r = m.report;
     let w = r.clocks.iter().map(|c| c.display_name.len()).max().unwrap_or(10);
     writeln_escaped!(
         out,

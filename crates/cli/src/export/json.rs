@@ -5,7 +5,8 @@
 //! controls as `\uXXXX`, which JSON decodes to the very same string. So a
 //! value copied from an untrusted source (a dump's brand string, a kernel log
 //! line) stays exact for a program and harmless on a terminal (`cat
-//! report.json`). Every JSON clockscope writes goes through [`write`].
+//! report.json`). Every JSON clockscope writes goes through [`write()`]
+//! (crates/cli/tests/layers.rs fails on a `serde_json::to_writer` elsewhere).
 
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
@@ -59,27 +60,10 @@ impl Formatter for TerminalSafe<'_> {
     }
 }
 
-/// A report whose JSON starts with the stamp's four fields (`host`,
-/// `timestamp`, `tool`, `schema_version`), then the report's own.
-#[derive(Serialize)]
-struct Stamped<'a, T: Serialize> {
-    #[serde(flatten)]
-    stamp: &'a crate::model::stamp::ReportStamp,
-    #[serde(flatten)]
-    report: &'a T,
-}
-
-/// Writes a report that does not carry a stamp itself, stamped, as pretty JSON.
-pub fn write_stamped<T: Serialize>(
-    out: &mut dyn Write,
-    stamp: &crate::model::stamp::ReportStamp,
-    report: &T,
-) -> io::Result<()> {
-    write(out, &Stamped { stamp, report })
-}
-
-/// Writes any report as pretty JSON.
-pub fn write<T: Serialize>(out: &mut dyn Write, report: &T) -> io::Result<()> {
+/// Writes any report as pretty JSON: the JSON renderer of every command
+/// ([`crate::export::Renderer`] for any serialisable model; a report without
+/// a stamp of its own is given as [`Stamped`](crate::model::stamp::Stamped)).
+pub fn write<T: Serialize + ?Sized>(out: &mut dyn Write, report: &T) -> io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, TerminalSafe(PrettyFormatter::new()));
     report.serialize(&mut ser).map_err(|e| match e.io_error_kind() {
         // Keep the kind (a closed pipe is not an error for the caller).

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// The human report: what is available, the plan or the table, the recommendation.
-pub fn text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+pub fn write_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
@@ -228,8 +228,13 @@ fn per_clocksource_gauges() -> [PerClocksource; 7] {
     ]
 }
 
+/// Writes the Prometheus text: gauges prefixed `clockscope_sweep_`, labelled by clocksource.
+pub fn write_prometheus(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    out.write_all(prometheus(r).as_bytes())
+}
+
 /// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
-pub fn prometheus(r: &SweepReport) -> String {
+fn prometheus(r: &SweepReport) -> String {
     let mut s = String::new();
     for (name, help, get) in per_clocksource_gauges() {
         head(&mut s, name, help);

@@ -2,8 +2,9 @@
 //! (frequency, trust, PostgreSQL 19's auto choice), from the library's
 //! evidence readers.
 
+use crate::export::text::{check_line, CheckStyle};
 use crate::model::check::Environment;
-use clockscope::counter::{self, CheckStyle, CounterDetails, Discovery};
+use clockscope::counter::{self, CounterDetails, Discovery};
 use clockscope::linux::ntp::NtpState;
 use clockscope::linux::tsc_messages::{self, Machine};
 use clockscope::linux::LinuxEvidence;
@@ -87,7 +88,7 @@ pub fn full_counter(
         setup.evidence = d
             .checks
             .iter()
-            .map(|c| c.line(CheckStyle::Colon))
+            .map(|c| check_line(c, CheckStyle::Colon))
             .chain(d.notes.iter().map(|n| format!("note: {n}")))
             .collect();
     }

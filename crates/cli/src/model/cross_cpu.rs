@@ -10,6 +10,14 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Version of the `--plan` JSON layout (docs/schema/cross-cpu-plan.schema.json).
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
 
+/// What `--plan` prints: the plan, the CPUs it was made from, and where
+/// they came from (in words).
+pub struct PlanView<'a> {
+    pub plan: &'a Plan,
+    pub context: &'a CpuContext,
+    pub cpus_from: String,
+}
+
 /// Everything the command reports.
 pub struct Outcome {
     pub context: CpuContext,

@@ -4,6 +4,7 @@
 //!
 //! Commands stamp a report with [`ReportStamp::now`]; tests build one with
 //! [`ReportStamp::at`] (a fixed host and time) so snapshots do not change.
+//! A report that carries no stamp itself is rendered as [`Stamped`].
 
 use serde::Serialize;
 use std::time::SystemTime;
@@ -21,6 +22,17 @@ pub struct ReportStamp {
     pub tool: String,
     /// Version of the command's JSON layout; bumped on incompatible changes.
     pub schema_version: u32,
+}
+
+/// A report with its stamp beside it: the model every renderer of `clocks`,
+/// `tsc`, `cross-cpu` and `explain` takes. Its JSON is the stamp's four
+/// fields, then the report's own.
+#[derive(Serialize)]
+pub struct Stamped<'a, T> {
+    #[serde(flatten)]
+    pub stamp: &'a ReportStamp,
+    #[serde(flatten)]
+    pub report: &'a T,
 }
 
 impl ReportStamp {

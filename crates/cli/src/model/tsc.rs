@@ -5,6 +5,7 @@ use clockscope::counter::drift::DriftReport;
 use clockscope::linux::ntp::NtpState;
 use clockscope::tsc::TscReport;
 use serde::Serialize;
+use std::path::Path;
 
 /// Version of `tsc`'s JSON layout (`schema_version`, docs/schema/tsc.schema.json).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -23,6 +24,10 @@ pub struct TscOutput<'a> {
     pub ntp_unavailable: Option<String>,
     /// `--drift`: the counter against REALTIME and MONOTONIC_RAW (`null` without it).
     pub drift: Option<DriftReport>,
+    /// `--cpuid-dump`: the file the report was read from (named in the
+    /// text; not in the JSON).
+    #[serde(skip)]
+    pub dump: Option<&'a Path>,
 }
 
 /// The JSON of `clockscope tsc` on aarch64: the generic timer's report, and

@@ -10,7 +10,7 @@
 //! calibrate::calibrate_counter(budget)      this CPU's counter against CLOCK_MONOTONIC_RAW
 //! discover(root, linux, &Discovery)         frequency (quick), trust (full), PostgreSQL's view
 //!                                           -> CounterReport { details, frequency, decision, postgres }
-//! Check::line(style)                        one decision line, in each report's style
+//! Check (Display)                           one decision line: `ok name: evidence` / `FAILED ...`
 //! interposition::explanation(..)            a calibration grossly off the frequency: time is changed on its way
 //! ```
 //!
@@ -32,7 +32,7 @@ mod tsc_report;
 
 pub use crate::evidence::interposition;
 pub use discover::{discover, discover_with, Calibrator, Discovery, Mode, NativeCalibrator, TscEvidence};
-pub use report::{Check, CheckStyle, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
+pub use report::{Check, CounterDetails, CounterFrequency, CounterReport, Decision, PostgresCounter};
 pub use tsc_report::detect_tsc;
 
 use crate::clock::ClockSource;

@@ -9,35 +9,16 @@ use serde::Serialize;
 
 pub use crate::evidence::Check;
 
-/// How a check is printed: the one formatter behind every report's lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckStyle {
-    /// `ok: name: evidence` / `not ok: name: evidence` (`clockscope check`'s evidence list).
-    Colon,
-    /// `ok name: evidence` / `FAILED name: evidence` (`clockscope::instant`'s reasons).
-    Word,
-    /// `ok      name  evidence` / `NOT OK  name  evidence`, names padded to
-    /// `width` (`clockscope tsc`'s tables).
-    Table { width: usize },
-}
-
-impl Check {
-    /// The check as one line in `style` (no indentation, no newline).
-    pub fn line(&self, style: CheckStyle) -> String {
-        let (mark, sep) = match style {
-            CheckStyle::Colon => (if self.ok { "ok:" } else { "not ok:" }, ": "),
-            CheckStyle::Word => (if self.ok { "ok" } else { "FAILED" }, ": "),
-            CheckStyle::Table { .. } => (if self.ok { "ok    " } else { "NOT OK" }, "  "),
-        };
-        let gap = if matches!(style, CheckStyle::Table { .. }) {
-            "  "
+/// `ok name: evidence` / `FAILED name: evidence` (`FAILED evidence` for an
+/// unnamed check): how [`crate::instant`] states its reasons. The CLI's
+/// report styles (a colon list, a table) are its own.
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mark = if self.ok { "ok" } else { "FAILED" };
+        if self.name.is_empty() {
+            write!(f, "{mark} {}", self.evidence)
         } else {
-            " "
-        };
-        match style {
-            _ if self.name.is_empty() => format!("{mark}{gap}{}", self.evidence),
-            CheckStyle::Table { width } => format!("{mark}{gap}{:<width$}{sep}{}", self.name, self.evidence),
-            _ => format!("{mark}{gap}{}{sep}{}", self.name, self.evidence),
+            write!(f, "{mark} {}: {}", self.name, self.evidence)
         }
     }
 }
@@ -162,35 +143,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_formatter_three_styles() {
+    fn displays_as_ok_or_failed_then_the_check() {
         let ok = Check::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set");
         let bad = Check::new(false, "kernel clocksource", "current clocksource is kvm-clock");
+        assert_eq!(ok.to_string(), "ok RDTSCP: CPUID 0x80000001 EDX bit 27 set");
         assert_eq!(
-            ok.line(CheckStyle::Colon),
-            "ok: RDTSCP: CPUID 0x80000001 EDX bit 27 set"
-        );
-        assert_eq!(
-            bad.line(CheckStyle::Colon),
-            "not ok: kernel clocksource: current clocksource is kvm-clock"
-        );
-        assert_eq!(ok.line(CheckStyle::Word), "ok RDTSCP: CPUID 0x80000001 EDX bit 27 set");
-        assert_eq!(
-            bad.line(CheckStyle::Word),
+            bad.to_string(),
             "FAILED kernel clocksource: current clocksource is kvm-clock"
         );
         assert_eq!(
-            ok.line(CheckStyle::Table { width: 8 }),
-            "ok      RDTSCP    CPUID 0x80000001 EDX bit 27 set"
-        );
-        assert_eq!(
-            bad.line(CheckStyle::Table { width: 8 }),
-            "NOT OK  kernel clocksource  current clocksource is kvm-clock"
-        );
-        let unnamed = Check::new(false, "", "CNTFRQ_EL0 reads 0");
-        assert_eq!(unnamed.line(CheckStyle::Colon), "not ok: CNTFRQ_EL0 reads 0");
-        assert_eq!(
-            unnamed.line(CheckStyle::Table { width: 0 }),
-            "NOT OK  CNTFRQ_EL0 reads 0"
+            Check::new(false, "", "CNTFRQ_EL0 reads 0").to_string(),
+            "FAILED CNTFRQ_EL0 reads 0"
         );
     }
 

@@ -31,7 +31,7 @@
 //! and [`ClockInfo::reasons`] names the value. Nothing can force the counter.
 
 use crate::convert::Scale;
-use crate::counter::{self, arch, Check, CheckStyle, CounterReport, Discovery, Mode};
+use crate::counter::{self, arch, Check, CounterReport, Discovery, Mode};
 use serde::Serialize;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -167,11 +167,11 @@ pub fn reasons(report: &CounterReport) -> Vec<String> {
     match report.generic_timer() {
         Some(t) => {
             let mut lines: Vec<String> = if t.trusted {
-                vec![Check::new(true, NAME, t.decision_line()).line(CheckStyle::Word)]
+                vec![Check::new(true, NAME, t.decision_line()).to_string()]
             } else {
                 t.reasons
                     .iter()
-                    .map(|r| Check::new(false, NAME, r.clone()).line(CheckStyle::Word))
+                    .map(|r| Check::new(false, NAME, r.clone()).to_string())
                     .collect()
             };
             if let Some(why) = &t.calibration_failed {
@@ -183,7 +183,7 @@ pub fn reasons(report: &CounterReport) -> Vec<String> {
             .decision
             .iter()
             .flat_map(|d| &d.checks)
-            .map(|c| c.line(CheckStyle::Word))
+            .map(|c| c.to_string())
             .collect(),
     }
 }

@@ -1,11 +1,11 @@
 //! The result: medians and spread per clock source, the overhead per row and
-//! per clock read, the prediction from this machine's clock cost, and the
-//! text and JSON forms of all that.
+//! per clock read, the prediction from this machine's clock cost: the model
+//! the JSON form serialises (its text form is the CLI's,
+//! `clockscope_cli::export::explain`).
 //!
 //! - [`model`]: what a run measured ([`Report`], serialised as the JSON form)
 //!   and the [`Inputs`] it is built from.
 //! - `arith`: the arithmetic below, [`build`].
-//! - [`text`]: the text form, [`write_text`].
 //!
 //! # Arithmetic (medians of the runs)
 //!
@@ -45,8 +45,9 @@
 
 pub(crate) mod arith;
 pub mod model;
-pub mod text;
 
 pub use arith::build;
-pub use model::{CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction};
-pub use text::{thousands, write_text};
+pub use model::{
+    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+    SCHEMA_VERSION,
+};

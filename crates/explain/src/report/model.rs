@@ -9,6 +9,9 @@ use crate::session::Setting;
 use crate::timing_settings::model::{PageReadReference, ServerSetting, TimingSettings};
 use serde::Serialize;
 
+/// Version of `explain`'s JSON layout (`schema_version`, docs/schema/explain.schema.json).
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
 pub(crate) const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
 

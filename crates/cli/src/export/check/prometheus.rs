@@ -49,14 +49,9 @@ fn clock_label<'a>(r: &'a CheckReport, display_name: &'a str) -> &'a str {
         .map_or(display_name, |c| c.name.as_str())
 }
 
-/// Renders the report as Prometheus text, stamped with the current time.
-pub fn render(r: &CheckReport) -> String {
-    render_at(r, SystemTime::now())
-}
-
 /// Renders the report as Prometheus text; `finished` is the run's end
 /// (`clockscope_last_run_timestamp_seconds`).
-pub fn render_at(r: &CheckReport, finished: SystemTime) -> String {
+fn render_at(r: &CheckReport, finished: SystemTime) -> String {
     let mut f = Families::new();
     clock_families(&mut f, r);
     run_families(&mut f, r, finished);
@@ -308,7 +303,13 @@ fn environment_families(f: &mut Families, r: &CheckReport) {
     );
 }
 
-/// Writes the Prometheus text.
+/// Writes the Prometheus text, stamped with the current time.
 pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
-    out.write_all(render(r).as_bytes())
+    write_at(out, r, SystemTime::now())
+}
+
+/// Writes the Prometheus text; `finished` is the run's end
+/// (`clockscope_last_run_timestamp_seconds`; tests: a fixed time).
+pub fn write_at(out: &mut dyn Write, r: &CheckReport, finished: SystemTime) -> io::Result<()> {
+    out.write_all(render_at(r, finished).as_bytes())
 }

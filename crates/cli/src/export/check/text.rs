@@ -66,27 +66,6 @@ pub fn measured_time(r: &CheckReport) -> String {
     }
 }
 
-/// Words of `text` in lines of at most `width` columns, each after `indent`
-/// (a word longer than a line gets a line of its own).
-pub fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = indent.to_string();
-    for word in text.split_whitespace() {
-        let fits = line.chars().count() + 1 + word.chars().count() <= width;
-        if line.len() > indent.len() && !fits {
-            lines.push(std::mem::replace(&mut line, indent.to_string()));
-        }
-        if line.len() > indent.len() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if line.len() > indent.len() {
-        lines.push(line);
-    }
-    lines
-}
-
 /// One clock's interference line (at most 100 columns for names up to 16):
 /// read cost beside the average loop, time lost in gaps, steal, cgroup
 /// throttling, involuntary context switches ("?" when unknown here).
@@ -141,7 +120,7 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             None => None,
         };
         if let Some(seen) = seen {
-            for line in wrap(&esc(&seen), "      ", 100) {
+            for line in crate::export::fit::wrap(&esc(&seen), "      ", 100) {
                 writeln!(out, "{line}")?;
             }
         }
@@ -363,7 +342,7 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     if let Some(n) = &v.interference_note {
         // Wrapped under the findings' column: it is long and says why the status is not BAD.
-        for line in wrap(n, "", 100 - 27) {
+        for line in crate::export::fit::wrap(n, "", 100 - 27) {
             item(out, "", &line)?;
         }
     }

@@ -7,14 +7,14 @@
 pub mod prometheus;
 mod table;
 
-use crate::model::cross_cpu::Outcome;
-use crate::model::stamp::ReportStamp;
+use crate::model::cross_cpu::{Outcome, PlanView};
+use crate::model::stamp::Stamped;
 use clockscope::counter::calibrate::Calibration;
 use clockscope::crosscpu::plan::{PlanGroup, Representative};
 use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
 use clockscope::linux::{CpuList, CpuSet, Evidence};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{self, Write};
 use table::table;
 
 /// Where the counter frequency came from, in words.
@@ -89,8 +89,14 @@ const HEADER: [&str; 11] = [
     "verdict",
 ];
 
+/// The header line and the text report.
+pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    text(out, m.report)
+}
+
 /// The text report.
-pub fn text(out: &mut dyn Write, o: &Outcome) -> anyhow::Result<()> {
+fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
@@ -265,7 +271,8 @@ struct Json<'a> {
 }
 
 /// The JSON report, stamped.
-pub fn json(out: &mut dyn Write, stamp: &ReportStamp, o: &Outcome) -> anyhow::Result<()> {
+pub fn write_json(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
+    let (stamp, o) = (m.stamp, m.report);
     let j = Json {
         report: &o.report,
         allowed_cpus: &o.context.allowed,
@@ -279,8 +286,7 @@ pub fn json(out: &mut dyn Write, stamp: &ReportStamp, o: &Outcome) -> anyhow::Re
         summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
         exit_code: o.exit_code(),
     };
-    crate::export::json::write_stamped(out, stamp, &j)?;
-    Ok(())
+    crate::export::json::write(out, &Stamped { stamp, report: &j })
 }
 
 fn pair_mode_name(m: clockscope::crosscpu::PairMode) -> &'static str {
@@ -377,10 +383,12 @@ fn group_rows(groups: &[PlanGroup]) -> Vec<Vec<String>> {
 }
 
 /// The plan as text (`--plan`): what a run would do, without measuring.
-pub fn plan_text(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> anyhow::Result<()> {
+pub fn write_plan_text(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
+    let (p, cpus_from) = (m.report.plan, m.report.cpus_from.as_str());
     write_plan_pairs(out, p, cpus_from)?;
     write_plan_tests(out, p)?;
     writeln!(out)?;
@@ -502,13 +510,8 @@ struct PlanJson<'a> {
 }
 
 /// The plan as JSON (`--plan --format json`).
-pub fn plan_json(
-    out: &mut dyn Write,
-    stamp: &ReportStamp,
-    p: &Plan,
-    context: &clockscope::crosscpu::CpuContext,
-    cpus_from: &str,
-) -> anyhow::Result<()> {
+pub fn write_plan_json(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io::Result<()> {
+    let (p, context, cpus_from) = (m.report.plan, m.report.context, m.report.cpus_from.as_str());
     let j = PlanJson {
         plan: p,
         cpus_from,
@@ -517,6 +520,11 @@ pub fn plan_json(
         cgroup_cpuset: CpuListFileJson::new(&context.cgroup_cpuset),
         covered_cpus: p.covered().cpus().collect(),
     };
-    crate::export::json::write_stamped(out, stamp, &j)?;
-    Ok(())
+    crate::export::json::write(
+        out,
+        &Stamped {
+            stamp: m.stamp,
+            report: &j,
+        },
+    )
 }

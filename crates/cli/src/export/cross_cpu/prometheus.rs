@@ -6,6 +6,7 @@
 
 use crate::export::prometheus::{flag, secs, unix_seconds, Families};
 use crate::model::cross_cpu::Outcome;
+use crate::model::stamp::Stamped;
 use clockscope::crosscpu::{ClockPairReport, Verdict};
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -22,7 +23,7 @@ pub const VERDICTS: [(Verdict, &str); 5] = [
 type Getter = fn(&ClockPairReport) -> Option<f64>;
 
 /// Renders the outcome; `finished` is the run's end.
-pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
+fn render_at(o: &Outcome, finished: SystemTime) -> String {
     let mut f = Families::new();
     let r = &o.report;
     let per_pair: [(&str, &str, Getter); 6] = [
@@ -109,7 +110,13 @@ pub fn render_at(o: &Outcome, finished: SystemTime) -> String {
     f.out
 }
 
-/// Writes the Prometheus text, stamped with the current time.
-pub fn write(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
-    out.write_all(render_at(o, SystemTime::now()).as_bytes())
+/// Writes the Prometheus text, stamped with the current time (the report's
+/// stamp is not part of the exposition).
+pub fn write(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
+    write_at(out, m.report, SystemTime::now())
+}
+
+/// Writes the Prometheus text; `finished` is the run's end (tests: a fixed time).
+pub fn write_at(out: &mut dyn Write, o: &Outcome, finished: SystemTime) -> io::Result<()> {
+    out.write_all(render_at(o, finished).as_bytes())
 }

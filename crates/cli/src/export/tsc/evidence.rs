@@ -13,50 +13,10 @@ use std::io::{self, Write};
 /// Widest line these sections print.
 pub const WIDTH: usize = 100;
 
-/// Splits `text` into lines of at most `width` characters at spaces (a word
-/// longer than `width` is cut). Written here: a dozen lines, for which the
-/// workspace has no wrapping crate.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(10);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    // Runs of spaces inside a line are kept (they align columns); at a
-    // break they are dropped.
-    for word in text.split(' ') {
-        if word.is_empty() && line.is_empty() {
-            continue;
-        }
-        let mut word: String = word.to_string();
-        while word.chars().count() > width {
-            if !line.is_empty() {
-                lines.push(std::mem::take(&mut line));
-            }
-            let head: String = word.chars().take(width).collect();
-            word = word.chars().skip(width).collect();
-            lines.push(head);
-        }
-        let needed = line.chars().count() + usize::from(!line.is_empty()) + word.chars().count();
-        if needed > width && !line.is_empty() {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&word);
-        if word.is_empty() && line.trim().is_empty() {
-            line.clear();
-        }
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines.into_iter().map(|l| l.trim_end().to_string()).collect()
-}
-
 /// Writes `text` escaped, wrapped to [`WIDTH`], every line after `indent`.
 pub fn write_wrapped(out: &mut dyn Write, indent: &str, text: &str) -> io::Result<()> {
-    for line in wrap(&escape_untrusted(text), WIDTH - indent.chars().count()) {
-        writeln!(out, "{indent}{line}")?;
+    for line in crate::export::fit::wrap(&escape_untrusted(text), indent, WIDTH) {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -173,15 +133,6 @@ mod tests {
         let mut v = Vec::new();
         f(&mut v).unwrap();
         String::from_utf8(v).unwrap()
-    }
-
-    #[test]
-    fn wrap_fits_and_keeps_every_word() {
-        let t = "a fairly long sentence that must be wrapped at the width given, and a \
-                 veryveryveryveryveryveryverylongword too";
-        let lines = wrap(t, 20);
-        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
-        assert_eq!(lines.concat().replace(' ', ""), t.replace(' ', ""));
     }
 
     #[test]

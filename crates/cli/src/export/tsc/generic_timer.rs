@@ -2,8 +2,9 @@
 //! prints on aarch64 in place of the TSC report (compiled everywhere so it is
 //! tested everywhere).
 
+use crate::export::text::{check_line, CheckStyle};
 use clockscope::arm::{cpu_list, GenericTimerReport};
-use clockscope::counter::{Check, CheckStyle};
+use clockscope::counter::Check;
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
@@ -132,7 +133,7 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
         writeln_escaped!(
             out,
             "  {}",
-            Check::new(false, "", reason.clone()).line(CheckStyle::Table { width: 0 })
+            check_line(&Check::new(false, "", reason.clone()), CheckStyle::Table { width: 0 })
         )?;
     }
     for note in &r.notes {

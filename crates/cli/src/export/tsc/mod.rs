@@ -1,5 +1,6 @@
 //! The text formats of `clockscope tsc` (its JSON goes through
-//! [`crate::export::json`]).
+//! [`crate::export::json`]): [`write_text`] on x86, [`write_generic_timer_text`]
+//! on aarch64.
 //!
 //! - [`text`]: the x86 TSC report.
 //! - [`evidence`]: kernel messages, NTP and drift (also in `check`).
@@ -8,3 +9,24 @@
 pub mod evidence;
 pub mod generic_timer;
 pub mod text;
+
+use crate::model::stamp::Stamped;
+use crate::model::tsc::{GenericTimerOutput, TscOutput};
+use std::io::{self, Write};
+
+/// The header line, the TSC report and the evidence beside it (NTP, `--drift`).
+pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    text::write_output(out, m.report)
+}
+
+/// The header line, the generic timer's report and the `--drift` result when measured.
+pub fn write_generic_timer_text(out: &mut dyn Write, m: &Stamped<'_, GenericTimerOutput<'_>>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    generic_timer::write(out, m.report.report)?;
+    if let Some(d) = m.report.drift {
+        writeln!(out)?;
+        evidence::write_drift(out, d)?;
+    }
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! frequency from every source, and both trust decisions
 //! ([`clockscope::tsc::TscReport`]).
 
-use clockscope::counter::CheckStyle;
+use crate::export::text::{check_line, CheckStyle};
 use clockscope::linux::tsc_messages::Machine;
 use clockscope::linux::{KernelCmdline, TscFlags};
 use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
@@ -19,7 +19,7 @@ fn khz_text(khz: Option<u64>) -> String {
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
     let width = reasons.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in reasons {
-        writeln_escaped!(out, "  {}", r.line(CheckStyle::Table { width }))?;
+        writeln_escaped!(out, "  {}", check_line(r, CheckStyle::Table { width }))?;
     }
     Ok(())
 }
@@ -373,8 +373,8 @@ fn write_decisions(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
 
 /// Writes the report and the independent evidence beside it: NTP, and the
 /// `--drift` result when measured.
-pub fn write_output(out: &mut dyn Write, o: &crate::model::tsc::TscOutput, dump: Option<&Path>) -> std::io::Result<()> {
-    write(out, o.report, dump)?;
+pub fn write_output(out: &mut dyn Write, o: &crate::model::tsc::TscOutput) -> std::io::Result<()> {
+    write(out, o.report, o.dump)?;
     writeln!(out)?;
     writeln_escaped!(out, "NTP (adjtimex, read-only)")?;
     super::evidence::write_ntp(

@@ -81,8 +81,26 @@ fn anyhow_err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 
+/// What `--plot` draws: the report, the chart's kind, and the title's host
+/// and time.
+pub struct Plot<'a> {
+    /// The measured report the chart draws.
+    pub report: &'a CheckReport,
+    /// Histogram or CDF.
+    pub kind: PlotKind,
+    /// The title's host and time.
+    pub header: PlotHeader,
+}
+
+/// Writes the chart as an SVG document (an error of the drawing library
+/// comes back as [`std::io::ErrorKind::Other`]).
+pub fn write(out: &mut dyn std::io::Write, p: &Plot<'_>) -> std::io::Result<()> {
+    let svg = render(p.report, p.kind, &p.header).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+    out.write_all(svg.as_bytes())
+}
+
 /// Draws the chart of `kind` as an SVG document titled with `header`.
-pub fn render(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> anyhow::Result<String> {
+fn render(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> anyhow::Result<String> {
     let mut svg = String::new();
     draw(&mut svg, r, kind, header)?;
     Ok(svg)

@@ -76,7 +76,7 @@ fn alter_lines(r: &Report) -> Vec<&str> {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_explain::report::write_text(r, &mut out).unwrap();
+    clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -7,6 +7,8 @@
 //! after a label column continues under the finding, a `Word: text` line
 //! under its text, a table's last column under that column. Every text
 //! renderer writes through one, so lines added later fit without more code.
+//! [`wrap`] wraps one paragraph under an indent (a note, a kernel message),
+//! for text a renderer places itself.
 //! [`cut`] shortens one untrusted value (a CPU model name) with an ellipsis,
 //! for text forms only: JSON always carries the whole value.
 //!
@@ -85,6 +87,25 @@ pub fn fit_line(line: &str, width: usize) -> Vec<Cow<'_, str>> {
     textwrap::wrap(line, options)
         .into_iter()
         .map(|l| Cow::Owned(l.trim_end().to_string()))
+        .collect()
+}
+
+/// `text` as lines of at most `width` columns, each starting with `indent`,
+/// wrapped at spaces (runs of spaces inside a line are kept: they align
+/// columns); a word longer than a line is broken. No line for text that is
+/// only whitespace.
+pub fn wrap(text: &str, indent: &str, width: usize) -> Vec<String> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let options = textwrap::Options::new(width)
+        .initial_indent(indent)
+        .subsequent_indent(indent)
+        .break_words(true)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::wrap(text.trim_start(), options)
+        .into_iter()
+        .map(|l| l.trim_end().to_string())
         .collect()
 }
 
@@ -224,6 +245,20 @@ mod tests {
         let lines = fit_line(&long, 50);
         assert!(widths(&lines).iter().all(|&w| w <= 50), "{lines:?}");
         assert_eq!(lines.concat().replace(' ', ""), long);
+    }
+
+    #[test]
+    fn wrap_fits_and_keeps_every_word_after_the_indent() {
+        let t = "a fairly long sentence that must be wrapped at the width given, and a \
+                 veryveryveryveryveryveryverylongword too";
+        let lines = wrap(t, "  ", 20);
+        assert!(
+            lines.iter().all(|l| display_width(l) <= 20 && l.starts_with("  ")),
+            "{lines:?}"
+        );
+        assert_eq!(lines.concat().replace(' ', ""), t.replace(' ', ""));
+        assert_eq!(wrap("two  spaces kept", "", 40), ["two  spaces kept"]);
+        assert!(wrap(" ", "  ", 40).is_empty());
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! The report as text, for people: `clockscope explain`'s default output.
+//! `clockscope explain`'s text form, for people (its default output): the
+//! runs, the overhead per row and per clock read, the prediction, this
+//! machine's clocks and the server's timing settings, from a finished
+//! [`Report`] of the `clockscope_explain` library.
 
-use super::model::Report;
-use crate::connect::Locality;
-use crate::timing_settings::TimingSettings;
+use clockscope_explain::connect::Locality;
+use clockscope_explain::report::{QueryBreakdown, Report};
+use clockscope_explain::timing_settings::TimingSettings;
 use std::io::{self, Write};
 
 /// `1234567` -> `1,234,567`.
@@ -34,9 +37,9 @@ fn locality_text(l: &Locality) -> &'static str {
 }
 
 /// Writes the report as text.
-pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     // Every line fitted to 100 columns, as every clockscope text report.
-    let mut fit = clockscope::fit::FitWriter::new(out);
+    let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
     writeln!(out, "EXPLAIN ANALYZE timing overhead")?;
     writeln!(
@@ -61,13 +64,13 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             None => writeln!(out, "  {:<32} {}", s.name, s.server_value)?,
         }
     }
-    if r.workload == crate::options::Workload::Query {
+    if r.workload == clockscope_explain::options::Workload::Query {
         writeln!(
             out,
             "Query:    {} (--query; each run in BEGIN READ ONLY ... ROLLBACK)",
-            clockscope::escape::escape_untrusted(&crate::error::one_line(&r.query))
+            clockscope::escape::escape_untrusted(&clockscope_explain::error::one_line(&r.query))
         )?;
-    } else if r.workload == crate::options::Workload::Series {
+    } else if r.workload == clockscope_explain::options::Workload::Series {
         writeln!(
             out,
             "Query:    {} ({} rows from generate_series, no table{})",
@@ -84,7 +87,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             "Query:    {} over {} rows (a TEMP table from generate_series, about {} estimated)",
             r.query,
             thousands(r.rows),
-            crate::options::size_text(r.temp_table_estimated_bytes)
+            clockscope_explain::options::size_text(r.temp_table_estimated_bytes)
         )?;
     }
     writeln!(
@@ -137,10 +140,10 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             _ => "none (fewer than 6 pairs)".into(),
         };
         let stopped = match n.stopped_by {
-            crate::measure::StopReason::Precision => "target +-5% reached",
-            crate::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
-            crate::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
-            crate::measure::StopReason::Interrupted => "interrupted",
+            clockscope_explain::measure::StopReason::Precision => "target +-5% reached",
+            clockscope_explain::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
+            clockscope_explain::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
+            clockscope_explain::measure::StopReason::Interrupted => "interrupted",
         };
         writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
         writeln!(
@@ -207,7 +210,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     if let Some(q) = &r.query_breakdown {
-        write_query_breakdown(q, out)?;
+        write_query_breakdown(out, q)?;
     }
     for k in &r.skipped_clock_sources {
         writeln!(out)?;
@@ -215,7 +218,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     if let Some(t) = &r.tsc_prediction {
         writeln!(out)?;
-        let lead = if r.server_version_num < crate::measure::PG19_VERSION_NUM {
+        let lead = if r.server_version_num < clockscope_explain::measure::PG19_VERSION_NUM {
             "With PostgreSQL 19 on this machine (timing_clock_source = tsc)"
         } else {
             "With timing_clock_source = tsc on this machine"
@@ -231,8 +234,8 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             t.scaled_slowdown, t.scaled_overhead_per_row_ns, t.from_clock_source
         )?;
     }
-    write_machine(r, out)?;
-    write_timing_settings(&r.timing_settings, out)?;
+    write_machine(out, r)?;
+    write_timing_settings(out, &r.timing_settings)?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
     }
@@ -240,7 +243,7 @@ pub fn write_text(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// "21.40 ns (95% interval 21.1 to 21.9 ns)" or "21.40 ns (interval not available)".
-fn read_cost_text(c: &crate::clockcost::ClockCost) -> String {
+fn read_cost_text(c: &clockscope_explain::clockcost::ClockCost) -> String {
     match c.read_cost_interval {
         Some(i) => format!("{:.2} ns (95% interval {:.2} to {:.2})", c.read_cost_ns, i.low, i.high),
         None => format!("{:.2} ns (interval not available)", c.read_cost_ns),
@@ -248,7 +251,7 @@ fn read_cost_text(c: &crate::clockcost::ClockCost) -> String {
 }
 
 /// This machine's clocks: the loops' read costs and the model's results.
-fn write_machine(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+fn write_machine(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out)?;
     let m = &r.this_machine;
     writeln!(
@@ -313,7 +316,7 @@ fn write_machine(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// The server's timing settings, judged, and the ALTER SYSTEM lines.
-fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<()> {
+fn write_timing_settings(out: &mut dyn Write, t: &TimingSettings) -> io::Result<()> {
     if t.settings.is_empty() {
         return Ok(());
     }
@@ -373,7 +376,7 @@ fn write_timing_settings(t: &TimingSettings, out: &mut dyn Write) -> io::Result<
 const SHOWN_NODES: usize = 5;
 
 /// `--query`: the nodes that pay most, and what auto_explain.log_timing costs.
-fn write_query_breakdown(q: &super::model::QueryBreakdown, out: &mut dyn Write) -> io::Result<()> {
+fn write_query_breakdown(out: &mut dyn Write, q: &QueryBreakdown) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
@@ -385,7 +388,7 @@ fn write_query_breakdown(q: &super::model::QueryBreakdown, out: &mut dyn Write) 
         "  {:<36} {:>13} {:>10} {:>13}",
         "node", "clock reads", "added", "of own time"
     )?;
-    let mut by_cost: Vec<&crate::nodes::NodeCost> = q.nodes.iter().collect();
+    let mut by_cost: Vec<&clockscope_explain::nodes::NodeCost> = q.nodes.iter().collect();
     by_cost.sort_by_key(|n| std::cmp::Reverse(n.clock_reads));
     for n in by_cost.iter().take(SHOWN_NODES) {
         let name: String = n.node.chars().take(36).collect();

@@ -1,0 +1,17 @@
+//! The formats of `clockscope explain`: [`text`] renders the
+//! `clockscope_explain` library's finished
+//! [`Report`] (the library keeps the model and
+//! its arithmetic, the CLI every way of printing it); JSON goes through the
+//! shared [`crate::export::json`].
+
+pub mod text;
+
+use crate::model::stamp::Stamped;
+use clockscope_explain::Report;
+use std::io::{self, Write};
+
+/// The header line and the text report.
+pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, Report>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    text::write(out, m.report)
+}

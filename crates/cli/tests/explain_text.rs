@@ -1,0 +1,122 @@
+//! `clockscope explain`'s text form (crates/cli/src/export/explain/text.rs)
+//! of reports built from recorded and made-up runs: the lines a reader looks
+//! for are there. The reports' arithmetic is tested in the explain library
+//! (crates/explain/tests/plans.rs), on the same inputs.
+
+#[path = "../../explain/tests/common/mod.rs"]
+mod common;
+
+use clockscope_explain::clockcost::{ClockCost, MachineClocks};
+use clockscope_explain::measure::{SourceRuns, StopReason};
+use clockscope_explain::plan::parse_explain_json;
+use clockscope_explain::report::{self, Inputs, Report};
+
+/// A recorded plan of the explain library's tests (crates/explain/tests/data).
+fn data(name: &str) -> String {
+    let path = format!("{}/../explain/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// This machine's clocks as plans.rs sets them: each read costs `ns`.
+fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
+    let cost = |clock: &str, ns: f64| ClockCost {
+        clock: clock.into(),
+        per_read_ns: ns,
+        read_cost_ns: ns,
+        read_cost_interval: None,
+        loops: 1_000_000,
+        method: "test".into(),
+        frequency_khz: None,
+        frequency_source: None,
+        // Two reads per row add what two back-to-back reads cost.
+        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
+    };
+    MachineClocks {
+        system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
+        rdtsc: rdtsc_ns.map(|ns| cost("RDTSC", ns)),
+        rdtscp: rdtsc_ns.map(|ns| cost("RDTSCP", 2.0 * ns)),
+        rdtsc_unavailable: rdtsc_ns.is_none().then(|| "test".into()),
+        tsc_auto: true,
+    }
+}
+
+fn text(r: &Report) -> String {
+    let mut out = Vec::new();
+    clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn a_report_from_recorded_runs_says_all_of_it_on_lines_a_reader_can_find() {
+    let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
+    let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
+    // Three pairs: the recorded times and two made-up ones around them.
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
+        timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
+        clock_reads_per_run: on.clock_reads(),
+        stopped_by: StopReason::Precision,
+        timing_on_plan: None,
+    };
+    let m = machine(20.0, Some(10.0));
+    let r = report::build(&Inputs {
+        query: "SELECT count(*) FROM t",
+        rows: 100_000,
+        runs: 3,
+        temp_table_estimated_bytes: 36_249_600,
+        ..common::report_inputs(&[runs], &m)
+    });
+    let text = text(&r);
+    for needle in [
+        "Clock source: system (test)",
+        "overhead per row",
+        "overhead per clock read",
+        "predicted per clock read",
+        "observed / predicted",
+        "With PostgreSQL 19 on this machine (timing_clock_source = tsc): about",
+        "200,006 clock reads per TIMING ON run (2.000 per row)",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+#[test]
+fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
+    // 1M rows: TIMING OFF 55 ms (55 ns per row), ON 105 ms; 2,000,006 reads.
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![55.0, 56.0, 54.0, 55.0, 56.0, 54.0],
+        timing_on_ms: vec![105.0, 104.0, 106.0, 105.0, 104.0, 106.0],
+        clock_reads_per_run: 2_000_006,
+        stopped_by: StopReason::Precision,
+        timing_on_plan: None,
+    };
+    let mut m = machine(30.0, Some(20.0));
+    // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
+    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
+        "clock_gettime (CLOCK_MONOTONIC)",
+        48.0,
+    ));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
+    let r = report::build(&Inputs {
+        query: "SELECT count(*) FROM t",
+        rows: 1_000_000,
+        runs: 3,
+        temp_table_estimated_bytes: 36_249_600,
+        ..common::report_inputs(&[runs], &m)
+    });
+    // Words, not lines: the text wraps at 100 columns.
+    let text = text(&r).split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "in the instrumentation model",
+        "predicted TIMING ON",
+        "observed / back-to-back",
+        "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10.0%",
+        "(95% interval 43.20 to 52.80 ns)",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
