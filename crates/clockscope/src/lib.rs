@@ -87,6 +87,7 @@
 //! clock_gettime, but it is only correct when its frequency is known and it is
 //! invariant and synchronised across CPUs. clockscope reports every piece of
 //! evidence for that and decides with all of it (AND, not OR).
+#![deny(missing_docs)]
 
 pub mod arm;
 pub mod clock;

@@ -90,7 +90,9 @@ pub(crate) fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CgroupVersion {
+    /// cgroup v1: `cpu.stat` of the `cpu` controller's hierarchy.
     V1,
+    /// cgroup v2: `cpu.stat` of the unified hierarchy.
     V2,
 }
 
@@ -99,6 +101,7 @@ pub enum CgroupVersion {
 pub struct Throttling {
     /// The `cpu.stat` read.
     pub path: String,
+    /// Which hierarchy the file belongs to (the field names differ).
     pub version: CgroupVersion,
     /// Enforcement periods that have elapsed (`nr_periods`; 0 without a quota).
     pub periods: u64,

@@ -13,7 +13,9 @@ pub struct CpuInfo {
     pub model_name: Option<String>,
     /// x86 `cpu family`, `model`, `stepping` in decimal.
     pub cpu_family: Option<u32>,
+    /// x86 `model`, decimal.
     pub model: Option<u32>,
+    /// x86 `stepping`, decimal.
     pub stepping: Option<u32>,
     /// Number of `processor : N` blocks.
     pub processors: usize,
@@ -32,13 +34,21 @@ pub struct CpuInfo {
 /// and `tsc_reliable` when it skips the clocksource watchdog for the TSC.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TscFlags {
+    /// `tsc`: the CPU has a time-stamp counter.
     pub tsc: bool,
+    /// `constant_tsc`: it ticks at a constant rate whatever the core's frequency.
     pub constant_tsc: bool,
+    /// `nonstop_tsc`: it keeps ticking in deep C-states.
     pub nonstop_tsc: bool,
+    /// `tsc_known_freq`: the kernel took the frequency from CPUID or the hypervisor.
     pub tsc_known_freq: bool,
+    /// `tsc_reliable`: the kernel skips the clocksource watchdog for the TSC.
     pub tsc_reliable: bool,
+    /// `tsc_adjust`: the IA32_TSC_ADJUST MSR exists (the kernel keeps CPUs in sync with it).
     pub tsc_adjust: bool,
+    /// `rdtscp`: the RDTSCP instruction exists.
     pub rdtscp: bool,
+    /// `hypervisor`: CPUID says the kernel runs under a hypervisor.
     pub hypervisor: bool,
 }
 
@@ -46,11 +56,17 @@ pub struct TscFlags {
 /// (`CPU implementer : 0x41`, `CPU part : 0xd0c`, ...).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ArmCpuId {
+    /// `processor`: the kernel's CPU number.
     pub processor: Option<u32>,
+    /// `CPU implementer` (e.g. `0x41`, Arm).
     pub implementer: Option<String>,
+    /// `CPU architecture` (e.g. `8`).
     pub architecture: Option<String>,
+    /// `CPU variant` (e.g. `0x1`).
     pub variant: Option<String>,
+    /// `CPU part` (e.g. `0xd0c`, Neoverse N1).
     pub part: Option<String>,
+    /// `CPU revision` (e.g. `1`).
     pub revision: Option<String>,
 }
 

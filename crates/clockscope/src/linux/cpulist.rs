@@ -79,13 +79,28 @@ pub enum CpuListError {
     EmptyItem(String),
     /// An item is not a CPU number or range.
     #[error("'{}' in CPU list '{}' is not a CPU number or range (like 0-3)", shown(.item), shown(.list))]
-    BadItem { item: String, list: String },
+    BadItem {
+        /// The item as written.
+        item: String,
+        /// The whole list.
+        list: String,
+    },
     /// A range runs backwards (`3-1`).
     #[error("range '{}' in CPU list '{}' ends before it starts", shown(.item), shown(.list))]
-    ReversedRange { item: String, list: String },
+    ReversedRange {
+        /// The range as written.
+        item: String,
+        /// The whole list.
+        list: String,
+    },
     /// A CPU number above [`MAX_CPU`] (`usize::MAX` when it does not even fit).
     #[error("CPU {cpu} in CPU list '{}' is above the largest CPU number accepted ({MAX_CPU})", shown(.list))]
-    TooLarge { cpu: usize, list: String },
+    TooLarge {
+        /// The CPU number.
+        cpu: usize,
+        /// The whole list.
+        list: String,
+    },
 }
 
 /// A set of CPU numbers, kept as sorted, merged, inclusive ranges.

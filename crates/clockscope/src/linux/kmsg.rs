@@ -221,6 +221,7 @@ const KMSG_BUFFER_BYTES: usize = 8192;
 pub struct KernelLogText {
     /// Where it was read from.
     pub source: String,
+    /// The log's text, verbatim (untrusted: escaped where a report shows it).
     pub text: String,
     /// Records read (live log) or 0 (a file).
     pub records: u64,

@@ -434,14 +434,23 @@ fn own_cgroups(text: &str) -> (Option<PathBuf>, Option<PathBuf>) {
 pub struct LinuxEvidence {
     /// The root the files were read under (`/` in production).
     pub root: String,
+    /// `/proc/sys/kernel/osrelease`.
     pub kernel_release: Evidence<String>,
+    /// `/sys/devices/system/clocksource/clocksource0/current_clocksource`.
     pub current_clocksource: Evidence<String>,
+    /// `/sys/devices/system/clocksource/clocksource0/available_clocksource`, split on spaces.
     pub available_clocksources: Evidence<Vec<String>>,
+    /// `/proc/cpuinfo`, the fields that matter here.
     pub cpuinfo: Evidence<CpuInfo>,
+    /// `/proc/cmdline`: the boot options about clocks.
     pub cmdline: Evidence<KernelCmdline>,
+    /// The kernel log's TSC and clocksource lines (`/dev/kmsg`, or a saved log under the root).
     pub kernel_log: Evidence<KernelLog>,
+    /// `/sys/devices/system/cpu/online`.
     pub cpus_online: Evidence<CpuList>,
+    /// The cgroup cpuset this process may run on ([`read_cpuset`]).
     pub cpuset: Evidence<CpuSet>,
+    /// `/sys/hypervisor/type` (Xen), when present.
     pub hypervisor_type: Evidence<String>,
 }
 

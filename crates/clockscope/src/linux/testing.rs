@@ -62,9 +62,13 @@ impl Default for FakeRoot {
 /// siblings are `cores_total` apart). Each package is its own NUMA node.
 #[derive(Clone, Copy, Debug)]
 pub struct FakeHost {
+    /// Sockets (physical packages), each its own NUMA node.
     pub packages: usize,
+    /// Dies per package.
     pub dies: usize,
+    /// Cores per die.
     pub cores: usize,
+    /// Hardware threads per core (2 with SMT).
     pub threads: usize,
 }
 

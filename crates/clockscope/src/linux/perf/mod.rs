@@ -94,19 +94,28 @@ pub fn cycles_to_ns(cycles: u64, mult: u32, shift: u16) -> u64 {
 /// The raw fields of a perf_event mmap page that matter here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageFields {
+    /// `version`: the kernel bumps it while it updates the page (a seqlock).
     pub version: u32,
+    /// `capabilities`: the `CAP_USER_*` bits below.
     pub capabilities: u64,
+    /// `time_shift`: TSC ticks to ns is `(ticks * time_mult) >> time_shift`.
     pub time_shift: u16,
+    /// `time_mult`: see `time_shift`.
     pub time_mult: u32,
+    /// `time_offset`: added to the converted ticks for the perf clock.
     pub time_offset: u64,
+    /// `time_zero`: the TSC value at perf clock zero (with `CAP_USER_TIME_ZERO`).
     pub time_zero: u64,
 }
 
 /// Capability bits of `perf_event_mmap_page.capabilities` (after
 /// `cap_bit0` and `cap_bit0_is_deprecated`).
 pub const CAP_USER_RDPMC: u64 = 1 << 2;
+/// `cap_user_time`: `time_shift`, `time_mult` and `time_offset` are valid.
 pub const CAP_USER_TIME: u64 = 1 << 3;
+/// `cap_user_time_zero`: `time_zero` is valid.
 pub const CAP_USER_TIME_ZERO: u64 = 1 << 4;
+/// `cap_user_time_short`: the counter is narrower than 64 bits (`time_cycles`, `time_mask`).
 pub const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 
 /// Decodes a page read under its seqlock.
