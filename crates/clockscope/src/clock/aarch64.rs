@@ -22,12 +22,14 @@ pub struct IsbCntvct {
 }
 
 impl Cntvct {
+    /// The read, converted to ns with `scale` (CNTFRQ_EL0's frequency).
     pub fn new(scale: Scale) -> Self {
         Cntvct { scale }
     }
 }
 
 impl IsbCntvct {
+    /// The ordered read, converted to ns with `scale` (CNTFRQ_EL0's frequency).
     pub fn new(scale: Scale) -> Self {
         IsbCntvct { scale }
     }

@@ -170,6 +170,7 @@ pub fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {
 }
 
 /// The errno's symbolic name, for one-line messages.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub(crate) fn errno_name(errno: i32) -> String {
     let name = match errno {
         libc::EACCES => "EACCES",
