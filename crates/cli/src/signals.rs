@@ -55,9 +55,9 @@ enum Condition {
     Lists { path: CString, word: Vec<u8> },
 }
 
-/// Files a [`Condition::Reads`] compares are at most this long (a sysfs value).
+/// Files a `Condition::Reads` compares are at most this long (a sysfs value).
 pub const READS_MAX_BYTES: usize = 4096;
-/// Files a [`Condition::Lists`] searches are read up to this length (the
+/// Files a `Condition::Lists` searches are read up to this length (the
 /// bound of every one-value kernel file, `clockscope::input::KERNEL_VALUE`).
 pub const LISTS_MAX_BYTES: usize = 64 << 10;
 
