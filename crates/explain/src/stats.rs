@@ -18,25 +18,14 @@ pub(crate) struct Spread {
 }
 
 impl Spread {
-    /// `None` for no samples; the median of an even count is the mean of the
-    /// middle two.
+    /// `None` for no samples; the median is [`clockscope::stats::median`]
+    /// (the mean of the middle two for an even count).
     pub fn of(samples: &[f64]) -> Option<Spread> {
-        if samples.is_empty() {
-            return None;
-        }
-        let mut v = samples.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Some(Spread {
-            median,
-            min: v[0],
-            max: v[n - 1],
-        })
+        let median = clockscope::stats::median(samples)?;
+        // The ends of the same total order the median sorts by.
+        let min = samples.iter().copied().min_by(f64::total_cmp)?;
+        let max = samples.iter().copied().max_by(f64::total_cmp)?;
+        Some(Spread { median, min, max })
     }
 }
 
