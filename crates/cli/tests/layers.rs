@@ -346,23 +346,6 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
     t.out
 }
 
-/// Import edges left out of the cycle search because the cycle lies in
-/// another owner's area and is being removed there (issue 23). An edge listed
-/// here that no longer exists is fine: the list only shrinks.
-const KNOWN_CYCLE_EDGES: &[(&str, &str, &str)] = &[
-];
-
-fn without_known(name: &str, mut g: Graph) -> Graph {
-    for (krate, from, to) in KNOWN_CYCLE_EDGES {
-        if *krate == name {
-            if let Some(set) = g.get_mut(*from) {
-                set.remove(*to);
-            }
-        }
-    }
-    g
-}
-
 fn describe(g: &Graph, comp: &[String]) -> String {
     let mut s = String::new();
     for m in comp {
@@ -383,7 +366,7 @@ fn no_file_level_import_cycle_in_any_crate() {
         load("clockscope-explain", "crates/explain/src"),
         load("clockscope-cli", "crates/cli/src"),
     ] {
-        let g = without_known(krate.name, graph(&krate));
+        let g = graph(&krate);
         for comp in cycles(&g) {
             failures.push_str(&format!(
                 "{}: cycle among {comp:?}\n{}",
@@ -471,11 +454,6 @@ const LIBRARY_LAYERS: &[&[&str]] = &[
     &["crosscpu", "predict", "instant"],
 ];
 
-/// Imports of a higher layer still in the library (issue 23, owner: lib;
-/// found by this test when it was written). The list only shrinks: an entry
-/// that no longer exists is fine.
-const KNOWN_LAYER_EXCEPTIONS: &[(&str, &str)] = &[];
-
 fn layer(module: &str) -> Option<usize> {
     let top = module.split("::").next().unwrap();
     LIBRARY_LAYERS.iter().position(|l| l.contains(&top))
@@ -496,9 +474,7 @@ fn library_lower_layers_never_import_higher_ones() {
         };
         for to in targets.iter().filter(|t| !t.is_empty()) {
             match layer(to) {
-                Some(lt) if lt > lf && !KNOWN_LAYER_EXCEPTIONS.contains(&(from.as_str(), to.as_str())) => {
-                    failures.push_str(&format!("  {from} -> {to}\n"))
-                }
+                Some(lt) if lt > lf => failures.push_str(&format!("  {from} -> {to}\n")),
                 None => failures.push_str(&format!("  {to}: not in LIBRARY_LAYERS\n")),
                 _ => {}
             }
@@ -507,5 +483,29 @@ fn library_lower_layers_never_import_higher_ones() {
     assert!(
         failures.is_empty(),
         "the library's lower layers import higher ones:\n{failures}"
+    );
+}
+
+/// Files at their seams: no source file over 600 lines (inline tests count).
+const MAX_SOURCE_LINES: usize = 600;
+
+#[test]
+fn no_source_file_over_600_lines() {
+    let mut files = Vec::new();
+    for dir in ["crates/clockscope/src", "crates/explain/src", "crates/cli/src"] {
+        rust_files(&workspace().join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = fs::read_to_string(f).unwrap().lines().count();
+            (n > MAX_SOURCE_LINES).then(|| format!("  {} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_SOURCE_LINES} lines (split them where their ideas part):\n{}",
+        long.join("\n")
     );
 }
