@@ -82,6 +82,12 @@ pub fn parse_duration_in(s: &str, plain_unit_s: f64, min_s: f64, max_s: f64) -> 
     if number.trim().is_empty() || number.trim().starts_with('+') {
         return Err(not_a_duration());
     }
+    let v: f64 = number
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| !v.is_nan())
+        .ok_or_else(not_a_duration)?;
     let scale = if unit.is_empty() {
         plain_unit_s
     } else {
@@ -91,12 +97,6 @@ pub fn parse_duration_in(s: &str, plain_unit_s: f64, min_s: f64, max_s: f64) -> 
             .map(|(_, scale)| *scale)
             .ok_or_else(|| format!("'{s}' has an unknown unit '{unit}' (use ns, us, ms, s, m, h)"))?
     };
-    let v: f64 = number
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| !v.is_nan())
-        .ok_or_else(not_a_duration)?;
     if v <= 0.0 {
         return Err(format!("'{s}' must be a positive duration"));
     }
