@@ -194,7 +194,7 @@ fn per_clocksource_gauges() -> [PerClocksource; 7] {
     [
         (
             "read_cost_ns",
-            "Median difference between successive clock_gettime reads under this clocksource, nanoseconds.",
+            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps), nanoseconds.",
             |x| Some(x.read_cost_ns),
         ),
         (
