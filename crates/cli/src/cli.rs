@@ -25,13 +25,24 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// Whether the run prints its report on stdout: every command but a
-    /// `check` whose report goes to a file (`-o FILE`; `-o -` is stdout).
+    /// Whether the run prints its report on stdout: every command but one
+    /// whose report goes to a file (`-o FILE`; `-o -` is stdout).
     pub fn prints_to_stdout(&self) -> bool {
+        self.report_file().is_none()
+    }
+
+    /// The file the report goes to (`-o FILE`), for every command that writes one.
+    pub fn report_file(&self) -> Option<&std::path::Path> {
         match &self.command {
-            None => self.check.report_file().is_none(),
-            Some(Command::Check(a)) => a.report_file().is_none(),
-            Some(_) => true,
+            None => self.check.report_file(),
+            Some(Command::Check(a)) => a.report_file(),
+            Some(Command::Clocks(a)) => a.output.report_file(),
+            Some(Command::Tsc(a)) => a.output.report_file(),
+            Some(Command::CrossCpu(a)) => a.output.report_file(),
+            #[cfg(feature = "explain")]
+            Some(Command::Explain(a)) => a.output.report_file(),
+            Some(Command::Sweep(a)) => a.output.report_file(),
+            Some(Command::Completions { .. } | Command::Man { .. }) => None,
         }
     }
 }

@@ -120,8 +120,8 @@ const EXAMPLES: &[PageExamples] = &[
                 "Every clock source, whether it works here, its resolution.",
             ),
             (
-                "clockscope clocks --format json",
-                "The same as JSON (docs/schema/clocks.schema.json).",
+                "clockscope clocks --format json -o clocks.json",
+                "The same as JSON (docs/schema/clocks.schema.json), written atomically to clocks.json.",
             ),
         ],
     ),
@@ -138,8 +138,12 @@ const EXAMPLES: &[PageExamples] = &[
                 "Analyse a recorded dump, from this machine or another.",
             ),
             (
-                "clockscope tsc --drift 10",
-                "Also measure the counter against the NTP-disciplined clock for 10 s.",
+                "clockscope tsc --drift 2m",
+                "Also measure the counter against the NTP-disciplined clock for two minutes.",
+            ),
+            (
+                "clockscope tsc --root /tmp/bundle --calibration-ms 50ms -o tsc.txt",
+                "Read /sys and /proc from a support bundle; write the report to tsc.txt.",
             ),
         ],
     ),
@@ -155,8 +159,12 @@ const EXAMPLES: &[PageExamples] = &[
                 "List every pair that would be measured, without measuring.",
             ),
             (
-                "clockscope cross-cpu --cpus 0-3 -d 0.5",
-                "Only CPUs 0 to 3, half a second per pair.",
+                "clockscope cross-cpu --cpus 0-3 -d 500ms",
+                "Only CPUs 0 to 3, half a second shared by their pairs.",
+            ),
+            (
+                "clockscope cross-cpu --plan --root /tmp/bundle --max-time 2m",
+                "Plan for another machine's topology (/tmp/bundle/sys), within two minutes.",
             ),
         ],
     ),
@@ -175,6 +183,10 @@ const EXAMPLES: &[PageExamples] = &[
                 "clockscope explain --rows 100000 --runs 10",
                 "A smaller TEMP table, more pairs of runs.",
             ),
+            (
+                "clockscope explain --max-time 90s --format json -o explain.json",
+                "At most 90 seconds in all; the JSON report written atomically to explain.json.",
+            ),
         ],
     ),
     (
@@ -189,8 +201,8 @@ const EXAMPLES: &[PageExamples] = &[
                 "Measure the system clock under each clocksource in turn, then restore the original.",
             ),
             (
-                "clockscope sweep --sysfs-root /tmp/fake-sys",
-                "Read a copied sysfs tree instead of /sys.",
+                "clockscope sweep --root /tmp/fake --format json -o sweep.json",
+                "Read a copied sysfs tree (/tmp/fake/sys) instead of /sys; write the report to sweep.json.",
             ),
         ],
     ),

@@ -24,13 +24,15 @@ fn bad_arguments_are_one_line_and_exit_2() {
         "unknown clock 'sundial' (valid: monotonic, monotonic_raw",
     );
     assert_usage_error(&["check", "--clock", "nope"], "unknown clock 'nope'");
-    assert_usage_error(&["-d", "0"], "'0' must be a positive number of seconds");
-    assert_usage_error(&["-d", "-1"], "'-1' must be a positive number of seconds");
-    assert_usage_error(&["-d", "abc"], "'abc' is not a number of seconds");
-    assert_usage_error(&["--duration", "nan"], "must be a positive number of seconds");
-    assert_usage_error(&["-d", "-inf"], "'-inf' must be a positive number of seconds");
+    assert_usage_error(&["-d", "0"], "'0' must be a positive duration");
+    assert_usage_error(&["-d", "-1"], "'-1' must be a positive duration");
+    assert_usage_error(&["-d", "abc"], "'abc' is not a duration");
+    assert_usage_error(&["--duration", "nan"], "'nan' is not a duration");
+    assert_usage_error(&["-d", "-inf"], "'-inf' is not a duration");
     assert_usage_error(&["-d", "1e400"], "is more than a day");
-    assert_usage_error(&["-d", "1e-12"], "is less than 0.001 seconds");
+    assert_usage_error(&["-d", "1e-12"], "is less than 0.001 s");
+    assert_usage_error(&["-d", "2x"], "'2x' has an unknown unit 'x'");
+    assert_usage_error(&["-d", "0ms"], "'0ms' must be a positive duration");
     assert_usage_error(
         &["--baseline-row-ns", "1e-320"],
         "must be between 0.1 and 1000000 ns per row",

@@ -155,10 +155,10 @@ fn one_allowed_cpu_says_so_and_exits_0() {
 #[test]
 fn bad_values_exit_2_with_one_line() {
     for (args, expected) in [
-        (vec!["-d", "0"], "'0' must be a positive number of seconds"),
-        (vec!["-d", "-1"], "'-1' must be a positive number of seconds"),
-        (vec!["-d", "abc"], "'abc' is not a number of seconds"),
-        (vec!["--duration=nan"], "'nan' must be a positive number of seconds"),
+        (vec!["-d", "0"], "'0' must be a positive duration"),
+        (vec!["-d", "-1"], "'-1' must be a positive duration"),
+        (vec!["-d", "abc"], "'abc' is not a duration"),
+        (vec!["--duration=nan"], "'nan' is not a duration"),
         (
             vec!["--cpus", "3-1"],
             "range '3-1' in CPU list '3-1' ends before it starts",
@@ -492,7 +492,7 @@ fn plan_errors_exit_2_with_one_line() {
             vec!["--plan", "--root", "/nonexistent-clockscope"],
             "--root /nonexistent-clockscope: not a directory",
         ),
-        (vec!["--max-time", "0"], "'0' must be a positive number of seconds"),
+        (vec!["--max-time", "0"], "'0' must be a positive duration"),
     ] {
         let mut all = vec!["cross-cpu"];
         all.extend(&args);

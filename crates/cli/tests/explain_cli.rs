@@ -996,11 +996,21 @@ fn bad_max_time_and_query_options_fail_before_connecting() {
     // A DSN nobody answers: the errors come before any connection.
     let dsn = format!("host=127.0.0.1 port={} connect_timeout=1", dead_port());
     for (args, prefix) in [
-        (vec!["--max-time", "0"], "--max-time: must be above 0"),
-        (vec!["--max-time", "-5"], "--max-time: must be above 0"),
+        (
+            vec!["--max-time", "0"],
+            "invalid value '0' for '--max-time <DURATION>': '0' must be a positive duration",
+        ),
+        (
+            vec!["--max-time", "-5"],
+            "invalid value '-5' for '--max-time <DURATION>': '-5' must be a positive duration",
+        ),
         (
             vec!["--max-time", "abc"],
-            "--max-time: 'abc' is not a number of seconds",
+            "invalid value 'abc' for '--max-time <DURATION>': 'abc' is not a duration",
+        ),
+        (
+            vec!["--max-time", "2d"],
+            "invalid value '2d' for '--max-time <DURATION>': '2d' has an unknown unit 'd'",
         ),
         (vec!["--query", ""], "--query: is empty"),
         (

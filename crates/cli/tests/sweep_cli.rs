@@ -30,8 +30,9 @@ impl Sysfs {
         std::fs::write(cs.join("available_clocksource"), format!("{available} \n")).unwrap();
         Sysfs { _tmp: tmp, root }
     }
+    /// The `--root` of the sweep: the temp dir holding `sys`.
     fn root(&self) -> &str {
-        self.root.to_str().unwrap()
+        self.root.parent().unwrap().to_str().unwrap()
     }
     fn current_path(&self) -> PathBuf {
         self.root.join(DIR).join("current_clocksource")
@@ -42,7 +43,7 @@ impl Sysfs {
     fn run(&self, args: &[&str]) -> Output {
         Command::new(BIN)
             .arg("sweep")
-            .args(["--sysfs-root", self.root()])
+            .args(["--root", self.root()])
             .args(args)
             .output()
             .unwrap()
@@ -134,7 +135,7 @@ fn apply_needs_root() {
         p.push(part);
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let args = ["sweep", "--sysfs-root", s.root(), "--apply", "-d", "0.01"];
+    let args = ["sweep", "--root", s.root(), "--apply", "-d", "0.01"];
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let o = if root {
@@ -178,16 +179,7 @@ fn any_number_of_names_is_listed_and_duplicates_once() {
 fn interrupted_mid_sweep(signal: i32) {
     let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
     let child = Command::new(BIN)
-        .args([
-            "sweep",
-            "--sysfs-root",
-            s.root(),
-            "--apply",
-            "-d",
-            "60",
-            "--format",
-            "json",
-        ])
+        .args(["sweep", "--root", s.root(), "--apply", "-d", "60", "--format", "json"])
         .args(["--only", "hpet", "--only", "acpi_pm"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -269,16 +261,7 @@ fn a_second_signal_still_restores_the_original() {
     // itself deterministically.)
     let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
     let child = Command::new(BIN)
-        .args([
-            "sweep",
-            "--sysfs-root",
-            s.root(),
-            "--apply",
-            "-d",
-            "60",
-            "--format",
-            "json",
-        ])
+        .args(["sweep", "--root", s.root(), "--apply", "-d", "60", "--format", "json"])
         .args(["--only", "acpi_pm"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

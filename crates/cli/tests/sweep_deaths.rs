@@ -51,15 +51,16 @@ impl Sysfs {
     }
     fn command(&self, root: &str, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
-        c.args(["sweep", "--sysfs-root", root, "--apply"]).args(args);
+        // `--root DIR` sweeps DIR/sys.
+        c.args(["sweep", "--apply", "--root", root]).args(args);
         c
     }
     fn run(&self, args: &[&str]) -> Output {
-        self.command(self.root.to_str().unwrap(), args).output().unwrap()
+        self.command(self.tmp.path().to_str().unwrap(), args).output().unwrap()
     }
     /// A sweep of hpet then acpi_pm, `seconds` each, JSON on stdout.
     fn start(&self, seconds: &str) -> Child {
-        self.command(self.root.to_str().unwrap(), &["-d", seconds, "--format", "json"])
+        self.command(self.tmp.path().to_str().unwrap(), &["-d", seconds, "--format", "json"])
             .args(["--only", "hpet", "--only", "acpi_pm"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -214,8 +215,8 @@ fn two_sweeps_at_once_the_second_refuses_and_the_original_comes_back() {
     let a = s.start("60");
     s.wait_for("hpet");
     let alias = s.tmp.path().join("alias");
-    std::os::unix::fs::symlink(&s.root, &alias).unwrap();
-    for root in [s.root.to_str().unwrap(), alias.to_str().unwrap()] {
+    std::os::unix::fs::symlink(s.tmp.path(), &alias).unwrap();
+    for root in [s.tmp.path().to_str().unwrap(), alias.to_str().unwrap()] {
         let b = s.command(root, &["-d", "0.01"]).output().unwrap();
         let err = stderr(&b);
         assert_eq!(b.status.code(), Some(2), "{err}");

@@ -49,12 +49,12 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
     match &cli.command {
         None => commands::check::run(&cli.check, out),
         Some(Command::Check(a)) => commands::check::run(a, out),
-        Some(Command::Clocks(a)) => commands::clocks::run(a, out),
-        Some(Command::Tsc(a)) => commands::tsc::run(a, out),
-        Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
+        Some(Command::Clocks(a)) => commands::report_to(cli.report_file(), out, |w| commands::clocks::run(a, w)),
+        Some(Command::Tsc(a)) => commands::report_to(cli.report_file(), out, |w| commands::tsc::run(a, w)),
+        Some(Command::CrossCpu(a)) => commands::report_to(cli.report_file(), out, |w| commands::cross_cpu::run(a, w)),
         #[cfg(feature = "explain")]
-        Some(Command::Explain(a)) => commands::explain::run(a, out),
-        Some(Command::Sweep(a)) => commands::sweep::run(a, out),
+        Some(Command::Explain(a)) => commands::report_to(cli.report_file(), out, |w| commands::explain::run(a, w)),
+        Some(Command::Sweep(a)) => commands::report_to(cli.report_file(), out, |w| commands::sweep::run(a, w)),
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails: generate in memory, write here.
             let mut script = Vec::new();

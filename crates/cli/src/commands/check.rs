@@ -30,7 +30,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
-    /// Seconds to measure each clock (fractions allowed).
+    /// How long to measure each clock: a plain number is seconds (fractions allowed), or give a unit
+    /// (`500ms`, `2s`, `1m`).
     #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
     pub duration: f64,
 

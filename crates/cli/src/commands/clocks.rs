@@ -20,6 +20,9 @@ pub struct ClocksArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
 }
 
 struct Probe<'a> {

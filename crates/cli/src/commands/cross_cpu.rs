@@ -56,7 +56,7 @@ pub enum PairsArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrossCpuArgs {
-    /// Total measuring time in seconds (fractions allowed), shared by all CPU pairs (more across packages); extended,
+    /// Total measuring time (a plain number is seconds, fractions allowed, or give a unit: `500ms`, `2s`), shared by all CPU pairs (more across packages); extended,
     /// up to --max-time, when it cannot give each test its minimum of 1 ms.
     #[arg(
         short,
@@ -86,24 +86,28 @@ pub struct CrossCpuArgs {
     #[arg(long)]
     pub smt_pairs: bool,
 
-    /// The longest the run may take, in seconds, when -d cannot give every test its minimum (1 ms per test, more
-    /// across packages); a plan needing more is refused.
+    /// The longest the whole run may take, as in `explain` (a plain number is seconds, or give a unit: `90s`,
+    /// `2m`): -d is extended up to it when it cannot give every test its minimum (1 ms per test, more across
+    /// packages), and a plan needing more is refused before measuring.
     #[arg(
         long,
-        value_name = "SECONDS",
+        value_name = "DURATION",
         default_value = "60",
         value_parser = parse_seconds,
         allow_hyphen_values = true
     )]
     pub max_time: f64,
 
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
+
     /// Print the CPU pairs, their grouping by package and the expected run time, and exit without measuring.
     #[arg(long)]
     pub plan: bool,
 
-    /// Plan for the online CPUs and topology under this directory instead of this machine (tests, support
-    /// bundles); needs --plan.
-    #[arg(long, value_name = "DIR", hide = true, requires = "plan")]
+    /// Plan for the online CPUs and topology under DIR/sys instead of this machine's /sys (tests, support
+    /// bundles; the same option as `tsc --root`); needs --plan.
+    #[arg(long, value_name = "DIR", requires = "plan")]
     pub root: Option<PathBuf>,
 }
 

@@ -11,7 +11,7 @@
 
 #![cfg(feature = "explain")]
 
-use crate::args::ReportFormat;
+use crate::args::{parse_seconds, ReportFormat};
 use crate::export::{self, Renderer};
 use crate::model::stamp::{ReportStamp, Stamped};
 use crate::{exit, progress};
@@ -46,8 +46,9 @@ pub struct ExplainArgs {
     /// running statement gets a cancel request and the connection is closed within 1.5 s, answered or not; the
     /// report holds the pairs measured (none: one line saying what was running and what the server answered). With
     /// --query, each run's statement_timeout is the time left.
-    #[arg(long, value_name = "SECONDS", default_value = "60", allow_hyphen_values = true)]
-    pub max_time: String,
+    /// A plain number is seconds, or give a unit (`90s`, `2m`); at most a day.
+    #[arg(long, value_name = "DURATION", default_value = "60", value_parser = parse_seconds, allow_hyphen_values = true)]
+    pub max_time: f64,
 
     /// Measure this statement instead of count(*) over a TEMP table: one statement, each run inside
     /// BEGIN READ ONLY ... ROLLBACK. The server refuses writes to tables, and ROLLBACK undoes what the transaction
@@ -73,6 +74,9 @@ pub struct ExplainArgs {
     /// (the table when the server allows one).
     #[arg(long, value_enum, default_value_t = WorkloadArg::Auto)]
     pub workload: WorkloadArg,
+
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
@@ -101,7 +105,7 @@ impl From<WorkloadArg> for options::Workload {
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     let rows = options::parse_rows(&args.rows)?;
     let max_table_bytes = args.max_table_size.as_deref().map(options::parse_size).transpose()?;
-    let max_time = options::parse_max_time(&args.max_time)?;
+    let max_time = std::time::Duration::from_secs_f64(args.max_time);
     let opts = Options {
         rows,
         runs: args.runs,

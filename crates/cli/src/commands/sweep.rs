@@ -47,7 +47,7 @@ pub const LIVE_SYSFS: &str = "/sys";
 pub struct SweepArgs {
     /// Switch the kernel's clocksource for real (root only); without it, only list what would be done.
     /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
-    /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside --sysfs-root DIR).
+    /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside DIR/sys with --root DIR).
     /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
     /// (a guardian child process restores it within a second), but never over a change someone else made meanwhile.
     #[arg(long)]
@@ -57,17 +57,27 @@ pub struct SweepArgs {
     #[arg(long = "only", value_name = "NAME")]
     pub only: Vec<String>,
 
-    /// Seconds to measure the system clock under each clocksource (fractions allowed).
+    /// How long to measure the system clock under each clocksource: a plain number is seconds (fractions allowed), or give a unit
+    /// (`500ms`, `2s`, `1m`).
     #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
     pub duration: f64,
 
-    /// The sysfs root: DIR/devices/system/clocksource/clocksource0/ holds the clocksource files.
-    #[arg(long, value_name = "DIR", default_value = LIVE_SYSFS)]
+    /// Read and switch the clocksource files under DIR/sys instead of /sys (tests, support bundles):
+    /// DIR/sys/devices/system/clocksource/clocksource0/ holds them. The same option as `tsc --root`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// The sysfs directory swept without `--root` (in-process tests set it; not an option: the former
+    /// `--sysfs-root DIR` is `--root DIR/..`, and clap's hidden options would still be completed).
+    #[arg(skip = PathBuf::from(LIVE_SYSFS))]
     pub sysfs_root: PathBuf,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
 
     /// ns per row of a count(*) with TIMING OFF, for the EXPLAIN ANALYZE prediction (as in `check`).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
@@ -80,9 +90,21 @@ impl Default for SweepArgs {
             apply: false,
             only: Vec::new(),
             duration: 1.0,
+            root: None,
             sysfs_root: PathBuf::from(LIVE_SYSFS),
             format: CheckFormat::Text,
             baseline_row_ns: None,
+            output: crate::args::OutputArg::default(),
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The sysfs directory swept: `--root DIR`'s DIR/sys, else `--sysfs-root` (default /sys).
+    pub fn sysfs(&self) -> PathBuf {
+        match &self.root {
+            Some(root) => root.join("sys"),
+            None => self.sysfs_root.clone(),
         }
     }
 }
@@ -178,7 +200,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
     SweepResult {
         clocksource: clocksource.to_string(),
         read_back: clocksource.to_string(),
-        read_cost_ns: stats.percentiles_ns.p50,
+        read_cost_ns: stats.read_cost_ns,
         avg_loop_ns: stats.avg_loop_ns,
         loops: stats.loops,
         percentiles_ns: stats.percentiles_ns,
@@ -326,7 +348,7 @@ pub fn sweep(
     let mut report = SweepReport {
         stamp: crate::model::stamp::ReportStamp::now(SCHEMA_VERSION),
         clocksource_dir: clocksource_dir.to_string(),
-        live_sysfs: args.sysfs_root == std::path::Path::new(LIVE_SYSFS),
+        live_sysfs: args.sysfs() == std::path::Path::new(LIVE_SYSFS),
         original: original.clone(),
         available,
         planned: planned.clone(),
@@ -474,8 +496,9 @@ pub fn renderer(format: CheckFormat) -> Renderer<SweepReport> {
 
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let control = Arc::new(SysfsClocksource::new(&args.sysfs_root));
-    let dir = args.sysfs_root.join(CLOCKSOURCE0).to_string_lossy().into_owned();
+    let sysfs = args.sysfs();
+    let control = Arc::new(SysfsClocksource::new(&sysfs));
+    let dir = sysfs.join(CLOCKSOURCE0).to_string_lossy().into_owned();
     let euid = clockscope::linux::clocksource::effective_uid();
     let lock = if args.apply {
         require_root(euid)?;
@@ -483,7 +506,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         plan(&control.available()?, &args.only)?;
         control.current()?;
         exit::install_interrupt_handler();
-        Some(SwitchLock::acquire(&args.sysfs_root)?)
+        Some(SwitchLock::acquire(&sysfs)?)
     } else {
         None
     };

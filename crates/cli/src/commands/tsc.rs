@@ -28,23 +28,25 @@ pub struct TscArgs {
     #[arg(long, conflicts_with_all = ["cpuid_dump", "format"])]
     pub print_cpuid: bool,
 
-    /// Upper bound of the calibration against CLOCK_MONOTONIC_RAW, in milliseconds.
+    /// Upper bound of the calibration against CLOCK_MONOTONIC_RAW: a plain number is milliseconds, or give a
+    /// unit (`50ms`, `2s`); 1 ms to 10 s.
     #[arg(
         long,
         value_name = "MS",
         default_value_t = crate::gather::environment::REPORT_CALIBRATION_NS / 1_000_000,
-        value_parser = clap::value_parser!(u64).range(1..=10_000),
+        value_parser = crate::args::parse_calibration_ms,
         allow_hyphen_values = true
     )]
     pub calibration_ms: u64,
 
     /// Also measure the counter against CLOCK_REALTIME (NTP-disciplined) and CLOCK_MONOTONIC_RAW
-    /// over this many seconds (1-86400), in ppm with an uncertainty; Ctrl-C stops it with a partial result.
+    /// over this long (a plain number is seconds, or give a unit: `90s`, `5m`; whole seconds, 1 s to a day), in
+    /// ppm with an uncertainty; Ctrl-C stops it with a partial result.
     #[arg(
         long,
         value_name = "SECONDS",
         conflicts_with_all = ["cpuid_dump", "print_cpuid"],
-        value_parser = clap::value_parser!(u64).range(1..=clockscope::counter::drift::MAX_DRIFT_S),
+        value_parser = crate::args::parse_whole_seconds,
         allow_hyphen_values = true
     )]
     pub drift: Option<u64>,
@@ -53,8 +55,11 @@ pub struct TscArgs {
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
 
-    /// Read /sys and /proc under this directory instead of / (for tests and support bundles).
-    #[arg(long, value_name = "DIR", hide = true)]
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
+
+    /// Read /sys and /proc under DIR instead of / (tests, support bundles); the same option as `sweep --root`.
+    #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
 

@@ -8,7 +8,7 @@ use crate::model::check::verdict::{ExplainPrediction, RuleResult, Status};
 use serde::Serialize;
 
 /// Version of the JSON layout (docs/schema/sweep.schema.json).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// What one clocksource measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -17,8 +17,8 @@ pub struct SweepResult {
     pub clocksource: String,
     /// What `current_clocksource` read back right after the switch (equal to `clocksource`).
     pub read_back: String,
-    /// Median difference between successive clock_gettime reads, ns (robust to interruptions).
-    pub read_cost_ns: u64,
+    /// The read cost as `check` defines it: the mean read without the interference gaps, ns.
+    pub read_cost_ns: f64,
     /// pg_test_timing's average loop time, ns.
     pub avg_loop_ns: f64,
     pub loops: u64,
