@@ -52,6 +52,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(Command::Clocks(a)) => commands::clocks::run(a, out),
         Some(Command::Tsc(a)) => commands::tsc::run(a, out),
         Some(Command::CrossCpu(a)) => commands::cross_cpu::run(a, out),
+        Some(Command::Dmesg(a)) => commands::dmesg::run(a, out),
         #[cfg(feature = "explain")]
         Some(Command::Explain(a)) => commands::explain::run(a, out),
         Some(Command::Sweep(a)) => commands::sweep::run(a, out),
