@@ -251,3 +251,18 @@ fn text_snapshots_of_a_bare_metal_watchdog_and_a_hyper_v_guest() {
     snapshot_eq("dmesg_baremetal_watchdog.txt", &text_of("baremetal_watchdog_6x_wdnsec.txt", false));
     snapshot_eq("dmesg_hyperv_old_host.txt", &text_of("hyperv_old_host.txt", false));
 }
+
+#[test]
+fn completions_offer_files_and_the_man_page_has_the_sections() {
+    let zsh = stdout(&clockscope(&["completions", "zsh"]));
+    let line = zsh
+        .lines()
+        .find(|l| l.starts_with("'::file -- A saved kernel log"))
+        .unwrap_or_else(|| panic!("no FILE argument for dmesg:\n{zsh}"));
+    assert!(line.ends_with(":_files' \\"), "{line}");
+    let man = stdout(&clockscope(&["man", "dmesg"]));
+    for section in [".TH clockscope-dmesg ", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+        assert!(man.contains(section), "{section} missing");
+    }
+    assert!(man.contains("marked the TSC unstable"), "{man}");
+}
