@@ -97,12 +97,20 @@ fn every_fixture_as_json_has_its_expected_fields_and_exit_code() {
             serde_json::from_str(&std::fs::read_to_string(txt.with_extension("expected.json")).unwrap()).unwrap();
         for (k, got) in fields(&doc).as_object().unwrap() {
             if &expected[k] != got {
-                failures.push_str(&format!("{}: {k}: expected {}, got {got}\n", txt.display(), expected[k]));
+                failures.push_str(&format!(
+                    "{}: {k}: expected {}, got {got}\n",
+                    txt.display(),
+                    expected[k]
+                ));
             }
         }
         let code = if expected["tsc_marked_unstable"] == true { 1 } else { 0 };
         if out.status.code() != Some(code) {
-            failures.push_str(&format!("{}: exit {:?}, not {code}\n", txt.display(), out.status.code()));
+            failures.push_str(&format!(
+                "{}: exit {:?}, not {code}\n",
+                txt.display(),
+                out.status.code()
+            ));
         }
         assert_eq!(doc["source"], txt.to_str().unwrap());
         assert_eq!(doc["machine_from"], "the log");
@@ -115,10 +123,14 @@ fn every_fixture_as_text_tells_what_happened() {
     for txt in fixtures() {
         let out = clockscope(&["dmesg", txt.to_str().unwrap()]);
         let text = stdout(&out);
-        let doc: Value = serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
+        let doc: Value =
+            serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
         let what = txt.display();
         assert!(text.contains("\nsummary:\n"), "{what}:\n{text}");
-        assert!(text.contains("\nPostgreSQL: ") && text.contains("\nwhat to do: "), "{what}:\n{text}");
+        assert!(
+            text.contains("\nPostgreSQL: ") && text.contains("\nwhat to do: "),
+            "{what}:\n{text}"
+        );
         let unstable = doc["tsc_marked_unstable"] == true;
         assert_eq!(text.contains("TSC marked unstable: yes"), unstable, "{what}:\n{text}");
         if let Some(cs) = doc["final_clocksource"].as_str() {
@@ -144,7 +156,9 @@ fn every_fixture_as_text_tells_what_happened() {
 #[test]
 fn stdin_and_crlf_give_the_same_report() {
     let txt = fixture("baremetal_watchdog_5x_wdnsec.txt");
-    let file = serde_json::from_slice::<Value>(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
+    let file =
+        serde_json::from_slice::<Value>(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout)
+            .unwrap();
     let text = std::fs::read_to_string(&txt).unwrap();
     let out = with_stdin(&["dmesg", "--format", "json", "-"], text.as_bytes());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -159,7 +173,10 @@ fn stdin_and_crlf_give_the_same_report() {
 
 #[test]
 fn a_log_with_nothing_about_clocks_exits_0_and_says_so() {
-    let out = with_stdin(&["dmesg", "-"], b"[    0.000000] Linux version 6.8.0\r\n\r\nsomething else\n");
+    let out = with_stdin(
+        &["dmesg", "-"],
+        b"[    0.000000] Linux version 6.8.0\r\n\r\nsomething else\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("no TSC or clocksource message in this log"), "{text}");
@@ -168,7 +185,10 @@ fn a_log_with_nothing_about_clocks_exits_0_and_says_so() {
 
 #[test]
 fn control_characters_from_the_log_are_escaped() {
-    let out = with_stdin(&["dmesg", "-"], b"clocksource: Switched to clocksource tsc\x1b]0;owned\x07\n");
+    let out = with_stdin(
+        &["dmesg", "-"],
+        b"clocksource: Switched to clocksource tsc\x1b]0;owned\x07\n",
+    );
     let text = stdout(&out);
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
     assert!(text.contains("\\x1b]0;owned"), "{text}");
@@ -183,13 +203,22 @@ fn what_cannot_be_read_is_refused_with_one_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.starts_with("clockscope: error: ") && err.contains(want), "{args:?}: {err}");
+        assert!(
+            err.starts_with("clockscope: error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
     };
     let missing = dir.path().join("absent.log");
-    check(&["dmesg", missing.to_str().unwrap()], &format!("{}: No such file", missing.display()));
+    check(
+        &["dmesg", missing.to_str().unwrap()],
+        &format!("{}: No such file", missing.display()),
+    );
     let fifo = dir.path().join("fifo");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    check(&["dmesg", fifo.to_str().unwrap()], "is a FIFO, not a regular file: refused");
+    check(
+        &["dmesg", fifo.to_str().unwrap()],
+        "is a FIFO, not a regular file: refused",
+    );
     check(&["dmesg", "/dev/zero"], "/dev/zero: is a character device");
     let big = dir.path().join("big.log");
     std::fs::File::create(&big).unwrap().set_len((8 << 20) + 1).unwrap();
@@ -201,7 +230,10 @@ fn what_cannot_be_read_is_refused_with_one_line_and_exit_2() {
 fn stdin_over_the_cap_is_refused() {
     let out = with_stdin(&["dmesg", "-"], &vec![b'\n'; (8 << 20) + 1]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stderr(&out), "clockscope: error: stdin: larger than 8 MiB: not a kernel log\n");
+    assert_eq!(
+        stderr(&out),
+        "clockscope: error: stdin: larger than 8 MiB: not a kernel log\n"
+    );
 }
 
 #[test]
@@ -213,9 +245,13 @@ fn without_an_argument_the_kernel_log_of_the_root_is_read() {
     let out = clockscope(&["dmesg", "--format", "json", "--root", root.path().to_str().unwrap()]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     assert_eq!(doc["machine_from"], "this machine");
-    let from_file: Value = serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
+    let from_file: Value =
+        serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(doc["final_clocksource"], from_file["final_clocksource"]);
-    assert_eq!(doc["events"].as_array().unwrap().len(), from_file["events"].as_array().unwrap().len());
+    assert_eq!(
+        doc["events"].as_array().unwrap().len(),
+        from_file["events"].as_array().unwrap().len()
+    );
 }
 
 /// The text of `name` with a fixed host and time.
@@ -231,7 +267,14 @@ fn text_of(name: &str, verbose: bool) -> String {
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
     let stamp = ReportStamp::at("db1.example", when, SCHEMA_VERSION);
     let mut out = Vec::new();
-    clockscope_cli::export::dmesg::text::write(&mut out, &Stamped { stamp: &stamp, report: &report }).unwrap();
+    clockscope_cli::export::dmesg::text::write(
+        &mut out,
+        &Stamped {
+            stamp: &stamp,
+            report: &report,
+        },
+    )
+    .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -248,7 +291,10 @@ fn snapshot_eq(name: &str, actual: &str) {
 
 #[test]
 fn text_snapshots_of_a_bare_metal_watchdog_and_a_hyper_v_guest() {
-    snapshot_eq("dmesg_baremetal_watchdog.txt", &text_of("baremetal_watchdog_6x_wdnsec.txt", false));
+    snapshot_eq(
+        "dmesg_baremetal_watchdog.txt",
+        &text_of("baremetal_watchdog_6x_wdnsec.txt", false),
+    );
     snapshot_eq("dmesg_hyperv_old_host.txt", &text_of("hyperv_old_host.txt", false));
 }
 
@@ -261,7 +307,12 @@ fn completions_offer_files_and_the_man_page_has_the_sections() {
         .unwrap_or_else(|| panic!("no FILE argument for dmesg:\n{zsh}"));
     assert!(line.ends_with(":_files' \\"), "{line}");
     let man = stdout(&clockscope(&["man", "dmesg"]));
-    for section in [".TH clockscope-dmesg ", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES"] {
+    for section in [
+        ".TH clockscope-dmesg ",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH EXAMPLES",
+    ] {
         assert!(man.contains(section), "{section} missing");
     }
     assert!(man.contains("marked the TSC unstable"), "{man}");

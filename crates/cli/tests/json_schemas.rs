@@ -169,7 +169,11 @@ fn dmesg_of_every_fixture_matches_its_schema() {
     for txt in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
         if txt.extension().is_some_and(|x| x == "txt") {
             let what = format!("dmesg --format json {}", txt.display());
-            let doc = json_out(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]), &[0, 1], &what);
+            let doc = json_out(
+                &clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]),
+                &[0, 1],
+                &what,
+            );
             assert_valid(&v, &doc, &what);
             let bad = [
                 ("an extra key", with_extra_key(&doc, "")),

@@ -69,7 +69,8 @@ fn read_stdin(input: &mut dyn Read) -> anyhow::Result<String> {
 /// A saved log: a regular file through [`clockscope::input`]. Bytes that are
 /// not UTF-8 (a paste through a Latin-1 terminal) are replaced, not refused.
 fn read_file(path: &Path) -> anyhow::Result<String> {
-    let bytes = clockscope::input::read_bytes(path, &KERNEL_LOG_TEXT).map_err(|e: InputError| anyhow::anyhow!("{e}"))?;
+    let bytes =
+        clockscope::input::read_bytes(path, &KERNEL_LOG_TEXT).map_err(|e: InputError| anyhow::anyhow!("{e}"))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -90,7 +90,11 @@ fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     let half = DEFAULT_EVENT_ROWS / 2;
     for (i, (e, n)) in rows.iter().enumerate() {
         if rows.len() > DEFAULT_EVENT_ROWS && i == half {
-            writeln!(out, "  ... {} more rows (-v lists them)", rows.len() - DEFAULT_EVENT_ROWS)?;
+            writeln!(
+                out,
+                "  ... {} more rows (-v lists them)",
+                rows.len() - DEFAULT_EVENT_ROWS
+            )?;
         }
         if rows.len() <= DEFAULT_EVENT_ROWS || i < half || i >= rows.len() - half {
             writeln_escaped!(out, "{}", event_row(e, *n))?;
@@ -167,8 +171,14 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             .events
             .iter()
             .find(|e| is_unstable_event(e))
-            .map_or(String::new(), |e| format!(" at {}", time_text(&e.time).trim_matches(['[', ']', ' '])));
-        writeln_escaped!(out, "  TSC marked unstable: yes{when}: {}", s.unstable_reasons.join("; "))?;
+            .map_or(String::new(), |e| {
+                format!(" at {}", time_text(&e.time).trim_matches(['[', ']', ' ']))
+            });
+        writeln_escaped!(
+            out,
+            "  TSC marked unstable: yes{when}: {}",
+            s.unstable_reasons.join("; ")
+        )?;
     }
     if !s.clocksources_marked_unstable.is_empty() {
         writeln_escaped!(
@@ -233,7 +243,11 @@ fn write_counted(out: &mut dyn Write, s: &Summary, what: &str, pick: impl Fn(Kin
     let mut found = s.events.iter().filter(|e| pick(e.kind));
     let Some(first) = found.next() else { return Ok(()) };
     let n = 1 + found.count();
-    let times = if n == 1 { String::new() } else { format!(" ({n} messages)") };
+    let times = if n == 1 {
+        String::new()
+    } else {
+        format!(" ({n} messages)")
+    };
     writeln_escaped!(out, "  {what}{times}: {}", first.message)
 }
 
@@ -246,11 +260,7 @@ fn write_watchdog_reads(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         .filter_map(|e| e.facts.delay_ns)
         .collect();
     if let Some(max) = delays.iter().max() {
-        writeln!(
-            out,
-            "  watchdog read-back delays: {} (largest {max} ns)",
-            delays.len()
-        )?;
+        writeln!(out, "  watchdog read-back delays: {} (largest {max} ns)", delays.len())?;
     }
     write_counted(out, s, "skew checks skipped", |k| k == Kind::WatchdogSkewTestSkipped)?;
     write_counted(out, s, "watchdog reads retried", |k| k == Kind::WatchdogRetried)?;
