@@ -25,7 +25,7 @@ mkdir -p "$assets/man" "$assets/completions"
 "$bin" man | gzip -9n >"$assets/man/clockscope.1.gz"
 # Every subcommand's page (crates/cli/tests/shipping.rs checks this list
 # against the CLI's subcommands).
-for sub in check clocks tsc cross-cpu explain sweep completions man; do
+for sub in check clocks tsc cross-cpu dmesg explain sweep completions man; do
     "$bin" man "$sub" | gzip -9n >"$assets/man/clockscope-$sub.1.gz"
 done
 "$bin" completions bash >"$assets/completions/clockscope.bash"
@@ -46,7 +46,7 @@ if [ "$install_test" = 1 ]; then
     /usr/bin/clockscope --version
     /usr/bin/pg_test_timing --version
     for f in /usr/share/man/man1/clockscope.1.gz /usr/share/man/man1/clockscope-check.1.gz \
-        /usr/share/man/man1/clockscope-sweep.1.gz \
+        /usr/share/man/man1/clockscope-sweep.1.gz /usr/share/man/man1/clockscope-dmesg.1.gz \
         /usr/share/bash-completion/completions/clockscope /usr/share/zsh/vendor-completions/_clockscope \
         /usr/share/fish/vendor_completions.d/clockscope.fish /lib/systemd/system/clockscope.service \
         /lib/systemd/system/clockscope.timer /usr/share/clockscope/prometheus/clockscope.rules.yml \

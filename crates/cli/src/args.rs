@@ -49,6 +49,14 @@ impl OutputArg {
     }
 }
 
+/// `-v/--verbose`, shared by the reports that print one screen by default.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct VerboseArg {
+    /// Full detail: every check, source and rule (the default is one screen).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
 /// Shortest measurement accepted: 1 ms (a tenth of one measuring chunk; below
 /// it a run may not complete a single loop iteration on a slow clock).
 pub const MIN_SECONDS: f64 = 0.001;

@@ -42,6 +42,7 @@ impl Cli {
             #[cfg(feature = "explain")]
             Some(Command::Explain(a)) => a.output.report_file(),
             Some(Command::Sweep(a)) => a.output.report_file(),
+            Some(Command::Dmesg(a)) => a.output.report_file(),
             Some(Command::Completions { .. } | Command::Man { .. }) => None,
         }
     }
@@ -57,6 +58,8 @@ pub enum Command {
     Tsc(commands::tsc::TscArgs),
     /// Whether the clocks agree across CPUs: warp test and offset per CPU pair.
     CrossCpu(commands::cross_cpu::CrossCpuArgs),
+    /// Explain a kernel log (this machine's, a saved file or `-` for stdin): TSC and clocksource events.
+    Dmesg(commands::dmesg::DmesgArgs),
     /// Measure EXPLAIN ANALYZE's timing overhead on a real PostgreSQL server.
     #[cfg(feature = "explain")]
     Explain(commands::explain::ExplainArgs),
@@ -70,7 +73,7 @@ pub enum Command {
     },
     /// Print the man page (roff): `clockscope.1`, or a subcommand's (`clockscope man tsc`).
     Man {
-        /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, explain, sweep).
+        /// The subcommand whose page to print (check, clocks, tsc, cross-cpu, dmesg, explain, sweep).
         #[arg(value_parser = ManTopicParser, hide_possible_values = true)]
         subcommand: Option<String>,
     },

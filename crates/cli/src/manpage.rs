@@ -169,6 +169,28 @@ const EXAMPLES: &[PageExamples] = &[
         ],
     ),
     (
+        Some("dmesg"),
+        &[
+            (
+                "clockscope dmesg",
+                "Explain this machine's kernel log (/dev/kmsg): TSC and clocksource events, what they mean.",
+            ),
+            (
+                "clockscope dmesg kern.log",
+                "Explain a saved log (dmesg, dmesg -T, journalctl -k, syslog, /dev/kmsg records).",
+            ),
+            (
+                "clockscope dmesg - < ticket.txt",
+                "Explain a log pasted into a ticket, from stdin.",
+            ),
+            (
+                "clockscope dmesg --format json incident.log",
+                "The same as JSON for scripts (docs/schema/dmesg.schema.json).",
+            ),
+            ("clockscope dmesg -v incident.log", "Every event with its meaning."),
+        ],
+    ),
+    (
         Some("explain"),
         &[
             (
@@ -241,6 +263,10 @@ fn exit_note(page: Option<&str>) -> Option<&'static str> {
             "Exit 1 when someone else changed the clocksource during the sweep (it is then not put back over \
              their change).",
         ),
+        Some("dmesg") => Some(
+            "Exit 1 when the log shows the kernel marked the TSC unstable; 2 when the log cannot be read \
+             (a missing file, a FIFO, socket or device named as FILE, more than 8 MiB).",
+        ),
         Some("explain") => Some(
             "What the server measured is reported, not judged: 0, 2 (also when the server cannot be reached) or 130.",
         ),
@@ -274,7 +300,7 @@ fn extra_sections(page: Option<&str>, pages: &[String]) -> String {
     }
     roff.push_str(".SH ENVIRONMENT\n");
     let env: Vec<_> = match page {
-        Some("completions" | "man") => Vec::new(),
+        Some("completions" | "man" | "dmesg") => Vec::new(),
         Some("explain") => ENV_COMMON.iter().chain(ENV_EXPLAIN).collect(),
         _ => ENV_COMMON.iter().collect(),
     };
@@ -412,6 +438,7 @@ mod tests {
             "clocks",
             "tsc",
             "cross-cpu",
+            "dmesg",
             "explain",
             "sweep",
             "completions",
@@ -471,11 +498,11 @@ mod tests {
             if line.contains('\'') {
                 continue; // a quoted argument: split by a shell, not by whitespace
             }
-            // The shell's parts (`sudo`, `| man -l -`, `> file`) cut.
+            // The shell's parts (`sudo`, `| man -l -`, `> file`, `< file`) cut.
             let words: Vec<&str> = line
                 .split_whitespace()
                 .skip_while(|w| *w == "sudo")
-                .take_while(|w| !matches!(*w, "|" | ">"))
+                .take_while(|w| !matches!(*w, "|" | ">" | "<"))
                 .collect();
             if let Err(e) = Cli::try_parse_from(&words) {
                 panic!("example `{line}` does not parse: {e}");

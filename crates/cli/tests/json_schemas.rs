@@ -2,7 +2,7 @@
 //! `docs/schema/`: the real outputs of `clocks`, `tsc` (this machine, every recorded
 //! CPUID dump, a fake kernel tree), `cross-cpu` (all CPUs, two CPUs, one
 //! CPU), `explain` (a real PostgreSQL) and the `tsc` object embedded in
-//! `check`, plus the aarch64 generic-timer report built from fake sysfs
+//! `check`, `dmesg` of every kernel log fixture, plus the aarch64 generic-timer report built from fake sysfs
 //! trees. Each schema is also shown to reject mutated documents (a wrong
 //! type, an extra key, a broken rule), so these tests can fail. Times are
 //! never asserted, only the shape.
@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const SCHEMAS: [&str; 8] = [
+const SCHEMAS: [&str; 9] = [
+    "dmesg.schema.json",
     "check.schema.json",
     "clocks.schema.json",
     "tsc.schema.json",
@@ -158,6 +159,33 @@ fn every_schema_is_valid_strict_and_describes_every_field() {
         tsc.contains("tsc.schema.json") && tsc.contains("generic-timer.schema.json"),
         "{tsc}"
     );
+}
+
+#[test]
+fn dmesg_of_every_fixture_matches_its_schema() {
+    let v = validator("dmesg.schema.json");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/dev/kernel-messages/fixtures");
+    let mut checked = 0;
+    for txt in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+        if txt.extension().is_some_and(|x| x == "txt") {
+            let what = format!("dmesg --format json {}", txt.display());
+            let doc = json_out(
+                &clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]),
+                &[0, 1],
+                &what,
+            );
+            assert_valid(&v, &doc, &what);
+            let bad = [
+                ("an extra key", with_extra_key(&doc, "")),
+                ("refined_khz as text", with(&doc, "/refined_khz", json!("2400.000 MHz"))),
+                ("an unknown kind", with(&doc, "/events/0/kind", json!("sundial"))),
+                ("an extra fact", with_extra_key(&doc, "/events/0/facts")),
+            ];
+            assert_rejects(&v, &bad);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked}");
 }
 
 #[test]

@@ -52,6 +52,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
         Some(Command::Clocks(a)) => commands::report_to(cli.report_file(), out, |w| commands::clocks::run(a, w)),
         Some(Command::Tsc(a)) => commands::report_to(cli.report_file(), out, |w| commands::tsc::run(a, w)),
         Some(Command::CrossCpu(a)) => commands::report_to(cli.report_file(), out, |w| commands::cross_cpu::run(a, w)),
+        Some(Command::Dmesg(a)) => commands::report_to(cli.report_file(), out, |w| commands::dmesg::run(a, w)),
         #[cfg(feature = "explain")]
         Some(Command::Explain(a)) => commands::report_to(cli.report_file(), out, |w| commands::explain::run(a, w)),
         Some(Command::Sweep(a)) => commands::report_to(cli.report_file(), out, |w| commands::sweep::run(a, w)),

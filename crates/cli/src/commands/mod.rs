@@ -6,6 +6,7 @@
 pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
+pub mod dmesg;
 pub mod explain;
 pub mod sweep;
 pub mod tsc;

@@ -38,6 +38,7 @@
 //! - [`prometheus`]: what every Prometheus exposition shares: families, labels, units.
 //! - [`check`]: `check`'s text, Prometheus and SVG formats.
 //! - [`clocks`]: `clocks`'s text table.
+//! - [`dmesg`]: `dmesg`'s text (a kernel log's timeline and summary).
 //! - [`tsc`]: `tsc`'s text (x86 TSC, and the ARM generic timer on aarch64).
 //! - [`cross_cpu`]: `cross-cpu`'s text, JSON, Prometheus and `--plan` forms.
 //! - [`sweep`]: `sweep`'s text and Prometheus formats.
@@ -53,6 +54,7 @@ pub type Renderer<M> = fn(&mut dyn io::Write, &M) -> io::Result<()>;
 pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
+pub mod dmesg;
 #[cfg(feature = "explain")]
 pub mod explain;
 pub mod fit;

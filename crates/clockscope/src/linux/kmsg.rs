@@ -242,7 +242,7 @@ pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
 }
 
 /// The kernel log's text under `root`, uninterpreted.
-pub(crate) fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
+pub fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
     if root == Path::new("/") {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {

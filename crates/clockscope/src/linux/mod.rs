@@ -299,7 +299,7 @@ pub(crate) fn read_hypervisor_type(root: &Path) -> Evidence<String> {
     read_parsed(root, "sys/hypervisor/type", one_line)
 }
 
-pub use kmsg::{read_kernel_log, KernelLogText};
+pub use kmsg::{read_kernel_log, read_kernel_log_text, KernelLogText};
 
 /// A set of CPUs and the CPU list file that said so: the cgroup cpuset this
 /// process may run on ([`read_cpuset`]) or the online CPUs

@@ -1,0 +1,319 @@
+//! `clockscope dmesg [FILE|-]` over every kernel log fixture of
+//! docs/dev/kernel-messages/fixtures: its JSON's fields equal the fixture's
+//! `.expected.json`, its text names what happened; stdin, CRLF, the exit
+//! codes, and the inputs refused (a FIFO, a file over the cap, a missing
+//! file); exact text snapshots of a bare-metal watchdog log and a Hyper-V
+//! guest.
+
+mod common;
+use clockscope::kernel_log::summarise;
+use clockscope_cli::model::dmesg::{DmesgReport, SCHEMA_VERSION};
+use clockscope_cli::model::stamp::{ReportStamp, Stamped};
+use common::{clockscope, BIN};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const KEYS: [&str; 11] = [
+    "tsc_marked_unstable",
+    "unstable_reasons",
+    "final_clocksource",
+    "watchdog",
+    "warp_cycles",
+    "detected_processor_khz",
+    "detected_tsc_khz",
+    "refined_khz",
+    "hypervisor_tsc_khz",
+    "hypervisor",
+    "events",
+];
+
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/dev/kernel-messages/fixtures");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 20, "fixtures missing: {v:?}");
+    v
+}
+
+fn fixture(name: &str) -> PathBuf {
+    fixtures().into_iter().find(|p| p.ends_with(name)).unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `clockscope dmesg -` with `input` on stdin.
+fn with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // A writer thread: a refused input may close the pipe before all is written.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// The JSON's expected fields, with events as their kinds.
+fn fields(doc: &Value) -> Value {
+    let mut m = serde_json::Map::new();
+    for k in KEYS {
+        let v = if k == "events" {
+            Value::Array(doc[k].as_array().unwrap().iter().map(|e| e["kind"].clone()).collect())
+        } else {
+            doc[k].clone()
+        };
+        m.insert(k.to_string(), v);
+    }
+    Value::Object(m)
+}
+
+#[test]
+fn every_fixture_as_json_has_its_expected_fields_and_exit_code() {
+    let mut failures = String::new();
+    for txt in fixtures() {
+        let out = clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{txt:?}: {e}"));
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(txt.with_extension("expected.json")).unwrap()).unwrap();
+        for (k, got) in fields(&doc).as_object().unwrap() {
+            if &expected[k] != got {
+                failures.push_str(&format!(
+                    "{}: {k}: expected {}, got {got}\n",
+                    txt.display(),
+                    expected[k]
+                ));
+            }
+        }
+        let code = if expected["tsc_marked_unstable"] == true { 1 } else { 0 };
+        if out.status.code() != Some(code) {
+            failures.push_str(&format!(
+                "{}: exit {:?}, not {code}\n",
+                txt.display(),
+                out.status.code()
+            ));
+        }
+        assert_eq!(doc["source"], txt.to_str().unwrap());
+        assert_eq!(doc["machine_from"], "the log");
+    }
+    assert!(failures.is_empty(), "\n{failures}");
+}
+
+#[test]
+fn every_fixture_as_text_tells_what_happened() {
+    for txt in fixtures() {
+        let out = clockscope(&["dmesg", txt.to_str().unwrap()]);
+        let text = stdout(&out);
+        let doc: Value =
+            serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
+        let what = txt.display();
+        assert!(text.contains("\nsummary:\n"), "{what}:\n{text}");
+        assert!(
+            text.contains("\nPostgreSQL: ") && text.contains("\nwhat to do: "),
+            "{what}:\n{text}"
+        );
+        let unstable = doc["tsc_marked_unstable"] == true;
+        assert_eq!(text.contains("TSC marked unstable: yes"), unstable, "{what}:\n{text}");
+        if let Some(cs) = doc["final_clocksource"].as_str() {
+            assert!(text.contains(&format!("(the log ends on {cs})")), "{what}:\n{text}");
+        }
+        if let Some(h) = doc["hypervisor"].as_str() {
+            assert!(text.contains(&format!("hypervisor: {h}")), "{what}:\n{text}");
+        }
+        for c in doc["warp_cycles"].as_array().unwrap() {
+            assert!(text.contains(&format!("{c} cycles")), "{what}:\n{text}");
+        }
+        assert!(text.lines().count() <= 45, "{what}: more than one screen:\n{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{what}:\n{text}");
+        // -v: every event with its meaning.
+        let verbose = stdout(&clockscope(&["dmesg", "-v", txt.to_str().unwrap()]));
+        for e in doc["events"].as_array().unwrap() {
+            assert!(verbose.contains(e["kind"].as_str().unwrap()), "{what}: -v lacks {e}");
+        }
+        assert!(verbose.contains("meaning: "), "{what}:\n{verbose}");
+    }
+}
+
+#[test]
+fn stdin_and_crlf_give_the_same_report() {
+    let txt = fixture("baremetal_watchdog_5x_wdnsec.txt");
+    let file =
+        serde_json::from_slice::<Value>(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout)
+            .unwrap();
+    let text = std::fs::read_to_string(&txt).unwrap();
+    let out = with_stdin(&["dmesg", "--format", "json", "-"], text.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let piped: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(piped["source"], "stdin");
+    assert_eq!(fields(&piped), fields(&file));
+    let crlf = text.replace('\n', "\r\n");
+    let out = with_stdin(&["dmesg", "--format", "json", "-"], crlf.as_bytes());
+    let piped: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(fields(&piped), fields(&file));
+}
+
+#[test]
+fn a_log_with_nothing_about_clocks_exits_0_and_says_so() {
+    let out = with_stdin(
+        &["dmesg", "-"],
+        b"[    0.000000] Linux version 6.8.0\r\n\r\nsomething else\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("no TSC or clocksource message in this log"), "{text}");
+    assert!(text.contains("clocksource: no switch in this log"), "{text}");
+}
+
+#[test]
+fn control_characters_from_the_log_are_escaped() {
+    let out = with_stdin(
+        &["dmesg", "-"],
+        b"clocksource: Switched to clocksource tsc\x1b]0;owned\x07\n",
+    );
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert!(text.contains("\\x1b]0;owned"), "{text}");
+}
+
+#[test]
+fn what_cannot_be_read_is_refused_with_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |args: &[&str], want: &str| {
+        let out = clockscope(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("clockscope: error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+    };
+    let missing = dir.path().join("absent.log");
+    check(
+        &["dmesg", missing.to_str().unwrap()],
+        &format!("{}: No such file", missing.display()),
+    );
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    check(
+        &["dmesg", fifo.to_str().unwrap()],
+        "is a FIFO, not a regular file: refused",
+    );
+    check(&["dmesg", "/dev/zero"], "/dev/zero: is a character device");
+    let big = dir.path().join("big.log");
+    std::fs::File::create(&big).unwrap().set_len((8 << 20) + 1).unwrap();
+    check(&["dmesg", big.to_str().unwrap()], "larger than 8 MiB: not a kernel log");
+    check(&["dmesg", "--format", "yaml", "-"], "yaml");
+}
+
+#[test]
+fn stdin_over_the_cap_is_refused() {
+    let out = with_stdin(&["dmesg", "-"], &vec![b'\n'; (8 << 20) + 1]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "clockscope: error: stdin: larger than 8 MiB: not a kernel log\n"
+    );
+}
+
+#[test]
+fn without_an_argument_the_kernel_log_of_the_root_is_read() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("dev")).unwrap();
+    let txt = fixture("kvm_guest_kvmclock.txt");
+    std::fs::copy(&txt, root.path().join("dev/kmsg")).unwrap();
+    let out = clockscope(&["dmesg", "--format", "json", "--root", root.path().to_str().unwrap()]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(doc["machine_from"], "this machine");
+    let from_file: Value =
+        serde_json::from_slice(&clockscope(&["dmesg", "--format", "json", txt.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(doc["final_clocksource"], from_file["final_clocksource"]);
+    assert_eq!(
+        doc["events"].as_array().unwrap().len(),
+        from_file["events"].as_array().unwrap().len()
+    );
+}
+
+/// The text of `name` with a fixed host and time.
+fn text_of(name: &str, verbose: bool) -> String {
+    let path = fixture(name);
+    let report = DmesgReport {
+        source: name.to_string(),
+        machine_from: "the log".to_string(),
+        stopped_early: None,
+        summary: summarise(&std::fs::read_to_string(path).unwrap(), None),
+        verbose,
+    };
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
+    let stamp = ReportStamp::at("db1.example", when, SCHEMA_VERSION);
+    let mut out = Vec::new();
+    clockscope_cli::export::dmesg::text::write(
+        &mut out,
+        &Stamped {
+            stamp: &stamp,
+            report: &report,
+        },
+    )
+    .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn snapshot_eq(name: &str, actual: &str) {
+    let path = format!("{}/tests/snapshots/{name}", env!("CARGO_MANIFEST_DIR"));
+    match std::fs::read_to_string(&path) {
+        Ok(expected) if expected == actual => {}
+        _ => {
+            std::fs::write(format!("{path}.new"), actual).unwrap();
+            panic!("{name} differs from the snapshot (or has none); wrote {path}.new for review");
+        }
+    }
+}
+
+#[test]
+fn text_snapshots_of_a_bare_metal_watchdog_and_a_hyper_v_guest() {
+    snapshot_eq(
+        "dmesg_baremetal_watchdog.txt",
+        &text_of("baremetal_watchdog_6x_wdnsec.txt", false),
+    );
+    snapshot_eq("dmesg_hyperv_old_host.txt", &text_of("hyperv_old_host.txt", false));
+}
+
+#[test]
+fn completions_offer_files_and_the_man_page_has_the_sections() {
+    let zsh = stdout(&clockscope(&["completions", "zsh"]));
+    let line = zsh
+        .lines()
+        .find(|l| l.starts_with("'::file -- A saved kernel log"))
+        .unwrap_or_else(|| panic!("no FILE argument for dmesg:\n{zsh}"));
+    assert!(line.ends_with(":_files' \\"), "{line}");
+    let man = stdout(&clockscope(&["man", "dmesg"]));
+    for section in [
+        ".TH clockscope-dmesg ",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH EXAMPLES",
+    ] {
+        assert!(man.contains(section), "{section} missing");
+    }
+    assert!(man.contains("marked the TSC unstable"), "{man}");
+}
