@@ -144,3 +144,14 @@ mod tests {
         );
     }
 }
+
+/// `-v/--verbose`, shared by every command with a one-screen default text:
+/// without it the text report is a summary (the answer, the key numbers,
+/// the problems, the one recommendation), with it today's full detail.
+/// JSON and Prometheus carry everything either way.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct VerboseArg {
+    /// Full detail: every check, source and rule (the default is one screen).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}

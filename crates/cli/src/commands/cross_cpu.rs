@@ -105,6 +105,9 @@ pub struct CrossCpuArgs {
     /// bundles); needs --plan.
     #[arg(long, value_name = "DIR", hide = true, requires = "plan")]
     pub root: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 /// The CPUs given with `--cpus`, sorted and distinct.

@@ -77,6 +77,9 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 /// `--workload`.

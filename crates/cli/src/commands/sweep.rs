@@ -72,6 +72,9 @@ pub struct SweepArgs {
     /// ns per row of a count(*) with TIMING OFF, for the EXPLAIN ANALYZE prediction (as in `check`).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
     pub baseline_row_ns: Option<f64>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 impl Default for SweepArgs {
@@ -83,6 +86,7 @@ impl Default for SweepArgs {
             sysfs_root: PathBuf::from(LIVE_SYSFS),
             format: CheckFormat::Text,
             baseline_row_ns: None,
+            verbose: crate::args::VerboseArg::default(),
         }
     }
 }

@@ -48,6 +48,6 @@ pub mod model;
 
 pub use arith::build;
 pub use model::{
-    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction,
     SCHEMA_VERSION,
 };
