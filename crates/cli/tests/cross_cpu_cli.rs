@@ -102,9 +102,21 @@ fn real_run_reports_every_pair_as_json() {
 
 #[test]
 fn real_run_as_text_ends_with_a_summary() {
-    let out = clockscope(&["cross-cpu", "-d", "0.2"]);
+    for verbose in [false, true] {
+        let args: &[&str] = if verbose { &["cross-cpu", "-d", "0.2", "-v"] } else { &["cross-cpu", "-d", "0.2"] };
+        real_run_as_text(args, verbose);
+    }
+}
+
+fn real_run_as_text(args: &[&str], verbose: bool) {
+    let out = clockscope(args);
     assert!(matches!(out.status.code(), Some(0 | 1)));
     let text = String::from_utf8(out.stdout).unwrap();
+    // The default is one screen; --verbose has every pair's table.
+    assert_eq!(text.contains("Columns:"), verbose, "{text}");
+    if !verbose {
+        assert!(text.lines().count() <= 40, "{text}");
+    }
     assert!(text.starts_with("clockscope "), "{text}");
     assert!(text.lines().nth(1).unwrap().starts_with("CPUs tested:"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");

@@ -170,7 +170,7 @@ fn without_apply_it_lists_and_writes_nothing() {
     assert_eq!(r.planned, ["tsc", "hpet"]);
     assert!(f.writes().is_empty());
     let mut text = Vec::new();
-    renderer(CheckFormat::Text)(&mut text, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut text, &r).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains("Would switch to tsc, hpet in turn") && text.contains("Nothing was changed"),
@@ -273,10 +273,10 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
     assert!(r.recommendation.is_none(), "an invalid row recommends nothing");
     assert_eq!(r.exit_code(), 1);
     let mut out = Vec::new();
-    renderer(CheckFormat::Text)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut out, &r).unwrap();
     let text = String::from_utf8(out).unwrap();
     for needle in [
-        "tsc                          invalid: the clocksource changed during the measurement",
+        "tsc         invalid: the clocksource changed during the measurement",
         "Invalid row tsc: current_clocksource read acpi_pm after the measurement, not tsc",
         "Stopped: the clocksource changed from tsc to acpi_pm during the measurement of tsc",
         "Not restored: acpi_pm is in use, put there by someone else",
@@ -285,13 +285,13 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
     }
     assert!(!text.contains("Restored:"), "{text}");
     let mut out = Vec::new();
-    renderer(CheckFormat::Json)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Json, false)(&mut out, &r).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(schema().is_valid(&doc));
     assert_eq!(doc["results"][0]["valid"], false);
     assert_eq!(doc["restore"], "left_alone");
     let mut prom = Vec::new();
-    renderer(CheckFormat::Prometheus)(&mut prom, &r).unwrap();
+    renderer(CheckFormat::Prometheus, false)(&mut prom, &r).unwrap();
     let prom = String::from_utf8(prom).unwrap();
     assert!(
         prom.contains("clockscope_sweep_invalid{clocksource=\"tsc\"} 1"),
@@ -430,7 +430,7 @@ fn json_matches_the_schema_and_prometheus_parses() {
         f.run(&SweepArgs::default(), 0, &mut by_cost).unwrap(),
     ] {
         let mut out = Vec::new();
-        renderer(CheckFormat::Json)(&mut out, &report).unwrap();
+        renderer(CheckFormat::Json, false)(&mut out, &report).unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let errors: Vec<String> = v
             .iter_errors(&doc)
@@ -446,7 +446,7 @@ fn json_matches_the_schema_and_prometheus_parses() {
         assert!(!v.is_valid(&bad));
 
         let mut prom = Vec::new();
-        renderer(CheckFormat::Prometheus)(&mut prom, &report).unwrap();
+        renderer(CheckFormat::Prometheus, false)(&mut prom, &report).unwrap();
         let text = String::from_utf8(prom).unwrap();
         let lines = text.lines().map(|l| Ok(l.to_string()));
         let scrape = prometheus_parse::Scrape::parse(lines).unwrap();
@@ -477,7 +477,7 @@ fn text_table_and_recommendation() {
     let f = Fake::new("acpi_pm", "tsc acpi_pm");
     let r = f.run(&apply(), 0, &mut by_cost).unwrap();
     let mut out = Vec::new();
-    renderer(CheckFormat::Text)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut out, &r).unwrap();
     let text = String::from_utf8(out).unwrap();
     // Every line fits 100 columns, and the header names the host and time.
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -524,7 +524,7 @@ fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
     r.original = hostile.to_string();
     r.available.push(hostile.to_string());
     let mut json = Vec::new();
-    renderer(CheckFormat::Json)(&mut json, &r).unwrap();
+    renderer(CheckFormat::Json, false)(&mut json, &r).unwrap();
     let json = String::from_utf8(json).unwrap();
     assert!(json.contains(r#""original": "tsc\u0085\u009b2J\u202ecba""#), "{json}");
     assert!(

@@ -467,12 +467,13 @@ fn visit_each(
     Ok(())
 }
 
-/// The renderer of `format`.
-pub fn renderer(format: CheckFormat) -> Renderer<SweepReport> {
+/// The renderer of `format`: the one-screen text unless `verbose`.
+pub fn renderer(format: CheckFormat, verbose: bool) -> Renderer<SweepReport> {
     match format {
-        CheckFormat::Text => export::sweep::write_text,
-        CheckFormat::Json => export::json::write,
-        CheckFormat::Prometheus => export::sweep::write_prometheus,
+        CheckFormat::Text if verbose => export::sweep::write_text as Renderer<_>,
+        CheckFormat::Text => export::sweep::write_summary_text as Renderer<_>,
+        CheckFormat::Json => export::json::write as Renderer<_>,
+        CheckFormat::Prometheus => export::sweep::write_prometheus as Renderer<_>,
     }
 }
 
@@ -500,7 +501,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
     let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
     drop(lock);
-    renderer(args.format)(out, &report)?;
+    renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())
 }
 

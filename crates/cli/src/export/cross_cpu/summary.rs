@@ -52,8 +52,8 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
             "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
         )?;
     }
-    writeln_escaped!(out, "Summary: {}", r.summary())?;
-    writeln_escaped!(out, "Every pair's table and the column legend: clockscope cross-cpu --verbose")
+    writeln_escaped!(out, "Every pair's table and the column legend: clockscope cross-cpu --verbose")?;
+    writeln_escaped!(out, "Summary: {}", r.summary())
 }
 
 /// One line per clock of a pair with a problem (warp, offset, crossed bounds).
