@@ -103,7 +103,11 @@ fn real_run_reports_every_pair_as_json() {
 #[test]
 fn real_run_as_text_ends_with_a_summary() {
     for verbose in [false, true] {
-        let args: &[&str] = if verbose { &["cross-cpu", "-d", "0.2", "-v"] } else { &["cross-cpu", "-d", "0.2"] };
+        let args: &[&str] = if verbose {
+            &["cross-cpu", "-d", "0.2", "-v"]
+        } else {
+            &["cross-cpu", "-d", "0.2"]
+        };
         real_run_as_text(args, verbose);
     }
 }
@@ -719,4 +723,29 @@ fn text_report_names_the_package_that_is_off() {
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);
+}
+
+/// Issue 24: the default text of a constructed result is one screen (the
+/// answer, the problem pairs, the summary), `--verbose` every pair's table.
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    let outcome = constructed_outcome();
+    let stamp = test_stamp();
+    let m = Stamped {
+        stamp: &stamp,
+        report: &outcome,
+    };
+    let render = |verbose: bool| {
+        let mut out = Vec::new();
+        clockscope_cli::commands::cross_cpu::renderer(
+            clockscope_cli::commands::cross_cpu::CrossCpuFormat::Text,
+            verbose,
+        )(&mut out, &m)
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let (short, full) = (render(false), render(true));
+    assert!(short.contains("Problems (1 pair clock result(s))"), "{short}");
+    assert!(!short.contains("Columns:") && full.contains("Columns:"), "{short}");
+    common::one_screen_and_verbose("cross_cpu_constructed", &short, &full);
 }

@@ -349,8 +349,7 @@ fn cycles(g: &Graph) -> Vec<Vec<String>> {
 /// Import edges left out of the cycle search because the cycle lies in
 /// another owner's area and is being removed there (issue 23). An edge listed
 /// here that no longer exists is fine: the list only shrinks.
-const KNOWN_CYCLE_EDGES: &[(&str, &str, &str)] = &[
-];
+const KNOWN_CYCLE_EDGES: &[(&str, &str, &str)] = &[];
 
 fn without_known(name: &str, mut g: Graph) -> Graph {
     for (krate, from, to) in KNOWN_CYCLE_EDGES {

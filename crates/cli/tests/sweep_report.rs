@@ -4,6 +4,7 @@
 //! that the original clocksource is in place afterwards (or, when its file
 //! vanished, that the error gives the command to restore it).
 
+mod common;
 use clockscope::clock::scripted::ScriptedClock;
 use clockscope::linux::clocksource::CLOCKSOURCE0;
 use clockscope::linux::testing::{FakeRoot, LoggedClocksource};
@@ -534,4 +535,30 @@ fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["original"], hostile);
     assert_eq!(v["available"][2], hostile);
+}
+
+/// Issue 24: the default text is one screen (the table, the problems, the
+/// recommendation), `--verbose` adds where it was read and the column
+/// legend; both snapshotted from a scripted sweep. The header fits 100
+/// columns, `EXPLAIN` over its own column.
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    let render = |verbose: bool| {
+        let mut out = Vec::new();
+        renderer(CheckFormat::Text, verbose)(&mut out, &r).unwrap();
+        // The fake sysfs root is a temporary directory.
+        String::from_utf8(out)
+            .unwrap()
+            .replace(&r.clocksource_dir, "SYSFS/clocksource0")
+    };
+    let (short, full) = (render(false), render(true));
+    let header = full.lines().find(|l| l.starts_with("clocksource ")).unwrap();
+    assert!(header.ends_with("PG rule   EXPLAIN") && header.len() <= 100, "{header}");
+    assert!(
+        !short.contains("read cost: median") && full.contains("read cost: median"),
+        "{short}"
+    );
+    common::one_screen_and_verbose("sweep_scripted", &short, &full);
 }

@@ -34,7 +34,10 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     write_restore(out, r)?;
     write_recommendation(out, r)?;
     if !verbose {
-        writeln!(out, "Where it was read and what the columns mean: clockscope sweep --apply --verbose")?;
+        writeln!(
+            out,
+            "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+        )?;
     }
     Ok(())
 }

@@ -52,7 +52,10 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
             "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
         )?;
     }
-    writeln_escaped!(out, "Every pair's table and the column legend: clockscope cross-cpu --verbose")?;
+    writeln_escaped!(
+        out,
+        "Every pair's table and the column legend: clockscope cross-cpu --verbose"
+    )?;
     writeln_escaped!(out, "Summary: {}", r.summary())
 }
 
@@ -64,7 +67,10 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
         .iter()
         .flat_map(|p| {
             p.clocks.iter().filter(|c| c.verdict.is_problem()).map(move |c| {
-                format!("CPU {} / CPU {} {}: {}", p.pair.cpu_a, p.pair.cpu_b, c.clock, c.verdict_text)
+                format!(
+                    "CPU {} / CPU {} {}: {}",
+                    p.pair.cpu_a, p.pair.cpu_b, c.clock, c.verdict_text
+                )
             })
         })
         .collect();

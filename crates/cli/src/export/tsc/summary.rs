@@ -32,10 +32,7 @@ pub fn write(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
     write_problems(out, o)?;
     writeln!(out)?;
     writeln_escaped!(out, "Recommendation: {}", recommendation(r))?;
-    writeln_escaped!(
-        out,
-        "Every check, source and kernel message: clockscope tsc --verbose"
-    )
+    writeln_escaped!(out, "Every check, source and kernel message: clockscope tsc --verbose")
 }
 
 /// The CPU, the kernel's clocksource and the frequency in use, in a few lines.

@@ -15,7 +15,6 @@ fn fake(current: &str, available: &str) -> (FakeRoot, Arc<SysfsClocksource>) {
     (root, c)
 }
 
-
 #[test]
 fn names() {
     for ok in [
