@@ -128,7 +128,10 @@ const EXAMPLES: &[PageExamples] = &[
     (
         Some("tsc"),
         &[
-            ("clockscope tsc", "This machine's TSC or ARM generic timer, on one screen."),
+            (
+                "clockscope tsc",
+                "This machine's TSC or ARM generic timer, on one screen.",
+            ),
             (
                 "clockscope tsc --verbose",
                 "Every CPUID flag, frequency source, kernel message and check.",
