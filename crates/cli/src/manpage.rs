@@ -128,7 +128,14 @@ const EXAMPLES: &[PageExamples] = &[
     (
         Some("tsc"),
         &[
-            ("clockscope tsc", "This machine's TSC or ARM generic timer."),
+            (
+                "clockscope tsc",
+                "This machine's TSC or ARM generic timer, on one screen.",
+            ),
+            (
+                "clockscope tsc --verbose",
+                "Every CPUID flag, frequency source, kernel message and check.",
+            ),
             (
                 "clockscope tsc --print-cpuid > host.cpuid",
                 "Record this CPU's CPUID leaves.",
@@ -152,7 +159,11 @@ const EXAMPLES: &[PageExamples] = &[
         &[
             (
                 "clockscope cross-cpu",
-                "Warp test and offsets for the topology's CPU pairs.",
+                "Warp test and offsets for the topology's CPU pairs: the answer and the problem pairs.",
+            ),
+            (
+                "clockscope cross-cpu -v",
+                "The same with every pair's table and the column legend.",
             ),
             (
                 "clockscope cross-cpu --pairs all --plan",
@@ -195,7 +206,11 @@ const EXAMPLES: &[PageExamples] = &[
         &[
             (
                 "clockscope explain",
-                "EXPLAIN ANALYZE's timing overhead on the server PGHOST/PGPORT name.",
+                "EXPLAIN ANALYZE's timing overhead on the server PGHOST/PGPORT name, on one screen.",
+            ),
+            (
+                "clockscope explain --verbose",
+                "The same with the runs, the model's every number and each timing setting priced.",
             ),
             (
                 "clockscope explain --dsn 'host=/var/run/postgresql dbname=postgres'",
@@ -221,6 +236,10 @@ const EXAMPLES: &[PageExamples] = &[
             (
                 "sudo clockscope sweep --apply -d 0.5",
                 "Measure the system clock under each clocksource in turn, then restore the original.",
+            ),
+            (
+                "sudo clockscope sweep --apply --verbose",
+                "The same with the sysfs directory and what each column means.",
             ),
             (
                 "clockscope sweep --root /tmp/fake --format json -o sweep.json",

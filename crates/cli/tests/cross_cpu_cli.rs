@@ -102,9 +102,25 @@ fn real_run_reports_every_pair_as_json() {
 
 #[test]
 fn real_run_as_text_ends_with_a_summary() {
-    let out = clockscope(&["cross-cpu", "-d", "0.2"]);
+    for verbose in [false, true] {
+        let args: &[&str] = if verbose {
+            &["cross-cpu", "-d", "0.2", "-v"]
+        } else {
+            &["cross-cpu", "-d", "0.2"]
+        };
+        real_run_as_text(args, verbose);
+    }
+}
+
+fn real_run_as_text(args: &[&str], verbose: bool) {
+    let out = clockscope(args);
     assert!(matches!(out.status.code(), Some(0 | 1)));
     let text = String::from_utf8(out.stdout).unwrap();
+    // The default is one screen; --verbose has every pair's table.
+    assert_eq!(text.contains("Columns:"), verbose, "{text}");
+    if !verbose {
+        assert!(text.lines().count() <= 40, "{text}");
+    }
     assert!(text.starts_with("clockscope "), "{text}");
     assert!(text.lines().nth(1).unwrap().starts_with("CPUs tested:"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -707,4 +723,29 @@ fn text_report_names_the_package_that_is_off() {
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(j["package_groups"][0]["agreed_lower_ns"], 499);
     assert_eq!(j["answers"][0]["problem"], true);
+}
+
+/// Issue 24: the default text of a constructed result is one screen (the
+/// answer, the problem pairs, the summary), `--verbose` every pair's table.
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    let outcome = constructed_outcome();
+    let stamp = test_stamp();
+    let m = Stamped {
+        stamp: &stamp,
+        report: &outcome,
+    };
+    let render = |verbose: bool| {
+        let mut out = Vec::new();
+        clockscope_cli::commands::cross_cpu::renderer(
+            clockscope_cli::commands::cross_cpu::CrossCpuFormat::Text,
+            verbose,
+        )(&mut out, &m)
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let (short, full) = (render(false), render(true));
+    assert!(short.contains("Problems (1 pair clock result(s))"), "{short}");
+    assert!(!short.contains("Columns:") && full.contains("Columns:"), "{short}");
+    common::one_screen_and_verbose("cross_cpu_constructed", &short, &full);
 }

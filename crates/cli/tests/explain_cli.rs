@@ -21,7 +21,8 @@ fn empty_home() -> &'static std::path::Path {
 /// `clockscope explain <args>` with the PG* variables cleared, then `env` set.
 fn explain_cmd(args: &[&str], env: &[(&str, String)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clockscope"));
-    cmd.arg("explain").args(args);
+    // The full text (--verbose) carries every line the tests look for; JSON ignores it.
+    cmd.args(["explain", "-v"]).args(args);
     for v in PG_VARS {
         cmd.env_remove(v);
     }

@@ -5,6 +5,8 @@
 
 #[path = "../../explain/tests/common/mod.rs"]
 mod common;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
 use clockscope_explain::measure::{SourceRuns, StopReason};
@@ -119,4 +121,50 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
+}
+
+/// Issue 24: the default text is one screen (the server, a row per clock
+/// source, the TSC prediction, the recommendation), `--verbose` the full
+/// report; both snapshotted from the recorded runs.
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
+    let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
+    let runs = SourceRuns {
+        clock_source: "system".into(),
+        how: "test".into(),
+        timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
+        timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
+        clock_reads_per_run: on.clock_reads(),
+        stopped_by: StopReason::Precision,
+        timing_on_plan: None,
+    };
+    let m = machine(20.0, Some(10.0));
+    let r = report::build(&Inputs {
+        query: "SELECT count(*) FROM t",
+        rows: 100_000,
+        runs: 3,
+        temp_table_estimated_bytes: 36_249_600,
+        ..common::report_inputs(&[runs], &m)
+    });
+    let render = |verbose: bool| {
+        let mut out = Vec::new();
+        clockscope_cli::commands::explain::renderer(clockscope_cli::args::ReportFormat::Text, verbose)(
+            &mut out,
+            &clockscope_cli::model::stamp::Stamped {
+                stamp: &clockscope_cli::model::stamp::ReportStamp::at(
+                    "db1.example",
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547),
+                    1,
+                ),
+                report: &r,
+            },
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let (short, full) = (render(false), render(true));
+    assert!(short.contains("With timing_clock_source = tsc: about"), "{short}");
+    assert!(!short.contains("overhead per clock read") && full.contains("overhead per clock read"));
+    snapshot::one_screen_and_verbose("explain_recorded", &short, &full);
 }

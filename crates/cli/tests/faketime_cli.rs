@@ -113,7 +113,7 @@ fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
         .unwrap();
     assert!((ppm + 900_000.0).abs() < 10_000.0, "{ppm}");
 
-    let o = under_x10(&["tsc"]);
+    let o = under_x10(&["tsc", "-v"]);
     let text = String::from_utf8_lossy(&o.stdout)
         .split_whitespace()
         .collect::<Vec<_>>()

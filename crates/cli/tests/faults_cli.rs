@@ -352,7 +352,7 @@ fn escape_sequences_from_a_dump_never_reach_stdout_raw() {
     let path = dir.path().join("evil\x1b[2J.txt");
     std::fs::write(&path, dump_with_brand(b"Evil\x1b]0;x\x07CPU\xc2\x9b31m")).unwrap();
     let p = path.to_str().unwrap();
-    let o = run(&["tsc", "--cpuid-dump", p]);
+    let o = run(&["tsc", "-v", "--cpuid-dump", p]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!has_raw_control(&o.stdout), "{:?}", String::from_utf8_lossy(&o.stdout));
     let text = String::from_utf8(o.stdout).unwrap();

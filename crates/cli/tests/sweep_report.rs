@@ -4,6 +4,7 @@
 //! that the original clocksource is in place afterwards (or, when its file
 //! vanished, that the error gives the command to restore it).
 
+mod common;
 use clockscope::clock::scripted::ScriptedClock;
 use clockscope::linux::clocksource::CLOCKSOURCE0;
 use clockscope::linux::testing::{FakeRoot, LoggedClocksource};
@@ -173,7 +174,7 @@ fn without_apply_it_lists_and_writes_nothing() {
     assert_eq!(r.planned, ["tsc", "hpet"]);
     assert!(f.writes().is_empty());
     let mut text = Vec::new();
-    renderer(CheckFormat::Text)(&mut text, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut text, &r).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains("Would switch to tsc, hpet in turn") && text.contains("Nothing was changed"),
@@ -276,10 +277,10 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
     assert!(r.recommendation.is_none(), "an invalid row recommends nothing");
     assert_eq!(r.exit_code(), 1);
     let mut out = Vec::new();
-    renderer(CheckFormat::Text)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut out, &r).unwrap();
     let text = String::from_utf8(out).unwrap();
     for needle in [
-        "tsc                          invalid: the clocksource changed during the measurement",
+        "tsc         invalid: the clocksource changed during the measurement",
         "Invalid row tsc: current_clocksource read acpi_pm after the measurement, not tsc",
         "Stopped: the clocksource changed from tsc to acpi_pm during the measurement of tsc",
         "Not restored: acpi_pm is in use, put there by someone else",
@@ -288,13 +289,13 @@ fn a_change_the_sweep_did_not_make_invalidates_the_row_stops_and_is_left_alone()
     }
     assert!(!text.contains("Restored:"), "{text}");
     let mut out = Vec::new();
-    renderer(CheckFormat::Json)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Json, false)(&mut out, &r).unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(schema().is_valid(&doc));
     assert_eq!(doc["results"][0]["valid"], false);
     assert_eq!(doc["restore"], "left_alone");
     let mut prom = Vec::new();
-    renderer(CheckFormat::Prometheus)(&mut prom, &r).unwrap();
+    renderer(CheckFormat::Prometheus, false)(&mut prom, &r).unwrap();
     let prom = String::from_utf8(prom).unwrap();
     assert!(
         prom.contains("clockscope_sweep_invalid{clocksource=\"tsc\"} 1"),
@@ -433,7 +434,7 @@ fn json_matches_the_schema_and_prometheus_parses() {
         f.run(&SweepArgs::default(), 0, &mut by_cost).unwrap(),
     ] {
         let mut out = Vec::new();
-        renderer(CheckFormat::Json)(&mut out, &report).unwrap();
+        renderer(CheckFormat::Json, false)(&mut out, &report).unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let errors: Vec<String> = v
             .iter_errors(&doc)
@@ -449,7 +450,7 @@ fn json_matches_the_schema_and_prometheus_parses() {
         assert!(!v.is_valid(&bad));
 
         let mut prom = Vec::new();
-        renderer(CheckFormat::Prometheus)(&mut prom, &report).unwrap();
+        renderer(CheckFormat::Prometheus, false)(&mut prom, &report).unwrap();
         let text = String::from_utf8(prom).unwrap();
         let lines = text.lines().map(|l| Ok(l.to_string()));
         let scrape = prometheus_parse::Scrape::parse(lines).unwrap();
@@ -482,7 +483,7 @@ fn text_table_and_recommendation() {
     let f = Fake::new("acpi_pm", "tsc acpi_pm");
     let r = f.run(&apply(), 0, &mut by_cost).unwrap();
     let mut out = Vec::new();
-    renderer(CheckFormat::Text)(&mut out, &r).unwrap();
+    renderer(CheckFormat::Text, true)(&mut out, &r).unwrap();
     let text = String::from_utf8(out).unwrap();
     // Every line fits 100 columns, and the header names the host and time.
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -529,7 +530,7 @@ fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
     r.original = hostile.to_string();
     r.available.push(hostile.to_string());
     let mut json = Vec::new();
-    renderer(CheckFormat::Json)(&mut json, &r).unwrap();
+    renderer(CheckFormat::Json, false)(&mut json, &r).unwrap();
     let json = String::from_utf8(json).unwrap();
     assert!(json.contains(r#""original": "tsc\u0085\u009b2J\u202ecba""#), "{json}");
     assert!(
@@ -539,4 +540,30 @@ fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["original"], hostile);
     assert_eq!(v["available"][2], hostile);
+}
+
+/// Issue 24: the default text is one screen (the table, the problems, the
+/// recommendation), `--verbose` adds where it was read and the column
+/// legend; both snapshotted from a scripted sweep. The header fits 100
+/// columns, `EXPLAIN` over its own column.
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    let render = |verbose: bool| {
+        let mut out = Vec::new();
+        renderer(CheckFormat::Text, verbose)(&mut out, &r).unwrap();
+        // The fake sysfs root is a temporary directory.
+        String::from_utf8(out)
+            .unwrap()
+            .replace(&r.clocksource_dir, "SYSFS/clocksource0")
+    };
+    let (short, full) = (render(false), render(true));
+    let header = full.lines().find(|l| l.starts_with("clocksource ")).unwrap();
+    assert!(header.ends_with("PG rule   EXPLAIN") && header.len() <= 100, "{header}");
+    assert!(
+        !short.contains("read cost: median") && full.contains("read cost: median"),
+        "{short}"
+    );
+    common::one_screen_and_verbose("sweep_scripted", &short, &full);
 }

@@ -70,7 +70,7 @@ fn source<'a>(v: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn skylake_dump_as_text() {
-    let o = clockscope(&["tsc", "--cpuid-dump", &dump("skylake_i5_6400t.aida64.txt")]);
+    let o = clockscope(&["tsc", "-v", "--cpuid-dump", &dump("skylake_i5_6400t.aida64.txt")]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let text = stdout(&o);
     assert!(text.contains("InstLatX64/AIDA64 format"), "{text}");
@@ -138,7 +138,7 @@ fn vmware_dump_as_json_and_text() {
     assert_eq!(v["postgresql_frequency"]["tsc_usable"], false);
     assert_eq!(v["clockscope_frequency"]["khz"], 2_100_000);
 
-    let o = clockscope(&["tsc", "--cpuid-dump", &path]);
+    let o = clockscope(&["tsc", "-v", "--cpuid-dump", &path]);
     // Lines longer than 100 columns wrap: compare the words.
     let text = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("cpuid -r format"), "{text}");
@@ -155,7 +155,7 @@ fn vmware_dump_as_json_and_text() {
 #[test]
 fn leaves_above_the_maxima_are_not_reported_in_text_and_json() {
     let path = dump("truncated_leaves_hostile.cpuid-r.txt");
-    let o = clockscope(&["tsc", "--cpuid-dump", &path]);
+    let o = clockscope(&["tsc", "-v", "--cpuid-dump", &path]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let text = stdout(&o);
     let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -508,7 +508,7 @@ fn absurd_leaves_and_hostile_brand_in_a_dump() {
     )
     .unwrap();
     let p = path.to_str().unwrap();
-    let text = clockscope(&["tsc", "--cpuid-dump", p]);
+    let text = clockscope(&["tsc", "-v", "--cpuid-dump", p]);
     assert_eq!(text.status.code(), Some(0), "{}", String::from_utf8_lossy(&text.stderr));
     assert_no_raw_controls(&text.stdout);
     let shown = stdout(&text);
@@ -561,7 +561,7 @@ fn dump_with_bom_is_read_and_duplicated_leaf_is_reported() {
     // Leaf 0x15 again with other registers, on line 11 (after "CPU 0:" and ten leaves).
     let twice = format!("{good}   0x00000015 0x00: eax=0x00000001 ebx=0x00000001 ecx=0x00000001 edx=0x00000000\n");
     std::fs::write(&path, twice).unwrap();
-    let o = clockscope(&["tsc", "--cpuid-dump", path.to_str().unwrap()]);
+    let o = clockscope(&["tsc", "-v", "--cpuid-dump", path.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -617,7 +617,7 @@ fn amd_guest_root() -> tempfile::TempDir {
 fn kernel_messages_ntp_and_independence_in_text_and_json() {
     let dir = amd_guest_root();
     let root = dir.path().to_str().unwrap();
-    let args = ["tsc", "--root", root, "--calibration-ms", "20"];
+    let args = ["tsc", "-v", "--root", root, "--calibration-ms", "20"];
     let out = clockscope(&args);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_no_raw_controls(&out.stdout);
@@ -717,7 +717,7 @@ fn ctrl_c_during_drift_prints_a_partial_result_and_exits_130() {
     use std::io::BufRead;
     use std::process::Stdio;
     let mut child = Command::new(common::BIN)
-        .args(["tsc", "--drift", "60", "--calibration-ms", "20"])
+        .args(["tsc", "-v", "--drift", "60", "--calibration-ms", "20"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -736,4 +736,25 @@ fn ctrl_c_during_drift_prints_a_partial_result_and_exits_130() {
     assert_eq!(o.status.code(), Some(130), "{out}");
     assert!(out.contains(" samples), PARTIAL, ppm of "), "{out}");
     assert!(out.contains("partial result: interrupted after"), "{out}");
+}
+
+/// Issue 24: the default text is one screen, `--verbose` today's full
+/// report; both snapshotted from a recorded dump (no machine evidence).
+#[test]
+fn default_text_is_one_screen_and_verbose_is_the_full_report() {
+    // Run beside the dump, so that the text names it the same in every checkout.
+    let dir = PathBuf::from(dump("."));
+    let run = |extra: &[&str]| {
+        let o = Command::new(common::BIN)
+            .current_dir(&dir)
+            .args(["tsc", "--cpuid-dump", "skylake_i5_6400t.aida64.txt"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        stdout(&o)
+    };
+    let (short, full) = (run(&[]), run(&["--verbose"]));
+    assert!(short.contains("clockscope: the TSC is NOT trusted"), "{short}");
+    common::one_screen_and_verbose("tsc_skylake_dump", &short, &full);
 }

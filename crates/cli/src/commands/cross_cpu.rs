@@ -109,6 +109,9 @@ pub struct CrossCpuArgs {
     /// bundles; the same option as `tsc --root`); needs --plan.
     #[arg(long, value_name = "DIR", requires = "plan")]
     pub root: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 /// The CPUs given with `--cpus`, sorted and distinct.
@@ -252,7 +255,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let stamp = ReportStamp::now(crate::model::cross_cpu::SCHEMA_VERSION);
-    renderer(args.format)(
+    renderer(args.format, args.verbose.verbose)(
         out,
         &Stamped {
             stamp: &stamp,
@@ -262,10 +265,11 @@ fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::
     Ok(())
 }
 
-/// The renderer of `format`.
-pub fn renderer<'a>(format: CrossCpuFormat) -> Renderer<Stamped<'a, Outcome>> {
+/// The renderer of `format`: the one-screen text unless `verbose`.
+pub fn renderer<'a>(format: CrossCpuFormat, verbose: bool) -> Renderer<Stamped<'a, Outcome>> {
     match format {
-        CrossCpuFormat::Text => render::write_text as Renderer<_>,
+        CrossCpuFormat::Text if verbose => render::write_text as Renderer<_>,
+        CrossCpuFormat::Text => render::write_summary_text as Renderer<_>,
         CrossCpuFormat::Json => render::write_json as Renderer<_>,
         CrossCpuFormat::Prometheus => render::prometheus::write as Renderer<_>,
     }

@@ -81,6 +81,9 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ReportFormat,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 /// `--workload`.
@@ -168,7 +171,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         Err(e) => return Err(e.into()),
     };
     let stamp = ReportStamp::now(clockscope_explain::report::SCHEMA_VERSION);
-    renderer(args.format)(
+    renderer(args.format, args.verbose.verbose)(
         out,
         &Stamped {
             stamp: &stamp,
@@ -182,10 +185,11 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
     })
 }
 
-/// The renderer of `format`.
-pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, Report>> {
+/// The renderer of `format`: the one-screen text unless `verbose`.
+pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a, Report>> {
     match format {
-        ReportFormat::Text => export::explain::write_text,
-        ReportFormat::Json => export::json::write,
+        ReportFormat::Text if verbose => export::explain::write_text as Renderer<_>,
+        ReportFormat::Text => export::explain::write_summary_text as Renderer<_>,
+        ReportFormat::Json => export::json::write as Renderer<_>,
     }
 }

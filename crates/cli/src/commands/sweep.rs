@@ -82,6 +82,9 @@ pub struct SweepArgs {
     /// ns per row of a count(*) with TIMING OFF, for the EXPLAIN ANALYZE prediction (as in `check`).
     #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
     pub baseline_row_ns: Option<f64>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 impl Default for SweepArgs {
@@ -95,6 +98,7 @@ impl Default for SweepArgs {
             format: CheckFormat::Text,
             baseline_row_ns: None,
             output: crate::args::OutputArg::default(),
+            verbose: crate::args::VerboseArg::default(),
         }
     }
 }
@@ -485,12 +489,13 @@ fn visit_each(
     Ok(())
 }
 
-/// The renderer of `format`.
-pub fn renderer(format: CheckFormat) -> Renderer<SweepReport> {
+/// The renderer of `format`: the one-screen text unless `verbose`.
+pub fn renderer(format: CheckFormat, verbose: bool) -> Renderer<SweepReport> {
     match format {
-        CheckFormat::Text => export::sweep::write_text,
-        CheckFormat::Json => export::json::write,
-        CheckFormat::Prometheus => export::sweep::write_prometheus,
+        CheckFormat::Text if verbose => export::sweep::write_text as Renderer<_>,
+        CheckFormat::Text => export::sweep::write_summary_text as Renderer<_>,
+        CheckFormat::Json => export::json::write as Renderer<_>,
+        CheckFormat::Prometheus => export::sweep::write_prometheus as Renderer<_>,
     }
 }
 
@@ -519,7 +524,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
     let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
     drop(lock);
-    renderer(args.format)(out, &report)?;
+    renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())
 }
 

@@ -61,6 +61,9 @@ pub struct TscArgs {
     /// Read /sys and /proc under DIR instead of / (tests, support bundles); the same option as `sweep --root`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
 }
 
 /// Reads a dump file as text through [`clockscope::input`]: a regular file
@@ -164,7 +167,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         dump: args.cpuid_dump.as_deref(),
     };
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    renderer(args.format)(
+    renderer(args.format, args.verbose.verbose)(
         out,
         &Stamped {
             stamp: &stamp,
@@ -175,11 +178,12 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     Ok(if partial { exit::INTERRUPTED } else { exit::OK })
 }
 
-/// The renderer of `format` on x86.
-pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, TscOutput<'a>>> {
+/// The renderer of `format` on x86: the one-screen text unless `verbose`.
+pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a, TscOutput<'a>>> {
     match format {
-        ReportFormat::Text => export::tsc::write_text,
-        ReportFormat::Json => export::json::write,
+        ReportFormat::Text if verbose => export::tsc::write_text as Renderer<_>,
+        ReportFormat::Text => export::tsc::write_summary_text as Renderer<_>,
+        ReportFormat::Json => export::json::write as Renderer<_>,
     }
 }
 
@@ -187,6 +191,6 @@ pub fn renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, TscOutput<'a>>
 pub fn generic_timer_renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, GenericTimerOutput<'a>>> {
     match format {
         ReportFormat::Text => export::tsc::write_generic_timer_text,
-        ReportFormat::Json => export::json::write,
+        ReportFormat::Json => export::json::write as Renderer<_>,
     }
 }

@@ -6,29 +6,49 @@ use crate::model::sweep::{RestoreOutcome, SweepReport, SweepResult};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-/// The human report: what is available, the plan or the table, the recommendation.
+/// The full human report (`--verbose`): what is available and where it was
+/// read, the plan or the table with its legend, the recommendation.
 pub fn write_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    text(out, r, true)
+}
+
+/// The one-screen report (the default): the table, the problems and the
+/// recommendation, without the sysfs directory and the column legend.
+pub fn write_summary_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    text(out, r, false)
+}
+
+fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::export::text).
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
     crate::export::text::write_header(out, &r.stamp)?;
     writeln!(out)?;
-    write_clocksources(out, r)?;
+    write_clocksources(out, r, verbose)?;
     writeln!(out)?;
     if !r.applied {
         return write_plan(out, r);
     }
-    write_table(out, r)?;
+    write_table(out, r, verbose)?;
     write_notes(out, r)?;
     write_restore(out, r)?;
-    write_recommendation(out, r)
+    write_recommendation(out, r)?;
+    if !verbose {
+        writeln!(
+            out,
+            "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+        )?;
+    }
+    Ok(())
 }
 
-/// The clocksource in use, those available, and where they were read.
-fn write_clocksources(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+/// The clocksource in use, those available, and (`verbose`) where they were read.
+fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
     writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
-    writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
+    if verbose {
+        writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
+    }
     if !r.live_sysfs {
         writeln!(
             out,
@@ -55,25 +75,35 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     )
 }
 
-/// One row per clocksource measured, and what the columns mean.
-fn write_table(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+/// One row per clocksource measured, and (`verbose`) what the columns mean.
+/// The first column is as wide as the longest name, so that the header fits
+/// 100 columns for names up to 28 characters (a fixed 28 made it 104, and
+/// the fitting wrapped `EXPLAIN` under the first column).
+fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+    let w = r
+        .results
+        .iter()
+        .map(|x| x.clocksource.len())
+        .max()
+        .unwrap_or(0)
+        .max("clocksource".len());
     writeln!(
         out,
-        "{:<28} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
+        "{:<w$} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
         "clocksource", "read cost", "avg loop", "p99", "max", "clock_gettime", "PG rule", "EXPLAIN"
     )?;
     for x in &r.results {
         if !x.valid {
             writeln_escaped!(
                 out,
-                "{:<28} invalid: the clocksource changed during the measurement (below)",
+                "{:<w$} invalid: the clocksource changed during the measurement (below)",
                 x.clocksource
             )?;
             continue;
         }
         writeln_escaped!(
             out,
-            "{:<28} {:>7.1} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
+            "{:<w$} {:>7.1} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
             x.clocksource,
             x.read_cost_ns,
             x.avg_loop_ns,
@@ -94,6 +124,9 @@ fn write_table(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
                 .and_then(|e| e.slowdown)
                 .map_or("-".to_string(), |x| format!("{x:.2}x")),
         )?;
+    }
+    if !verbose {
+        return Ok(());
     }
     writeln!(
         out,

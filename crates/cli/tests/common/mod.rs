@@ -7,6 +7,8 @@
 
 #[path = "../../../clockscope/tests/common/skip.rs"]
 pub mod skip;
+/// Snapshots and the one-screen line count (issue 24).
+pub mod snapshot;
 #[path = "../../../clockscope/tests/common/time_limit.rs"]
 pub mod time_limit;
 
@@ -68,3 +70,6 @@ pub fn test_stamp() -> clockscope_cli::model::stamp::ReportStamp {
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
     clockscope_cli::model::stamp::ReportStamp::at("db1.example", when, 1)
 }
+
+#[allow(unused_imports)]
+pub use snapshot::{one_screen_and_verbose, snapshot_eq, ONE_SCREEN_LINES};

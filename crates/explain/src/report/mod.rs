@@ -47,7 +47,4 @@ pub(crate) mod arith;
 pub mod model;
 
 pub use arith::build;
-pub use model::{
-    CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
-    SCHEMA_VERSION,
-};
+pub use model::{CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, SCHEMA_VERSION};

@@ -5,6 +5,7 @@
 //! (`--plan`), as text or JSON.
 
 pub mod prometheus;
+pub mod summary;
 mod table;
 
 use crate::model::cross_cpu::{Outcome, PlanView};
@@ -89,7 +90,9 @@ const HEADER: [&str; 11] = [
     "verdict",
 ];
 
-/// The header line and the text report.
+pub use summary::write_summary_text;
+
+/// The header line and the full text report (`--verbose`): every pair's tables.
 pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
     crate::export::text::write_header(out, m.stamp)?;
     text(out, m.report)

@@ -4,13 +4,20 @@
 //! its arithmetic, the CLI every way of printing it); JSON goes through the
 //! shared [`crate::export::json`].
 
+pub mod summary;
 pub mod text;
 
 use crate::model::stamp::Stamped;
 use clockscope_explain::Report;
 use std::io::{self, Write};
 
-/// The header line and the text report.
+/// The header line and the one-screen summary (the default text).
+pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Report>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    summary::write(out, m.report)
+}
+
+/// The header line and the full text report (`--verbose`).
 pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, Report>) -> io::Result<()> {
     crate::export::text::write_header(out, m.stamp)?;
     text::write(out, m.report)

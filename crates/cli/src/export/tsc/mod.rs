@@ -2,12 +2,14 @@
 //! [`crate::export::json`]): [`write_text`] on x86, [`write_generic_timer_text`]
 //! on aarch64.
 //!
-//! - [`text`]: the x86 TSC report.
+//! - [`summary`]: the one-screen x86 report (the default text).
+//! - [`text`]: the full x86 TSC report (`--verbose`).
 //! - [`evidence`]: kernel messages, NTP and drift (also in `check`).
 //! - [`generic_timer`]: the ARM generic timer report, printed in its place on aarch64.
 
 pub mod evidence;
 pub mod generic_timer;
+pub mod summary;
 pub mod text;
 
 use crate::model::stamp::Stamped;
@@ -18,6 +20,12 @@ use std::io::{self, Write};
 pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>) -> io::Result<()> {
     crate::export::text::write_header(out, m.stamp)?;
     text::write_output(out, m.report)
+}
+
+/// The header line and the one-screen summary (the default text on x86).
+pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>) -> io::Result<()> {
+    crate::export::text::write_header(out, m.stamp)?;
+    summary::write(out, m.report)
 }
 
 /// The header line, the generic timer's report and the `--drift` result when measured.

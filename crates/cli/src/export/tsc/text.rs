@@ -45,7 +45,7 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
 }
 
 /// What was analysed: this machine (under which root) or a CPUID dump.
-fn write_source(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io::Result<()> {
+pub(super) fn write_source(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io::Result<()> {
     match (&r.evidence_source, dump) {
         (ReportSource::CpuidDump { format, leaves }, Some(p)) => {
             writeln_escaped!(
