@@ -33,6 +33,18 @@ pub enum ReportFormat {
     Json,
 }
 
+/// `-v/--verbose`: the full text report after the one-screen summary's
+/// layout (every check, rule and explanation). Flattened into a command's
+/// Args (`#[command(flatten)] pub verbose: VerboseArg`) so that every
+/// command spells and documents it alike.
+#[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerboseArg {
+    /// Print the full text report: every check, rule and explanation (the default text fits one screen;
+    /// JSON and Prometheus always carry everything).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
 /// Shortest measurement accepted: 1 ms (a tenth of one measuring chunk; below
 /// it a run may not complete a single loop iteration on a slow clock).
 pub const MIN_SECONDS: f64 = 0.001;
