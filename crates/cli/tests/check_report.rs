@@ -187,7 +187,10 @@ fn assert_whole_words(text: &str, whole: &[&str]) {
     assert!(!text.contains('…'), "{text}");
     let words: std::collections::HashSet<&str> = whole.iter().flat_map(|w| w.split_whitespace()).collect();
     for w in text.split_whitespace() {
-        assert!(words.contains(w), "'{w}' is not a whole word of the report's texts:\n{text}");
+        assert!(
+            words.contains(w),
+            "'{w}' is not a whole word of the report's texts:\n{text}"
+        );
     }
 }
 
@@ -736,7 +739,11 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
             && here.contains("track_io_timing is safe to turn on"),
         "{here}"
     );
-    assert!(flat(&screen(&r)).contains(&format!("recommendation {here}")), "{}", screen(&r));
+    assert!(
+        flat(&screen(&r)).contains(&format!("recommendation {here}")),
+        "{}",
+        screen(&r)
+    );
     assert!(flat(&brief(&r)).contains(&format!("recommend {here}")), "{}", brief(&r));
     // With PostgreSQL 19 installed the advice stands alone.
     root.write("usr/lib/postgresql/19/bin/postgres", "");
@@ -799,13 +806,19 @@ fn the_default_report_fits_one_screen_and_brief_eight_lines_of_whole_words() {
         assert_whole_words(&s, &whole_ref);
         // --brief: the headline and the recommendation whole, never cut.
         assert!(flat(&b).contains(&flat(&verdict.headline)), "{b}");
-        let rec = verdict.recommendation.clone().or_else(|| verdict.problems.first().cloned());
+        let rec = verdict
+            .recommendation
+            .clone()
+            .or_else(|| verdict.problems.first().cloned());
         assert!(flat(&b).contains(&flat(&rec.unwrap_or_default())), "{b}");
         assert!(!b.contains('…'), "{b}");
         // The one-screen report cites no slowdown measured elsewhere and calls nothing costly.
         assert!(!s.contains("measured elsewhere") && !s.contains("costly"), "{s}");
         // The verbose report is the full one: longer, and with what the screen leaves out.
-        assert!(v.lines().count() > s.lines().count() && v.contains("clockscope's rule"), "{v}");
+        assert!(
+            v.lines().count() > s.lines().count() && v.contains("clockscope's rule"),
+            "{v}"
+        );
     }
 }
 

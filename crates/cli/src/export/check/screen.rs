@@ -31,9 +31,15 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(out)?;
     write_verdict(out, r)?;
     if r.interrupted {
-        writeln!(out, "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM).")?;
+        writeln!(
+            out,
+            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
+        )?;
     }
-    writeln!(out, "More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)")
+    writeln!(
+        out,
+        "More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)"
+    )
 }
 
 /// The CPU in a few words: model, architecture, usable CPUs, hypervisor.
@@ -57,7 +63,10 @@ fn clocksource_words(r: &CheckReport) -> String {
         Some(false) => "; CPU counter NOT trusted",
         None => "",
     };
-    format!("{}{counter}", esc(e.current_clocksource.as_deref().unwrap_or("unknown")))
+    format!(
+        "{}{counter}",
+        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
+    )
 }
 
 /// The environment: kernel and clocksource, CPU, counter and PostgreSQL,
@@ -198,7 +207,10 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 /// report's width: never cut.
 fn brief_item(label: &str, text: &str) -> Vec<String> {
     let line = format!("{label:<13}{text}");
-    fit_line(&line, REPORT_COLUMNS).into_iter().map(|l| l.into_owned()).collect()
+    fit_line(&line, REPORT_COLUMNS)
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect()
 }
 
 /// `check --brief`: at most [`BRIEF_MAX_LINES`] whole lines to paste in a
@@ -215,7 +227,11 @@ pub fn write_brief(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         .iter()
         .map(|c| format!("{} {:.1} ns", esc(&c.name), c.read_cost_ns))
         .collect();
-    let costs = if costs.is_empty() { "none measured".to_string() } else { costs.join(", ") };
+    let costs = if costs.is_empty() {
+        "none measured".to_string()
+    } else {
+        costs.join(", ")
+    };
     let verdict = brief_item("verdict", &format!("{}. {}", status_word(v.status), esc(&v.headline)));
     let rec = v
         .recommendation

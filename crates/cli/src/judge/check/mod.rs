@@ -210,11 +210,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         status,
         summary: advice::summary(status, explain_system.as_ref(), inputs, true),
         headline: advice::summary(status, explain_system.as_ref(), inputs, false),
-        recommendation: advice::for_this_host(
-            inputs,
-            tcs_here.as_deref(),
-            system.zip(track_io_timing.as_ref()),
-        ),
+        recommendation: advice::for_this_host(inputs, tcs_here.as_deref(), system.zip(track_io_timing.as_ref())),
         postgresql_rule,
         modern_rule,
         baseline_row_ns: inputs.baseline_row_ns,
