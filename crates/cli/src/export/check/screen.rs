@@ -221,7 +221,7 @@ fn brief_item(label: &str, text: &str) -> Vec<String> {
 /// left out whole.
 pub fn write_brief(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let v = &r.verdict;
-    let header = vec![crate::export::text::header_line(&r.stamp)];
+    let header = [crate::export::text::header_line(&r.stamp)];
     let costs: Vec<String> = r
         .clocks
         .iter()
