@@ -92,7 +92,12 @@ const EXAMPLES: &[PageExamples] = &[
         &[
             (
                 "clockscope check",
-                "Every clock that matters here, one second each, then the verdict.",
+                "Every clock that matters here, within one second each, then one screen: the clocks, the verdict and the \
+                 recommendation for this host.",
+            ),
+            (
+                "clockscope check -v",
+                "The same with every check, rule and explanation (the full report).",
             ),
             (
                 "clockscope check --all -d 0.5",

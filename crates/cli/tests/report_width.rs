@@ -160,7 +160,9 @@ fn check_text_and_brief_fit_100_columns() {
         let text = rendered(|o| export::check::text::write(o, r).unwrap());
         assert_fits(what, &text);
         assert!(text.starts_with("clockscope ") && text.contains(" on db1.example, 2026-11-23T19:19:07Z\n"));
-        let brief = rendered(|o| export::check::text::write_brief(o, r).unwrap());
+        let screen = rendered(|o| export::check::screen::write(o, r).unwrap());
+        assert_fits(&format!("{what} (one screen)"), &screen);
+        let brief = rendered(|o| export::check::screen::write_brief(o, r).unwrap());
         assert_fits(&format!("{what} --brief"), &brief);
         assert!(brief.lines().count() <= 8, "{what}:\n{brief}");
         // The JSON keeps the untrusted model whole (escaped, never cut).

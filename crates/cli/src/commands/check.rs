@@ -8,7 +8,9 @@
 //! measurement starts without waiting for a calibration when the frequency is
 //! known from CPUID or the kernel.
 
-use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat, ClockParser, PlotKind};
+use crate::args::{
+    parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat, ClockParser, PlotKind, VerboseArg,
+};
 use crate::export::Renderer;
 use crate::gather::environment;
 use crate::judge::check::{self as verdict, VerdictInputs};
@@ -30,8 +32,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct CheckArgs {
-    /// How long to measure each clock: a plain number is seconds (fractions allowed), or give a unit
-    /// (`500ms`, `2s`, `1m`).
+    /// The budget per clock, its repeats when noisy and its EXPLAIN model included: a plain number is
+    /// seconds (fractions allowed), or give a unit (`500ms`, `2s`, `1m`).
     #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
     pub duration: f64,
 
@@ -60,8 +62,11 @@ pub struct CheckArgs {
 
     /// Print at most 8 lines: host, CPU, clocksource, each clock's read cost, the verdict and the one
     /// recommendation (text only).
-    #[arg(long, conflicts_with = "format")]
+    #[arg(long, conflicts_with_all = ["format", "verbose"])]
     pub brief: bool,
+
+    #[command(flatten)]
+    pub verbose: VerboseArg,
 
     /// Write the report to FILE instead of stdout (`-` is stdout), replacing it atomically (e.g. a node_exporter
     /// textfile collector's `clockscope.prom`); a missing or unwritable directory fails before measuring. The
@@ -132,9 +137,26 @@ pub fn measure_once<C: ClockSource>(
     (m, i)
 }
 
+/// The time of run `n` (from 1) of a clock whose measurements may take
+/// `budget_ns` in all: the first run half of it, each repeat of a noisy run
+/// half of what is left, the last ([`interference::MAX_RUNS`]) all that is
+/// left, so that the repeats fit inside the clock's `-d`.
+pub fn run_budget_ns(budget_ns: u64, n: u32) -> u64 {
+    let mut left = budget_ns;
+    for _ in 1..n {
+        left -= left / 2;
+    }
+    if n >= interference::MAX_RUNS {
+        left
+    } else {
+        left / 2
+    }
+}
+
 /// Measures with `run(n)` and repeats while the run is noisy, at most
-/// [`interference::MAX_RUNS`] runs (3x the duration), keeping the cleanest;
-/// the kept run's interference says how many runs were made and what each saw.
+/// [`interference::MAX_RUNS`] runs (inside one budget: [`run_budget_ns`]),
+/// keeping the cleanest; the kept run's interference says how many runs
+/// were made and what each saw.
 pub fn measure_repeating_noisy(mut run: impl FnMut(u32) -> (Measurement, Interference)) -> (Measurement, Interference) {
     let r = interference::repeat_while_noisy(interference::MAX_RUNS, &mut run, |(m, i)| RunQuality {
         noise: i.noise_by_run.first().cloned().flatten(),
@@ -154,12 +176,13 @@ impl ClockVisitor for MeasureClock<'_> {
         crate::startup::first_measurement(clock.name());
         let (m, i) = measure_repeating_noisy(|n| {
             self.bar.set_position(0);
+            self.bar.set_length(run_budget_ns(self.duration_ns, n).max(1));
             self.bar.set_prefix(if n == 1 {
                 clock.name().to_string()
             } else {
                 format!("{} (noisy: run {n})", clock.name())
             });
-            measure_once(clock, self.duration_ns, self.cpus, |p| {
+            measure_once(clock, run_budget_ns(self.duration_ns, n), self.cpus, |p| {
                 self.bar.set_position(p.elapsed_ns.min(p.target_ns));
                 if crate::exit::interrupted() {
                     Control::Stop
@@ -206,7 +229,7 @@ pub fn measure_executor_loops(
     let wanted = [ClockId::Monotonic, ClockId::Rdtsc, ClockId::Cntvct];
     let bar = progress::bar("EXPLAIN model", wanted.len() as u64);
     let mut out = Vec::new();
-    for id in wanted {
+    for id in wanted.into_iter().filter(|&id| has_executor_loop(id)) {
         if !stats.iter().any(|c| c.name == id.cli_name() && c.loops > 0) {
             continue;
         }
@@ -224,9 +247,26 @@ pub fn measure_executor_loops(
     out
 }
 
-/// The instrumentation model's time budget per clock: half of `-d`.
+/// The instrumentation model's time budget per clock: a quarter of `-d`,
+/// taken out of that clock's measuring time ([`measuring_budget_ns`]).
 pub fn executor_loop_budget_ns(duration_ns: u64) -> u64 {
-    duration_ns / 2
+    duration_ns / 4
+}
+
+/// Whether `check` runs the EXPLAIN model for `id` ([`measure_executor_loops`]).
+fn has_executor_loop(id: ClockId) -> bool {
+    matches!(id, ClockId::Monotonic | ClockId::Rdtsc | ClockId::Cntvct)
+}
+
+/// The measuring time of `id`, repeats included: its `-d`, less its
+/// EXPLAIN model's share when it has one, so that a clock's whole cost is
+/// its `-d`.
+pub fn measuring_budget_ns(id: ClockId, duration_ns: u64) -> u64 {
+    if has_executor_loop(id) {
+        duration_ns - executor_loop_budget_ns(duration_ns)
+    } else {
+        duration_ns
+    }
 }
 
 /// From this `-d` on, a run says on stderr that it has started (the
@@ -268,7 +308,7 @@ pub fn measure_clocks(
             continue;
         }
         let visitor = MeasureClock {
-            duration_ns,
+            duration_ns: measuring_budget_ns(id, duration_ns),
             bar: &bar,
             cpus: cpus.as_deref(),
         };
@@ -294,7 +334,7 @@ pub fn measure_clocks(
 /// The renderer of `format`.
 pub fn renderer(format: CheckFormat) -> Renderer<CheckReport> {
     match format {
-        CheckFormat::Text => export::check::text::write,
+        CheckFormat::Text => export::check::screen::write,
         CheckFormat::Json => export::json::write,
         CheckFormat::Prometheus => export::check::prometheus::write,
     }
@@ -465,7 +505,9 @@ pub fn finish(
         }
     }
     let render = if args.brief {
-        export::check::text::write_brief
+        export::check::screen::write_brief
+    } else if args.verbose.verbose && args.format == CheckFormat::Text {
+        export::check::text::write
     } else {
         renderer(args.format)
     };

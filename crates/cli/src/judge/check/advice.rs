@@ -165,8 +165,12 @@ pub(super) fn with_older_postgresql(rec: String, installed: &[u32]) -> String {
 
 /// What EXPLAIN ANALYZE adds per row with the clock of `p`, or why that is
 /// not known.
-fn explain_adds(p: &ExplainPrediction, inputs: &VerdictInputs, decimals: usize) -> String {
+fn explain_adds(p: &ExplainPrediction, inputs: &VerdictInputs, decimals: usize, example: bool) -> String {
     match (p.per_row_per_node_ns, p.slowdown) {
+        // The one-screen report leaves out a slowdown measured elsewhere.
+        (Some(v), Some(_)) if inputs.baseline_is_example && !example => {
+            format!("EXPLAIN ANALYZE adds about {v:.0} ns per row per plan node")
+        }
         (Some(v), Some(x)) => format!(
             "EXPLAIN ANALYZE adds about {v:.0} ns per row per plan node ({}; `clockscope explain` measures your \
              server)",
@@ -181,8 +185,15 @@ fn explain_adds(p: &ExplainPrediction, inputs: &VerdictInputs, decimals: usize) 
 }
 
 /// The verdict's one-line summary: the status in words, with the system
-/// clock's read cost and what EXPLAIN ANALYZE adds with it.
-pub(super) fn summary(status: Status, explain_system: Option<&ExplainPrediction>, inputs: &VerdictInputs) -> String {
+/// clock's read cost and what EXPLAIN ANALYZE adds with it; `example`:
+/// with the example slowdown of a baseline measured elsewhere (the verbose
+/// report and JSON), else without it (the one-screen report).
+pub(super) fn summary(
+    status: Status,
+    explain_system: Option<&ExplainPrediction>,
+    inputs: &VerdictInputs,
+    example: bool,
+) -> String {
     match (status, explain_system) {
         (Status::Broken, _) => "Time went backwards: timings on this machine cannot be trusted.".to_string(),
         (Status::Bad, _) if inputs.time_interposition.is_some() => {
@@ -197,17 +208,45 @@ pub(super) fn summary(status: Status, explain_system: Option<&ExplainPrediction>
         (Status::Bad, Some(p)) => format!(
             "Reading the clock is slow here ({:.0} ns per read): {} and track_io_timing is costly.",
             p.per_read_ns,
-            explain_adds(p, inputs, 1)
+            explain_adds(p, inputs, 1, example)
         ),
         (Status::Fair, Some(p)) => format!(
             "Reading the clock is usable but not cheap here ({:.0} ns per read): {}.",
             p.per_read_ns,
-            explain_adds(p, inputs, 2)
+            explain_adds(p, inputs, 2, example)
         ),
         (Status::Good, Some(p)) => format!(
             "Reading the clock is cheap here ({:.0} ns per read): {}.",
             p.per_read_ns,
-            explain_adds(p, inputs, 2)
+            explain_adds(p, inputs, 2, example)
         ),
+    }
+}
+
+/// The one recommendation for this host: with only PostgreSQL older than 19
+/// installed here, what its one clock (the system clock) means for
+/// track_io_timing (`system`: the clock and that advice); else PostgreSQL
+/// 19's `timing_clock_source` (`tcs`), as [`timing_clock_source`] gives it.
+pub(super) fn for_this_host(
+    inputs: &VerdictInputs,
+    tcs: Option<&str>,
+    system: Option<(&ClockStats, &Advice)>,
+) -> Option<String> {
+    match (inputs.installed_postgresql_majors.last(), system) {
+        (Some(&newest), Some((clock, io))) if newest < 19 => {
+            let list: Vec<String> = inputs.installed_postgresql_majors.iter().map(u32::to_string).collect();
+            let ns = READS_PER_IO * clock.read_cost_ns;
+            let io = if io.safe {
+                format!("track_io_timing is safe to turn on ({ns:.0} ns per block I/O, small next to the I/O)")
+            } else {
+                format!("track_io_timing costs {ns:.0} ns per block I/O: measure the workload before turning it on")
+            };
+            Some(format!(
+                "installed here: PostgreSQL {}, which always reads the system clock ({}): {io}",
+                list.join(", "),
+                clock.display_name
+            ))
+        }
+        _ => tcs.map(str::to_string),
     }
 }

@@ -182,7 +182,9 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .filter(|p| p.executor_loop.is_some())
         .map(|p| advice::log_timing(p, explain_tsc.as_ref(), inputs));
     let native_tsc = clockscope::counter::native_kind() == Some(clockscope::counter::CounterKind::Tsc);
-    let timing_clock_source_recommendation = advice::timing_clock_source(inputs, native_tsc)
+    let tcs_here = advice::timing_clock_source(inputs, native_tsc);
+    let timing_clock_source_recommendation = tcs_here
+        .clone()
         .map(|rec| advice::with_older_postgresql(rec, &inputs.installed_postgresql_majors));
 
     if let Some(t) = &inputs.time_interposition {
@@ -206,7 +208,9 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
 
     Verdict {
         status,
-        summary: advice::summary(status, explain_system.as_ref(), inputs),
+        summary: advice::summary(status, explain_system.as_ref(), inputs, true),
+        headline: advice::summary(status, explain_system.as_ref(), inputs, false),
+        recommendation: advice::for_this_host(inputs, tcs_here.as_deref(), system.zip(track_io_timing.as_ref())),
         postgresql_rule,
         modern_rule,
         baseline_row_ns: inputs.baseline_row_ns,

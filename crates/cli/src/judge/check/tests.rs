@@ -333,19 +333,31 @@ fn postgresql19_auto_picks_in_its_words() {
 fn summary_by_status() {
     let mut i = inputs();
     let p = prediction(Some(1.5), None, None);
-    assert!(advice::summary(Status::Broken, Some(&p), &i).starts_with("Time went backwards"));
-    assert!(advice::summary(Status::Good, None, &i).starts_with("The system clock was not measured"));
-    assert!(advice::summary(Status::NoVerdict, Some(&p), &i).starts_with("The system clock was not measured"));
+    assert!(advice::summary(Status::Broken, Some(&p), &i, true).starts_with("Time went backwards"));
+    assert!(advice::summary(Status::Good, None, &i, true).starts_with("The system clock was not measured"));
+    assert!(advice::summary(Status::NoVerdict, Some(&p), &i, true).starts_with("The system clock was not measured"));
     assert_eq!(
-        advice::summary(Status::Good, Some(&p), &i),
+        advice::summary(Status::Good, Some(&p), &i, true),
         "Reading the clock is cheap here (20 ns per read): EXPLAIN ANALYZE adds about 30 ns per row per plan node \
          (1.50x at your measured 40.0 ns/row; `clockscope explain` measures your server)."
     );
-    assert!(advice::summary(Status::Bad, Some(&p), &i).contains("(1.5x at your measured"));
-    assert!(advice::summary(Status::Fair, Some(&prediction(None, None, None)), &i)
+    assert!(advice::summary(Status::Bad, Some(&p), &i, true).contains("(1.5x at your measured"));
+    assert!(advice::summary(Status::Fair, Some(&prediction(None, None, None)), &i, true)
         .ends_with("EXPLAIN ANALYZE's timing cost with clock monotonic: not resolved (`clockscope explain` measures your server)."));
+    // The one-screen headline leaves out only an example measured elsewhere.
+    assert_eq!(
+        advice::summary(Status::Good, Some(&p), &i, false),
+        advice::summary(Status::Good, Some(&p), &i, true)
+    );
+    i.baseline_is_example = true;
+    let headline = advice::summary(Status::Good, Some(&p), &i, false);
+    assert_eq!(
+        headline,
+        "Reading the clock is cheap here (20 ns per read): EXPLAIN ANALYZE adds about 30 ns per row per plan node."
+    );
+    assert!(advice::summary(Status::Good, Some(&p), &i, true).contains("measured elsewhere"));
     i.time_interposition = Some("libfaketime".into());
-    assert!(advice::summary(Status::Bad, Some(&p), &i).starts_with("Something between clockscope and the kernel"));
+    assert!(advice::summary(Status::Bad, Some(&p), &i, true).starts_with("Something between clockscope and the kernel"));
 }
 
 #[test]

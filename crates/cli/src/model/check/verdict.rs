@@ -91,6 +91,14 @@ pub struct Advice {
 pub struct Verdict {
     pub status: Status,
     pub summary: String,
+    /// The summary for the one-screen report: the same sentence without a
+    /// slowdown measured on another machine (text only; JSON has `summary`).
+    #[serde(skip)]
+    pub headline: String,
+    /// The one recommendation that applies to this host and the PostgreSQL
+    /// installed here (text only; JSON carries each piece of advice).
+    #[serde(skip)]
+    pub recommendation: Option<String>,
     pub postgresql_rule: Option<RuleResult>,
     pub modern_rule: Option<RuleResult>,
     pub baseline_row_ns: f64,
