@@ -41,6 +41,28 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     // Every line fitted to 100 columns, as every clockscope text report.
     let mut fit = crate::export::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
+    write_setup(out, r)?;
+    for s in &r.clock_sources {
+        write_source(out, s)?;
+    }
+    if let Some(q) = &r.query_breakdown {
+        write_query_breakdown(out, q)?;
+    }
+    for k in &r.skipped_clock_sources {
+        writeln!(out)?;
+        writeln!(out, "Clock source: {} not measured: {}", k.clock_source, k.reason)?;
+    }
+    write_tsc_prediction(out, r)?;
+    write_machine(out, r)?;
+    write_timing_settings(out, &r.timing_settings)?;
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// The server, its settings, the query and how the runs are made.
+fn write_setup(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out, "EXPLAIN ANALYZE timing overhead")?;
     writeln!(
         out,
@@ -114,108 +136,109 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             r.clock_reads_formula
         )?;
     }
-    for s in &r.clock_sources {
-        writeln!(out)?;
-        writeln!(out, "Clock source: {} ({})", s.clock_source, s.how)?;
-        writeln!(out, "  {:<28} {:>12} {:>12} {:>12}", "", "median", "min", "max")?;
-        writeln!(
+    Ok(())
+}
+
+/// One clock source's runs, overheads and prediction.
+fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResult) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "Clock source: {} ({})", s.clock_source, s.how)?;
+    writeln!(out, "  {:<28} {:>12} {:>12} {:>12}", "", "median", "min", "max")?;
+    writeln!(
+        out,
+        "  {:<28} {:>9.3} ms {:>9.3} ms {:>9.3} ms",
+        "TIMING OFF", s.timing_off_ms, s.timing_off_ms_min, s.timing_off_ms_max
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>9.3} ms {:>9.3} ms {:>9.3} ms",
+        "TIMING ON", s.timing_on_ms, s.timing_on_ms_min, s.timing_on_ms_max
+    )?;
+    writeln!(out, "  {:<28} {:>11.2}x", "slowdown", s.slowdown)?;
+    let n = &s.noise;
+    writeln!(
+        out,
+        "  {:<28} {:>11.2}x {:>11.2}x {:>11.2}x   ON/OFF of each pair, {} pairs",
+        "paired slowdown", n.slowdown_median, n.slowdown_min, n.slowdown_max, n.pairs
+    )?;
+    let interval = match (n.slowdown_ci_low, n.slowdown_ci_high, n.slowdown_ci_half_width) {
+        (Some(lo), Some(hi), Some(h)) => format!("{lo:.2}x to {hi:.2}x (+-{:.1}%)", h * 100.0),
+        _ => "none (fewer than 6 pairs)".into(),
+    };
+    let stopped = match n.stopped_by {
+        clockscope_explain::measure::StopReason::Precision => "target +-5% reached",
+        clockscope_explain::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
+        clockscope_explain::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
+        clockscope_explain::measure::StopReason::Interrupted => "interrupted",
+    };
+    writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
+    writeln!(
+        out,
+        "  {:<28} {:>9.2} ns   (ON - OFF) / rows",
+        "overhead per row", s.overhead_per_row_ns
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>9.2} ns   (ON - OFF) / clock reads",
+        "overhead per clock read", s.overhead_per_read_ns
+    )?;
+    let clock = s.predicted_clock.as_deref().unwrap_or("none");
+    match s.predicted_per_read_ns {
+        Some(p) => writeln!(
             out,
-            "  {:<28} {:>9.3} ms {:>9.3} ms {:>9.3} ms",
-            "TIMING OFF", s.timing_off_ms, s.timing_off_ms_min, s.timing_off_ms_max
-        )?;
-        writeln!(
+            "  {:<28} {:>9.2} ns   this machine's {clock} in the instrumentation model",
+            "predicted per clock read", p
+        )?,
+        None => writeln!(
             out,
-            "  {:<28} {:>9.3} ms {:>9.3} ms {:>9.3} ms",
-            "TIMING ON", s.timing_on_ms, s.timing_on_ms_min, s.timing_on_ms_max
-        )?;
-        writeln!(out, "  {:<28} {:>11.2}x", "slowdown", s.slowdown)?;
-        let n = &s.noise;
-        writeln!(
-            out,
-            "  {:<28} {:>11.2}x {:>11.2}x {:>11.2}x   ON/OFF of each pair, {} pairs",
-            "paired slowdown", n.slowdown_median, n.slowdown_min, n.slowdown_max, n.pairs
-        )?;
-        let interval = match (n.slowdown_ci_low, n.slowdown_ci_high, n.slowdown_ci_half_width) {
-            (Some(lo), Some(hi), Some(h)) => format!("{lo:.2}x to {hi:.2}x (+-{:.1}%)", h * 100.0),
-            _ => "none (fewer than 6 pairs)".into(),
-        };
-        let stopped = match n.stopped_by {
-            clockscope_explain::measure::StopReason::Precision => "target +-5% reached",
-            clockscope_explain::measure::StopReason::MaxTime => "target +-5% missed: --max-time",
-            clockscope_explain::measure::StopReason::MaxRuns => "target +-5% missed in 1000 pairs",
-            clockscope_explain::measure::StopReason::Interrupted => "interrupted",
-        };
-        writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
-        writeln!(
-            out,
-            "  {:<28} {:>9.2} ns   (ON - OFF) / rows",
-            "overhead per row", s.overhead_per_row_ns
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>9.2} ns   (ON - OFF) / clock reads",
-            "overhead per clock read", s.overhead_per_read_ns
-        )?;
-        let clock = s.predicted_clock.as_deref().unwrap_or("none");
-        match s.predicted_per_read_ns {
-            Some(p) => writeln!(
-                out,
-                "  {:<28} {:>9.2} ns   this machine's {clock} in the instrumentation model",
-                "predicted per clock read", p
-            )?,
-            None => writeln!(
-                out,
-                "  {:<28} {:>12}   {}",
-                "predicted per clock read", "none", s.prediction_status
-            )?,
-        }
-        let interval = match (
-            s.predicted_overhead_per_row_low_ns,
-            s.predicted_overhead_per_row_high_ns,
-        ) {
-            (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2} to {hi:.2} ns)"),
-            _ => String::new(),
-        };
-        writeln!(
-            out,
-            "  {:<28} {:>12}   {:.3} reads per row x predicted per read{interval}",
-            "predicted overhead per row",
-            opt(s.predicted_overhead_per_row_ns, 2, " ns"),
-            s.clock_reads_per_row
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>12}   OFF + predicted overhead",
-            "predicted TIMING ON",
-            opt(s.predicted_timing_on_ms, 3, " ms")
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>12}",
-            "predicted slowdown",
-            opt(s.predicted_slowdown, 2, "x")
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>12}",
-            "observed / predicted",
-            opt(s.observed_over_predicted, 2, "")
-        )?;
-        writeln!(
-            out,
-            "  {:<28} {:>12}   old model, for comparison: loop time {} per read",
-            "observed / back-to-back",
-            opt(s.back_to_back_observed_over_predicted, 2, ""),
-            opt(s.back_to_back_per_read_ns, 2, " ns")
-        )?;
+            "  {:<28} {:>12}   {}",
+            "predicted per clock read", "none", s.prediction_status
+        )?,
     }
-    if let Some(q) = &r.query_breakdown {
-        write_query_breakdown(out, q)?;
-    }
-    for k in &r.skipped_clock_sources {
-        writeln!(out)?;
-        writeln!(out, "Clock source: {} not measured: {}", k.clock_source, k.reason)?;
-    }
+    let interval = match (
+        s.predicted_overhead_per_row_low_ns,
+        s.predicted_overhead_per_row_high_ns,
+    ) {
+        (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2} to {hi:.2} ns)"),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "  {:<28} {:>12}   {:.3} reads per row x predicted per read{interval}",
+        "predicted overhead per row",
+        opt(s.predicted_overhead_per_row_ns, 2, " ns"),
+        s.clock_reads_per_row
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>12}   OFF + predicted overhead",
+        "predicted TIMING ON",
+        opt(s.predicted_timing_on_ms, 3, " ms")
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>12}",
+        "predicted slowdown",
+        opt(s.predicted_slowdown, 2, "x")
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>12}",
+        "observed / predicted",
+        opt(s.observed_over_predicted, 2, "")
+    )?;
+    writeln!(
+        out,
+        "  {:<28} {:>12}   old model, for comparison: loop time {} per read",
+        "observed / back-to-back",
+        opt(s.back_to_back_observed_over_predicted, 2, ""),
+        opt(s.back_to_back_per_read_ns, 2, " ns")
+    )?;
+    Ok(())
+}
+
+/// What the TSC would cost on this machine, when predicted.
+fn write_tsc_prediction(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     if let Some(t) = &r.tsc_prediction {
         writeln!(out)?;
         let lead = if r.server_version_num < clockscope_explain::measure::PG19_VERSION_NUM {
@@ -233,11 +256,6 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             "  {:.2}x ({:.2} ns per row) scaled by the {} source's observed / predicted",
             t.scaled_slowdown, t.scaled_overhead_per_row_ns, t.from_clock_source
         )?;
-    }
-    write_machine(out, r)?;
-    write_timing_settings(out, &r.timing_settings)?;
-    for w in &r.warnings {
-        writeln!(out, "warning: {w}")?;
     }
     Ok(())
 }
