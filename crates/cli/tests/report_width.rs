@@ -254,6 +254,7 @@ fn this_machines_tsc_clocks_cross_cpu_and_sweep_text_fit_100_columns() {
     }
 }
 
+#[cfg(feature = "explain")]
 /// The clock costs as measured on the 2-core AMD EPYC KVM guest
 /// (PostgreSQL 15, 1M rows).
 fn recorded_machine_clocks() -> clockscope_explain::clockcost::MachineClocks {
@@ -285,6 +286,7 @@ fn recorded_machine_clocks() -> clockscope_explain::clockcost::MachineClocks {
     }
 }
 
+#[cfg(feature = "explain")]
 /// The timing settings of the recorded server: track_io_timing and
 /// auto_explain.log_timing on.
 fn recorded_timing_settings() -> [clockscope_explain::timing_settings::ServerSetting; 5] {
@@ -307,6 +309,7 @@ fn recorded_timing_settings() -> [clockscope_explain::timing_settings::ServerSet
     )
 }
 
+#[cfg(feature = "explain")]
 #[test]
 fn explain_text_from_a_recorded_model_fits_100_columns() {
     use clockscope_explain::connect::Locality;
