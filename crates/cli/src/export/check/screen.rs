@@ -128,17 +128,7 @@ fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for c in &r.clocks {
         writeln!(out, "{}", clock_row(c, name_w))?;
     }
-    for s in &r.skipped {
-        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
-    }
-    let names: Vec<String> = r
-        .clocks
-        .iter()
-        .map(|c| format!("{} = {}", esc(&c.name), esc(&c.display_name)))
-        .collect();
-    if !names.is_empty() {
-        writeln!(out, "  {}", names.join("; "))?;
-    }
+    super::text::write_skipped_and_names(out, r, name_w)?;
     writeln!(
         out,
         "  read cost = per read, interference gaps taken out; avg loop = with them; backward = count/largest"

@@ -272,17 +272,7 @@ fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for c in &r.clocks {
         writeln!(out, "{}", clock_row(c, name_w))?;
     }
-    for s in &r.skipped {
-        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
-    }
-    let names: Vec<String> = r
-        .clocks
-        .iter()
-        .map(|c| format!("{} = {}", esc(&c.name), esc(&c.display_name)))
-        .collect();
-    if !names.is_empty() {
-        writeln!(out, "  {}", names.join("; "))?;
-    }
+    write_skipped_and_names(out, r, name_w)?;
     writeln!(
         out,
         "  avg = average time per read in clockscope's lean loop; res = smallest non-zero step;"
@@ -434,4 +424,21 @@ pub fn status_word(s: Status) -> &'static str {
         Status::Broken => "BROKEN",
         Status::NoVerdict => "NO VERDICT",
     }
+}
+
+/// The skipped clocks' rows and the legend naming each clock in full (both
+/// text forms print them under their clocks table).
+pub(super) fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) -> io::Result<()> {
+    for s in &r.skipped {
+        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
+    }
+    let names: Vec<String> = r
+        .clocks
+        .iter()
+        .map(|c| format!("{} = {}", esc(&c.name), esc(&c.display_name)))
+        .collect();
+    if !names.is_empty() {
+        writeln!(out, "  {}", names.join("; "))?;
+    }
+    Ok(())
 }
