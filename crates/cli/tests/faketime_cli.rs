@@ -209,8 +209,10 @@ fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
     let c = &v["clocks"][0];
     assert!(c["backward_steps"].as_u64().unwrap() >= 1, "{c}");
     assert_eq!(c["elapsed_source"], "forward_steps", "{c}");
-    // The loop runs until its forward time reaches -d: never 0.
-    assert!(c["elapsed_ns"].as_u64().unwrap() >= 3_000_000_000, "{c}");
+    // Each run lasts until its forward time reaches its share of the budget
+    // (3 s, then 1.5 s and 1.5 s when repeated as noisy), whichever run is
+    // kept: never 0, never the stepped-back difference.
+    assert!(c["elapsed_ns"].as_u64().unwrap() >= 1_000_000_000, "{c}");
     assert!(c["end_minus_start_ns"].as_i64().unwrap() < 0, "{c}");
     assert!(c["avg_loop_ns"].as_f64().unwrap() > 0.0, "{c}");
     assert_eq!(v["verdict"]["status"], "broken");
