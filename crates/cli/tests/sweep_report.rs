@@ -562,7 +562,7 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     let header = full.lines().find(|l| l.starts_with("clocksource ")).unwrap();
     assert!(header.ends_with("PG rule   EXPLAIN") && header.len() <= 100, "{header}");
     assert!(
-        !short.contains("read cost: median") && full.contains("read cost: median"),
+        !short.contains("read cost: mean read") && full.contains("read cost: mean read"),
         "{short}"
     );
     common::one_screen_and_verbose("sweep_scripted", &short, &full);

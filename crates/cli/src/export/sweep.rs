@@ -52,7 +52,7 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
     if !r.live_sysfs {
         writeln!(
             out,
-            "Note: --sysfs-root is not /sys: switching there changes no kernel clock, so every row measures the \
+            "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row measures the \
              clocksource really in use."
         )?;
     }
