@@ -130,14 +130,7 @@ pub fn measure_model<R: PgRead, C: ClockSource>(
     config: ModelConfig,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Option<ExecutorLoopCost> {
-    let run = run_pairs(read, timer, table, config, keep_going)?;
-    let mut cost = cost_from_pairs(run.clock, &run.pairs, run.rows_per_round, config.instrumentation)?;
-    cost.work_steps = config.work_steps.min(MAX_WORK_STEPS);
-    cost.stopped_by = run.stopped_by;
-    cost.budget_ns = config.budget_ns;
-    cost.elapsed_ns = run.elapsed_ns;
-    cost.sampling = sampling_text(1, run.elapsed_ns);
-    Some(cost)
+    cost_of_run(&run_pairs(read, timer, table, config, keep_going)?, config)
 }
 
 /// The model for `instrumentation` on this machine's clocks: the system clock
@@ -151,14 +144,7 @@ pub fn measure_on_this_machine<T: ClockSource>(
     config: ModelConfig,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Option<ExecutorLoopCost> {
-    let run = pairs_on_this_machine(tsc, table, config, keep_going)?;
-    let mut cost = cost_from_pairs(run.clock, &run.pairs, run.rows_per_round, config.instrumentation)?;
-    cost.work_steps = config.work_steps.min(MAX_WORK_STEPS);
-    cost.stopped_by = run.stopped_by;
-    cost.budget_ns = config.budget_ns;
-    cost.elapsed_ns = run.elapsed_ns;
-    cost.sampling = sampling_text(1, run.elapsed_ns);
-    Some(cost)
+    cost_of_run(&pairs_on_this_machine(tsc, table, config, keep_going)?, config)
 }
 
 /// [`run_pairs`] on this machine's clocks (as [`measure_on_this_machine`]).
@@ -272,4 +258,16 @@ impl Slices {
         cost.sampling = sampling_text(self.slices, self.elapsed_ns);
         Some(cost)
     }
+}
+
+/// One run of pairs as the cost it measured, with how it was measured (one
+/// sampling window: the run's own).
+fn cost_of_run(run: &PairsRun, config: ModelConfig) -> Option<ExecutorLoopCost> {
+    let mut cost = cost_from_pairs(run.clock, &run.pairs, run.rows_per_round, config.instrumentation)?;
+    cost.work_steps = config.work_steps.min(MAX_WORK_STEPS);
+    cost.stopped_by = run.stopped_by;
+    cost.budget_ns = config.budget_ns;
+    cost.elapsed_ns = run.elapsed_ns;
+    cost.sampling = sampling_text(1, run.elapsed_ns);
+    Some(cost)
 }
