@@ -30,12 +30,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     write_clocks(out, r)?;
     writeln!(out)?;
     write_verdict(out, r)?;
-    if r.interrupted {
-        writeln!(
-            out,
-            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
-        )?;
-    }
+    super::text::write_interrupted(out, r)?;
     writeln!(
         out,
         "More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)"

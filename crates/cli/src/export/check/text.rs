@@ -165,12 +165,7 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     write_interference(out, r)?;
     writeln!(out)?;
     write_verdict(out, r)?;
-    if r.interrupted {
-        writeln!(
-            out,
-            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
-        )?;
-    }
+    write_interrupted(out, r)?;
     Ok(())
 }
 
@@ -439,6 +434,17 @@ pub(super) fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name
         .collect();
     if !names.is_empty() {
         writeln!(out, "  {}", names.join("; "))?;
+    }
+    Ok(())
+}
+
+/// The line that says a Ctrl-C (or SIGTERM) cut the run short (both text forms).
+pub(super) fn write_interrupted(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    if r.interrupted {
+        writeln!(
+            out,
+            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
+        )?;
     }
     Ok(())
 }
