@@ -20,11 +20,16 @@
 use clockscope::clock::posix::PosixClock;
 use clockscope::counter::discover::full_budget;
 use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope::crosscpu::affinity;
+use clockscope::escape::escape_untrusted;
+use clockscope::linux::process::read_process_place;
+use clockscope::linux::Evidence;
 use clockscope::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
 use clockscope::predict::read_cost::{self, ReadCost};
 use clockscope::stats::Interval;
 use clockscope::ClockSource;
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// One clock's measured costs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -119,7 +124,22 @@ pub(crate) struct ModelSlices {
     table: Table,
     pub system: executor_loop::Slices,
     pub tsc: executor_loop::Slices,
+    /// The server's backend on this machine, whose CPU each slice is pinned
+    /// to ([`ModelSlices::follow_backend`]).
+    backend: Option<Backend>,
+    /// Why a slice was not pinned to the backend's CPU (the first reason).
+    pub pin_note: Option<String>,
 }
+
+/// A local server's backend process: its pid and the root its
+/// `proc/<pid>/stat` is read under (`/`; a fake tree in tests).
+struct Backend {
+    pid: u32,
+    root: PathBuf,
+}
+
+/// What the slices are pinned to, for the sampling text.
+const BACKEND_CPU: &str = "the CPU the server's backend last ran on";
 
 impl ModelSlices {
     pub fn new(server_version_num: u32, slice_ns: u64) -> ModelSlices {
@@ -128,7 +148,56 @@ impl ModelSlices {
             table: Table::new(),
             system: executor_loop::Slices::new(ModelConfig::new(shape, slice_ns)),
             tsc: executor_loop::Slices::new(ModelConfig::new(PgInstrumentation::Pg19 { tsc: true }, slice_ns)),
+            backend: None,
+            pin_note: None,
         }
+    }
+
+    /// Pins every later slice to the CPU the backend `pid` (of a server on
+    /// this machine) last ran on, read from `<root>/proc/<pid>/stat`: one vCPU
+    /// of a shared machine can run everything slower for seconds while
+    /// another does not (bench/README.md), and the model must run at the
+    /// speed the server's statements ran at.
+    pub fn follow_backend(&mut self, pid: u32, root: &Path) {
+        self.backend = Some(Backend {
+            pid,
+            root: root.to_path_buf(),
+        });
+        self.system.pinned_to = Some(BACKEND_CPU);
+        self.tsc.pinned_to = Some(BACKEND_CPU);
+    }
+
+    /// Pins this thread to the backend's last CPU until the guard drops:
+    /// (the guard, the CPU), or nothing (and [`ModelSlices::pin_note`] says
+    /// why) when the backend's CPU cannot be read or pinned to.
+    fn pin_to_backend(&mut self) -> (Option<affinity::PinnedForNow>, Option<usize>) {
+        let Some(backend) = &self.backend else {
+            return (None, None);
+        };
+        let pid = backend.pid;
+        let why = match read_process_place(&backend.root, pid) {
+            Evidence::Found(place) if place.comm == "postgres" => match affinity::pin_current_thread_for_now(place.cpu)
+            {
+                Ok(guard) => return (Some(guard), Some(place.cpu)),
+                Err(e) => e.to_string(),
+            },
+            Evidence::Found(place) => {
+                // Not the server's backend: a server in a container has its
+                // own process ids. Stop following it.
+                self.backend = None;
+                format!(
+                    "process {pid} here is {:?}, not a PostgreSQL backend (a server in a container has process ids \
+                     of its own)",
+                    escape_untrusted(&place.comm)
+                )
+            }
+            Evidence::Missing(r) | Evidence::Unreadable(r) => {
+                self.backend = None;
+                format!("the backend's process {pid} was not read: {r}")
+            }
+        };
+        self.pin_note.get_or_insert(why);
+        (None, None)
     }
 
     /// One slice of the model for the server's `clock_source` ("system" or
@@ -138,11 +207,13 @@ impl ModelSlices {
         match clock_source {
             "system" if self.system.wants_more() => {
                 let config = self.system.config_for_next();
+                let (pinned, cpu) = self.pin_to_backend();
                 if let Some(run) =
                     executor_loop::pairs_on_this_machine::<PosixClock>(None, &self.table, config, keep_going)
                 {
-                    self.system.add(run);
+                    self.system.add_on(run, cpu);
                 }
+                drop(pinned);
             }
             "tsc" if self.tsc.wants_more() && counter::native_kind() == Some(CounterKind::Tsc) => {
                 struct Slice<'a> {
@@ -161,14 +232,16 @@ impl ModelSlices {
                 let Some(scale) = clockscope::Scale::from_khz(1_000_000) else {
                     return;
                 };
+                let (pinned, cpu) = self.pin_to_backend();
                 let visitor = Slice {
                     table: &self.table,
                     config: self.tsc.config_for_next(),
                     keep_going,
                 };
                 if let Ok(Some(run)) = counter::arch::visit_pair(scale, visitor) {
-                    self.tsc.add(run);
+                    self.tsc.add_on(run, cpu);
                 }
+                drop(pinned);
             }
             _ => {}
         }
@@ -392,5 +465,67 @@ mod tests {
         assert_eq!(model_slice_ns(500_000_000, 5), MODEL_SLICE_MAX_NS);
         assert_eq!(model_slice_ns(10_000_000, 5), MODEL_SLICE_MIN_NS);
         assert_eq!(model_slice_ns(100_000_000, 5), 20_000_000);
+    }
+
+    /// A `proc/<pid>/stat` of `comm` that last ran on `cpu`.
+    fn backend_stat(comm: &str, cpu: usize) -> String {
+        format!("4242 ({comm}) S 4200 4242 4242 0 -1 4194624 301 0 0 0 3 1 0 0 20 0 1 0 4410 226000896 2049 1 1 1 0 0 0 0 4194304 19935232 84487 0 0 0 17 {cpu} 0 0 0 0 0\n")
+    }
+
+    fn write_stat(root: &Path, text: &str) {
+        std::fs::create_dir_all(root.join("proc/4242")).unwrap();
+        std::fs::write(root.join("proc/4242/stat"), text).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn slices_follow_the_backend_to_its_cpu_and_leave_the_thread_as_it_was() {
+        std::thread::spawn(|| {
+            let before = affinity::allowed_cpus().unwrap();
+            let cpu = *before.last().unwrap();
+            let root = tempfile::tempdir().unwrap();
+            write_stat(root.path(), &backend_stat("postgres", cpu));
+            let mut slices = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+            slices.follow_backend(4242, root.path());
+            slices.slice("system", &mut || true);
+            assert_eq!(affinity::allowed_cpus().unwrap(), before, "the mask came back");
+            assert_eq!(slices.pin_note, None);
+            let cost = slices.system.cost().unwrap();
+            assert_eq!(cost.cpus.len(), 1);
+            assert_eq!(cost.cpus[0].cpu, cpu);
+            assert!(
+                cost.sampling.ends_with(&format!(
+                    "each slice pinned to the CPU the server's backend last ran on (CPU {cpu}: {} pairs)",
+                    cost.pairs
+                )),
+                "{}",
+                cost.sampling
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_process_that_is_not_a_backend_is_not_followed() {
+        let root = tempfile::tempdir().unwrap();
+        write_stat(root.path(), &backend_stat("nginx\u{1b}[2J", 0));
+        let mut slices = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+        slices.follow_backend(4242, root.path());
+        slices.slice("system", &mut || true);
+        let note = slices.pin_note.clone().unwrap();
+        assert!(note.starts_with("process 4242 here is \"nginx"), "{note}");
+        assert!(!note.contains('\u{1b}'), "escaped: {note}");
+        assert!(slices.system.cost().unwrap().cpus.is_empty());
+        // A pid that is gone: said once, the slices still run.
+        let mut gone = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+        gone.follow_backend(4243, root.path());
+        gone.slice("system", &mut || true);
+        gone.slice("system", &mut || true);
+        assert!(gone
+            .pin_note
+            .unwrap()
+            .starts_with("the backend's process 4243 was not read"));
+        assert_eq!(gone.system.slices, 2);
     }
 }

@@ -280,6 +280,11 @@ fn on_server(
         info.version_num,
         clockcost::model_slice_ns(opts.clock_measure_ns, opts.runs),
     );
+    // A server here: each slice runs on the CPU its backend last ran on
+    // (one vCPU can be slower than another for seconds).
+    if local {
+        model.follow_backend(session.backend_pid()?, std::path::Path::new("/"));
+    }
     let mut stopped_observer = |step: &Step| {
         if stop() {
             return Control::Stop;
@@ -313,6 +318,12 @@ fn on_server(
         dropped?;
     }
     warnings.extend(session.deadline_note().map(|note| format!("--max-time: {note}")));
+    warnings.extend(model.pin_note.as_ref().map(|why| {
+        format!(
+            "the model's slices were not pinned to the CPU of the server's backend ({why}): on a machine whose CPUs \
+             run at different speeds the prediction may be for another CPU's"
+        )
+    }));
     let cpu_contention = cpu_before.zip(cpu_after).and_then(|(before, after)| {
         Some(report::CpuContention {
             other_busy_fraction: contention::other_busy_fraction(&before, &after, runs.server_busy_ms)?,

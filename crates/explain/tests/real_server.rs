@@ -77,6 +77,19 @@ fn a_small_run_over_the_unix_socket() {
     assert!(positive(s.predicted_overhead_per_row_ns.unwrap()));
     assert!(s.observed_over_predicted.unwrap().is_finite());
     assert!(positive(r.this_machine.system.per_read_ns));
+    // The model's slices ran on the CPU of this session's backend (a real
+    // process here), and the thread they ran on is unpinned again.
+    let model = r.this_machine.system.executor_loop.as_ref().expect("the model ran");
+    assert!(!model.cpus.is_empty(), "{}", model.sampling);
+    assert!(model.cpus.iter().all(|c| c.used && c.pairs > 0));
+    assert!(
+        model
+            .sampling
+            .contains("pinned to the CPU the server's backend last ran on"),
+        "{}",
+        model.sampling
+    );
+    assert!(r.warnings.iter().all(|w| !w.contains("not pinned")), "{:?}", r.warnings);
 
     // The session turned parallel query and JIT off and said so.
     let jit = r.settings.iter().find(|s| s.name == "jit").expect("jit is shown");

@@ -199,7 +199,8 @@ impl ClockVisitor for MeasureClock<'_> {
 /// Runs the library's model of PostgreSQL 19's per-row instrumentation
 /// (clockscope::predict::executor_loop) with one clock in its fast-read slot:
 /// the system clock behind the `timing_tsc_enabled` branch, or the counter's
-/// fast read; its run time bounded by `budget_ns`.
+/// fast read; its run time bounded by `budget_ns`, in slices pinned to this
+/// process's CPUs in turn.
 struct ExecutorLoop {
     counter: bool,
     budget_ns: u64,
@@ -215,7 +216,10 @@ impl ClockVisitor for ExecutorLoop {
         let shape = executor_loop::PgInstrumentation::Pg19 { tsc: self.counter };
         let config = executor_loop::ModelConfig::new(shape, self.budget_ns);
         let tsc = self.counter.then_some(clock);
-        executor_loop::measure_on_this_machine(tsc, &table, config, &mut || !crate::exit::interrupted())
+        // Pinned to the CPUs in turn: the headline is the CPU that ran the
+        // plain work fastest, not the moment of one vCPU (placement.rs).
+        let cpus = clockscope::crosscpu::affinity::allowed_cpus().unwrap_or_default();
+        executor_loop::measure_across_cpus(tsc, &table, config, &cpus, &mut || !crate::exit::interrupted())
     }
 }
 

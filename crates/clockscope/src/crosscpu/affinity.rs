@@ -141,11 +141,13 @@ mod imp {
         usize::try_from(cpu).ok()
     }
 
-    pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
+    /// Sets the calling thread's mask to exactly `cpus`; `Pin` names the
+    /// first of them when the kernel refuses.
+    pub fn set_current_thread_cpus(cpus: &[usize]) -> Result<(), AffinityError> {
         // As wide as the mask the kernel accepted from sched_getaffinity
-        // (wider only to hold `cpu`, which the kernel then refuses).
+        // (wider only to hold a CPU the kernel then refuses).
         let width_bits = get_mask(possible_mask_bits())?.len() * MASK_WORD_BITS;
-        let mask = cpus_to_mask(&[cpu], width_bits);
+        let mask = cpus_to_mask(cpus, width_bits);
         let bytes = mask.len() * size_of::<libc::c_ulong>();
         // SAFETY: `mask` is a live buffer of exactly `bytes` bytes, aligned
         // for `unsigned long` like `cpu_set_t`; the kernel only reads it.
@@ -153,10 +155,15 @@ mod imp {
         let rc = unsafe { libc::sched_setaffinity(0, bytes, mask.as_ptr().cast::<libc::cpu_set_t>()) };
         if rc != 0 {
             return Err(AffinityError::Pin {
-                cpu,
+                cpu: cpus.first().copied().unwrap_or(0),
                 err: io::Error::last_os_error(),
             });
         }
+        Ok(())
+    }
+
+    pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
+        set_current_thread_cpus(&[cpu])?;
         // sched_setaffinity migrates the calling thread before it returns.
         match current_cpu() {
             Some(running_on) if running_on != cpu => Err(AffinityError::NotMoved { cpu, running_on }),
@@ -180,6 +187,10 @@ mod imp {
     pub fn pin_current_thread(_cpu: usize) -> Result<(), AffinityError> {
         Err(AffinityError::Unsupported(std::env::consts::OS))
     }
+
+    pub fn set_current_thread_cpus(_cpus: &[usize]) -> Result<(), AffinityError> {
+        Err(AffinityError::Unsupported(std::env::consts::OS))
+    }
 }
 
 /// The CPUs this process may run on (sorted), from `sched_getaffinity`.
@@ -195,6 +206,35 @@ pub fn current_cpu() -> Option<usize> {
 /// Pins the calling thread to `cpu` alone and checks that it moved there.
 pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
     imp::pin_current_thread(cpu)
+}
+
+/// The calling thread pinned to one CPU for a while: the mask it had is
+/// put back when this is dropped ([`pin_current_thread_for_now`]).
+#[derive(Debug)]
+#[must_use = "the thread is unpinned when the guard is dropped"]
+pub struct PinnedForNow {
+    before: Vec<usize>,
+    /// The CPU pinned to.
+    pub cpu: usize,
+}
+
+impl Drop for PinnedForNow {
+    fn drop(&mut self) {
+        // The mask was the thread's own a moment ago: the kernel accepts it
+        // back unless a CPU went offline meanwhile, and then the thread stays
+        // where it is, which is still a CPU it was allowed.
+        let _ = imp::set_current_thread_cpus(&self.before);
+    }
+}
+
+/// Pins the calling thread to `cpu` until the returned guard is dropped,
+/// which restores the mask it had (for measurements that must run where
+/// another process runs, then leave the thread as they found it).
+pub fn pin_current_thread_for_now(cpu: usize) -> Result<PinnedForNow, AffinityError> {
+    let before = imp::allowed_cpus()?;
+    let guard = PinnedForNow { before, cpu };
+    imp::pin_current_thread(cpu)?;
+    Ok(guard)
 }
 
 #[cfg(test)]
@@ -285,6 +325,27 @@ mod tests {
                     err.to_string().starts_with("could not pin a thread to CPU 8191"),
                     "{err}"
                 );
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pin_for_now_puts_the_mask_back_even_when_it_fails() {
+        std::thread::spawn(|| {
+            let before = allowed_cpus().unwrap();
+            let last = *before.last().unwrap();
+            {
+                let pinned = pin_current_thread_for_now(last).unwrap();
+                assert_eq!(pinned.cpu, last);
+                assert_eq!(allowed_cpus().unwrap(), vec![last]);
+            }
+            assert_eq!(allowed_cpus().unwrap(), before);
+            if !before.contains(&8191) {
+                assert!(pin_current_thread_for_now(8191).is_err());
+                assert_eq!(allowed_cpus().unwrap(), before);
             }
         })
         .join()

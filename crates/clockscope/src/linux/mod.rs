@@ -22,6 +22,7 @@
 //! | cgroup cpuset | `sys/fs/cgroup/<cgroup>/cpuset.cpus.effective` (v2) or `sys/fs/cgroup/cpuset/<cgroup>/cpuset.effective_cpus`, `cpuset.cpus` (v1), `<cgroup>` from `proc/self/cgroup` |
 //! | hypervisor type (Xen) | `sys/hypervisor/type` |
 //! | steal time, cgroup CPU throttling | `proc/stat`, `sys/fs/cgroup/.../cpu.stat` ([`cpu_time`]) |
+//! | the CPU another process last ran on | `proc/<pid>/stat`, field 39 ([`process`]) |
 //! | package, die, core, SMT siblings, NUMA node | `sys/devices/system/cpu/cpu<N>/topology/*`, `cpu<N>/node<M>` ([`topology`]) |
 //!
 //! [`perf`] reads the TSC-to-ns scale the kernel publishes in a perf_event
@@ -36,6 +37,7 @@ pub mod cpulist;
 pub mod kmsg;
 pub mod ntp;
 pub mod perf;
+pub mod process;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topology;

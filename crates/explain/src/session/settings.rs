@@ -103,6 +103,16 @@ impl PgSession {
         Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
     }
 
+    /// The process id of this session's backend on the server's machine
+    /// (`pg_backend_pid()`).
+    pub fn backend_pid(&mut self) -> Result<u32, Error> {
+        let row = self.statement(
+            "reading the backend's process id",
+            self.client.query_one("SELECT pg_catalog.pg_backend_pid()", &[]),
+        )?;
+        Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
+    }
+
     /// The TLS protocol of this session as the server sees it
     /// (`pg_stat_ssl.version`, e.g. `TLSv1.3`), `None` when unencrypted.
     pub fn tls_version(&mut self) -> Result<Option<String>, Error> {

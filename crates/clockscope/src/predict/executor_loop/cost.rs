@@ -73,6 +73,26 @@ pub struct ExecutorLoopCost {
     /// How the pairs were taken: "one run of 150 ms", or "12 slices (...),
     /// one before each of the server's TIMING OFF/ON pairs, ...".
     pub sampling: String,
+    /// Where the pairs ran when the model was pinned to CPUs, one entry per
+    /// CPU (empty when it was not pinned).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<CpuRun>,
+}
+
+/// The model's pairs on one CPU, when it ran pinned.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CpuRun {
+    /// The CPU.
+    pub cpu: usize,
+    /// Pairs run there.
+    pub pairs: u32,
+    /// Their median TIMING OFF round per row, ns: how fast this CPU ran the
+    /// plain work.
+    pub work_ns_per_row: f64,
+    /// Their median paired difference per row, ns.
+    pub median_ns_per_row: f64,
+    /// Whether these pairs are in the headline's median.
+    pub used: bool,
 }
 
 impl ExecutorLoopCost {
@@ -106,6 +126,7 @@ impl ExecutorLoopCost {
             budget_ns: 150_000_000,
             elapsed_ns: 149_000_000,
             sampling: sampling_text(1, 149_000_000),
+            cpus: Vec::new(),
         }
     }
 
@@ -195,6 +216,7 @@ pub(crate) fn cost_from_pairs(
         budget_ns: 0,
         elapsed_ns: 0,
         sampling: String::new(),
+        cpus: Vec::new(),
     })
 }
 

@@ -192,6 +192,12 @@ pub struct Slices {
     pub elapsed_ns: u64,
     /// [`StopReason::Interrupted`] once a slice was interrupted.
     pub stopped_by: StopReason,
+    /// The CPU each pair ran pinned to (`None`: not pinned), in the order of
+    /// `pairs`.
+    pub pair_cpus: Vec<Option<usize>>,
+    /// What a slice was pinned to, in words ("the CPU the server's backend
+    /// last ran on"), for the sampling text.
+    pub pinned_to: Option<&'static str>,
 }
 
 impl Slices {
@@ -206,6 +212,8 @@ impl Slices {
             slices: 0,
             elapsed_ns: 0,
             stopped_by: StopReason::Budget,
+            pair_cpus: Vec::new(),
+            pinned_to: None,
         }
     }
 
@@ -214,8 +222,13 @@ impl Slices {
         self.pairs.len() < MAX_PAIRS as usize
     }
 
-    /// Adds one slice's run.
+    /// Adds one slice's run (not pinned to a CPU).
     pub fn add(&mut self, run: PairsRun) {
+        self.add_on(run, None);
+    }
+
+    /// Adds one slice's run, which ran pinned to `cpu` (`None`: not pinned).
+    pub fn add_on(&mut self, run: PairsRun, cpu: Option<usize>) {
         if self.rows_per_round.is_some_and(|r| r != run.rows_per_round) {
             // Not commensurable (cannot happen through config_for_next).
             return;
@@ -223,7 +236,9 @@ impl Slices {
         self.rows_per_round = Some(run.rows_per_round);
         self.clock = Some(run.clock);
         let room = (MAX_PAIRS as usize).saturating_sub(self.pairs.len());
+        let added = run.pairs.len().min(room);
         self.pairs.extend(run.pairs.into_iter().take(room));
+        self.pair_cpus.extend(std::iter::repeat_n(cpu, added));
         self.slices += 1;
         self.elapsed_ns = self.elapsed_ns.saturating_add(run.elapsed_ns);
         if run.stopped_by == StopReason::Interrupted {
@@ -256,6 +271,13 @@ impl Slices {
         cost.budget_ns = self.config.budget_ns.saturating_mul(u64::from(self.slices));
         cost.elapsed_ns = self.elapsed_ns;
         cost.sampling = sampling_text(self.slices, self.elapsed_ns);
+        cost.cpus = super::placement::cpu_runs(self, None);
+        if let (Some(what), false) = (self.pinned_to, cost.cpus.is_empty()) {
+            cost.sampling.push_str(&format!(
+                "; each slice pinned to {what} ({})",
+                super::placement::slices_per_cpu_text(self)
+            ));
+        }
         Some(cost)
     }
 }

@@ -86,6 +86,8 @@
 //! [`PgRead`], [`PgInstrumentation`]); `executor.rs`: the table and the
 //! scan, aggregate and instrumented node the rows run through;
 //! `measuring.rs`: rounds, pairs and slices ([`run_pairs`], [`Slices`]);
+//! `placement.rs`: slices pinned to CPUs in turn, and the cost of the CPU
+//! that ran the plain work fastest ([`measure_across_cpus`]);
 //! `cost.rs`: the pairs and the cost from them, and its text
 //! ([`RoundPair`], [`ExecutorLoopCost`]).
 
@@ -93,8 +95,9 @@ mod cost;
 mod executor;
 mod instr;
 mod measuring;
+mod placement;
 
-pub use cost::{interval_text, ExecutorLoopCost, RoundPair, StopReason};
+pub use cost::{interval_text, CpuRun, ExecutorLoopCost, RoundPair, StopReason};
 pub use executor::Table;
 pub use instr::{
     FastRead, InstrTime, PgInstrumentation, PgRead, SystemRead, TicksTime, TimespecClock, TimespecRead, TimespecTime,
@@ -102,6 +105,7 @@ pub use instr::{
 pub use measuring::{
     measure_model, measure_on_this_machine, pairs_on_this_machine, run_pairs, ModelConfig, PairsRun, Slices,
 };
+pub use placement::{measure_across_cpus, run_across_cpus, spread_cpus, MAX_MODEL_CPUS};
 
 /// Bytes of one tuple: a heap tuple of one int column (23-byte header padded
 /// to 24, 4-byte datum), MAXALIGNed to 8 -> 32.

@@ -1,0 +1,113 @@
+//! Where another process last ran: `proc/<pid>/stat` under the root.
+//!
+//! A model that must run at the speed another process sees (the CPU a local
+//! PostgreSQL backend runs its statements on) pins itself to the CPU that
+//! process last ran on: field 39 (`processor`) of `/proc/<pid>/stat`
+//! (proc(5)). The command name (field 2) is in parentheses and may hold
+//! spaces and parentheses itself, so the fields after it count from the last
+//! `)`. Its parent (field 4) and the command name let a caller check that the
+//! pid is the process it expects: a server behind loopback may run in a
+//! container whose process ids are not this machine's.
+
+use super::{read_parsed, Evidence};
+use std::path::Path;
+
+/// What `/proc/<pid>/stat` says of one process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessPlace {
+    /// The command name (field 2, `comm`, at most 15 bytes in the kernel;
+    /// untrusted text: escape it before showing it).
+    pub comm: String,
+    /// The parent's pid (field 4).
+    pub ppid: u32,
+    /// The CPU it last ran on (field 39).
+    pub cpu: usize,
+}
+
+/// Reads `proc/<pid>/stat` under `root` ([`ProcessPlace`]).
+pub fn read_process_place(root: &Path, pid: u32) -> Evidence<ProcessPlace> {
+    read_parsed(root, &format!("proc/{pid}/stat"), parse_process_place)
+}
+
+/// Parses one `/proc/<pid>/stat` line (see the module docs).
+pub(crate) fn parse_process_place(text: &str) -> Result<ProcessPlace, String> {
+    let open = text.find('(').ok_or("no '(' before the command name")?;
+    let close = text.rfind(')').ok_or("no ')' after the command name")?;
+    if close < open {
+        return Err("')' before '('".into());
+    }
+    let comm = text[open + 1..close].to_string();
+    // Field 3 (state) is the first after the name: field n is rest[n - 3].
+    let rest: Vec<&str> = text[close + 1..].split_ascii_whitespace().collect();
+    let field = |n: usize, name: &str| -> Result<&str, String> {
+        rest.get(n - 3)
+            .copied()
+            .ok_or_else(|| format!("no field {n} ({name}): {} fields after the name", rest.len()))
+    };
+    let ppid = field(4, "ppid")?
+        .parse::<u32>()
+        .map_err(|_| "field 4 (ppid) is not a number".to_string())?;
+    let cpu = field(39, "processor")?
+        .parse::<usize>()
+        .map_err(|_| "field 39 (processor) is not a number".to_string())?;
+    Ok(ProcessPlace { comm, ppid, cpu })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linux::testing::FakeRoot;
+
+    /// A real line (a PostgreSQL 15 backend, Linux 6.18), fields 1-52.
+    const BACKEND: &str = "412 (postgres) S 398 412 412 0 -1 4194624 301 0 0 0 3 1 0 0 20 0 1 0 4410 226000896 \
+                           2049 18446744073709551615 1 1 0 0 0 0 4194304 19935232 84487 0 0 0 17 1 0 0 0 0 0 0 0 0 0 \
+                           0 0 0 0\n";
+
+    #[test]
+    fn reads_the_name_the_parent_and_the_last_cpu() {
+        let p = parse_process_place(BACKEND).unwrap();
+        assert_eq!(
+            p,
+            ProcessPlace {
+                comm: "postgres".into(),
+                ppid: 398,
+                cpu: 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_name_with_spaces_and_parentheses_does_not_shift_the_fields() {
+        let line = BACKEND.replace("(postgres)", "(a) b (c))");
+        let p = parse_process_place(&line).unwrap();
+        assert_eq!((p.comm.as_str(), p.ppid, p.cpu), ("a) b (c)", 398, 1));
+    }
+
+    #[test]
+    fn short_or_garbled_lines_are_errors_that_name_the_field() {
+        let short = "412 (postgres) S 398 412";
+        assert!(parse_process_place(short).unwrap_err().contains("field 39"));
+        assert!(parse_process_place("412 postgres S").is_err());
+        let bad = BACKEND.replace(" 17 1 0 0 0", " 17 x 0 0 0");
+        assert!(parse_process_place(&bad).unwrap_err().contains("processor"));
+    }
+
+    #[test]
+    fn read_under_a_root_or_missing() {
+        let root = FakeRoot::new();
+        root.write("proc/412/stat", BACKEND);
+        assert_eq!(read_process_place(root.path(), 412).found().map(|p| p.cpu), Some(1));
+        assert!(matches!(read_process_place(root.path(), 413), Evidence::Missing(_)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_process_is_found_on_a_possible_cpu() {
+        let root = Path::new("/");
+        let me = read_process_place(root, std::process::id()).found().cloned().unwrap();
+        assert!(!me.comm.is_empty());
+        if let Some(possible) = crate::linux::read_cpus_possible(root).found() {
+            assert!(possible.contains(me.cpu), "{me:?} not in {possible:?}");
+        }
+    }
+}
