@@ -1,6 +1,7 @@
 //! The one way an integration test skips: `skip!` writes `skipped: ...` to
-//! the process's real standard error (libtest captures `eprintln!` and
-//! `std::io::stderr()` of a passing test, not writes to fd 2 itself), and
+//! the process's real standard error (libtest captures `eprintln!` of a
+//! passing test, not writes through `std::io::stderr()`, which go to fd 2
+//! itself), and
 //! under `CLOCKSCOPE_REQUIRE_DEPS=1` (set by `.ci/run`, where
 //! scripts/test.sh installs PostgreSQL 15, promtool, node_exporter, faketime
 //! and qemu) a missing dependency fails the test instead.
@@ -25,15 +26,11 @@ pub fn report(required: bool, why: std::fmt::Arguments<'_>) {
         panic!("required dependency missing ({REQUIRE_DEPS}=1): {why}");
     }
     let line = format!("skipped: {}: {why}\n", std::thread::current().name().unwrap_or("?"));
-    // /proc/self/fd/2 is the real stderr, past libtest's capture.
-    match std::fs::OpenOptions::new().write(true).open("/proc/self/fd/2") {
-        Ok(mut fd2) => {
-            let _ = fd2.write_all(line.as_bytes());
-        }
-        Err(_) => {
-            let _ = std::io::stderr().write_all(line.as_bytes());
-        }
-    }
+    // Written to fd 2 itself, past libtest's capture (which takes only the
+    // print macros). Not by opening /proc/self/fd/2: that makes a second open
+    // file at offset 0, so with stderr redirected to a file
+    // (`./scripts/test.sh >log 2>&1`) the line overwrote the log's start.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Skips the calling test with a formatted reason (see the module doc).
