@@ -92,8 +92,19 @@ first = load("explain.1.json")
 print(f"Server: PostgreSQL {first['server_version']} ({first['server_version_num']}), {first['rows']:,} rows, "
       f"{first['workload']}")
 print()
+def paired(s):
+    p = s.get("paired_in_time")
+    if not p:
+        return f"{'-':>7} {'-':>12}"
+    iv = "-" if p["low"] is None else f"{p['low']:.2f}-{p['high']:.2f}"
+    return f"{p['observed_over_predicted']:>7.2f} {iv:>12}"
+
+
 print("explain: observed and predicted TIMING ON cost per row (target observed / predicted 0.85-1.15)")
-print(f"  {'run':<4} {'clock source':<14} {'observed':>10} {'predicted':>10} {'95% interval':>19} {'obs/pred':>9}  status")
+print("(paired: each pair of runs against the model slice run just before it, median of the ratios and its 95%")
+print("interval; it holds when the machine changes speed during the runs, where the two medians may not)")
+print(f"  {'run':<4} {'clock source':<14} {'observed':>10} {'predicted':>10} {'95% interval':>19} {'obs/pred':>9} "
+      f"{'paired':>7} {'paired 95%':>12}  status")
 for i in range(1, runs + 1):
     r = load(f"explain.{i}.json")
     for s in r["clock_sources"]:
@@ -103,7 +114,7 @@ for i in range(1, runs + 1):
         interval = "-" if lo is None else f"{lo:.2f}-{hi:.2f}"
         print(f"  {i:<4} {s['clock_source']:<14} {s['overhead_per_row_ns']:>10.2f} "
               f"{fmt(s['predicted_overhead_per_row_ns']):>10} {interval:>19} "
-              f"{fmt(s['observed_over_predicted']):>9}  {s['prediction_status']}")
+              f"{fmt(s['observed_over_predicted']):>9} {paired(s)}  {s['prediction_status']}")
     io = r["timing_settings"]["io_read"]
     if io:
         io_explain.append((io["ns"], io["clock"]))

@@ -98,10 +98,11 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
     };
     let mut m = machine(30.0, Some(20.0));
     // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
-    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
-        "clock_gettime (CLOCK_MONOTONIC)",
-        48.0,
-    ));
+    let mut system = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0);
+    // One slice before each pair, each at the pooled cost: pair by pair the
+    // server's 48-52 ms over 2,000,006 reads against 24 ns per read.
+    system.slice_medians_ns_per_row = vec![48.0; 6];
+    m.system.executor_loop = Some(system);
     m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
         query: "SELECT count(*) FROM t",
@@ -118,6 +119,7 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
         "observed / back-to-back",
         "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10.0%",
         "(95% interval 43.20 to 52.80 ns)",
+        "paired in time 1.04 each pair of runs against the model slice just before it (95% interval 1.00-1.08, 6 pairs)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }

@@ -244,6 +244,12 @@ fn on_server(
     let mut info = session.server_info()?;
     // Read before the session changes anything (it never changes these).
     let server_timing = session.timing_settings()?;
+    // A server on this machine: its backend's pid, for the model's slices.
+    let backend_pid = if target.locality.is_local() {
+        Some(session.backend_pid()?)
+    } else {
+        None
+    };
     // The server's page size, before anything is created.
     if opts.workload != options::Workload::Series {
         opts.check_table_size(info.block_size)?;
@@ -282,8 +288,8 @@ fn on_server(
     );
     // A server here: each slice runs on the CPU its backend last ran on
     // (one vCPU can be slower than another for seconds).
-    if local {
-        model.follow_backend(session.backend_pid()?, std::path::Path::new("/"));
+    if let Some(pid) = backend_pid {
+        model.follow_backend(pid, std::path::Path::new("/"));
     }
     let mut stopped_observer = |step: &Step| {
         if stop() {

@@ -1,7 +1,9 @@
 //! The report's arithmetic (see [`super`]): medians, overheads per row and
 //! per read, and the prediction from this machine's clock cost.
 
-use super::model::{Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA};
+use super::model::{
+    Inputs, Noise, PairedInTime, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+};
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
@@ -64,12 +66,46 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         predicted_timing_on_ms: prediction.map(|p| p.timing_on_ms),
         predicted_slowdown: prediction.map(|p| p.slowdown),
         observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
+        paired_in_time: cost
+            .and_then(|c| c.executor_loop.as_ref())
+            .filter(|_| predicted.is_some())
+            .and_then(|e| paired_in_time(runs, &e.slice_medians_ns_per_row)),
         prediction_status,
         back_to_back_per_read_ns: back_to_back,
         back_to_back_observed_over_predicted: back_to_back.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
         runs_timing_on_ms: runs.timing_on_ms.clone(),
         noise: noise_of(runs)?,
+    })
+}
+
+/// observed / predicted pair by pair: pair k of `runs` against the model
+/// slice k, which ran just before it (explain runs one slice before each
+/// pair's TIMING OFF run, in order); `None` without such pairs.
+pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]) -> Option<PairedInTime> {
+    let reads = runs.clock_reads_per_run as f64;
+    if reads <= 0.0 {
+        return None;
+    }
+    let mut ratios: Vec<f64> = runs
+        .timing_off_ms
+        .iter()
+        .zip(&runs.timing_on_ms)
+        .zip(slice_medians_ns_per_row)
+        .filter_map(|((off, on), slice)| {
+            let predicted_per_read = slice / executor_loop::READS_PER_ROW;
+            let observed_per_read = (on - off) * 1e6 / reads;
+            (predicted_per_read > 0.0 && predicted_per_read.is_finite()).then(|| observed_per_read / predicted_per_read)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = clockscope::stats::median(&ratios)?;
+    let interval = clockscope::stats::median_interval(&ratios, clockscope::stats::CONFIDENCE);
+    Some(PairedInTime {
+        pairs: ratios.len(),
+        observed_over_predicted: median,
+        low: interval.map(|i| i.low),
+        high: interval.map(|i| i.high),
     })
 }
 
@@ -352,6 +388,37 @@ mod tests {
         )];
         let shown = shown_settings(&settings, &current);
         assert_eq!(shown[2].session_value, None);
+    }
+
+    #[test]
+    fn pairs_set_against_the_slice_before_them_hold_when_the_speed_changes() {
+        // 1,000 reads per run; the machine switches speed after 4 of 7
+        // pairs: the server adds 9 ns per read, then 18; each slice before a
+        // pair says the same (its per-row median is two reads). The medians
+        // of all runs would set 9 (the ON - OFF of the medians) against 18.
+        let mut r = runs("tsc", "SET");
+        r.clock_reads_per_run = 1000;
+        r.timing_off_ms = vec![10.0; 7];
+        r.timing_on_ms = [9.0, 9.0, 9.0, 9.0, 18.0, 18.0, 18.0]
+            .iter()
+            .map(|ns| 10.0 + ns * 1000.0 / 1e6)
+            .collect();
+        let slices = [18.0, 18.0, 18.0, 18.0, 36.0, 36.0, 36.0];
+        let p = paired_in_time(&r, &slices).unwrap();
+        assert_eq!(p.pairs, 7);
+        assert!((p.observed_over_predicted - 1.0).abs() < 1e-9, "{p:?}");
+        let (low, high) = (p.low.unwrap(), p.high.unwrap());
+        assert!((low - 1.0).abs() < 1e-9 && (high - 1.0).abs() < 1e-9, "{p:?}");
+        // The server twice the model's cost in every pair: 2.
+        let doubled: Vec<f64> = slices.iter().map(|s| s / 2.0).collect();
+        assert!((paired_in_time(&r, &doubled).unwrap().observed_over_predicted - 2.0).abs() < 1e-9);
+        // Fewer slices than pairs (a stop): only the pairs with one; below
+        // 6, no interval.
+        let few = paired_in_time(&r, &slices[..3]).unwrap();
+        assert_eq!((few.pairs, few.low), (3, None));
+        // No slice, or slices that resolved nothing: no ratio.
+        assert_eq!(paired_in_time(&r, &[]), None);
+        assert_eq!(paired_in_time(&r, &[0.0, f64::NAN]), None);
     }
 
     #[test]

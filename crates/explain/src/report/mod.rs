@@ -24,6 +24,9 @@
 //! predicted_slowdown      = predicted_timing_on_ms / OFF
 //!                           (clockscope::predict::explain_overhead, per row)
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
+//! paired_in_time          = median over pairs k of
+//!                           ((ON_k - OFF_k) * 1e6 / clock reads per run) / (slice_k's median / 2),
+//!                           slice_k the model slice run just before pair k, with its 95% interval
 //! back_to_back_observed_over_predicted = overhead_per_read_ns / pg_test_timing loop time
 //! ```
 //!
@@ -47,4 +50,6 @@ pub(crate) mod arith;
 pub mod model;
 
 pub use arith::build;
-pub use model::{CpuContention, Inputs, Noise, QueryBreakdown, Report, SourceResult, TscPrediction, SCHEMA_VERSION};
+pub use model::{
+    CpuContention, Inputs, Noise, PairedInTime, QueryBreakdown, Report, SourceResult, TscPrediction, SCHEMA_VERSION,
+};

@@ -48,6 +48,10 @@ pub struct SourceResult {
     pub predicted_timing_on_ms: Option<f64>,
     pub predicted_slowdown: Option<f64>,
     pub observed_over_predicted: Option<f64>,
+    /// observed / predicted paired in time: each pair of runs against the
+    /// model slice that ran just before it; null without slices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_in_time: Option<PairedInTime>,
     /// "resolved", or why there is no prediction ("not resolved: ...",
     /// "not measured: ...", or no clock to predict with).
     pub prediction_status: String,
@@ -60,6 +64,22 @@ pub struct SourceResult {
     pub runs_timing_on_ms: Vec<f64>,
     /// The noise control: paired slowdowns, their interval, why runs ended.
     pub noise: Noise,
+}
+
+/// observed / predicted with each of the server's pairs of runs set against
+/// the model slice that ran just before it (`arith`): on a machine whose
+/// speed changes during the runs the two medians can come from different
+/// speeds, the pairs cannot.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PairedInTime {
+    /// Pairs of runs with a slice before them.
+    pub pairs: usize,
+    /// The median over them of (the pair's ON - OFF per clock read) / (the
+    /// slice's median added per read), a ratio.
+    pub observed_over_predicted: f64,
+    /// Its 95% interval (order statistics); null below 6 pairs.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
 }
 
 /// The noise control's result for one clock source (see `stats`).

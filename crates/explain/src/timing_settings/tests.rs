@@ -42,6 +42,7 @@ fn source_ci(clock: &str, slowdown: f64, ci: f64) -> SourceResult {
         predicted_timing_on_ms: None,
         predicted_slowdown: None,
         observed_over_predicted: None,
+        paired_in_time: None,
         prediction_status: "not measured".into(),
         back_to_back_per_read_ns: None,
         back_to_back_observed_over_predicted: None,

@@ -227,6 +227,19 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         "observed / predicted",
         opt(s.observed_over_predicted, 2, "")
     )?;
+    if let Some(p) = &s.paired_in_time {
+        let interval = match (p.low, p.high) {
+            (Some(low), Some(high)) => format!("95% interval {low:.2}-{high:.2}, "),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "  {:<28} {:>12}   each pair of runs against the model slice just before it ({interval}{} pairs)",
+            "  paired in time",
+            format!("{:.2}", p.observed_over_predicted),
+            p.pairs
+        )?;
+    }
     writeln!(
         out,
         "  {:<28} {:>12}   old model, for comparison: loop time {} per read",

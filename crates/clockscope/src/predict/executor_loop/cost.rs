@@ -77,6 +77,12 @@ pub struct ExecutorLoopCost {
     /// CPU (empty when it was not pinned).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<CpuRun>,
+    /// Each slice's median paired difference per row, ns, in the order the
+    /// slices ran (empty for one run): for comparing each slice with what
+    /// ran just after it (explain: the server's pair of runs). Not in the
+    /// JSON.
+    #[serde(skip)]
+    pub slice_medians_ns_per_row: Vec<f64>,
 }
 
 /// The model's pairs on one CPU, when it ran pinned.
@@ -127,6 +133,7 @@ impl ExecutorLoopCost {
             elapsed_ns: 149_000_000,
             sampling: sampling_text(1, 149_000_000),
             cpus: Vec::new(),
+            slice_medians_ns_per_row: Vec::new(),
         }
     }
 
@@ -217,6 +224,7 @@ pub(crate) fn cost_from_pairs(
         elapsed_ns: 0,
         sampling: String::new(),
         cpus: Vec::new(),
+        slice_medians_ns_per_row: Vec::new(),
     })
 }
 

@@ -198,6 +198,9 @@ pub struct Slices {
     /// What a slice was pinned to, in words ("the CPU the server's backend
     /// last ran on"), for the sampling text.
     pub pinned_to: Option<&'static str>,
+    /// Each slice's median paired difference per row, ns, in order
+    /// ([`ExecutorLoopCost::slice_medians_ns_per_row`]).
+    pub slice_medians_ns_per_row: Vec<f64>,
 }
 
 impl Slices {
@@ -214,6 +217,7 @@ impl Slices {
             stopped_by: StopReason::Budget,
             pair_cpus: Vec::new(),
             pinned_to: None,
+            slice_medians_ns_per_row: Vec::new(),
         }
     }
 
@@ -235,6 +239,14 @@ impl Slices {
         }
         self.rows_per_round = Some(run.rows_per_round);
         self.clock = Some(run.clock);
+        let rows = run.rows_per_round.max(1) as f64;
+        let diffs: Vec<f64> = run
+            .pairs
+            .iter()
+            .map(|p| (p.timing_on_ns - p.timing_off_ns) / rows)
+            .collect();
+        self.slice_medians_ns_per_row
+            .push(crate::stats::median(&diffs).unwrap_or(f64::NAN));
         let room = (MAX_PAIRS as usize).saturating_sub(self.pairs.len());
         let added = run.pairs.len().min(room);
         self.pairs.extend(run.pairs.into_iter().take(room));
@@ -272,6 +284,7 @@ impl Slices {
         cost.elapsed_ns = self.elapsed_ns;
         cost.sampling = sampling_text(self.slices, self.elapsed_ns);
         cost.cpus = super::placement::cpu_runs(self, None);
+        cost.slice_medians_ns_per_row = self.slice_medians_ns_per_row.clone();
         if let (Some(what), false) = (self.pinned_to, cost.cpus.is_empty()) {
             cost.sampling.push_str(&format!(
                 "; each slice pinned to {what} ({})",

@@ -384,6 +384,8 @@ fn slices_pool_the_speeds_they_were_taken_in() {
     assert_eq!(cost.elapsed_ns, slices.elapsed_ns);
     assert!(cost.sampling.starts_with("4 slices ("), "{}", cost.sampling);
     assert!(cost.sampling.contains("same time"), "{}", cost.sampling);
+    // Each slice's own median, in order, for pairing with what ran after it.
+    assert_eq!(cost.slice_medians_ns_per_row, vec![18.0, 8.0, 8.0, 8.0]);
     // All in the slow speed: the slow cost, as the server's runs then were.
     let mut slow = Slices::new(c);
     for _ in 0..3 {
