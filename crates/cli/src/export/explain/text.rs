@@ -228,17 +228,7 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         opt(s.observed_over_predicted, 2, "")
     )?;
     if let Some(p) = &s.paired_in_time {
-        let interval = match (p.low, p.high) {
-            (Some(low), Some(high)) => format!("95% interval {low:.2}-{high:.2}, "),
-            _ => String::new(),
-        };
-        writeln!(
-            out,
-            "  {:<28} {:>12}   each pair of runs against the model slice just before it ({interval}{} pairs)",
-            "  paired in time",
-            format!("{:.2}", p.observed_over_predicted),
-            p.pairs
-        )?;
+        write_paired_in_time(out, p)?;
     }
     writeln!(
         out,
@@ -248,6 +238,21 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         opt(s.back_to_back_per_read_ns, 2, " ns")
     )?;
     Ok(())
+}
+
+/// observed / predicted pair by pair, with its interval when there is one.
+fn write_paired_in_time(out: &mut dyn Write, p: &clockscope_explain::report::PairedInTime) -> io::Result<()> {
+    let interval = match (p.low, p.high) {
+        (Some(low), Some(high)) => format!("95% interval {low:.2}-{high:.2}, "),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "  {:<28} {:>12}   each pair of runs against the model slice just before it ({interval}{} pairs)",
+        "  paired in time",
+        format!("{:.2}", p.observed_over_predicted),
+        p.pairs
+    )
 }
 
 /// What the TSC would cost on this machine, when predicted.
