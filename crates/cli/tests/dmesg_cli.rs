@@ -296,6 +296,11 @@ fn text_snapshots_of_a_bare_metal_watchdog_and_a_hyper_v_guest() {
         &text_of("baremetal_watchdog_6x_wdnsec.txt", false),
     );
     snapshot_eq("dmesg_hyperv_old_host.txt", &text_of("hyperv_old_host.txt", false));
+    // Issue 24: the default and the --verbose text of one log, both kept.
+    snapshot_eq(
+        "dmesg_baremetal_watchdog_verbose.txt",
+        &text_of("baremetal_watchdog_6x_wdnsec.txt", true),
+    );
 }
 
 #[test]
