@@ -2,7 +2,7 @@
 //! within a time budget ([`run_pairs`], [`measure_model`]), on this
 //! machine's clocks, and in slices between other work ([`Slices`]).
 
-use super::cost::{cost_from_pairs, sampling_text, ExecutorLoopCost, RoundPair, StopReason};
+use super::cost::{cost_from_pairs, sampling_text, CpuRun, ExecutorLoopCost, RoundPair, StopReason};
 use super::executor::{Executor, Table};
 use super::instr::{FastRead, PgInstrumentation, PgRead, SystemRead, TimespecRead};
 use super::{
@@ -10,6 +10,8 @@ use super::{
 };
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
+use crate::stats;
+use std::collections::BTreeMap;
 
 /// The model's shape for one run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,12 +285,12 @@ impl Slices {
         cost.budget_ns = self.config.budget_ns.saturating_mul(u64::from(self.slices));
         cost.elapsed_ns = self.elapsed_ns;
         cost.sampling = sampling_text(self.slices, self.elapsed_ns);
-        cost.cpus = super::placement::cpu_runs(self, None);
+        cost.cpus = cpu_runs(self, None);
         cost.slice_medians_ns_per_row = self.slice_medians_ns_per_row.clone();
         if let (Some(what), false) = (self.pinned_to, cost.cpus.is_empty()) {
             cost.sampling.push_str(&format!(
                 "; each slice pinned to {what} ({})",
-                super::placement::slices_per_cpu_text(self)
+                slices_per_cpu_text(self)
             ));
         }
         Some(cost)
@@ -305,4 +307,56 @@ fn cost_of_run(run: &PairsRun, config: ModelConfig) -> Option<ExecutorLoopCost> 
     cost.elapsed_ns = run.elapsed_ns;
     cost.sampling = sampling_text(1, run.elapsed_ns);
     Some(cost)
+}
+
+/// Each CPU's pairs (pinned pairs only), by CPU.
+pub(crate) fn groups(slices: &Slices) -> BTreeMap<usize, Vec<RoundPair>> {
+    let mut by_cpu: BTreeMap<usize, Vec<RoundPair>> = BTreeMap::new();
+    for (pair, cpu) in slices.pairs.iter().zip(&slices.pair_cpus) {
+        if let Some(cpu) = cpu {
+            by_cpu.entry(*cpu).or_default().push(*pair);
+        }
+    }
+    by_cpu
+}
+
+/// The median TIMING OFF row and paired difference per row of `pairs`, ns.
+pub(crate) fn medians(pairs: &[RoundPair], rows: f64) -> (f64, f64) {
+    let work: Vec<f64> = pairs.iter().map(|p| p.timing_off_ns / rows).collect();
+    let diff: Vec<f64> = pairs
+        .iter()
+        .map(|p| (p.timing_on_ns - p.timing_off_ns) / rows)
+        .collect();
+    (
+        stats::median(&work).unwrap_or(f64::NAN),
+        stats::median(&diff).unwrap_or(f64::NAN),
+    )
+}
+
+/// Each CPU's pairs as a [`CpuRun`]; `used`: the CPU whose pairs make the
+/// headline, `None` for all (pooled). Empty when no pair was pinned.
+pub(crate) fn cpu_runs(slices: &Slices, used: Option<usize>) -> Vec<CpuRun> {
+    let rows = slices.rows_per_round.unwrap_or(1).max(1) as f64;
+    groups(slices)
+        .into_iter()
+        .map(|(cpu, pairs)| {
+            let (work_ns_per_row, median_ns_per_row) = medians(&pairs, rows);
+            CpuRun {
+                cpu,
+                pairs: pairs.len() as u32,
+                work_ns_per_row,
+                median_ns_per_row,
+                used: used.is_none_or(|u| u == cpu),
+            }
+        })
+        .collect()
+}
+
+/// "CPU 0: 140 pairs, CPU 1: 96 pairs".
+pub(crate) fn slices_per_cpu_text(slices: &Slices) -> String {
+    groups(slices)
+        .iter()
+        .map(|(cpu, pairs)| format!("CPU {cpu}: {} pairs", pairs.len()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

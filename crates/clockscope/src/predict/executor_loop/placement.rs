@@ -20,14 +20,15 @@
 //! hidden. Where pinning is not possible (one allowed CPU, not Linux, or the
 //! kernel refuses) the model runs once, unpinned, and says why.
 
-use super::cost::{cost_from_pairs, CpuRun, ExecutorLoopCost, RoundPair, StopReason};
+use super::cost::{cost_from_pairs, CpuRun, ExecutorLoopCost, StopReason};
 use super::executor::Table;
-use super::measuring::{measure_on_this_machine, pairs_on_this_machine, ModelConfig, PairsRun, Slices};
+use super::measuring::{
+    cpu_runs, groups, measure_on_this_machine, pairs_on_this_machine, ModelConfig, PairsRun, Slices,
+};
 use super::{MAX_PAIRS, MAX_WORK_STEPS};
 use crate::clock::ClockSource;
 use crate::crosscpu::affinity;
 use crate::stats;
-use std::collections::BTreeMap;
 
 /// The most CPUs the model is pinned to in turn: enough to find an
 /// uncontended one, few enough that each gets enough pairs within a budget
@@ -139,58 +140,6 @@ pub fn measure_across_cpus<T: ClockSource>(
     }
 }
 
-/// Each CPU's pairs (pinned pairs only), by CPU.
-fn groups(slices: &Slices) -> BTreeMap<usize, Vec<RoundPair>> {
-    let mut by_cpu: BTreeMap<usize, Vec<RoundPair>> = BTreeMap::new();
-    for (pair, cpu) in slices.pairs.iter().zip(&slices.pair_cpus) {
-        if let Some(cpu) = cpu {
-            by_cpu.entry(*cpu).or_default().push(*pair);
-        }
-    }
-    by_cpu
-}
-
-/// The median TIMING OFF row and paired difference per row of `pairs`, ns.
-fn medians(pairs: &[RoundPair], rows: f64) -> (f64, f64) {
-    let work: Vec<f64> = pairs.iter().map(|p| p.timing_off_ns / rows).collect();
-    let diff: Vec<f64> = pairs
-        .iter()
-        .map(|p| (p.timing_on_ns - p.timing_off_ns) / rows)
-        .collect();
-    (
-        stats::median(&work).unwrap_or(f64::NAN),
-        stats::median(&diff).unwrap_or(f64::NAN),
-    )
-}
-
-/// Each CPU's pairs as a [`CpuRun`]; `used`: the CPU whose pairs make the
-/// headline, `None` for all (pooled). Empty when no pair was pinned.
-pub(crate) fn cpu_runs(slices: &Slices, used: Option<usize>) -> Vec<CpuRun> {
-    let rows = slices.rows_per_round.unwrap_or(1).max(1) as f64;
-    groups(slices)
-        .into_iter()
-        .map(|(cpu, pairs)| {
-            let (work_ns_per_row, median_ns_per_row) = medians(&pairs, rows);
-            CpuRun {
-                cpu,
-                pairs: pairs.len() as u32,
-                work_ns_per_row,
-                median_ns_per_row,
-                used: used.is_none_or(|u| u == cpu),
-            }
-        })
-        .collect()
-}
-
-/// "CPU 0: 140 pairs, CPU 1: 96 pairs".
-pub(crate) fn slices_per_cpu_text(slices: &Slices) -> String {
-    groups(slices)
-        .iter()
-        .map(|(cpu, pairs)| format!("CPU {cpu}: {} pairs", pairs.len()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl Slices {
     /// The cost from the pairs of the CPU that ran the plain work fastest
     /// (the lowest median TIMING OFF row among the CPUs with enough pairs
@@ -261,7 +210,7 @@ fn fastest_cpu_text(slices: &Slices, runs: &[CpuRun], chosen: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::executor_loop::PgInstrumentation;
+    use crate::predict::executor_loop::{PgInstrumentation, RoundPair};
 
     fn config(budget_ns: u64) -> ModelConfig {
         ModelConfig {
