@@ -47,6 +47,15 @@ pub enum AffinityError {
         /// The system call's error.
         err: std::io::Error,
     },
+    /// The CPU is not among those the thread may run on now (`taskset`, a
+    /// cpuset): pinning there would override the user's choice.
+    #[error("CPU {cpu} is not among the CPUs this thread may run on ({allowed})")]
+    NotAllowed {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The CPUs it may run on, as a list ("0,2-3").
+        allowed: String,
+    },
     /// After pinning, the thread reported running elsewhere.
     #[error("a thread pinned to CPU {cpu} runs on CPU {running_on}")]
     NotMoved {
@@ -227,11 +236,19 @@ impl Drop for PinnedForNow {
     }
 }
 
-/// Pins the calling thread to `cpu` until the returned guard is dropped,
-/// which restores the mask it had (for measurements that must run where
-/// another process runs, then leave the thread as they found it).
+/// Pins the calling thread to `cpu`, one of the CPUs it may run on now,
+/// until the returned guard is dropped, which restores the mask it had (for
+/// measurements that must run where another process runs, then leave the
+/// thread as they found it). A CPU outside the thread's mask is refused
+/// ([`AffinityError::NotAllowed`]): the mask may be the user's `taskset`.
 pub fn pin_current_thread_for_now(cpu: usize) -> Result<PinnedForNow, AffinityError> {
     let before = imp::allowed_cpus()?;
+    if !before.contains(&cpu) {
+        return Err(AffinityError::NotAllowed {
+            cpu,
+            allowed: before.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
+        });
+    }
     let guard = PinnedForNow { before, cpu };
     imp::pin_current_thread(cpu)?;
     Ok(guard)
@@ -344,8 +361,23 @@ mod tests {
             }
             assert_eq!(allowed_cpus().unwrap(), before);
             if !before.contains(&8191) {
-                assert!(pin_current_thread_for_now(8191).is_err());
+                let err = pin_current_thread_for_now(8191).unwrap_err();
+                assert!(
+                    err.to_string()
+                        .starts_with("CPU 8191 is not among the CPUs this thread may run on ("),
+                    "{err}"
+                );
                 assert_eq!(allowed_cpus().unwrap(), before);
+            }
+            // Narrowed (as by taskset) to one CPU: another one is refused, not
+            // taken; the narrowed mask stays.
+            if before.len() >= 2 {
+                pin_current_thread(before[0]).unwrap();
+                assert!(matches!(
+                    pin_current_thread_for_now(before[1]),
+                    Err(AffinityError::NotAllowed { .. })
+                ));
+                assert_eq!(allowed_cpus().unwrap(), vec![before[0]]);
             }
         })
         .join()

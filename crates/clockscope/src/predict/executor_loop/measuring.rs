@@ -288,10 +288,15 @@ impl Slices {
         cost.cpus = cpu_runs(self, None);
         cost.slice_medians_ns_per_row = self.slice_medians_ns_per_row.clone();
         if let (Some(what), false) = (self.pinned_to, cost.cpus.is_empty()) {
-            cost.sampling.push_str(&format!(
-                "; each slice pinned to {what} ({})",
-                slices_per_cpu_text(self)
-            ));
+            let unpinned = self.pair_cpus.iter().filter(|c| c.is_none()).count();
+            cost.sampling.push_str(&if unpinned == 0 {
+                format!("; each slice pinned to {what} ({})", slices_per_cpu_text(self))
+            } else {
+                format!(
+                    "; slices pinned to {what} where they could be ({}; not pinned: {unpinned} pairs)",
+                    slices_per_cpu_text(self)
+                )
+            });
         }
         Some(cost)
     }

@@ -345,6 +345,17 @@ mod tests {
             "{}",
             cost.sampling
         );
+        // One slice could not be pinned: said, with its pairs.
+        slices.add_on(run(5, 25.0, 9.0, 10_000_000), None);
+        let cost = slices.cost().unwrap();
+        assert!(
+            cost.sampling.ends_with(
+                "; slices pinned to the CPU the server's backend last ran on where they could be (CPU 0: 10 pairs, \
+                 CPU 1: 20 pairs; not pinned: 5 pairs)"
+            ),
+            "{}",
+            cost.sampling
+        );
     }
 
     #[cfg(target_os = "linux")]
