@@ -22,7 +22,7 @@ use clockscope::counter::discover::full_budget;
 use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
 use clockscope::crosscpu::affinity;
 use clockscope::escape::escape_untrusted;
-use clockscope::linux::process::read_process_place;
+use clockscope::linux::process::{read_process_place, ProcessPlace};
 use clockscope::linux::Evidence;
 use clockscope::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
 use clockscope::predict::read_cost::{self, ReadCost};
@@ -129,6 +129,8 @@ pub(crate) struct ModelSlices {
     backend: Option<Backend>,
     /// Why a slice was not pinned to the backend's CPU (the first reason).
     pub pin_note: Option<String>,
+    /// Slices that could not be pinned while the backend was followed.
+    pub unpinned_slices: u32,
 }
 
 /// A local server's backend process: its pid and the root its
@@ -150,6 +152,7 @@ impl ModelSlices {
             tsc: executor_loop::Slices::new(ModelConfig::new(PgInstrumentation::Pg19 { tsc: true }, slice_ns)),
             backend: None,
             pin_note: None,
+            unpinned_slices: 0,
         }
     }
 
@@ -175,20 +178,32 @@ impl ModelSlices {
             return (None, None);
         };
         let pid = backend.pid;
+        // A backend here is forked by the postmaster, whose name is postgres
+        // too: the name alone could be another cluster's process.
+        let parent_is_postgres = |place: &ProcessPlace| {
+            read_process_place(&backend.root, place.ppid)
+                .found()
+                .is_some_and(|p| p.comm == "postgres")
+        };
         let why = match read_process_place(&backend.root, pid) {
-            Evidence::Found(place) if place.comm == "postgres" => match affinity::pin_current_thread_for_now(place.cpu)
-            {
-                Ok(guard) => return (Some(guard), Some(place.cpu)),
-                Err(e) => e.to_string(),
-            },
+            Evidence::Found(place) if place.comm == "postgres" && parent_is_postgres(&place) => {
+                match affinity::pin_current_thread_for_now(place.cpu) {
+                    Ok(guard) => return (Some(guard), Some(place.cpu)),
+                    Err(e) => {
+                        self.unpinned_slices += 1;
+                        e.to_string()
+                    }
+                }
+            }
             Evidence::Found(place) => {
                 // Not the server's backend: a server in a container has its
                 // own process ids. Stop following it.
                 self.backend = None;
                 format!(
-                    "process {pid} here is {:?}, not a PostgreSQL backend (a server in a container has process ids \
-                     of its own)",
-                    escape_untrusted(&place.comm)
+                    "process {pid} here is {:?} with parent {}, not a PostgreSQL backend forked by its postmaster (a \
+                     server in a container has process ids of its own)",
+                    escape_untrusted(&place.comm),
+                    place.ppid
                 )
             }
             Evidence::Missing(r) | Evidence::Unreadable(r) => {
@@ -472,9 +487,12 @@ mod tests {
         format!("4242 ({comm}) S 4200 4242 4242 0 -1 4194624 301 0 0 0 3 1 0 0 20 0 1 0 4410 226000896 2049 1 1 1 0 0 0 0 4194304 19935232 84487 0 0 0 17 {cpu} 0 0 0 0 0\n")
     }
 
+    /// `proc/4242/stat` with `text`, and its parent 4200, the postmaster.
     fn write_stat(root: &Path, text: &str) {
-        std::fs::create_dir_all(root.join("proc/4242")).unwrap();
-        std::fs::write(root.join("proc/4242/stat"), text).unwrap();
+        for (pid, stat) in [(4242, text.to_string()), (4200, backend_stat("postgres", 0))] {
+            std::fs::create_dir_all(root.join(format!("proc/{pid}"))).unwrap();
+            std::fs::write(root.join(format!("proc/{pid}/stat")), stat).unwrap();
+        }
     }
 
     #[cfg(target_os = "linux")]
@@ -515,6 +533,18 @@ mod tests {
         slices.slice("system", &mut || true);
         let note = slices.pin_note.clone().unwrap();
         assert!(note.starts_with("process 4242 here is \"nginx"), "{note}");
+        // A postgres whose parent is not one (another program's child): not
+        // followed either.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(other.path().join("proc/4242")).unwrap();
+        std::fs::write(other.path().join("proc/4242/stat"), backend_stat("postgres", 0)).unwrap();
+        let mut orphan = ModelSlices::new(150_000, MODEL_SLICE_MIN_NS);
+        orphan.follow_backend(4242, other.path());
+        orphan.slice("system", &mut || true);
+        assert!(orphan
+            .pin_note
+            .unwrap()
+            .contains("with parent 4200, not a PostgreSQL backend"));
         assert!(!note.contains('\u{1b}'), "escaped: {note}");
         assert!(slices.system.cost().unwrap().cpus.is_empty());
         // A pid that is gone: said once, the slices still run.

@@ -325,9 +325,14 @@ fn on_server(
     }
     warnings.extend(session.deadline_note().map(|note| format!("--max-time: {note}")));
     warnings.extend(model.pin_note.as_ref().map(|why| {
+        let which = if model.unpinned_slices > 0 {
+            format!("{} of the model's slices were", model.unpinned_slices)
+        } else {
+            "the model's slices were".to_string()
+        };
         format!(
-            "the model's slices were not pinned to the CPU of the server's backend ({why}): on a machine whose CPUs \
-             run at different speeds the prediction may be for another CPU's"
+            "{which} not pinned to the CPU of the server's backend ({why}): on a machine whose CPUs run at \
+             different speeds the prediction may be for another CPU's"
         )
     }));
     let cpu_contention = cpu_before.zip(cpu_after).and_then(|(before, after)| {

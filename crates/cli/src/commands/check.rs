@@ -218,8 +218,7 @@ impl ClockVisitor for ExecutorLoop {
         let tsc = self.counter.then_some(clock);
         // Pinned to the CPUs in turn: the headline is the CPU that ran the
         // plain work fastest, not the moment of one vCPU (placement.rs).
-        let cpus = clockscope::crosscpu::affinity::allowed_cpus().unwrap_or_default();
-        executor_loop::measure_across_cpus(tsc, &table, config, &cpus, &mut || !crate::exit::interrupted())
+        executor_loop::measure_across_cpus(tsc, &table, config, &mut || !crate::exit::interrupted())
     }
 }
 

@@ -225,6 +225,9 @@ pub struct PinnedForNow {
     before: Vec<usize>,
     /// The CPU pinned to.
     pub cpu: usize,
+    /// Not `Send`: `sched_setaffinity(0)` acts on the calling thread, so the
+    /// guard must be dropped on the thread it pinned.
+    _this_thread: std::marker::PhantomData<*const ()>,
 }
 
 impl Drop for PinnedForNow {
@@ -249,7 +252,11 @@ pub fn pin_current_thread_for_now(cpu: usize) -> Result<PinnedForNow, AffinityEr
             allowed: before.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         });
     }
-    let guard = PinnedForNow { before, cpu };
+    let guard = PinnedForNow {
+        before,
+        cpu,
+        _this_thread: std::marker::PhantomData,
+    };
     imp::pin_current_thread(cpu)?;
     Ok(guard)
 }

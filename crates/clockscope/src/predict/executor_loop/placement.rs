@@ -11,8 +11,9 @@
 //! that lands there says the clock costs twice what it costs.
 //!
 //! So the model runs in slices pinned to each of up to [`MAX_MODEL_CPUS`]
-//! CPUs in turn (round robin, [`SLICES_PER_CPU`] or more slices each within
-//! the budget), keeps each slice's pairs with its CPU, and the headline is
+//! CPUs in turn (round robin; the slice length aims at [`SLICES_PER_CPU`]
+//! slices each within the budget, and every CPU gets at least one while the
+//! budget lasts: at `-d 0.01` a slice is 1.25 ms), keeps each slice's pairs with its CPU, and the headline is
 //! the median of the CPU whose TIMING OFF rows were fastest (the plain
 //! work's own speed, which TIMING ON does not enter): the clock's cost on an
 //! uncontended CPU. The other CPUs' numbers stay in the result
@@ -56,9 +57,15 @@ pub fn spread_cpus(allowed: &[usize], max: usize) -> Vec<usize> {
     (0..max).map(|i| allowed[i * (n - 1) / (max - 1)]).collect()
 }
 
-/// The length of each slice for `budget_ns` over `cpus` CPUs, ns.
+/// The length of each slice for `budget_ns` over `cpus` CPUs, ns: within
+/// the bounds, unless the budget cannot give every CPU a slice of the
+/// shortest length, and then an equal share each.
 fn slice_ns_for(budget_ns: u64, cpus: usize) -> u64 {
-    (budget_ns / (cpus.max(1) as u64 * SLICES_PER_CPU)).clamp(SLICE_MIN_NS, SLICE_MAX_NS)
+    let cpus = cpus.max(1) as u64;
+    if budget_ns < cpus * SLICE_MIN_NS {
+        return (budget_ns / cpus).max(1);
+    }
+    (budget_ns / (cpus * SLICES_PER_CPU)).clamp(SLICE_MIN_NS, SLICE_MAX_NS)
 }
 
 /// Runs slices of `config`'s model round robin over `cpus` within
@@ -78,8 +85,10 @@ pub fn run_across_cpus(
     });
     for &cpu in cpus.iter().cycle() {
         let left = config.budget_ns.saturating_sub(slices.elapsed_ns);
-        // A slice shorter than half of one gives a CPU too few pairs.
-        if left < slice_ns / 2 || !slices.wants_more() {
+        // Every CPU gets its first slice while there is time; after that, a
+        // slice shorter than half of one gives a CPU too few pairs.
+        let first_round = (slices.slices as usize) < cpus.len();
+        if left == 0 || (!first_round && left < slice_ns / 2) || !slices.wants_more() {
             break;
         }
         let mut next = slices.config_for_next();
@@ -97,22 +106,25 @@ pub fn run_across_cpus(
 }
 
 /// The model on this machine's clocks (as [`measure_on_this_machine`]),
-/// pinned to [`spread_cpus`] of `cpus` in turn; the headline is the CPU
-/// that ran the plain work fastest (see the module docs). With fewer than
-/// two CPUs, or when pinning fails, one unpinned run, and its sampling text
-/// says why.
+/// pinned in turn to [`spread_cpus`] of the CPUs this thread may run on
+/// (its affinity mask: a `taskset` is kept); the headline is the CPU that
+/// ran the plain work fastest (see the module docs). With one CPU, when the
+/// mask cannot be read, or when no pinned slice ran, one unpinned run, and
+/// its sampling text says why.
 pub fn measure_across_cpus<T: ClockSource>(
     tsc: Option<&T>,
     table: &Table,
     config: ModelConfig,
-    cpus: &[usize],
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Option<ExecutorLoopCost> {
-    let cpus = spread_cpus(cpus, MAX_MODEL_CPUS);
     let unpinned = |why: String, keep_going: &mut dyn FnMut() -> bool| {
         let mut cost = measure_on_this_machine(tsc, table, config, keep_going)?;
         cost.sampling.push_str(&format!(", not pinned ({why})"));
         Some(cost)
+    };
+    let cpus = match affinity::allowed_cpus() {
+        Ok(allowed) => spread_cpus(&allowed, MAX_MODEL_CPUS),
+        Err(e) => return unpinned(e.to_string(), keep_going),
     };
     if cpus.len() < 2 {
         return unpinned("this process may run on one CPU".into(), keep_going);
@@ -130,14 +142,15 @@ pub fn measure_across_cpus<T: ClockSource>(
         drop(pinned);
         run
     });
-    match (slices.pairs.is_empty(), pin_error) {
-        (true, Some(why)) => unpinned(why, keep_going),
-        _ => {
-            let mut cost = slices.cost_of_fastest_cpu()?;
-            cost.budget_ns = config.budget_ns;
-            Some(cost)
-        }
+    if slices.pairs.is_empty() {
+        return unpinned(pin_error.unwrap_or_else(|| "no pinned slice ran".into()), keep_going);
     }
+    let mut cost = slices.cost_of_fastest_cpu()?;
+    cost.budget_ns = config.budget_ns;
+    if let Some(why) = pin_error {
+        cost.sampling.push_str(&format!("; pinning stopped there ({why})"));
+    }
+    Some(cost)
 }
 
 impl Slices {
@@ -176,15 +189,20 @@ impl Slices {
 fn fastest_cpu_text(slices: &Slices, runs: &[CpuRun], chosen: usize) -> String {
     let ms = slices.elapsed_ns as f64 / 1e6;
     let list = runs.iter().map(|r| r.cpu.to_string()).collect::<Vec<_>>().join(", ");
-    let mut text = format!(
-        "{} slices ({ms:.0} ms in all) pinned to CPUs {list} in turn",
-        slices.slices
-    );
+    let n = slices.slices;
+    let mut text = if runs.len() == 1 {
+        format!(
+            "{n} slice{} ({ms:.0} ms in all) pinned to CPU {list}",
+            if n == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("{n} slices ({ms:.0} ms in all) pinned to CPUs {list} in turn")
+    };
     let Some(best) = runs.iter().find(|r| r.cpu == chosen) else {
         return text;
     };
     if runs.len() == 1 {
-        text.push_str(&format!("; only CPU {chosen} ran pairs"));
+        text.push_str("; the budget gave no other CPU a slice");
         return text;
     }
     let others = runs
@@ -246,6 +264,36 @@ mod tests {
         assert_eq!(spread_cpus(&[3, 5, 9, 11, 20], 2), vec![3, 20]);
         assert_eq!(spread_cpus(&[3, 5], 1), vec![3]);
         assert!(spread_cpus(&[], 4).is_empty());
+    }
+
+    #[test]
+    fn a_small_budget_still_gives_every_cpu_a_slice() {
+        // -d 0.01: 2.5 ms of model per clock over 2 CPUs: 1.25 ms each.
+        let mut order = Vec::new();
+        let slices = run_across_cpus(config(2_500_000), &[0, 1], &mut |cpu, c| {
+            order.push((cpu, c.budget_ns));
+            Some(run(3, 25.0, 9.0, c.budget_ns))
+        });
+        assert_eq!(order, vec![(0, 1_250_000), (1, 1_250_000)]);
+        let cost = slices.cost_of_fastest_cpu().unwrap();
+        assert!(
+            cost.sampling
+                .starts_with("2 slices (2 ms in all) pinned to CPUs 0, 1 in turn"),
+            "{}",
+            cost.sampling
+        );
+        // 15 ms over 2 CPUs: below two of the shortest slices, so halves.
+        assert_eq!(slice_ns_for(15_000_000, 2), 7_500_000);
+        assert_eq!(slice_ns_for(90_000_000, 2), 15_000_000);
+        assert_eq!(slice_ns_for(0, 2), 1);
+        // One CPU reached: said so, in the singular.
+        let mut one = Slices::new(config(30_000_000));
+        one.add_on(run(8, 25.0, 9.0, 5_000_000), Some(3));
+        let cost = one.cost_of_fastest_cpu().unwrap();
+        assert_eq!(
+            cost.sampling,
+            "1 slice (5 ms in all) pinned to CPU 3; the budget gave no other CPU a slice"
+        );
     }
 
     #[test]
@@ -371,7 +419,7 @@ mod tests {
                 budget_ns: 60_000_000,
                 rows_per_round: Some(200),
             };
-            let cost = measure_across_cpus::<PosixClock>(None, &table, c, &before, &mut || true).unwrap();
+            let cost = measure_across_cpus::<PosixClock>(None, &table, c, &mut || true).unwrap();
             assert_eq!(affinity::allowed_cpus().unwrap(), before);
             if before.len() >= 2 {
                 let ran: Vec<usize> = cost.cpus.iter().map(|r| r.cpu).collect();
