@@ -50,7 +50,11 @@ const PERMANENT_RELATIONS: &str = "SELECT count(*) FROM pg_class c JOIN pg_names
 fn a_small_run_over_the_unix_socket() {
     let server = testing::shared();
     let before = count(&server, PERMANENT_RELATIONS);
+    let cpus_before = clockscope::crosscpu::affinity::allowed_cpus().unwrap();
     let r = run(&small(server.socket_dsn(SUPERUSER, "postgres"))).unwrap();
+    // The model's slices ran on this thread pinned to the backend's CPU,
+    // each time putting the thread's mask back.
+    assert_eq!(clockscope::crosscpu::affinity::allowed_cpus().unwrap(), cpus_before);
 
     assert!(r.server_version_num >= 150_000, "{}", r.server_version_num);
     assert!(r
@@ -78,7 +82,7 @@ fn a_small_run_over_the_unix_socket() {
     assert!(s.observed_over_predicted.unwrap().is_finite());
     assert!(positive(r.this_machine.system.per_read_ns));
     // The model's slices ran on the CPU of this session's backend (a real
-    // process here), and the thread they ran on is unpinned again.
+    // process here).
     let model = r.this_machine.system.executor_loop.as_ref().expect("the model ran");
     assert!(!model.cpus.is_empty(), "{}", model.sampling);
     assert!(model.cpus.iter().all(|c| c.used && c.pairs > 0));

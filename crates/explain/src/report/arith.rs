@@ -81,7 +81,10 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
 
 /// observed / predicted pair by pair: pair k of `runs` against the model
 /// slice k, which ran just before it (explain runs one slice before each
-/// pair's TIMING OFF run, in order); `None` without such pairs.
+/// pair's TIMING OFF run, in order; a stop can only leave one more slice
+/// than pairs, at the end, which the zip drops); `None` without such pairs.
+/// A pair whose slice measured no positive cost has no ratio and is left
+/// out (`pairs` counts the ones kept).
 pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]) -> Option<PairedInTime> {
     let reads = runs.clock_reads_per_run as f64;
     if reads <= 0.0 {
