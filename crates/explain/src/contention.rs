@@ -32,7 +32,7 @@ pub const USER_HZ: f64 = 100.0;
 /// Warn when other processes used at least this share of all CPUs' time
 /// during the runs.
 pub const BUSY_WARN_FRACTION: f64 = 0.25;
-/// Most bytes read from one /proc file (a 1024-CPU /proc/stat is ~100 kB).
+/// Most bytes read from /proc/stat (a 1024-CPU /proc/stat is ~100 kB).
 const MAX_PROC_BYTES: u64 = 1 << 20;
 
 /// The machine's and this process's CPU time at one moment, in ticks.
@@ -83,22 +83,12 @@ pub(crate) fn parse_proc_stat(text: &str) -> Option<(u64, u64, u32)> {
     Some((busy, total, cpus))
 }
 
-/// utime + stime from a `/proc/<pid>/stat` line (fields 14 and 15; the
-/// command name in parentheses may hold spaces, so fields count from the
-/// last ')').
-pub(crate) fn parse_pid_stat(text: &str) -> Option<u64> {
-    let rest = &text[text.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_ascii_whitespace().collect();
-    // rest starts at field 3 (state): utime is field 14, stime 15.
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-}
-
 impl CpuSample {
     /// Reads `<root>/proc/stat` and `<root>/proc/self/stat` (root `/` on the
     /// real machine); `None` when either is missing or unreadable.
     pub fn read(root: &Path) -> Option<CpuSample> {
         let (busy, total, cpus) = parse_proc_stat(&read_bounded(&root.join("proc/stat"))?)?;
-        let ours = parse_pid_stat(&read_bounded(&root.join("proc/self/stat"))?)?;
+        let ours = clockscope::linux::process::read_own_place(root).found()?.cpu_ticks;
         Some(CpuSample {
             busy,
             total,
@@ -134,13 +124,6 @@ mod tests {
         assert_eq!(parse_proc_stat(STAT), Some((200, 1210, 2)));
         assert_eq!(parse_proc_stat("cpu 1 2 3\n"), None);
         assert_eq!(parse_proc_stat("intr 1\n"), None);
-    }
-
-    #[test]
-    fn pid_stat_reads_past_a_name_with_spaces() {
-        let line = "4242 (a b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 17 4 0 0 20 0 1 0 5 1000 10";
-        assert_eq!(parse_pid_stat(line), Some(21));
-        assert_eq!(parse_pid_stat("garbage"), None);
     }
 
     #[test]

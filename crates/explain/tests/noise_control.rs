@@ -308,7 +308,11 @@ fn a_busy_machine_is_warned_about_from_proc_stat() {
         .unwrap();
         std::fs::write(
             dir.path().join("proc/self/stat"),
-            format!("77 (clockscope) S 1 1 1 0 -1 0 0 0 0 0 {ours} 0 0 0 20 0 1 0 5 1 1"),
+            // Fields 1-52 as Linux writes them: utime (14) = ours, stime 0.
+            format!(
+                "77 (clockscope) S 1 1 1 0 -1 0 0 0 0 0 {ours} 0 0 0 20 0 1 0 5 1 1 1 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 \
+                 0 0 0 0 0 0 0 0 0 0 0"
+            ),
         )
         .unwrap();
         CpuSample::read(dir.path()).unwrap()

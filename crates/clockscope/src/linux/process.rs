@@ -1,4 +1,5 @@
-//! Where another process last ran: `proc/<pid>/stat` under the root.
+//! Where a process last ran, and its CPU time: `proc/<pid>/stat` under the
+//! root.
 //!
 //! A model that must run at the speed another process sees (the CPU a local
 //! PostgreSQL backend runs its statements on) pins itself to the CPU that
@@ -22,11 +23,19 @@ pub struct ProcessPlace {
     pub ppid: u32,
     /// The CPU it last ran on (field 39).
     pub cpu: usize,
+    /// CPU time so far, user + system (fields 14 and 15), in USER_HZ ticks
+    /// ([`super::cpu_time::USER_HZ`]).
+    pub cpu_ticks: u64,
 }
 
 /// Reads `proc/<pid>/stat` under `root` ([`ProcessPlace`]).
 pub fn read_process_place(root: &Path, pid: u32) -> Evidence<ProcessPlace> {
     read_parsed(root, &format!("proc/{pid}/stat"), parse_process_place)
+}
+
+/// Reads `proc/self/stat` under `root`: this process.
+pub fn read_own_place(root: &Path) -> Evidence<ProcessPlace> {
+    read_parsed(root, "proc/self/stat", parse_process_place)
 }
 
 /// Parses one `/proc/<pid>/stat` line (see the module docs).
@@ -47,10 +56,19 @@ pub(crate) fn parse_process_place(text: &str) -> Result<ProcessPlace, String> {
     let ppid = field(4, "ppid")?
         .parse::<u32>()
         .map_err(|_| "field 4 (ppid) is not a number".to_string())?;
-    let cpu = field(39, "processor")?
-        .parse::<usize>()
-        .map_err(|_| "field 39 (processor) is not a number".to_string())?;
-    Ok(ProcessPlace { comm, ppid, cpu })
+    let number = |n: usize, name: &str| -> Result<u64, String> {
+        field(n, name)?
+            .parse::<u64>()
+            .map_err(|_| format!("field {n} ({name}) is not a number"))
+    };
+    let cpu = number(39, "processor")? as usize;
+    let cpu_ticks = number(14, "utime")?.saturating_add(number(15, "stime")?);
+    Ok(ProcessPlace {
+        comm,
+        ppid,
+        cpu,
+        cpu_ticks,
+    })
 }
 
 #[cfg(test)]
@@ -71,7 +89,8 @@ mod tests {
             ProcessPlace {
                 comm: "postgres".into(),
                 ppid: 398,
-                cpu: 1
+                cpu: 1,
+                cpu_ticks: 4,
             }
         );
     }
@@ -80,7 +99,7 @@ mod tests {
     fn a_name_with_spaces_and_parentheses_does_not_shift_the_fields() {
         let line = BACKEND.replace("(postgres)", "(a) b (c))");
         let p = parse_process_place(&line).unwrap();
-        assert_eq!((p.comm.as_str(), p.ppid, p.cpu), ("a) b (c)", 398, 1));
+        assert_eq!((p.comm.as_str(), p.ppid, p.cpu, p.cpu_ticks), ("a) b (c)", 398, 1, 4));
     }
 
     #[test]
@@ -97,6 +116,8 @@ mod tests {
         let root = FakeRoot::new();
         root.write("proc/412/stat", BACKEND);
         assert_eq!(read_process_place(root.path(), 412).found().map(|p| p.cpu), Some(1));
+        root.write("proc/self/stat", BACKEND);
+        assert_eq!(read_own_place(root.path()).found().map(|p| p.cpu_ticks), Some(4));
         assert!(matches!(read_process_place(root.path(), 413), Evidence::Missing(_)));
     }
 
