@@ -11,3 +11,21 @@ pub mod prometheus;
 pub mod screen;
 pub mod svg;
 pub mod text;
+
+use std::io::{self, Write};
+
+/// A verdict's problems through a format's own `item` line: "problems none",
+/// or one "problem" line each (the one-screen and the full report share it).
+pub(crate) fn write_problems(
+    out: &mut dyn Write,
+    problems: &[String],
+    item: fn(&mut dyn Write, &str, &str) -> io::Result<()>,
+) -> io::Result<()> {
+    if problems.is_empty() {
+        return item(out, "problems", "none");
+    }
+    for p in problems {
+        item(out, "problem", p)?;
+    }
+    Ok(())
+}

@@ -178,14 +178,7 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if let Some(rec) = &v.recommendation {
         item(out, "recommendation", rec)?;
     }
-    if v.problems.is_empty() {
-        item(out, "problems", "none")?;
-    } else {
-        for p in &v.problems {
-            item(out, "problem", p)?;
-        }
-    }
-    Ok(())
+    super::write_problems(out, &v.problems, item)
 }
 
 /// `label` (13 columns) and `text` wrapped at word boundaries to the

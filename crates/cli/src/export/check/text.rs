@@ -361,14 +361,7 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if let Some(rec) = &v.timing_clock_source_recommendation {
         item(out, "recommendation", rec)?;
     }
-    if v.problems.is_empty() {
-        item(out, "problems", "none")?;
-    } else {
-        for p in &v.problems {
-            item(out, "problem", p)?;
-        }
-    }
-    Ok(())
+    super::write_problems(out, &v.problems, item)
 }
 
 /// The EXPLAIN ANALYZE lines of the verdict: the baseline, then each
