@@ -12,10 +12,11 @@
 #       made on Windows) is converted to LF first, and the executable bits the
 #       archive lost are restored. Configured as the project's notes say
 #       (--without-icu --without-readline --without-zlib --without-openssl
-#       --enable-tap-tests), `make -j$(nproc)`, `make install`; with
+#       --enable-tap-tests --enable-nls: the translations go into
+#       PREFIX/share/locale), `make -j$(nproc)`, `make install`; with
 #       --with-dblink also contrib/dblink. About 12 minutes on 2 cores. Needs
-#       gcc, make, bison, flex, perl and pkg-config (Debian: apt-get install
-#       bison flex libipc-run-perl pkg-config). The full log goes to
+#       gcc, make, bison, flex, perl, pkg-config and msgfmt (Debian: apt-get install
+#       bison flex libipc-run-perl pkg-config gettext). The full log goes to
 #       PREFIX/clockscope-build.log.
 #   scripts/pg19-server.sh start PREFIX DIR [PORT]
 #       Creates a cluster in DIR/data (initdb -U postgres --auth=trust, on the
@@ -89,7 +90,7 @@ build() {
     grep -q "^PACKAGE_VERSION='19" "$src/configure" ||
         die "SRC_DIR '$src' is not PostgreSQL 19 (configure's PACKAGE_VERSION is $(grep -m1 '^PACKAGE_VERSION=' "$src/configure" | cut -d= -f2))"
     [ -f "$src/src/bin/pg_test_timing/pg_test_timing.c" ] || die "SRC_DIR '$src' has no src/bin/pg_test_timing"
-    need_tools gcc make bison flex perl pkg-config realpath
+    need_tools gcc make bison flex perl pkg-config msgfmt realpath
     prefix=$(absolute "$prefix")
     mkdir -p "$prefix"
     log="$prefix/clockscope-build.log"
@@ -102,7 +103,7 @@ build() {
     chmod +x configure config/* src/tools/* 2>/dev/null || true
     find . \( -name '*.sh' -o -name '*.pl' \) -exec chmod +x {} +
     logged "configure --prefix=$prefix" ./configure --prefix="$prefix" --without-icu --without-readline \
-        --without-zlib --without-openssl --enable-tap-tests
+        --without-zlib --without-openssl --enable-tap-tests --enable-nls
     logged "make -j$(nproc) (about 12 minutes on 2 cores)" make -j"$(nproc)"
     logged "make install" make install
     if [ "$dblink" = yes ]; then
