@@ -389,9 +389,11 @@ pub fn build_report(
         },
         baseline_is_example: args.baseline_row_ns.is_none(),
         executor_loops,
+        ntp: env.ntp.clone(),
     };
     let verdict = verdict::decide(&stats, &inputs);
-    let (measurement_quality, measurement_quality_reason) = report::assess_quality(&stats, args.duration);
+    let (measurement_quality, interference_lost_fraction, measurement_quality_reason) =
+        report::assess_quality(&stats, args.duration);
     CheckReport {
         stamp: crate::model::stamp::ReportStamp::now(report::SCHEMA_VERSION),
         duration_per_clock_s: args.duration,
@@ -400,6 +402,7 @@ pub fn build_report(
         skipped,
         verdict,
         measurement_quality,
+        interference_lost_fraction,
         measurement_quality_reason,
         tsc,
         interrupted,

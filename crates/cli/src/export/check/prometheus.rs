@@ -65,17 +65,22 @@ fn render_at(r: &CheckReport, finished: SystemTime) -> String {
 type PerClock = (&'static str, &'static str, fn(&ClockStats) -> Option<f64>);
 
 /// The per-clock gauges, in the order they are rendered.
-fn per_clock_gauges() -> [PerClock; 11] {
+fn per_clock_gauges() -> [PerClock; 12] {
     [
         (
-            "clock_read_seconds",
-            "Average time of one clock read plus loop bookkeeping.",
+            "clock_read_cost_seconds",
+            "Cost of one clock read with the interference gaps (preemption, throttling, steal) taken out (text: read cost).",
+            |c| Some(secs(c.read_cost_ns)),
+        ),
+        (
+            "clock_loop_average_seconds",
+            "Average loop time per read, interference gaps included (text: avg loop; JSON: avg_loop_ns).",
             |c| Some(secs(c.avg_loop_ns)),
         ),
         (
-            "clock_read_cost_seconds",
-            "Mean cost of one clock read with the interference gaps (preemption, throttling, steal) taken out.",
-            |c| Some(secs(c.read_cost_ns)),
+            "clock_read_seconds",
+            "DEPRECATED, removed in the next release: the same value as clockscope_clock_loop_average_seconds.",
+            |c| Some(secs(c.avg_loop_ns)),
         ),
         (
             "clock_interference_lost_ratio",
@@ -175,8 +180,13 @@ fn run_families(f: &mut Families, r: &CheckReport, finished: SystemTime) {
         flag(r.interrupted),
     );
     f.single(
+        "interference_lost_ratio",
+        "Share of the measured time lost to interference (preemption, steal, throttling), all clocks together.",
+        r.interference_lost_fraction,
+    );
+    f.single(
         "measurement_noisy",
-        "1 when interference (gaps, steal, cgroup throttling) marked a clock's measurement, else 0.",
+        "1 when clockscope_interference_lost_ratio is 0.1 or more (the one definition of noisy), else 0.",
         flag(r.measurement_quality == MeasurementQuality::Noisy),
     );
     f.single(
@@ -199,7 +209,7 @@ fn verdict_families(f: &mut Families, r: &CheckReport) {
     }
     f.single(
         "problems",
-        "Problems the verdict lists (time went backwards, a failed rule, a syscall clock).",
+        "Problems the verdict lists (time went backwards, a failed rule, a syscall clock, NTP not synchronised).",
         v.problems.len() as f64,
     );
     f.single(
@@ -284,6 +294,13 @@ fn environment_families(f: &mut Families, r: &CheckReport) {
         );
         let src = e.counter_frequency_source.as_deref().unwrap_or("");
         f.sample("tsc_frequency_hertz", &[("source", src)], k as f64 * 1000.0);
+    }
+    if let Some(n) = &e.ntp {
+        f.single(
+            "ntp_synchronised",
+            "1 when the kernel's NTP state (adjtimex) is synchronised, 0 when not (a problem the verdict lists).",
+            flag(n.synchronised),
+        );
     }
     if let Some(n) = e.cpus {
         f.single("cpus", "CPUs this process may run on (its affinity mask).", n as f64);

@@ -6,7 +6,7 @@
 use super::text::{measured_time, status_word};
 use crate::export::fit::{fit_line, wrap, REPORT_COLUMNS};
 use crate::model::check::stats::ClockStats;
-use crate::model::check::{CheckReport, MeasurementQuality};
+use crate::model::check::CheckReport;
 use clockscope::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
@@ -126,24 +126,14 @@ fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     super::text::write_skipped_and_names(out, r, name_w)?;
     writeln!(
         out,
-        "  read cost = per read, interference gaps taken out; avg loop = with them; backward = count/largest"
+        "  read cost = per read, interference gaps taken out; avg loop = with them; backward = backward steps"
     )?;
-    if r.measurement_quality == MeasurementQuality::Noisy {
-        writeln!(
-            out,
-            "  measurement: NOISY (the machine took time away; the verdict uses the read cost without the gaps)"
-        )?;
-    }
-    Ok(())
+    writeln!(out, "  {}", super::text::interference_words(r))
 }
 
 /// One clock's row.
 fn clock_row(c: &ClockStats, name_w: usize) -> String {
-    let back = if c.backward_steps == 0 {
-        "0".to_string()
-    } else {
-        format!("{}/{}", c.backward_steps, c.largest_backward_ns)
-    };
+    let back = c.backward_steps.to_string();
     format!(
         "  {:<name_w$} {:>10.2} {:>9.2} {:>7} {:>9}{}",
         esc(&c.name),

@@ -68,6 +68,29 @@ pub fn measured_time(r: &CheckReport) -> String {
     }
 }
 
+/// How noisy the run was, as a figure, for both text forms: "measurement:
+/// 0.3% of the run lost to interference (quiet; noisy from 10%)" or
+/// "measurement: NOISY, 45.2% of the run lost to interference (noisy from
+/// 10%)".
+pub fn interference_words(r: &CheckReport) -> String {
+    let pct = r.interference_lost_fraction * 100.0;
+    let from = clockscope::measure::interference::NOISY_LOST_FRACTION * 100.0;
+    // One decimal, two below 1% (a quiet run is not "0.0%").
+    let figure = if pct >= 1.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.2}%")
+    };
+    match r.measurement_quality {
+        MeasurementQuality::Clean => {
+            format!("measurement: {figure} of the run lost to interference (quiet; noisy from {from:.0}%)")
+        }
+        MeasurementQuality::Noisy => {
+            format!("measurement: NOISY, {figure} of the run lost to interference (noisy from {from:.0}%)")
+        }
+    }
+}
+
 /// One clock's interference line (at most 100 columns for names up to 16):
 /// read cost beside the average loop, time lost in gaps, steal, cgroup
 /// throttling, involuntary context switches ("?" when unknown here).
@@ -81,7 +104,7 @@ pub fn interference_line(c: &ClockStats, name_w: usize) -> String {
     };
     let csw = i.involuntary_switches.map_or_else(unknown, |n| n.to_string());
     format!(
-        "  {:<name_w$} {:>8.2} ns (avg {:.2}); lost {:.1}% in {} gaps; steal {steal}; throttled {throttled}; csw {csw}",
+        "  {:<name_w$} {:>8.2} ns (avg loop {:.2}); lost {:.1}% in {} gaps; steal {steal}; throttled {throttled}; csw {csw}",
         c.name,
         c.read_cost_ns,
         c.avg_loop_ns,
@@ -105,13 +128,11 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for c in &r.clocks {
         writeln!(out, "{}", interference_line(c, name_w))?;
         let i = &c.interference;
-        let repeats = if i.runs > 1 {
-            format!(
-                "; measured {} x {} s, kept run {}",
-                i.runs, r.duration_per_clock_s, i.kept_run
-            )
+        let repeats = crate::model::check::repeats_words(c, r.duration_per_clock_s);
+        let repeats = if repeats.is_empty() {
+            repeats
         } else {
-            String::new()
+            format!("; {repeats}")
         };
         let seen = match c.noise() {
             Some(why) => Some(format!("noisy: {why}{repeats}")),
@@ -127,16 +148,12 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             }
         }
     }
-    let quality = match r.measurement_quality {
-        MeasurementQuality::Clean => "clean",
-        MeasurementQuality::Noisy => {
-            "NOISY (the machine took time away; the verdict uses the read cost without the gaps)"
-        }
-    };
-    writeln!(out, "  measurement: {quality}")?;
+    for line in crate::export::fit::wrap(&interference_words(r), "  ", 100) {
+        writeln!(out, "{line}")?;
+    }
     writeln!(
         out,
-        "  ns = read cost without the gaps (avg = with them); steal in ms; throttled = cgroup periods;"
+        "  ns = read cost without the gaps (avg loop = with them); steal in ms; throttled = cgroup periods;"
     )?;
     writeln!(
         out,
@@ -261,8 +278,8 @@ fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
     writeln!(
         out,
-        "  {:<name_w$} {:>7} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6} {:>8} {:>7}",
-        "clock", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
+        "  {:<name_w$} {:>8} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6} {:>8} {:>7}",
+        "clock", "avg loop", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
     )?;
     for c in &r.clocks {
         writeln!(out, "{}", clock_row(c, name_w))?;
@@ -270,11 +287,15 @@ fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     write_skipped_and_names(out, r, name_w)?;
     writeln!(
         out,
-        "  avg = average time per read in clockscope's lean loop; res = smallest non-zero step;"
+        "  avg loop = average time per read in clockscope's lean loop, interference included (the read cost"
     )?;
     writeln!(
         out,
-        "  backward = count/largest ns; percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
+        "  below leaves it out); res = smallest non-zero step; backward = count/largest ns (0 when none);"
+    )?;
+    writeln!(
+        out,
+        "  percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
     )
 }
 
@@ -287,7 +308,7 @@ fn clock_row(c: &ClockStats, name_w: usize) -> String {
         format!("{}/{}", c.backward_steps, c.largest_backward_ns)
     };
     format!(
-        "  {:<name_w$} {:>7.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
+        "  {:<name_w$} {:>8.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
         esc(&c.name),
         c.avg_loop_ns,
         p.p50,

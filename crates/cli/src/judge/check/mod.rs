@@ -104,6 +104,8 @@ pub struct VerdictInputs {
     /// What TIMING ON adds per row in the instrumentation model, per
     /// measured clock (matched by display name); empty when it did not run.
     pub executor_loops: Vec<ExecutorLoopCost>,
+    /// The kernel's NTP state (adjtimex), when read.
+    pub ntp: Option<clockscope::linux::ntp::NtpState>,
 }
 
 /// Why a prediction has no model behind it.
@@ -187,6 +189,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .clone()
         .map(|rec| advice::with_older_postgresql(rec, &inputs.installed_postgresql_majors));
 
+    problems.extend(inputs.ntp.as_ref().and_then(rules::ntp_unsynchronised));
     if let Some(t) = &inputs.time_interposition {
         problems.push(format!("time is not the kernel's here: {t}"));
     }

@@ -108,6 +108,32 @@ pub(super) fn syscall_fallback(s: &ClockStats, clocksource: Option<&str>) -> Opt
     }
 }
 
+/// The kernel's maximum error at its cap (16 s, `NTP_PHASE_LIMIT`): no bound at all.
+const NTP_NO_BOUND_US: i64 = 16_000_000;
+
+/// A problem when NTP is not synchronised: the kernel does not correct its
+/// clock, so wall-clock time (log lines, `now()`) drifts and nothing checks
+/// the clocksource's rate; with the error adjtimex gives.
+pub(super) fn ntp_unsynchronised(n: &clockscope::linux::ntp::NtpState) -> Option<String> {
+    if n.synchronised {
+        return None;
+    }
+    let bound = if n.maximum_error_us >= NTP_NO_BOUND_US {
+        "no error bound: the kernel's maximum error is at its 16 s cap".to_string()
+    } else {
+        format!("the kernel's maximum error is {:.3} s", n.maximum_error_us as f64 / 1e6)
+    };
+    let estimated = if n.estimated_error_us > 0 && n.estimated_error_us < NTP_NO_BOUND_US {
+        format!(", estimated error {} µs", n.estimated_error_us)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "NTP is not synchronised ({bound}{estimated}): the wall clock drifts uncorrected; start chronyd or \
+         systemd-timesyncd (`timedatectl status` says which)"
+    ))
+}
+
 /// What the status is decided from.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct StatusFacts {

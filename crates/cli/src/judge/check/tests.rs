@@ -377,3 +377,73 @@ fn decide_puts_the_problems_in_order() {
     assert!(v.problems[2].starts_with("time is not the kernel's here"));
     assert!(v.problems[3].starts_with("clock monotonic fails PostgreSQL's rule"));
 }
+
+/// adjtimex's answer: `status` bits, clock state, estimated and maximum error (µs).
+fn ntp(status: i32, state: i32, esterror: i64, maxerror: i64) -> clockscope::linux::ntp::NtpState {
+    clockscope::linux::ntp::NtpState::from_raw(&clockscope::linux::ntp::RawTimex {
+        state,
+        status,
+        freq: 0,
+        maxerror,
+        esterror,
+        offset: 0,
+    })
+}
+
+#[test]
+fn ntp_not_synchronised_is_a_problem_with_its_error_and_exit_1() {
+    use clockscope::linux::ntp::{STA_UNSYNC, TIME_ERROR};
+    // Synchronised: nothing to act on, exit 0.
+    let i = VerdictInputs {
+        ntp: Some(ntp(0, 0, 120, 300_000)),
+        ..inputs()
+    };
+    let v = decide(&[cheap()], &i);
+    assert_eq!((v.status, v.problems.len(), v.exit_code()), (Status::Good, 0, 0));
+    // Never synchronised (a VM without chrony): the kernel's cap, no bound.
+    let i = VerdictInputs {
+        ntp: Some(ntp(STA_UNSYNC, TIME_ERROR, 16_000_000, 16_000_000)),
+        ..inputs()
+    };
+    let v = decide(&[cheap()], &i);
+    assert_eq!(v.status, Status::Good, "the clock's cost is still good");
+    assert_eq!(
+        v.problems,
+        vec![
+            "NTP is not synchronised (no error bound: the kernel's maximum error is at its 16 s cap): the wall \
+             clock drifts uncorrected; start chronyd or systemd-timesyncd (`timedatectl status` says which)"
+                .to_string()
+        ]
+    );
+    assert_eq!(v.exit_code(), 1, "a problem to act on");
+    // Lost synchronisation a while ago: the error the kernel gives.
+    let i = VerdictInputs {
+        ntp: Some(ntp(STA_UNSYNC, 0, 2_500, 1_250_000)),
+        ..inputs()
+    };
+    let p = &decide(&[cheap()], &i).problems[0];
+    assert!(
+        p.starts_with("NTP is not synchronised (the kernel's maximum error is 1.250 s, estimated error 2500 µs)"),
+        "{p}"
+    );
+    // Not read (another root, not Linux): no problem claimed.
+    assert!(decide(&[cheap()], &inputs()).problems.is_empty());
+}
+
+#[test]
+fn exit_1_means_a_problem_listed_and_only_that() {
+    // FAIR from clockscope's rule alone: nothing to act on, exit 0.
+    let v = decide(&[clock("monotonic", 70.0, 99.99, 90)], &inputs());
+    assert_eq!((v.status, v.problems.len(), v.exit_code()), (Status::Fair, 0, 0));
+    // FAIR with a syscall per read (a Xen guest): a problem, exit 1.
+    let i = VerdictInputs {
+        current_clocksource: Some("xen".into()),
+        ..inputs()
+    };
+    let v = decide(&[clock("monotonic", 90.0, 99.99, 150)], &i);
+    assert_eq!(v.status, Status::Fair);
+    assert!(v.problems[0].starts_with("the kernel clocksource 'xen' has no vDSO read"));
+    assert_eq!(v.exit_code(), 1);
+    // GOOD, nothing listed: exit 0.
+    assert_eq!(decide(&[cheap()], &inputs()).exit_code(), 0);
+}

@@ -70,9 +70,13 @@ pub struct CheckReport {
     pub clocks: Vec<ClockStats>,
     pub skipped: Vec<Skipped>,
     pub verdict: Verdict,
-    /// "clean" or "noisy": whether interference (gaps, steal, cgroup
-    /// throttling) marked a measured clock's kept run.
+    /// "clean" or "noisy": noisy when `interference_lost_fraction` is at
+    /// least 0.10 (`clockscope::measure::interference::NOISY_LOST_FRACTION`).
     pub measurement_quality: MeasurementQuality,
+    /// Share of the measured time lost to interference (preemption, steal,
+    /// cgroup throttling: the gaps), over every measured clock's kept run
+    /// together, 0 to 1. The one figure "noisy" is decided from.
+    pub interference_lost_fraction: f64,
     /// Why it is noisy, or what the repeats saw; null when nothing was seen.
     pub measurement_quality_reason: Option<String>,
     /// The full `clockscope tsc` report (the TSC's, or the generic timer's
@@ -91,24 +95,43 @@ pub enum MeasurementQuality {
     Noisy,
 }
 
-/// The run's quality from each clock's kept run: noisy when any kept run is
-/// noisy. The reason names each clock that was noisy or repeated, what it
-/// saw and what was kept ("monotonic: 31 of 32 cgroup periods throttled
-/// (0.75 s); measured 3 x 1 s, kept run 2"); `duration_s` is the requested
-/// time per run.
-pub fn assess_quality(clocks: &[ClockStats], duration_s: f64) -> (MeasurementQuality, Option<String>) {
-    let mut quality = MeasurementQuality::Clean;
+/// How each clock's measurement was repeated, in words that agree with the
+/// clocks header (which gives the kept run's time): "3 runs within the 1 s
+/// budget, kept run 2 (0.25 s)"; empty for a single run.
+pub fn repeats_words(c: &ClockStats, duration_s: f64) -> String {
+    let i = &c.interference;
+    if i.runs > 1 {
+        format!(
+            "{} runs within the {duration_s} s budget, kept run {} ({:.2} s)",
+            i.runs,
+            i.kept_run,
+            c.elapsed_ns as f64 / 1e9
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The run's quality: the share of every clock's kept run lost to
+/// interference, together, and noisy by the one definition
+/// ([`clockscope::measure::interference::is_noisy`]). The reason names each
+/// clock that was noisy or repeated, what it saw and what was kept
+/// ("monotonic: 45.0% of the run lost in 120 gaps > 1000 ns; 3 runs within
+/// the 1 s budget, kept run 2 (0.25 s)"); `duration_s` is the budget per clock.
+pub fn assess_quality(clocks: &[ClockStats], duration_s: f64) -> (MeasurementQuality, f64, Option<String>) {
+    use clockscope::measure::interference;
+    let lost = interference::lost_fraction_of(clocks.iter().map(|c| (c.interference.lost_ns, c.elapsed_ns)));
+    let quality = if interference::is_noisy(lost) {
+        MeasurementQuality::Noisy
+    } else {
+        MeasurementQuality::Clean
+    };
     let mut parts = Vec::new();
     for c in clocks {
         let i = &c.interference;
-        let repeats = if i.runs > 1 {
-            format!("measured {} x {duration_s} s, kept run {}", i.runs, i.kept_run)
-        } else {
-            String::new()
-        };
+        let repeats = repeats_words(c, duration_s);
         match (c.noise(), i.runs > 1) {
             (Some(why), _) => {
-                quality = MeasurementQuality::Noisy;
                 let sep = if repeats.is_empty() { "" } else { "; " };
                 parts.push(format!("{}: {why}{sep}{repeats}", c.name));
             }
@@ -119,7 +142,7 @@ pub fn assess_quality(clocks: &[ClockStats], duration_s: f64) -> (MeasurementQua
             (None, false) => {}
         }
     }
-    (quality, (!parts.is_empty()).then(|| parts.join(" | ")))
+    (quality, lost, (!parts.is_empty()).then(|| parts.join(" | ")))
 }
 
 impl CheckReport {

@@ -125,12 +125,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Exit code: 1 when time went backwards on a monotonic clock, the system clock fails PostgreSQL's rule, or
-    /// time is changed on its way to clockscope.
+    /// Exit code: 1 when the verdict lists a problem, something to act on (time went backwards on a monotonic
+    /// clock, the system clock fails PostgreSQL's rule, a syscall per read, time changed on its way to
+    /// clockscope, NTP not synchronised); BROKEN and BAD always list one.
     pub fn exit_code(&self) -> u8 {
-        match self.status {
-            Status::Broken | Status::Bad => crate::exit::PROBLEM,
-            Status::Fair | Status::Good | Status::NoVerdict => crate::exit::OK,
+        if self.problems.is_empty() && !matches!(self.status, Status::Broken | Status::Bad) {
+            crate::exit::OK
+        } else {
+            crate::exit::PROBLEM
         }
     }
 }
