@@ -65,7 +65,7 @@ for _ in $(seq 1 100); do
 done
 [ -s "$scrape" ] || fail "could not scrape 127.0.0.1:$port/metrics"
 grep -q '^node_textfile_scrape_error 0$' "$scrape" || { grep textfile "$scrape" >&2; fail "node_exporter could not read the textfile"; }
-for m in 'clockscope_verdict{status="good"}' 'clockscope_clock_read_seconds{clock="monotonic"}' \
+for m in 'clockscope_verdict{status="good"}' 'clockscope_clock_read_cost_seconds{clock="monotonic"}' \
     'clockscope_last_run_timestamp_seconds' 'clockscope_info{' 'clockscope_interrupted 0'; do
     grep -qF "$m" "$scrape" || fail "$m is not in node_exporter's /metrics"
 done
@@ -80,7 +80,20 @@ promtool check rules fleet/clockscope.rules.yml >/dev/null
 for alert in $(sed -n 's/^ *- alert: //p' fleet/clockscope.rules.yml); do
     grep -q "alertname: $alert\$" fleet/clockscope.rules.test.yml || fail "alert $alert has no promtool test"
 done
-say "promtool check rules, test rules: ok ($(grep -c -- '- alert:' fleet/clockscope.rules.yml) alerts)"
+# The rule tests are fed with the captures of real runs verbatim (fleet/captures/README.md).
+for capture in fleet/captures/quiet.prom fleet/captures/busy.prom; do
+    host="$(basename "$capture" .prom)"
+    python3 fleet/captures/to-series.py "$capture" "$host" 240 >"$tmp/series.yml"
+    [ -s "$tmp/series.yml" ] || fail "$capture: no series for the rules"
+    python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
+        "$tmp/series.yml" fleet/clockscope.rules.test.yml ||
+        fail "fleet/clockscope.rules.test.yml does not hold $capture as captured (fleet/captures/to-series.py)"
+done
+# No rule and no panel reads the loop average (deprecated name or new): busy hosts would page.
+if grep -nE '"?expr"?:.*clockscope_clock_(read|loop_average)_seconds' fleet/clockscope.rules.yml fleet/grafana-dashboard.json; then
+    fail "a rule or panel reads the gap-inclusive loop average"
+fi
+say "promtool check rules, test rules: ok ($(grep -c -- '- alert:' fleet/clockscope.rules.yml) alerts, fed with fleet/captures)"
 
 # --- 3. the dashboard ------------------------------------------------------------
 python3 - "$scrape" fleet/grafana-dashboard.json <<'EOF'

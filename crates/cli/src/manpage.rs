@@ -283,6 +283,12 @@ fn examples(page: Option<&str>) -> &'static [(&'static str, &'static str)] {
 fn exit_note(page: Option<&str>) -> Option<&'static str> {
     match page {
         Some("clocks" | "completions" | "man") => Some("This command never finds a problem: it exits 0 or 2."),
+        Some("check") => Some(
+            "Exit 1 exactly when the report lists a problem, something to act on (the default screen's `problem` \
+             lines; clockscope_problems > 0): time went backwards, the system clock fails PostgreSQL's rule, every \
+             read is a syscall, time changed on its way to clockscope, NTP not synchronised. A noisy measurement \
+             alone is not one.",
+        ),
         Some("sweep") => Some(
             "Exit 1 when someone else changed the clocksource during the sweep (it is then not put back over \
              their change).",

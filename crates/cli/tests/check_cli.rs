@@ -143,7 +143,7 @@ fn prometheus_run_parses() {
     assert!(scrape
         .samples
         .iter()
-        .any(|s| s.metric == "clockscope_clock_read_seconds" && s.labels.get("clock") == Some("monotonic")));
+        .any(|s| s.metric == "clockscope_clock_read_cost_seconds" && s.labels.get("clock") == Some("monotonic")));
 }
 
 #[test]

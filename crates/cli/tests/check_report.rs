@@ -300,8 +300,13 @@ fn prometheus_output_parses_back() {
                 ref other => panic!("{metric} is not a gauge: {other:?}"),
             })
     };
-    let avg = get("clockscope_clock_read_seconds", "monotonic").unwrap();
+    // One statistic, one name: the loop average under its name, and under
+    // the deprecated one for one release; the read cost under its own.
+    let avg = get("clockscope_clock_loop_average_seconds", "monotonic").unwrap();
     assert!((avg - r.clocks[0].avg_loop_ns / 1e9).abs() < 1e-18);
+    assert_eq!(get("clockscope_clock_read_seconds", "monotonic"), Some(avg));
+    let cost = get("clockscope_clock_read_cost_seconds", "monotonic").unwrap();
+    assert!((cost - r.clocks[0].read_cost_ns / 1e9).abs() < 1e-18);
     assert_eq!(get("clockscope_clock_backward_steps", "rdtsc"), Some(0.0));
     assert_eq!(get("clockscope_clock_resolution_seconds", "monotonic"), Some(19e-9));
     let p99 = scrape
@@ -1246,4 +1251,51 @@ fn kernel_log_is_interpreted_in_the_environment() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["environment"]["kernel_messages"][0]["kind"], "firmware_bug_p0");
     assert_eq!(v["environment"]["machine"], "guest");
+}
+
+/// NTP not synchronised is a problem on the default screen, with the error
+/// adjtimex gives, and exit 1 (something to act on); a synchronised clock is
+/// not mentioned there (the full report shows its state).
+#[test]
+fn ntp_not_synchronised_is_a_problem_on_the_default_screen() {
+    use clockscope::linux::ntp::{NtpState, RawTimex, STA_UNSYNC};
+    let mut r = good_report();
+    let ntp = NtpState::from_raw(&RawTimex {
+        state: 0,
+        status: STA_UNSYNC,
+        freq: 0,
+        maxerror: 1_250_000,
+        esterror: 2_500,
+        offset: 0,
+    });
+    r.environment.ntp = Some(ntp.clone());
+    let inputs = verdict::VerdictInputs {
+        current_clocksource: r.environment.current_clocksource.clone(),
+        postgresql_auto_uses_tsc: Some(true),
+        postgresql_reads_counter: true,
+        tsc_trusted: Some(true),
+        baseline_row_ns: verdict::DEFAULT_BASELINE_ROW_NS,
+        baseline_source: verdict::DEFAULT_BASELINE_SOURCE.to_string(),
+        baseline_is_example: true,
+        executor_loops: vec![
+            ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+            ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
+        ],
+        ntp: Some(ntp),
+        ..Default::default()
+    };
+    r.verdict = verdict::decide(&r.clocks, &inputs);
+    assert_eq!(r.verdict.status, Status::Good);
+    assert_eq!(r.exit_code(), 1);
+    let s = screen(&stamped(&r));
+    snapshot_eq("check_ntp_unsynchronised.txt", &s);
+    assert!(
+        flat(&s).contains(
+            "problem NTP is not synchronised (the kernel's maximum error is 1.250 s, estimated error 2500 µs)"
+        ),
+        "{s}"
+    );
+    // Synchronised: "problems none" and exit 0.
+    assert!(screen(&stamped(&good_report())).contains("problems        none"));
+    assert_eq!(good_report().exit_code(), 0);
 }

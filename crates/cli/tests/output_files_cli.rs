@@ -154,7 +154,7 @@ fn the_report_file_needs_no_stdout_and_dev_null_is_a_stdout() {
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
     let text = std::fs::read_to_string(d.join("r.prom")).unwrap();
     assert!(
-        text.contains("clockscope_clock_read_seconds{clock=\"monotonic\"}"),
+        text.contains("clockscope_clock_read_cost_seconds{clock=\"monotonic\"}"),
         "{text}"
     );
     // ... and a run printing to stdout refuses to start, `-o -` included.
@@ -200,7 +200,7 @@ fn the_report_file_needs_no_stdout_and_dev_null_is_a_stdout() {
     // `-o -` is stdout: the report is printed, no file named `-` appears.
     let o = run_in(d, &[&quick[..], &["-o", "-"]].concat());
     assert!(measured(&o), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("clockscope_clock_read_seconds"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("clockscope_clock_read_cost_seconds"));
     assert_eq!(entries(d), ["r.prom", "r2.prom"]);
     // A pipe for stdout and -o FILE: nothing printed.
     let o = run_in(d, &[&quick[..], &["-o", "r.prom"]].concat());

@@ -337,7 +337,7 @@ fn output_file_is_replaced_atomically() {
     assert!(o.stdout.is_empty(), "the report goes to the file only");
     let text = std::fs::read_to_string(&prom).unwrap();
     assert!(
-        text.contains("\nclockscope_clock_read_seconds{clock=\"monotonic\"} "),
+        text.contains("\nclockscope_clock_read_cost_seconds{clock=\"monotonic\"} "),
         "{text}"
     );
     assert_eq!(
