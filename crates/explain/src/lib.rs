@@ -40,6 +40,8 @@
 //! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
 //! - [`stats`]: medians, the paired slowdowns' 95% interval, the stopping rule.
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
+//! - [`backend_process`]: the server's backend as a process here, known
+//!   beyond its pid (its age, its data directory) before slices pin to it.
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
 //! - `clock_source`: what a `SHOW timing_clock_source` value names.
@@ -53,6 +55,7 @@
 #![cfg_attr(not(feature = "testing"), forbid(unsafe_code))]
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
+pub mod backend_process;
 pub mod budget;
 pub(crate) mod clock_source;
 pub mod clockcost;
@@ -244,12 +247,9 @@ fn on_server(
     let mut info = session.server_info()?;
     // Read before the session changes anything (it never changes these).
     let server_timing = session.timing_settings()?;
-    // A server on this machine: its backend's pid, for the model's slices.
-    let backend_pid = if target.locality.is_local() {
-        Some(session.backend_pid()?)
-    } else {
-        None
-    };
+    // A server on this machine: its backend's pid, for the model's slices,
+    // once the process of that pid here is known to be it (else why not).
+    let (backend_pid, backend_unknown) = backend_process::of_session(session, target.locality.is_local())?;
     // The server's page size, before anything is created.
     if opts.workload != options::Workload::Series {
         opts.check_table_size(info.block_size)?;
@@ -291,6 +291,7 @@ fn on_server(
     if let Some(pid) = backend_pid {
         model.follow_backend(pid, std::path::Path::new("/"));
     }
+    model.pin_note = model.pin_note.take().or(backend_unknown);
     let mut stopped_observer = |step: &Step| {
         if stop() {
             return Control::Stop;
