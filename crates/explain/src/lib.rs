@@ -360,6 +360,16 @@ fn on_server(
 /// ROLLBACK cannot undo ([`side_effects`]; the text was checked before
 /// connecting), unless `allowed`; then the warnings say what was kept.
 fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool) -> Result<Vec<String>, Error> {
+    // Before the plan: planning alone runs some functions (constants folded,
+    // operators' estimators).
+    let reached = side_effects::unsafe_reachable(session, sql)?;
+    if !allowed && !reached.is_empty() {
+        return Err(Error::Query(format!(
+            "reaches {}: ROLLBACK cannot undo it, or clockscope cannot see what it does; pass \
+             --allow-side-effects to run it anyway",
+            side_effects::describe_reached(&reached)
+        )));
+    }
     let verbose = session.verbose_plan(sql)?;
     let in_plan = side_effects::escapes_in_plan(&*plan::parse_json(&verbose)?);
     if !allowed {
@@ -372,7 +382,7 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
             found.push(f);
         }
     }
-    Ok((!found.is_empty())
+    let mut warnings: Vec<String> = (!found.is_empty())
         .then(|| {
             format!(
                 "--allow-side-effects: the query calls {}: every run (warm-up included) did it again and \
@@ -381,7 +391,14 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
             )
         })
         .into_iter()
-        .collect())
+        .collect();
+    if !reached.is_empty() {
+        warnings.push(format!(
+            "--allow-side-effects: the query reaches {}: every run (warm-up included) may have done it again",
+            side_effects::describe_reached(&reached)
+        ));
+    }
+    Ok(warnings)
 }
 
 /// The workload chosen, why (when not the one asked for), and whether it

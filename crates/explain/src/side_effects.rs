@@ -26,13 +26,20 @@
 //! keeps WAL); `pg_logical_emit_message` (non-transactional messages);
 //! server files (`lo_export`, adminpack's `pg_file_*`).
 //!
-//! Not seen, so not refused: a call made inside a function body the plan does
-//! not show (PL/pgSQL, a SQL function that is not inlined), and what a foreign
-//! table's remote side does (postgres_fdw rolls its remote transaction back
-//! with ours, but not, e.g., a sequence advanced by a remote view).
+//! Not seen, so not refused: what C code does on its own (a type's input
+//! function, an FDW, hooks and libraries the server loads), and what a
+//! foreign table's remote side does (postgres_fdw rolls its remote
+//! transaction back with ours, but not, e.g., a sequence advanced by a remote
+//! view).
 //!
 //! # How calls are found
-//! Twice, and a call found either way is refused:
+//! Three times, and a call found any way is refused:
+//! 0. Through the catalogs, on the server, before anything is planned
+//!    ([`reach`]): every route by which the statement can call a function
+//!    (operators, domains' CHECKs, casts, defaults, triggers, rules, views,
+//!    policies, types' and aggregates' support functions, function bodies),
+//!    and a function not known safe (not built in, nor SQL or PL/pgSQL whose
+//!    body is read and followed) is refused with its route.
 //! 1. In the text, before connecting: a small SQL lexer ([`called_names`])
 //!    skips comments, string literals (`'...'`, `E'...'`, dollar quotes) and
 //!    whitespace, reads quoted (`"DbLink_Exec"`, `U&"..."`) and unquoted
@@ -47,6 +54,9 @@
 //! syntax trees (and refuse PostgreSQL syntax they lack); this needs only the
 //! names before `(` and must not miss one in syntax a parser does not know.
 
+mod reach;
+
+pub(crate) use reach::{unsafe_reachable, Unsafe};
 use serde_json::Value;
 
 /// A function whose effect ROLLBACK cannot undo.
@@ -67,10 +77,12 @@ const SERVER: &str = "acts on the server at once";
 const SLOT: &str = "replication slots and origins are not transactional";
 const MESSAGE: &str = "writes a non-transactional WAL message";
 const FILE: &str = "writes a file on the server";
+const SQL_TEXT: &str = "runs SQL given as text, which clockscope cannot follow";
+const RELATIONS_BY_NAME: &str = "reads relations (views included) named at run time, which clockscope cannot follow";
 
 /// The known calls ROLLBACK cannot undo: (function, why). A name ending in
 /// `*` matches every function it begins.
-pub(crate) const ESCAPES: [(&str, &str); 45] = [
+pub(crate) const ESCAPES: [(&str, &str); 51] = [
     ("dblink*", OTHER_SESSION),
     ("nextval", SEQUENCE),
     ("setval", SEQUENCE),
@@ -116,6 +128,12 @@ pub(crate) const ESCAPES: [(&str, &str); 45] = [
     ("pg_file_rename", FILE),
     ("pg_file_unlink", FILE),
     ("pg_file_sync", FILE),
+    ("query_to_xml*", SQL_TEXT),
+    ("ts_stat", SQL_TEXT),
+    ("ts_rewrite", SQL_TEXT),
+    ("table_to_xml*", RELATIONS_BY_NAME),
+    ("schema_to_xml*", RELATIONS_BY_NAME),
+    ("database_to_xml*", RELATIONS_BY_NAME),
 ];
 
 /// A call found: the function as called (lower case, escaped for the
@@ -194,6 +212,24 @@ pub fn describe(found: &[Found]) -> String {
         .join(", ")
 }
 
+/// What `--query` reaches that is not known safe ([`reach`]), for one
+/// line: the first finding with its route, and how many more.
+pub fn describe_reached(found: &[Unsafe]) -> String {
+    let Some(first) = found.first() else {
+        return String::new();
+    };
+    let route = if first.route.is_empty() {
+        String::new()
+    } else {
+        format!(" through {}", first.route.join(" -> "))
+    };
+    let more = match found.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    format!("{} ({}){route}{more}", first.what, first.why)
+}
+
 /// The names `sql` calls: every identifier followed by `(`, after its
 /// schema or database qualification, lower case when unquoted, as written
 /// when quoted. Comments, string literals and whitespace between tokens are
@@ -228,9 +264,48 @@ fn lex_calls(sql: &str, backslash_escapes: bool) -> Vec<String> {
     names
 }
 
+/// The words of a text, for following what it may call ([`reach`]): every
+/// identifier (lower case when unquoted) and every operator, read both ways
+/// a backslash in '...' can be read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Words {
+    pub idents: std::collections::BTreeSet<String>,
+    /// Every operator written, and each of its prefixes (PostgreSQL's
+    /// lexer drops a trailing `+` or `-` from some).
+    pub ops: std::collections::BTreeSet<String>,
+}
+
+/// The [`Words`] of `sql`.
+pub(crate) fn words(sql: &str) -> Words {
+    let mut w = Words::default();
+    for backslash_escapes in [false, true] {
+        let mut lexer = Lexer {
+            s: sql.as_bytes(),
+            i: 0,
+            backslash_escapes,
+        };
+        while let Some(token) = lexer.next_token() {
+            match token {
+                Token::Ident(name) => {
+                    w.idents.insert(name);
+                }
+                Token::Op(op) => {
+                    for end in 1..=op.len() {
+                        w.ops.insert(op[..end].to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    w
+}
+
 enum Token {
     Ident(String),
     Punct(u8),
+    /// An operator: a run of `+-*/<>=~!@#%^&|`?` (a comment ends it).
+    Op(String),
     /// A literal, number, parameter or operator.
     Other,
 }
@@ -299,6 +374,23 @@ impl Lexer<'_> {
             b'(' | b'.' => {
                 self.i += 1;
                 Token::Punct(c)
+            }
+            c if is_op_char(c) => {
+                let start = self.i;
+                while self.peek(0).is_some_and(is_op_char)
+                    && !matches!(
+                        (self.peek(0), self.peek(1)),
+                        (Some(b'-'), Some(b'-')) | (Some(b'/'), Some(b'*'))
+                    )
+                {
+                    self.i += 1;
+                }
+                if self.i == start {
+                    // A comment right here: skip_blanks takes it next.
+                    self.i += 1;
+                    return Some(Token::Other);
+                }
+                Token::Op(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
             }
             _ => {
                 self.i += 1;
@@ -414,6 +506,10 @@ impl Lexer<'_> {
     }
 }
 
+fn is_op_char(c: u8) -> bool {
+    b"+-*/<>=~!@#%^&|`?".contains(&c)
+}
+
 fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
 }
@@ -502,6 +598,15 @@ mod tests {
         );
         assert_eq!(names("SELECT lo_export(1, '/tmp/x')"), vec!["lo_export"]);
         assert_eq!(names("SELECT pg_advisory_lock(1)"), vec!["pg_advisory_lock"]);
+        // SQL in a literal is run by these, so they are refused themselves.
+        assert_eq!(
+            names("SELECT query_to_xml('SELECT dblink_exec(''c'', ''s'')', true, true, '')"),
+            vec!["query_to_xml"]
+        );
+        assert_eq!(
+            names("SELECT table_to_xml('v'::regclass, true, true, '')"),
+            vec!["table_to_xml"]
+        );
     }
 
     #[test]
@@ -553,6 +658,15 @@ mod tests {
         // call after it is real; with it on, the call is in a literal.
         assert_eq!(names("SELECT 'a\\' ', pg_stat_reset(), '"), vec!["pg_stat_reset"]);
         assert_eq!(names("SELECT 'a\\', pg_stat_reset(), '\\''"), vec!["pg_stat_reset"]);
+    }
+
+    #[test]
+    fn words_are_every_identifier_and_operator_with_its_prefixes() {
+        let w = words("SELECT a ### b, \"Q\"(1) FROM t WHERE x <-2 -- ### c\n /* @@ */ AND 'lit ##' = $1");
+        let idents: Vec<&str> = w.idents.iter().map(String::as_str).collect();
+        assert_eq!(idents, ["Q", "a", "and", "b", "from", "select", "t", "where", "x"]);
+        let ops: Vec<&str> = w.ops.iter().map(String::as_str).collect();
+        assert_eq!(ops, ["#", "##", "###", "<", "<-", "="]);
     }
 
     #[test]

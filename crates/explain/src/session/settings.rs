@@ -131,6 +131,17 @@ impl PgSession {
         })
     }
 
+    /// The rows of a catalog query (`crate::side_effects`'s routes), with
+    /// the session's deadlines.
+    pub(crate) fn catalog_query(
+        &mut self,
+        step: &str,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, Error> {
+        self.statement(step, self.client.query(sql, params))
+    }
+
     /// The TLS protocol of this session as the server sees it
     /// (`pg_stat_ssl.version`, e.g. `TLSv1.3`), `None` when unencrypted.
     pub fn tls_version(&mut self) -> Result<Option<String>, Error> {
