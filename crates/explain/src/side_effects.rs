@@ -273,6 +273,9 @@ fn lex_calls(sql: &str, backslash_escapes: bool) -> Vec<String> {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Words {
     pub idents: std::collections::BTreeSet<String>,
+    /// The identifiers that can name a function called: followed by `(`,
+    /// or after a `.` (`row.f` is `f(row)`, PostgreSQL's attribute notation).
+    pub calls: std::collections::BTreeSet<String>,
     /// Every operator written, and each of its prefixes (PostgreSQL's
     /// lexer drops a trailing `+` or `-` from some).
     pub ops: std::collections::BTreeSet<String>,
@@ -287,18 +290,32 @@ pub(crate) fn words(sql: &str) -> Words {
             i: 0,
             backslash_escapes,
         };
+        let (mut last_ident, mut after_dot) = (None::<String>, false);
         while let Some(token) = lexer.next_token() {
+            let dot = matches!(token, Token::Punct(b'.'));
             match token {
                 Token::Ident(name) => {
-                    w.idents.insert(name);
+                    if after_dot {
+                        w.calls.insert(name.clone());
+                    }
+                    w.idents.insert(name.clone());
+                    last_ident = Some(name);
+                }
+                Token::Punct(b'(') => {
+                    w.calls.extend(last_ident.take());
                 }
                 Token::Op(op) => {
                     for end in 1..=op.len() {
                         w.ops.insert(op[..end].to_string());
                     }
+                    last_ident = None;
                 }
-                _ => {}
+                _ => last_ident = None,
             }
+            if dot {
+                last_ident = None;
+            }
+            after_dot = dot;
         }
     }
     w
@@ -416,6 +433,11 @@ mod tests {
         assert_eq!(idents, ["Q", "a", "and", "b", "from", "select", "t", "where", "x"]);
         let ops: Vec<&str> = w.ops.iter().map(String::as_str).collect();
         assert_eq!(ops, ["#", "##", "###", "<", "<-", "="]);
+        let calls: Vec<&str> = w.calls.iter().map(String::as_str).collect();
+        assert_eq!(calls, ["Q"]);
+        let w = words("SELECT s.f (1), t.col, g\n(2), h FROM s.t");
+        let calls: Vec<&str> = w.calls.iter().map(String::as_str).collect();
+        assert_eq!(calls, ["col", "f", "g", "t"]);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! which commits on its own). Each is refused in one line naming the route,
 //! before anything is planned: the operator's and the default's functions
 //! are IMMUTABLE, so planning alone (EXPLAIN folds constants) would run
-//! them. Nothing reaches the other session's table. A function that only
-//! computes, and a plain query, still run.
+//! them. A function reached by attribute notation (`row.f`) too. Nothing
+//! reaches the other session's table. A function that only computes, a
+//! column named like a function, and a plain query, still run.
 
 mod common;
 
@@ -82,6 +83,12 @@ fn every_route_to_dblink_is_refused_before_planning() {
         "CREATE TABLE ser_trig_t (n int)".to_string(),
         "CREATE TRIGGER ser_trig BEFORE INSERT ON ser_trig_t FOR EACH ROW EXECUTE FUNCTION ser_trig()".to_string(),
         "CREATE FUNCTION ser_safe(int) RETURNS int LANGUAGE plpgsql AS $f$ BEGIN RETURN $1 * 2; END $f$".to_string(),
+        "CREATE TABLE ser_rows (dblink_exec int)".to_string(),
+        "INSERT INTO ser_rows VALUES (1)".to_string(),
+        format!(
+            "CREATE FUNCTION ser_attr(ser_rows) RETURNS int {}",
+            body(&conn, "attribute", "1")
+        ),
     ];
     for sql in &setup {
         server.sql(sql).unwrap();
@@ -104,6 +111,11 @@ fn every_route_to_dblink_is_refused_before_planning() {
             "INSERT INTO ser_trig_t VALUES (1)",
             "through relation ser_trig_t -> function ser_trig()",
         ),
+        // Attribute notation: r.ser_attr is ser_attr(r).
+        (
+            "SELECT r.ser_attr FROM ser_rows r",
+            "through function ser_attr(ser_rows)",
+        ),
     ] {
         let e = match run(sql) {
             Ok(_) => panic!("{sql}: ran; the other session's table has {} rows", count()),
@@ -118,8 +130,10 @@ fn every_route_to_dblink_is_refused_before_planning() {
         assert!(!e.contains('\n'), "{e}");
         assert_eq!(count(), 0, "{sql}: a refused query wrote through dblink");
     }
-    // What only computes still runs.
+    // What only computes still runs, and a word that is no call (a column
+    // named like a function) is not followed as one.
     for sql in [
+        "SELECT dblink_exec FROM ser_rows",
         "SELECT ser_safe(n) FROM generate_series(1, 100) n",
         "SELECT count(*) FROM generate_series(1, 100) n WHERE n IN (1, 2) AND n::text LIKE '1%'",
     ] {

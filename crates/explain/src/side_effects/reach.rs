@@ -16,9 +16,11 @@
 //! comes before the plan check's EXPLAIN.
 //!
 //! So every route is followed from the query's words ([`super::words`]):
-//! each identifier names the user-defined functions, types and relations of
-//! that name (any schema: search_path is not resolved, so more is followed
-//! than is called), each operator the operators of that name; from those,
+//! each identifier names the user-defined types and relations of that name,
+//! each one followed by `(` or after a `.` (attribute notation: `row.f` is
+//! `f(row)`) the functions of that name (any schema: search_path is not
+//! resolved, so more is followed than is called), each operator the
+//! operators of that name; from those,
 //! every catalog edge above, and `pg_depend`'s edges of the objects that
 //! store expressions (rules, triggers, defaults, policies, CHECK
 //! constraints, indexes, domains, functions with SQL-standard bodies), whose
@@ -120,7 +122,8 @@ pub struct Unsafe {
 struct Walk {
     /// Object -> the object whose edge or text reached it (None: the query).
     reached: HashMap<Node, Option<Node>>,
-    /// Names and operators already looked up.
+    /// Names (called, and all) and operators already looked up.
+    calls: BTreeSet<String>,
     idents: BTreeSet<String>,
     ops: BTreeSet<String>,
     /// (what, why, the object that reached it or is it)
@@ -156,11 +159,13 @@ impl Walk {
             }
         }
         let mut w = words(text);
+        w.calls.retain(|c| !self.calls.contains(c));
         w.idents.retain(|i| !self.idents.contains(i));
         w.ops.retain(|o| !self.ops.contains(o));
+        self.calls.extend(w.calls.iter().cloned());
         self.idents.extend(w.idents.iter().cloned());
         self.ops.extend(w.ops.iter().cloned());
-        if !(w.idents.is_empty() && w.ops.is_empty()) {
+        if !(w.calls.is_empty() && w.idents.is_empty() && w.ops.is_empty()) {
             seeds.push((w, via));
         }
     }
@@ -171,6 +176,7 @@ impl Walk {
 pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec<Unsafe>, Error> {
     let mut walk = Walk {
         reached: HashMap::new(),
+        calls: BTreeSet::new(),
         idents: BTreeSet::new(),
         ops: BTreeSet::new(),
         found: Vec::new(),
@@ -198,9 +204,10 @@ pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec
             break;
         }
         for (w, via) in std::mem::take(&mut seeds) {
+            let calls: Vec<String> = w.calls.into_iter().collect();
             let idents: Vec<String> = w.idents.into_iter().collect();
             let ops: Vec<String> = w.ops.into_iter().collect();
-            for row in session.catalog_query("following --query's names", sql::BY_NAME, &[&idents, &ops])? {
+            for row in session.catalog_query("following --query's names", sql::BY_NAME, &[&calls, &idents, &ops])? {
                 if let Some(node) = node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, via)) {
                     frontier.push(node);
                 }
@@ -258,7 +265,10 @@ fn expand(
         let body: Option<String> = row.get(4);
         let node = (Kind::Function, oid);
         if let Some(e) = escape_of(&name) {
-            walk.found.push((What::Function, e.why.to_string(), Some(node)));
+            let called = What::Called(format!("{}()", escape_untrusted(&name.to_lowercase())));
+            if !walk.found.iter().any(|f| f.0 == called) {
+                walk.found.push((What::Function, e.why.to_string(), Some(node)));
+            }
             continue;
         }
         if oid < FIRST_USER_OID || kind as u8 == b'a' {
@@ -357,14 +367,15 @@ mod sql {
         UNION ALL SELECT 'f', c.castfunc FROM pg_catalog.pg_cast c \
          WHERE c.castfunc >= 16384 AND c.castsource < 16384 AND c.casttarget < 16384";
 
-    /// User-defined functions, types and relations named by $1, operators
-    /// by $2 (built-in ones are leaves, found by name in the text).
+    /// User-defined functions named by the called names $1, types and
+    /// relations by any name $2, operators by $3 (built-in ones are
+    /// leaves, found by name in the text).
     pub const BY_NAME: &str = "\
         SELECT 'f', p.oid FROM pg_catalog.pg_proc p WHERE p.proname = ANY($1) AND p.oid >= 16384 \
-        UNION ALL SELECT 't', t.oid FROM pg_catalog.pg_type t WHERE t.typname = ANY($1) AND t.oid >= 16384 \
-        UNION ALL SELECT 'r', c.oid FROM pg_catalog.pg_class c WHERE c.relname = ANY($1) AND c.oid >= 16384 \
+        UNION ALL SELECT 't', t.oid FROM pg_catalog.pg_type t WHERE t.typname = ANY($2) AND t.oid >= 16384 \
+        UNION ALL SELECT 'r', c.oid FROM pg_catalog.pg_class c WHERE c.relname = ANY($2) AND c.oid >= 16384 \
          AND c.relkind IN ('r', 'v', 'm', 'f', 'p') \
-        UNION ALL SELECT 'o', o.oid FROM pg_catalog.pg_operator o WHERE o.oprname = ANY($2)";
+        UNION ALL SELECT 'o', o.oid FROM pg_catalog.pg_operator o WHERE o.oprname = ANY($3)";
 
     /// Edges from relations $1, types $2, functions $3, operators $4 and
     /// operator classes $5: (from kind, from oid, to kind, to oid, text).
