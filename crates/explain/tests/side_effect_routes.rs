@@ -130,6 +130,13 @@ fn every_route_to_dblink_is_refused_before_planning() {
         assert!(!e.contains('\n'), "{e}");
         assert_eq!(count(), 0, "{sql}: a refused query wrote through dblink");
     }
+    // A built-in escape in attribute notation: (1::bigint).pg_advisory_lock
+    // is pg_advisory_lock(1), a session-level lock ROLLBACK does not free.
+    let e = run("SELECT (1::bigint).pg_advisory_lock").unwrap_err().to_string();
+    assert!(
+        e.starts_with("--query: reaches pg_advisory_lock() (a session-level"),
+        "{e}"
+    );
     // What only computes still runs, and a word that is no call (a column
     // named like a function) is not followed as one.
     for sql in [

@@ -150,15 +150,16 @@ impl Walk {
     /// Reads `text` (by `via`): escapes it calls by name are found, its new
     /// words returned for lookup.
     fn read(&mut self, text: &str, via: Option<Node>, seeds: &mut Vec<(Words, Option<Node>)>) {
-        for name in called_names(text) {
-            if let Some(e) = escape_of(&name) {
+        let mut w = words(text);
+        // Calls with parentheses, and in attribute notation (`x.f`).
+        for name in called_names(text).iter().chain(&w.calls) {
+            if let Some(e) = escape_of(name) {
                 let what = What::Called(format!("{}()", escape_untrusted(&name.to_lowercase())));
                 if !self.found.iter().any(|f| f.0 == what) {
                     self.found.push((what, e.why.to_string(), via));
                 }
             }
         }
-        let mut w = words(text);
         w.calls.retain(|c| !self.calls.contains(c));
         w.idents.retain(|i| !self.idents.contains(i));
         w.ops.retain(|o| !self.ops.contains(o));
