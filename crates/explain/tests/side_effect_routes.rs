@@ -83,6 +83,11 @@ fn every_route_to_dblink_is_refused_before_planning() {
         "CREATE TABLE ser_trig_t (n int)".to_string(),
         "CREATE TRIGGER ser_trig BEFORE INSERT ON ser_trig_t FOR EACH ROW EXECUTE FUNCTION ser_trig()".to_string(),
         "CREATE FUNCTION ser_safe(int) RETURNS int LANGUAGE plpgsql AS $f$ BEGIN RETURN $1 * 2; END $f$".to_string(),
+        // The issue's domain variant left a replication slot behind.
+        "CREATE FUNCTION ser_slot(int) RETURNS bool LANGUAGE plpgsql AS $f$ BEGIN \
+         PERFORM pg_create_physical_replication_slot('ser_slot'); RETURN true; END $f$"
+            .to_string(),
+        "CREATE DOMAIN ser_slot_dom AS int CHECK (ser_slot(VALUE))".to_string(),
         "CREATE TABLE ser_rows (dblink_exec int)".to_string(),
         "INSERT INTO ser_rows VALUES (1)".to_string(),
         format!(
@@ -130,6 +135,18 @@ fn every_route_to_dblink_is_refused_before_planning() {
         assert!(!e.contains('\n'), "{e}");
         assert_eq!(count(), 0, "{sql}: a refused query wrote through dblink");
     }
+    let e = run("SELECT 1::ser_slot_dom").unwrap_err().to_string();
+    assert!(
+        e.starts_with("--query: reaches pg_create_physical_replication_slot() (replication slots")
+            && e.contains("through type ser_slot_dom -> function ser_slot(integer)"),
+        "{e}"
+    );
+    let mut c = server.superuser_client().unwrap();
+    let slots: i64 = c
+        .query_one("SELECT count(*) FROM pg_replication_slots", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(slots, 0, "a refused query left a replication slot");
     // A built-in escape in attribute notation: (1::bigint).pg_advisory_lock
     // is pg_advisory_lock(1), a session-level lock ROLLBACK does not free.
     let e = run("SELECT (1::bigint).pg_advisory_lock").unwrap_err().to_string();
