@@ -97,9 +97,15 @@ pub(crate) fn of_session(session: &mut PgSession, local: bool) -> Result<(Option
         return Ok((None, None));
     }
     let pid = session.backend_pid()?;
-    Ok(match confirm(Path::new("/"), pid, &mut || session.backend_view())? {
-        Ok(()) => (Some(pid), None),
-        Err(why) => (None, Some(why)),
+    Ok(match confirm(Path::new("/"), pid, &mut || session.backend_view()) {
+        Ok(Ok(())) => (Some(pid), None),
+        Ok(Err(why)) => (None, Some(why)),
+        // Not a reason to stop the run: a broken connection, a stop or the
+        // deadline ends it at the next statement.
+        Err(e) => (
+            None,
+            Some(format!("the server's view of its backend was not read: {e}")),
+        ),
     })
 }
 
