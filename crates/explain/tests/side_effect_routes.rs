@@ -45,40 +45,35 @@ fn body(conn: &str, route: &str, ret: &str) -> String {
     )
 }
 
-#[test]
-fn every_route_to_dblink_is_refused_before_planning() {
-    if !std::path::Path::new(DBLINK_CONTROL).exists() {
-        return skip!("{DBLINK_CONTROL} is missing (Debian's postgresql-15 ships contrib's dblink)");
-    }
-    let server = testing::shared();
-    let conn = server.socket_dsn(SUPERUSER, "postgres");
+/// The objects of every route, each function writing through dblink.
+fn create_routes(server: &testing::ServerHandle, conn: &str) {
     let setup = [
         "CREATE EXTENSION IF NOT EXISTS dblink".to_string(),
         "CREATE TABLE ser_log (route text)".to_string(),
         format!(
             "CREATE FUNCTION ser_op(int, int) RETURNS int IMMUTABLE {}",
-            body(&conn, "operator", "$1 + $2")
+            body(conn, "operator", "$1 + $2")
         ),
         "CREATE OPERATOR ### (LEFTARG = int, RIGHTARG = int, FUNCTION = ser_op)".to_string(),
         format!(
             "CREATE FUNCTION ser_chk(int) RETURNS bool {}",
-            body(&conn, "domain", "true")
+            body(conn, "domain", "true")
         ),
         "CREATE DOMAIN ser_dom AS int CHECK (ser_chk(VALUE))".to_string(),
         "CREATE TYPE ser_pair AS (a int)".to_string(),
         format!(
             "CREATE FUNCTION ser_cast(int) RETURNS ser_pair {}",
-            body(&conn, "cast", "ROW($1)::ser_pair")
+            body(conn, "cast", "ROW($1)::ser_pair")
         ),
         "CREATE CAST (int AS ser_pair) WITH FUNCTION ser_cast(int)".to_string(),
         format!(
             "CREATE FUNCTION ser_def() RETURNS int IMMUTABLE {}",
-            body(&conn, "default", "1")
+            body(conn, "default", "1")
         ),
         "CREATE TABLE ser_def_t (n int DEFAULT ser_def())".to_string(),
         format!(
             "CREATE FUNCTION ser_trig() RETURNS trigger {}",
-            body(&conn, "trigger", "NEW")
+            body(conn, "trigger", "NEW")
         ),
         "CREATE TABLE ser_trig_t (n int)".to_string(),
         "CREATE TRIGGER ser_trig BEFORE INSERT ON ser_trig_t FOR EACH ROW EXECUTE FUNCTION ser_trig()".to_string(),
@@ -92,12 +87,22 @@ fn every_route_to_dblink_is_refused_before_planning() {
         "INSERT INTO ser_rows VALUES (1)".to_string(),
         format!(
             "CREATE FUNCTION ser_attr(ser_rows) RETURNS int {}",
-            body(&conn, "attribute", "1")
+            body(conn, "attribute", "1")
         ),
     ];
     for sql in &setup {
         server.sql(sql).unwrap();
     }
+}
+
+#[test]
+fn every_route_to_dblink_is_refused_before_planning() {
+    if !std::path::Path::new(DBLINK_CONTROL).exists() {
+        return skip!("{DBLINK_CONTROL} is missing (Debian's postgresql-15 ships contrib's dblink)");
+    }
+    let server = testing::shared();
+    let conn = server.socket_dsn(SUPERUSER, "postgres");
+    create_routes(&server, &conn);
     for (sql, route) in [
         (
             "SELECT 1 ### 2",
