@@ -40,6 +40,8 @@
 //! - [`plan`]: EXPLAIN JSON parsing and the clock-read count.
 //! - [`stats`]: medians, the paired slowdowns' 95% interval, the stopping rule.
 //! - [`contention`]: other work on this machine during the runs (/proc/stat).
+//! - [`backend_process`]: the server's backend as a process here, known
+//!   beyond its pid (its age, its data directory) before slices pin to it.
 //! - [`nodes`]: `--query`'s per-node breakdown.
 //! - [`clockcost`]: this machine's per-read costs.
 //! - `clock_source`: what a `SHOW timing_clock_source` value names.
@@ -53,6 +55,7 @@
 #![cfg_attr(not(feature = "testing"), forbid(unsafe_code))]
 #![cfg_attr(feature = "testing", deny(unsafe_code))]
 
+pub mod backend_process;
 pub mod budget;
 pub(crate) mod clock_source;
 pub mod clockcost;
@@ -244,12 +247,9 @@ fn on_server(
     let mut info = session.server_info()?;
     // Read before the session changes anything (it never changes these).
     let server_timing = session.timing_settings()?;
-    // A server on this machine: its backend's pid, for the model's slices.
-    let backend_pid = if target.locality.is_local() {
-        Some(session.backend_pid()?)
-    } else {
-        None
-    };
+    // A server on this machine: its backend's pid, for the model's slices,
+    // once the process of that pid here is known to be it (else why not).
+    let (backend_pid, backend_unknown) = backend_process::of_session(session, target.locality.is_local())?;
     // The server's page size, before anything is created.
     if opts.workload != options::Workload::Series {
         opts.check_table_size(info.block_size)?;
@@ -291,6 +291,7 @@ fn on_server(
     if let Some(pid) = backend_pid {
         model.follow_backend(pid, std::path::Path::new("/"));
     }
+    model.pin_note = model.pin_note.take().or(backend_unknown);
     let mut stopped_observer = |step: &Step| {
         if stop() {
             return Control::Stop;
@@ -359,6 +360,16 @@ fn on_server(
 /// ROLLBACK cannot undo ([`side_effects`]; the text was checked before
 /// connecting), unless `allowed`; then the warnings say what was kept.
 fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool) -> Result<Vec<String>, Error> {
+    // Before the plan: planning alone runs some functions (constants folded,
+    // operators' estimators).
+    let reached = side_effects::unsafe_reachable(session, sql)?;
+    if !allowed && !reached.is_empty() {
+        return Err(Error::Query(format!(
+            "reaches {}: ROLLBACK cannot undo it, or clockscope cannot see what it does; pass \
+             --allow-side-effects to run it anyway",
+            side_effects::describe_reached(&reached)
+        )));
+    }
     let verbose = session.verbose_plan(sql)?;
     let in_plan = side_effects::escapes_in_plan(&*plan::parse_json(&verbose)?);
     if !allowed {
@@ -371,7 +382,7 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
             found.push(f);
         }
     }
-    Ok((!found.is_empty())
+    let mut warnings: Vec<String> = (!found.is_empty())
         .then(|| {
             format!(
                 "--allow-side-effects: the query calls {}: every run (warm-up included) did it again and \
@@ -380,7 +391,14 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
             )
         })
         .into_iter()
-        .collect())
+        .collect();
+    if !reached.is_empty() {
+        warnings.push(format!(
+            "--allow-side-effects: the query reaches {}: every run (warm-up included) may have done it again",
+            side_effects::describe_reached(&reached)
+        ));
+    }
+    Ok(warnings)
 }
 
 /// The workload chosen, why (when not the one asked for), and whether it

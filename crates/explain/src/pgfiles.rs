@@ -12,6 +12,12 @@
 //!   matching line wins. A file that group or others can read is ignored with
 //!   libpq's warning on stderr; a missing file is ignored.
 //!
+//! A default file (one no setting named: `~/.pgpass`, `~/.pg_service.conf`,
+//! the system service file, and `crate::tls`'s `~/.postgresql/*`) whose path
+//! cannot be looked at is absent, as libpq treats it ([`default_file_absent`]):
+//! HOME that does not exist, is not a directory (`HOME=/dev/null`) or may not
+//! be searched by this user is no error.
+//!
 //! Stricter than libpq, on purpose: a password-file line with fewer than five
 //! fields is an error naming the file and the line (libpq skips it silently,
 //! and the login then fails with "password missing").
@@ -36,6 +42,30 @@ pub(crate) const CONNECTION_FILE: InputLimit = InputLimit {
 
 /// Where Debian's libpq looks for the system-wide service file.
 pub(crate) const SYSCONFDIR: &str = "/etc/postgresql-common";
+
+/// Whether a default file at `path` is absent as libpq sees it: its `stat`
+/// fails because the path does not exist (ENOENT), runs through something
+/// that is not a directory (ENOTDIR: `HOME=/dev/null`), or through a
+/// directory this user may not search (EACCES). libpq's own tests are
+/// `stat(...) != 0` for root.crt, root.crl, the service files and `.pgpass`
+/// (any failure is "absent"), and ENOENT/ENOTDIR for postgresql.crt (where
+/// libpq refuses on EACCES; here the certificate is not sent). Any other
+/// failure (EIO, ELOOP, ...) is returned.
+pub(crate) fn default_file_absent(path: &Path) -> std::io::Result<bool> {
+    use std::io::ErrorKind;
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(false),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::PermissionDenied
+            ) =>
+        {
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    }
+}
 
 /// Keys a service entry may set here.
 const SERVICE_KEYS: [&str; 15] = [
@@ -96,12 +126,21 @@ pub(crate) fn find_service(
     home: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Service, Error> {
-    let user_file = env("PGSERVICEFILE")
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".pg_service.conf")));
-    let sys_file = PathBuf::from(env("PGSYSCONFDIR").unwrap_or_else(|| SYSCONFDIR.to_string())).join("pg_service.conf");
+    // (file, whether it is a default no setting named)
+    let user_file = match env("PGSERVICEFILE") {
+        Some(f) => Some((PathBuf::from(f), false)),
+        None => home.map(|h| (h.join(".pg_service.conf"), true)),
+    };
+    let sys_file = match env("PGSYSCONFDIR") {
+        Some(dir) => (PathBuf::from(dir).join("pg_service.conf"), false),
+        None => (PathBuf::from(SYSCONFDIR).join("pg_service.conf"), true),
+    };
     let mut searched = Vec::new();
-    for file in user_file.into_iter().chain([sys_file]) {
+    for (file, default) in user_file.into_iter().chain([sys_file]) {
+        if default && default_file_absent(&file).unwrap_or(false) {
+            searched.push(path_text(&file));
+            continue;
+        }
         let text = match input::read_text(&file, &CONNECTION_FILE) {
             Ok(t) => t,
             Err(e) if e.is_not_found() => {
@@ -194,7 +233,13 @@ pub(crate) fn password_for(
     let (path, source) = match passfile {
         Some((p, source)) => (PathBuf::from(p), source),
         None => match home {
-            Some(h) => (h.join(".pgpass"), "password file (~/.pgpass)".to_string()),
+            Some(h) => {
+                let path = h.join(".pgpass");
+                if default_file_absent(&path).unwrap_or(false) {
+                    return Ok(None);
+                }
+                (path, "password file (~/.pgpass)".to_string())
+            }
             None => return Ok(None),
         },
     };

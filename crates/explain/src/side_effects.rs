@@ -26,13 +26,20 @@
 //! keeps WAL); `pg_logical_emit_message` (non-transactional messages);
 //! server files (`lo_export`, adminpack's `pg_file_*`).
 //!
-//! Not seen, so not refused: a call made inside a function body the plan does
-//! not show (PL/pgSQL, a SQL function that is not inlined), and what a foreign
-//! table's remote side does (postgres_fdw rolls its remote transaction back
-//! with ours, but not, e.g., a sequence advanced by a remote view).
+//! Not seen, so not refused: what C code does on its own (a type's input
+//! function, an FDW, hooks and libraries the server loads), and what a
+//! foreign table's remote side does (postgres_fdw rolls its remote
+//! transaction back with ours, but not, e.g., a sequence advanced by a remote
+//! view).
 //!
 //! # How calls are found
-//! Twice, and a call found either way is refused:
+//! Three times, and a call found any way is refused:
+//! 0. Through the catalogs, on the server, before anything is planned
+//!    ([`reach`]): every route by which the statement can call a function
+//!    (operators, domains' CHECKs, casts, defaults, triggers, rules, views,
+//!    policies, types' and aggregates' support functions, function bodies),
+//!    and a function not known safe (not built in, nor SQL or PL/pgSQL whose
+//!    body is read and followed) is refused with its route.
 //! 1. In the text, before connecting: a small SQL lexer ([`called_names`])
 //!    skips comments, string literals (`'...'`, `E'...'`, dollar quotes) and
 //!    whitespace, reads quoted (`"DbLink_Exec"`, `U&"..."`) and unquoted
@@ -47,6 +54,12 @@
 //! syntax trees (and refuse PostgreSQL syntax they lack); this needs only the
 //! names before `(` and must not miss one in syntax a parser does not know.
 
+mod lexer;
+mod reach;
+
+use lexer::{Lexer, Token};
+
+pub(crate) use reach::{unsafe_reachable, Unsafe};
 use serde_json::Value;
 
 /// A function whose effect ROLLBACK cannot undo.
@@ -67,10 +80,12 @@ const SERVER: &str = "acts on the server at once";
 const SLOT: &str = "replication slots and origins are not transactional";
 const MESSAGE: &str = "writes a non-transactional WAL message";
 const FILE: &str = "writes a file on the server";
+const SQL_TEXT: &str = "runs SQL given as text, which clockscope cannot follow";
+const RELATIONS_BY_NAME: &str = "reads relations (views included) named at run time, which clockscope cannot follow";
 
 /// The known calls ROLLBACK cannot undo: (function, why). A name ending in
 /// `*` matches every function it begins.
-pub(crate) const ESCAPES: [(&str, &str); 45] = [
+pub(crate) const ESCAPES: [(&str, &str); 51] = [
     ("dblink*", OTHER_SESSION),
     ("nextval", SEQUENCE),
     ("setval", SEQUENCE),
@@ -116,6 +131,12 @@ pub(crate) const ESCAPES: [(&str, &str); 45] = [
     ("pg_file_rename", FILE),
     ("pg_file_unlink", FILE),
     ("pg_file_sync", FILE),
+    ("query_to_xml*", SQL_TEXT),
+    ("ts_stat", SQL_TEXT),
+    ("ts_rewrite", SQL_TEXT),
+    ("table_to_xml*", RELATIONS_BY_NAME),
+    ("schema_to_xml*", RELATIONS_BY_NAME),
+    ("database_to_xml*", RELATIONS_BY_NAME),
 ];
 
 /// A call found: the function as called (lower case, escaped for the
@@ -194,6 +215,24 @@ pub fn describe(found: &[Found]) -> String {
         .join(", ")
 }
 
+/// What `--query` reaches that is not known safe ([`reach`]), for one
+/// line: the first finding with its route, and how many more.
+pub fn describe_reached(found: &[Unsafe]) -> String {
+    let Some(first) = found.first() else {
+        return String::new();
+    };
+    let route = if first.route.is_empty() {
+        String::new()
+    } else {
+        format!(" through {}", first.route.join(" -> "))
+    };
+    let more = match found.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    format!("{} ({}){route}{more}", first.what, first.why)
+}
+
 /// The names `sql` calls: every identifier followed by `(`, after its
 /// schema or database qualification, lower case when unquoted, as written
 /// when quoted. Comments, string literals and whitespace between tokens are
@@ -228,235 +267,58 @@ fn lex_calls(sql: &str, backslash_escapes: bool) -> Vec<String> {
     names
 }
 
-enum Token {
-    Ident(String),
-    Punct(u8),
-    /// A literal, number, parameter or operator.
-    Other,
+/// The words of a text, for following what it may call ([`reach`]): every
+/// identifier (lower case when unquoted) and every operator, read both ways
+/// a backslash in '...' can be read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Words {
+    pub idents: std::collections::BTreeSet<String>,
+    /// The identifiers that can name a function called: followed by `(`,
+    /// or after a `.` (`row.f` is `f(row)`, PostgreSQL's attribute notation).
+    pub calls: std::collections::BTreeSet<String>,
+    /// Every operator written, and each of its prefixes (PostgreSQL's
+    /// lexer drops a trailing `+` or `-` from some).
+    pub ops: std::collections::BTreeSet<String>,
 }
 
-struct Lexer<'a> {
-    s: &'a [u8],
-    i: usize,
-    /// '...' takes backslash escapes (`standard_conforming_strings = off`).
-    backslash_escapes: bool,
-}
-
-impl Lexer<'_> {
-    fn peek(&self, at: usize) -> Option<u8> {
-        self.s.get(self.i + at).copied()
-    }
-
-    fn next_token(&mut self) -> Option<Token> {
-        self.skip_blanks();
-        let c = self.peek(0)?;
-        let next = self.peek(1);
-        Some(match c {
-            b'\'' => {
-                self.i += 1;
-                self.skip_quoted(b'\'', self.backslash_escapes);
-                Token::Other
-            }
-            b'E' | b'e' if next == Some(b'\'') => {
-                self.i += 2;
-                self.skip_quoted(b'\'', true);
-                Token::Other
-            }
-            // B'..', X'..', N'..': plain string bodies.
-            b'B' | b'b' | b'X' | b'x' | b'N' | b'n' if next == Some(b'\'') => {
-                self.i += 2;
-                self.skip_quoted(b'\'', false);
-                Token::Other
-            }
-            b'U' | b'u' if next == Some(b'&') && matches!(self.peek(2), Some(b'"' | b'\'')) => {
-                let quote = self.peek(2).unwrap_or(b'"');
-                self.i += 3;
-                let body = self.quoted_body(quote);
-                let escape = self.uescape().unwrap_or(b'\\');
-                if quote == b'"' {
-                    Token::Ident(decode_unicode_escapes(&body, escape))
-                } else {
-                    Token::Other
-                }
-            }
-            b'"' => {
-                self.i += 1;
-                Token::Ident(String::from_utf8_lossy(&self.quoted_body(b'"')).into_owned())
-            }
-            b'$' if self.dollar_tag().is_some() => {
-                let tag = self.dollar_tag().unwrap_or_default();
-                self.i += tag.len();
-                self.skip_until(&tag);
-                Token::Other
-            }
-            c if is_ident_start(c) => {
-                let start = self.i;
-                while self.peek(0).is_some_and(is_ident_char) {
-                    self.i += 1;
-                }
-                Token::Ident(String::from_utf8_lossy(&self.s[start..self.i]).to_ascii_lowercase())
-            }
-            b'(' | b'.' => {
-                self.i += 1;
-                Token::Punct(c)
-            }
-            _ => {
-                self.i += 1;
-                Token::Other
-            }
-        })
-    }
-
-    /// Skips whitespace, `--` comments and nested `/* */` comments.
-    fn skip_blanks(&mut self) {
-        loop {
-            match (self.peek(0), self.peek(1)) {
-                (Some(c), _) if c.is_ascii_whitespace() => self.i += 1,
-                (Some(b'-'), Some(b'-')) => {
-                    while self.peek(0).is_some_and(|c| c != b'\n') {
-                        self.i += 1;
+/// The [`Words`] of `sql`.
+pub(crate) fn words(sql: &str) -> Words {
+    let mut w = Words::default();
+    for backslash_escapes in [false, true] {
+        let mut lexer = Lexer {
+            s: sql.as_bytes(),
+            i: 0,
+            backslash_escapes,
+        };
+        let (mut last_ident, mut after_dot) = (None::<String>, false);
+        while let Some(token) = lexer.next_token() {
+            let dot = matches!(token, Token::Punct(b'.'));
+            match token {
+                Token::Ident(name) => {
+                    if after_dot {
+                        w.calls.insert(name.clone());
                     }
+                    w.idents.insert(name.clone());
+                    last_ident = Some(name);
                 }
-                (Some(b'/'), Some(b'*')) => {
-                    self.i += 2;
-                    let mut depth = 1;
-                    while depth > 0 {
-                        match (self.peek(0), self.peek(1)) {
-                            (None, _) => return,
-                            (Some(b'/'), Some(b'*')) => {
-                                depth += 1;
-                                self.i += 2;
-                            }
-                            (Some(b'*'), Some(b'/')) => {
-                                depth -= 1;
-                                self.i += 2;
-                            }
-                            _ => self.i += 1,
-                        }
+                Token::Punct(b'(') => {
+                    w.calls.extend(last_ident.take());
+                }
+                Token::Op(op) => {
+                    for end in 1..=op.len() {
+                        w.ops.insert(op[..end].to_string());
                     }
+                    last_ident = None;
                 }
-                _ => return,
+                _ => last_ident = None,
             }
+            if dot {
+                last_ident = None;
+            }
+            after_dot = dot;
         }
     }
-
-    /// Skips a literal's body up to its closing `quote` (doubled quotes are
-    /// one; with `backslash`, `\x` is one character).
-    fn skip_quoted(&mut self, quote: u8, backslash: bool) {
-        while let Some(c) = self.peek(0) {
-            self.i += 1;
-            if backslash && c == b'\\' {
-                self.i += 1;
-            } else if c == quote {
-                if self.peek(0) == Some(quote) {
-                    self.i += 1;
-                } else {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// A quoted body up to its closing `quote`, doubled quotes undoubled.
-    fn quoted_body(&mut self, quote: u8) -> Vec<u8> {
-        let mut body = Vec::new();
-        while let Some(c) = self.peek(0) {
-            self.i += 1;
-            if c == quote {
-                if self.peek(0) == Some(quote) {
-                    self.i += 1;
-                } else {
-                    break;
-                }
-            }
-            body.push(c);
-        }
-        body
-    }
-
-    /// `UESCAPE 'c'` after a `U&` literal: its escape character.
-    fn uescape(&mut self) -> Option<u8> {
-        let save = self.i;
-        self.skip_blanks();
-        let word = self.s.get(self.i..self.i + 7)?;
-        if word.eq_ignore_ascii_case(b"uescape") {
-            self.i += 7;
-            self.skip_blanks();
-            if self.peek(0) == Some(b'\'') && self.peek(2) == Some(b'\'') {
-                let c = self.peek(1);
-                self.i += 3;
-                return c;
-            }
-        }
-        self.i = save;
-        None
-    }
-
-    /// `$tag$` starting here (the tag not starting with a digit: `$1` is a
-    /// parameter), with both dollars.
-    fn dollar_tag(&self) -> Option<Vec<u8>> {
-        let rest = self.s.get(self.i + 1..)?;
-        let end = rest.iter().position(|&c| c == b'$')?;
-        let tag = &rest[..end];
-        let valid =
-            tag.first().is_none_or(|&c| is_ident_start(c)) && tag.iter().all(|&c| c != b'$' && is_ident_char(c));
-        valid.then(|| self.s[self.i..self.i + end + 2].to_vec())
-    }
-
-    fn skip_until(&mut self, end: &[u8]) {
-        while self.i < self.s.len() {
-            if self.s[self.i..].starts_with(end) {
-                self.i += end.len();
-                return;
-            }
-            self.i += 1;
-        }
-    }
-}
-
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
-}
-
-fn is_ident_char(c: u8) -> bool {
-    is_ident_start(c) || c.is_ascii_digit() || c == b'$'
-}
-
-/// A `U&"..."` identifier's body with its `\XXXX` and `\+XXXXXX` escapes
-/// (the escape character `escape`, doubled for itself) decoded.
-fn decode_unicode_escapes(body: &[u8], escape: u8) -> String {
-    let text = String::from_utf8_lossy(body);
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    let hex = |from: usize, n: usize| -> Option<char> {
-        let digits: String = chars.get(from..from + n)?.iter().collect();
-        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        if c == char::from(escape) {
-            if chars.get(i + 1) == Some(&c) {
-                out.push(c);
-                i += 2;
-                continue;
-            }
-            if chars.get(i + 1) == Some(&'+') {
-                if let Some(d) = hex(i + 2, 6) {
-                    out.push(d);
-                    i += 8;
-                    continue;
-                }
-            } else if let Some(d) = hex(i + 1, 4) {
-                out.push(d);
-                i += 5;
-                continue;
-            }
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
+    w
 }
 
 #[cfg(test)]
@@ -502,6 +364,15 @@ mod tests {
         );
         assert_eq!(names("SELECT lo_export(1, '/tmp/x')"), vec!["lo_export"]);
         assert_eq!(names("SELECT pg_advisory_lock(1)"), vec!["pg_advisory_lock"]);
+        // SQL in a literal is run by these, so they are refused themselves.
+        assert_eq!(
+            names("SELECT query_to_xml('SELECT dblink_exec(''c'', ''s'')', true, true, '')"),
+            vec!["query_to_xml"]
+        );
+        assert_eq!(
+            names("SELECT table_to_xml('v'::regclass, true, true, '')"),
+            vec!["table_to_xml"]
+        );
     }
 
     #[test]
@@ -553,6 +424,20 @@ mod tests {
         // call after it is real; with it on, the call is in a literal.
         assert_eq!(names("SELECT 'a\\' ', pg_stat_reset(), '"), vec!["pg_stat_reset"]);
         assert_eq!(names("SELECT 'a\\', pg_stat_reset(), '\\''"), vec!["pg_stat_reset"]);
+    }
+
+    #[test]
+    fn words_are_every_identifier_and_operator_with_its_prefixes() {
+        let w = words("SELECT a ### b, \"Q\"(1) FROM t WHERE x <-2 -- ### c\n /* @@ */ AND 'lit ##' = $1");
+        let idents: Vec<&str> = w.idents.iter().map(String::as_str).collect();
+        assert_eq!(idents, ["Q", "a", "and", "b", "from", "select", "t", "where", "x"]);
+        let ops: Vec<&str> = w.ops.iter().map(String::as_str).collect();
+        assert_eq!(ops, ["#", "##", "###", "<", "<-", "="]);
+        let calls: Vec<&str> = w.calls.iter().map(String::as_str).collect();
+        assert_eq!(calls, ["Q"]);
+        let w = words("SELECT s.f (1), t.col, g\n(2), h FROM s.t");
+        let calls: Vec<&str> = w.calls.iter().map(String::as_str).collect();
+        assert_eq!(calls, ["col", "f", "g", "t"]);
     }
 
     #[test]

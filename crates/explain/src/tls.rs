@@ -11,7 +11,12 @@
 //! - `sslcert`/`sslkey` (default `~/.postgresql/postgresql.crt` and
 //!   `.key`): a client certificate, sent when the certificate file exists;
 //!   the key file must not be readable by group or others (libpq's rule).
-//! - `sslcrl`: a PEM file of revocation lists checked with the chain.
+//! - `sslcrl` (default `~/.postgresql/root.crl`, read when it exists): a PEM
+//!   file of revocation lists checked with the chain.
+//! - A default file whose path cannot be looked at (HOME missing, not a
+//!   directory such as `/dev/null`, not searchable) is absent, as in libpq
+//!   (`crate::pgfiles::default_file_absent`). On a unix socket nothing here
+//!   is read: libpq never uses TLS there ([`not_used`]).
 //!
 //! Stricter than libpq, on purpose: a file named explicitly (in the DSN, a
 //! `PGSSL*` variable or the service file) that is missing is an error, not
@@ -181,6 +186,9 @@ fn read_pem(
     let (path, source) = match setting {
         Some(s) => (PathBuf::from(&s.value), s.source.clone()),
         None => match default {
+            // A default whose path cannot be looked at (HOME=/dev/null,
+            // missing, not searchable) is absent, as in libpq.
+            Some(p) if crate::pgfiles::default_file_absent(&p).unwrap_or(false) => return Ok(None),
             Some(p) => (p, format!("{what} (default)")),
             None => return Ok(None),
         },
@@ -230,6 +238,21 @@ fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
             escape_untrusted(&path.display().to_string())
         )))
     }
+}
+
+/// The plan for a connection that never uses TLS (every host a unix
+/// socket: libpq never negotiates TLS there, whatever `mode` says, and
+/// reads none of its files): `mode` kept for the record, nothing read.
+pub(crate) fn not_used(mode: Option<SslMode>) -> Result<Tls, Error> {
+    let mut tls = plan(
+        &TlsSettings {
+            mode: Some(SslMode::Disable),
+            ..TlsSettings::default()
+        },
+        None,
+    )?;
+    tls.mode = mode.unwrap_or(SslMode::Prefer);
+    Ok(tls)
 }
 
 /// Builds the TLS plan: reads the root certificate, CRL and client
@@ -343,7 +366,7 @@ fn chain_check(
     if roots.is_empty() {
         return Err(bad_pem(&root_source, &path, "certificate"));
     }
-    let (crls, crl) = read_crls(settings)?;
+    let (crls, crl) = read_crls(settings, home)?;
     let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .with_crls(crls)
         .build()
@@ -355,11 +378,15 @@ fn chain_check(
     }))
 }
 
-/// The revocation lists of `sslcrl`, if set, and the file read.
-fn read_crls(settings: &TlsSettings) -> Result<(Vec<CertificateRevocationListDer<'static>>, Option<PathBuf>), Error> {
+/// The revocation lists of `sslcrl` (default `~/.postgresql/root.crl`,
+/// when it exists, as in libpq), and the file read.
+fn read_crls(
+    settings: &TlsSettings,
+    home: Option<&Path>,
+) -> Result<(Vec<CertificateRevocationListDer<'static>>, Option<PathBuf>), Error> {
     let mut crls = Vec::new();
     let crl_source = source_of(settings.crl.as_ref(), "sslcrl");
-    let Some((crl_path, crl_bytes)) = read_pem(settings.crl.as_ref(), None, "sslcrl")? else {
+    let Some((crl_path, crl_bytes)) = read_pem(settings.crl.as_ref(), default_path(home, "root.crl"), "sslcrl")? else {
         return Ok((crls, None));
     };
     for crl in CertificateRevocationListDer::pem_slice_iter(&crl_bytes) {

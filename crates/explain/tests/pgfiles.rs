@@ -156,3 +156,51 @@ fn a_service_gives_host_user_and_password_below_the_dsn_and_environment() {
     );
     assert!(e.contains("elsewhere.conf"), "{e}");
 }
+
+/// HOME that cannot hold files: `/dev/null` (not a directory: every path
+/// under it fails with ENOTDIR) and a path that does not exist (ENOENT).
+/// Every default file (`~/.pgpass`, `~/.pg_service.conf`,
+/// `~/.postgresql/root.crt`, `root.crl`, `postgresql.crt`) is then absent,
+/// as libpq has it: over the unix socket (where libpq reads no TLS file), over
+/// TCP with sslmode=prefer (where the TLS files are looked for), and with a
+/// service found in the system service file after the user's default one.
+#[test]
+fn a_home_that_cannot_hold_files_has_no_default_files() {
+    let server = testing::shared();
+    let sys = tempfile::tempdir().unwrap();
+    write(
+        &sys.path().join("pg_service.conf"),
+        &format!(
+            "[sys]\nhost={}\nport={}\nuser=postgres\ndbname=postgres\n",
+            server.socket_dir.display(),
+            server.port
+        ),
+        0o644,
+    );
+    for home in ["/dev/null", "/nonexistent/clockscope-home"] {
+        let home = Path::new(home);
+        let socket = target(Some(&server.socket_dsn("postgres", "postgres")), home, &[])
+            .unwrap_or_else(|e| panic!("HOME={}, unix socket: {e}", home.display()));
+        assert_eq!(user_of(&socket).unwrap(), "postgres");
+        // On a socket libpq reads no TLS file, even one named.
+        let named = format!(
+            "{} sslmode=verify-full sslrootcert=/nonexistent/ca.crt",
+            server.socket_dsn("postgres", "postgres")
+        );
+        assert_eq!(user_of(&target(Some(&named), home, &[]).unwrap()).unwrap(), "postgres");
+        let tcp = target(Some(&server.tcp_dsn("postgres", "postgres")), home, &[])
+            .unwrap_or_else(|e| panic!("HOME={}, TCP: {e}", home.display()));
+        assert!(tcp.tls.root_cert.is_none() && tcp.tls.client_cert.is_none() && tcp.tls.crl.is_none());
+        assert_eq!(user_of(&tcp).unwrap(), "postgres");
+        let service = target(
+            None,
+            home,
+            &[
+                ("PGSERVICE", "sys".into()),
+                ("PGSYSCONFDIR", sys.path().display().to_string()),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("HOME={}, service: {e}", home.display()));
+        assert_eq!(user_of(&service).unwrap(), "postgres");
+    }
+}

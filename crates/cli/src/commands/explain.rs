@@ -59,9 +59,12 @@ pub struct ExplainArgs {
     /// pg_advisory_lock and pg_try_advisory_lock (session locks, held until the session ends),
     /// pg_terminate_backend, pg_cancel_backend (other sessions), pg_reload_conf, pg_rotate_logfile, pg_switch_wal,
     /// backups, replication slots and origins, pg_logical_emit_message, lo_export and adminpack's pg_file_* (server
-    /// files). They are looked for in the text (any case, quoting, schema, comments) and in the plan's expressions
-    /// (EXPLAIN VERBOSE, not run: views and inlined SQL functions included); a call inside a PL/pgSQL function, or on
-    /// a foreign table's remote server (postgres_fdw), is not seen.
+    /// files), and query_to_xml, ts_stat, table_to_xml and the like (SQL given as text). They are looked for in the
+    /// text (any case, quoting, schema, comments), then through the catalogs before anything is planned (operators,
+    /// domains' CHECKs, casts, defaults, triggers, rules, views, policies, function bodies, followed in turn: a
+    /// function that is neither built in nor SQL or PL/pgSQL read here, e.g. any extension's C function, is refused
+    /// with the route that reaches it), then in the plan's expressions (EXPLAIN VERBOSE, not run). Not seen: what C
+    /// code does on its own, and a foreign table's remote server (postgres_fdw).
     #[arg(long, value_name = "SQL", allow_hyphen_values = true, conflicts_with_all = ["rows", "max_table_size", "workload"])]
     pub query: Option<String>,
 

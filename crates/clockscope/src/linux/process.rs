@@ -8,10 +8,16 @@
 //! spaces and parentheses itself, so the fields after it count from the last
 //! `)`. Its parent (field 4) and the command name let a caller check that the
 //! pid is the process it expects: a server behind loopback may run in a
-//! container whose process ids are not this machine's.
+//! container whose process ids are not this machine's. Its start time
+//! (field 22, USER_HZ ticks after boot) against `proc/uptime` gives its age
+//! ([`read_process_age`]), which a caller compares with the age the process
+//! claims (a PostgreSQL backend's `backend_start`): a pid alone can name
+//! another process of this machine.
 
+use super::cpu_time::USER_HZ;
 use super::{read_parsed, Evidence};
 use std::path::Path;
+use std::time::Duration;
 
 /// What `/proc/<pid>/stat` says of one process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +32,8 @@ pub struct ProcessPlace {
     /// CPU time so far, user + system (fields 14 and 15), in USER_HZ ticks
     /// ([`super::cpu_time::USER_HZ`]).
     pub cpu_ticks: u64,
+    /// When it started: USER_HZ ticks after boot (field 22, `starttime`).
+    pub start_ticks: u64,
 }
 
 /// Reads `proc/<pid>/stat` under `root` ([`ProcessPlace`]).
@@ -63,12 +71,41 @@ pub(crate) fn parse_process_place(text: &str) -> Result<ProcessPlace, String> {
     };
     let cpu = number(39, "processor")? as usize;
     let cpu_ticks = number(14, "utime")?.saturating_add(number(15, "stime")?);
+    let start_ticks = number(22, "starttime")?;
     Ok(ProcessPlace {
         comm,
         ppid,
         cpu,
         cpu_ticks,
+        start_ticks,
     })
+}
+
+/// Reads `proc/<pid>/stat` and `proc/uptime` under `root`: the process and
+/// how long ago it started (uptime, CLOCK_BOOTTIME, less its `starttime`;
+/// each to 10 ms). `None` for the age when the start lies after the uptime
+/// read (a garbled file).
+pub fn read_process_age(root: &Path, pid: u32) -> Evidence<(ProcessPlace, Option<Duration>)> {
+    let place = match read_process_place(root, pid) {
+        Evidence::Found(place) => place,
+        other => return other.map(|place| (place, None)),
+    };
+    read_parsed(root, "proc/uptime", parse_uptime).map(|up| {
+        let started = Duration::from_millis(place.start_ticks.saturating_mul(1000) / USER_HZ);
+        let age = up.checked_sub(started);
+        (place, age)
+    })
+}
+
+/// `proc/uptime`'s first field: seconds since boot, with a fraction.
+fn parse_uptime(text: &str) -> Result<Duration, String> {
+    let first = text.split_ascii_whitespace().next().ok_or("empty")?;
+    let secs: f64 = first
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e12)
+        .ok_or_else(|| "the uptime is not a number of seconds".to_string())?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 #[cfg(test)]
@@ -91,6 +128,7 @@ mod tests {
                 ppid: 398,
                 cpu: 1,
                 cpu_ticks: 4,
+                start_ticks: 4410,
             }
         );
     }
@@ -119,6 +157,20 @@ mod tests {
         root.write("proc/self/stat", BACKEND);
         assert_eq!(read_own_place(root.path()).found().map(|p| p.cpu_ticks), Some(4));
         assert!(matches!(read_process_place(root.path(), 413), Evidence::Missing(_)));
+    }
+
+    #[test]
+    fn the_age_is_the_uptime_less_the_start() {
+        let root = FakeRoot::new();
+        root.write("proc/412/stat", BACKEND);
+        root.write("proc/uptime", "50.25 90.00\n");
+        let (place, age) = read_process_age(root.path(), 412).found().cloned().unwrap();
+        assert_eq!(place.start_ticks, 4410);
+        assert_eq!(age, Some(Duration::from_millis(6150)));
+        root.write("proc/uptime", "40.00 90.00\n");
+        assert_eq!(read_process_age(root.path(), 412).found().map(|f| f.1), Some(None));
+        root.write("proc/uptime", "soon\n");
+        assert!(read_process_age(root.path(), 412).found().is_none());
     }
 
     #[cfg(target_os = "linux")]

@@ -125,9 +125,10 @@ pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Resul
             None => config.application_name(APPLICATION_NAME),
         };
     }
-    let tls = plan_tls(&src, home.as_deref())?;
     let locality = locality(&config);
-    // libpq never uses TLS on a unix socket, whatever sslmode says.
+    // libpq never uses TLS on a unix socket, whatever sslmode says, and so
+    // reads none of its certificate files.
+    let tls = plan_tls(&src, home.as_deref(), locality == Locality::UnixSocket)?;
     if locality == Locality::UnixSocket {
         config.ssl_mode(SslMode::Disable);
     } else {
@@ -348,13 +349,17 @@ fn env_connect_timeout(src: &Sources) -> Result<Option<Duration>, Error> {
     }
 }
 
-/// TLS: each setting from the DSN, else its PGSSL* variable, else the service.
-fn plan_tls(src: &Sources, home: Option<&Path>) -> Result<tls::Tls, Error> {
+/// TLS: each setting from the DSN, else its PGSSL* variable, else the
+/// service; on a unix socket (`unix_socket`) no file is read.
+fn plan_tls(src: &Sources, home: Option<&Path>, unix_socket: bool) -> Result<tls::Tls, Error> {
     let setting = |key: &str, var: &str| src.pick(key, var).map(|(value, source)| tls::Setting { value, source });
     let ssl_mode = match src.pick("sslmode", "PGSSLMODE") {
         Some((value, source)) => Some(tls::SslMode::parse(&source, &value)?),
         None => None,
     };
+    if unix_socket {
+        return tls::not_used(ssl_mode);
+    }
     tls::plan(
         &tls::TlsSettings {
             mode: ssl_mode,

@@ -103,7 +103,8 @@ fn bad_settings_are_one_line_errors_naming_the_source() {
         ),
         (
             None,
-            &[("PGSSLCERT", "/nonexistent/c.pem")],
+            // On a TCP host: a unix socket reads no TLS file (libpq).
+            &[("PGSSLCERT", "/nonexistent/c.pem"), ("PGHOST", "db")],
             "PGSSLCERT: /nonexistent/c.pem: ",
         ),
     ];

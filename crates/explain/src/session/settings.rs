@@ -113,6 +113,35 @@ impl PgSession {
         Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
     }
 
+    /// What the server says of this session's backend, to know it here
+    /// beyond its pid ([`crate::backend_process`]): its age by the server's
+    /// clock and the data directory (when this role may read it).
+    pub fn backend_view(&mut self) -> Result<crate::backend_process::ServerView, Error> {
+        let row = self.statement(
+            "reading the backend's start",
+            self.client.query_one(
+                "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp() - backend_start)::float8,                  (SELECT setting FROM pg_catalog.pg_settings WHERE name = 'data_directory')                  FROM pg_catalog.pg_stat_activity WHERE pid = pg_catalog.pg_backend_pid()",
+                &[],
+            ),
+        )?;
+        let age: Option<f64> = row.get(0);
+        Ok(crate::backend_process::ServerView {
+            age: std::time::Duration::try_from_secs_f64(age.unwrap_or(-1.0)).unwrap_or(Duration::MAX),
+            data_directory: row.get(1),
+        })
+    }
+
+    /// The rows of a catalog query (`crate::side_effects`'s routes), with
+    /// the session's deadlines.
+    pub(crate) fn catalog_query(
+        &mut self,
+        step: &str,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>, Error> {
+        self.statement(step, self.client.query(sql, params))
+    }
+
     /// The TLS protocol of this session as the server sees it
     /// (`pg_stat_ssl.version`, e.g. `TLSv1.3`), `None` when unencrypted.
     pub fn tls_version(&mut self) -> Result<Option<String>, Error> {
