@@ -8,7 +8,7 @@
 //! # Rules
 //! A change rests only on a difference outside its 95% interval: a setting
 //! is `cheap` when its cost's whole interval lies below the limit, `costly`
-//! when it lies wholly above it, and `not_resolved` (no change) when the
+//! when it lies wholly at or above it, and `not_resolved` (no change) when the
 //! interval reaches the limit or there is no interval; `not_priced` when a
 //! price is missing. Every interval a decision carries contains its
 //! estimate (an interval from another statistic than the estimate is
@@ -136,6 +136,18 @@ pub struct SettingDecision {
     pub text: String,
 }
 
+impl SettingDecision {
+    /// The value to set on a server whose setting is `current`
+    /// (`pg_settings.setting`), or None when it already has what the judge
+    /// recommends (a server set to `tsc` has what a trusted TSC's `auto`
+    /// would give) or nothing is recommended.
+    pub fn change_from(&self, current: &str) -> Option<&str> {
+        let want = self.recommended_value.as_deref()?;
+        let same = want == current || (self.verdict == Verdict::TscTrusted && want == "auto" && current == "tsc");
+        (!same).then_some(want)
+    }
+}
+
 fn interval_pct(e: &Estimate) -> String {
     match (e.low, e.high) {
         (Some(lo), Some(hi)) => format!("95% interval {:.1}% to {:.1}%", lo * 100.0, hi * 100.0),
@@ -143,11 +155,11 @@ fn interval_pct(e: &Estimate) -> String {
     }
 }
 
-/// Where `e`'s interval lies against `limit`: above (strictly), below
-/// (strictly), or neither (reaches it, or none).
+/// Where `e`'s interval lies against `limit`: at or above it, wholly below
+/// it, or neither (it straddles the limit, or there is none).
 fn against(e: &Estimate, limit: f64) -> Verdict {
     match (e.low, e.high) {
-        (Some(lo), _) if lo > limit => Verdict::Costly,
+        (Some(lo), _) if lo >= limit => Verdict::Costly,
         (_, Some(hi)) if hi < limit => Verdict::Cheap,
         _ => Verdict::NotResolved,
     }
@@ -231,7 +243,10 @@ pub fn log_timing(slowdown: Option<Estimate>) -> SettingDecision {
             };
             (
                 verdict,
-                format!("count(*) {:.3}x as long with timing ({interval}), {side} the {limit}x limit", s.value),
+                format!(
+                    "count(*) {:.3}x as long with timing ({interval}), {side} the {limit}x limit",
+                    s.value
+                ),
             )
         }
     };
@@ -298,7 +313,10 @@ pub fn timing_clock_source(f: &ClockSourceFacts) -> SettingDecision {
             (Some(false), Some(true)) => (
                 Verdict::TscNotTrusted,
                 Some("system"),
-                format!("auto would pick tsc, but clockscope does not trust the TSC here ({})", reason()),
+                format!(
+                    "auto would pick tsc, but clockscope does not trust the TSC here ({})",
+                    reason()
+                ),
             ),
             (Some(false), _) => (
                 Verdict::TscNotTrusted,

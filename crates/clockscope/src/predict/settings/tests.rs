@@ -12,17 +12,34 @@ fn page() -> Option<Estimate> {
 #[test]
 fn a_cheap_io_timing_is_turned_on_a_costly_one_off() {
     // 24 ns a read: 48 ns per I/O, 3.2% of the page read: on.
-    let d = io_timing("track_io_timing", "block I/O", READS_PER_IO, e(24.0, 23.5, 24.5), page());
+    let d = io_timing(
+        "track_io_timing",
+        "block I/O",
+        READS_PER_IO,
+        e(24.0, 23.5, 24.5),
+        page(),
+    );
     assert_eq!(d.verdict, Verdict::Cheap);
     assert_eq!(d.recommended_value.as_deref(), Some("on"));
     let s = d.estimate.unwrap();
     assert!((s.value - 0.032).abs() < 1e-12, "{s:?}");
     assert!((s.low.unwrap() - 47.0 / 1550.0).abs() < 1e-12);
     assert!((s.high.unwrap() - 49.0 / 1450.0).abs() < 1e-12);
-    assert!(d.text.contains("48 ns per block I/O (2 clock reads), 3.2% of an 8 kB read"), "{}", d.text);
+    assert!(
+        d.text
+            .contains("48 ns per block I/O (2 clock reads), 3.2% of an 8 kB read"),
+        "{}",
+        d.text
+    );
     assert!(d.text.contains("below the 10% limit"), "{}", d.text);
     // A syscall clock, 600 ns a read: 1.2 us per I/O, 80%: off.
-    let d = io_timing("track_io_timing", "block I/O", READS_PER_IO, e(600.0, 590.0, 610.0), page());
+    let d = io_timing(
+        "track_io_timing",
+        "block I/O",
+        READS_PER_IO,
+        e(600.0, 590.0, 610.0),
+        page(),
+    );
     assert_eq!(d.verdict, Verdict::Costly);
     assert_eq!(d.recommended_value.as_deref(), Some("off"));
     assert!(d.text.contains("above the 10% limit"), "{}", d.text);
@@ -31,17 +48,35 @@ fn a_cheap_io_timing_is_turned_on_a_costly_one_off() {
 #[test]
 fn an_io_cost_whose_interval_reaches_the_limit_changes_nothing() {
     // 75 ns: 150 ns, exactly 10%; interval 9.4% to 10.7%.
-    let d = io_timing("track_wal_io_timing", "WAL write or sync", READS_PER_WAL_IO, e(75.0, 73.0, 77.0), page());
+    let d = io_timing(
+        "track_wal_io_timing",
+        "WAL write or sync",
+        READS_PER_WAL_IO,
+        e(75.0, 73.0, 77.0),
+        page(),
+    );
     assert_eq!(d.verdict, Verdict::NotResolved);
     assert_eq!(d.recommended_value, None);
     // No interval: no decision either way, however cheap.
-    let d = io_timing("track_io_timing", "block I/O", 2.0, Some(Estimate::new(24.0, None, None)), page());
+    let d = io_timing(
+        "track_io_timing",
+        "block I/O",
+        2.0,
+        Some(Estimate::new(24.0, None, None)),
+        page(),
+    );
     assert_eq!(d.verdict, Verdict::NotResolved);
     assert_eq!(d.recommended_value, None);
     assert!(d.text.contains("interval not available"), "{}", d.text);
     // Nothing to set it against, or no price.
-    assert_eq!(io_timing("t", "block I/O", 2.0, e(24.0, 23.0, 25.0), None).verdict, Verdict::NotPriced);
-    assert_eq!(io_timing("t", "block I/O", 2.0, None, page()).verdict, Verdict::NotPriced);
+    assert_eq!(
+        io_timing("t", "block I/O", 2.0, e(24.0, 23.0, 25.0), None).verdict,
+        Verdict::NotPriced
+    );
+    assert_eq!(
+        io_timing("t", "block I/O", 2.0, None, page()).verdict,
+        Verdict::NotPriced
+    );
 }
 
 #[test]
@@ -62,10 +97,16 @@ fn every_interval_contains_its_estimate() {
 #[test]
 fn log_timing_in_both_directions() {
     let d = log_timing(e(1.10, 1.08, 1.12));
-    assert_eq!((d.verdict, d.recommended_value.as_deref()), (Verdict::Cheap, Some("on")));
+    assert_eq!(
+        (d.verdict, d.recommended_value.as_deref()),
+        (Verdict::Cheap, Some("on"))
+    );
     assert!(d.text.contains("below the 1.3x limit"), "{}", d.text);
     let d = log_timing(e(1.60, 1.50, 1.70));
-    assert_eq!((d.verdict, d.recommended_value.as_deref()), (Verdict::Costly, Some("off")));
+    assert_eq!(
+        (d.verdict, d.recommended_value.as_deref()),
+        (Verdict::Costly, Some("off"))
+    );
     let d = log_timing(e(1.30, 1.25, 1.35));
     assert_eq!((d.verdict, d.recommended_value), (Verdict::NotResolved, None));
     // At the limit is not below it.
@@ -106,4 +147,28 @@ fn the_page_cache_read_is_measured_with_an_interval() {
     assert!(p.ns > 0.0);
     let x = p.estimate();
     assert!(x.low.unwrap() <= x.value && x.value <= x.high.unwrap(), "{x:?}");
+}
+
+#[test]
+fn a_change_is_what_differs_from_the_server() {
+    let cheap = io_timing("track_io_timing", "block I/O", 2.0, e(24.0, 23.5, 24.5), page());
+    assert_eq!(cheap.change_from("off"), Some("on"));
+    assert_eq!(cheap.change_from("on"), None);
+    let costly = io_timing("track_io_timing", "block I/O", 2.0, e(600.0, 590.0, 610.0), page());
+    assert_eq!(costly.change_from("on"), Some("off"));
+    assert_eq!(costly.change_from("off"), None);
+    let unresolved = log_timing(e(1.3, 1.25, 1.35));
+    assert_eq!(
+        (unresolved.change_from("on"), unresolved.change_from("off")),
+        (None, None)
+    );
+    let trusted = timing_clock_source(&ClockSourceFacts {
+        postgresql_reads_counter: true,
+        auto_picks_tsc: Some(true),
+        tsc_trusted: Some(true),
+        ..Default::default()
+    });
+    assert_eq!(trusted.change_from("system"), Some("auto"));
+    assert_eq!(trusted.change_from("tsc"), None);
+    assert_eq!(trusted.change_from("auto"), None);
 }
