@@ -123,7 +123,11 @@ fn json_has_the_documented_keys() {
     for s in judged {
         let cheap = s["decision"]["verdict"] == "cheap";
         let want = cheap.then(|| format!("ALTER SYSTEM SET {} = on;", s["name"].as_str().unwrap()));
-        assert_eq!(s["recommendation"]["alter_system"].as_str().map(str::to_string), want, "{s:?}");
+        assert_eq!(
+            s["recommendation"]["alter_system"].as_str().map(str::to_string),
+            want,
+            "{s:?}"
+        );
     }
     assert_eq!(v["server_locality"], "loopback");
     assert_eq!(v["rows"], 100_000);
