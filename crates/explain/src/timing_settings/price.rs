@@ -61,8 +61,38 @@ pub(crate) fn io_read_price(settings: &[ServerSetting], machine: Option<&Machine
         })?;
         from_read_cost(c, "under timing_clock_source = tsc (RDTSCP)").ok_or_else(|| "RDTSCP was not measured".into())
     } else {
-        from_read_cost(&m.system, "with the system clock").ok_or_else(|| "the system clock was not measured".into())
+        let mut price = from_read_cost(&m.system, "with the system clock")
+            .ok_or_else(|| "the system clock was not measured".to_string())?;
+        // Before PostgreSQL 19 (no timing_clock_source) the system clock is
+        // the only one; the TSC is said for the version that reads it.
+        if clock_source_setting(settings).is_none() {
+            price.source.push_str(&pre_19_tsc_note(m));
+        }
+        Ok(price)
     }
+}
+
+/// What a server without `timing_clock_source` (before PostgreSQL 19)
+/// reads around an I/O, and what PostgreSQL 19 would read here instead.
+fn pre_19_tsc_note(m: &MachineClocks) -> String {
+    let tsc = m
+        .rdtscp
+        .as_ref()
+        .filter(|c| c.read_cost_ns.is_finite() && c.read_cost_ns > 0.0)
+        .map_or_else(
+            || "PostgreSQL 19 could not read a TSC here either".to_string(),
+            |c| {
+                format!(
+                    "only PostgreSQL 19 reads the TSC, with timing_clock_source = tsc (auto{} picks it here): RDTSCP, \
+                     {:.1} ns here",
+                    if m.tsc_auto { "" } else { " never" },
+                    c.read_cost_ns
+                )
+            },
+        );
+    format!(
+        "; this server has no timing_clock_source (before PostgreSQL 19), so it always reads the system clock; {tsc}"
+    )
 }
 
 /// The measured source a setting's EXPLAIN reads are priced with: the one

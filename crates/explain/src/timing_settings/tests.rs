@@ -142,6 +142,17 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     );
     let io = t.io_read.as_ref().unwrap();
     assert_eq!((io.clock.as_str(), io.ns), ("clock_gettime (CLOCK_MONOTONIC)", 25.0));
+    // A server before PostgreSQL 19 (no timing_clock_source): the TSC is
+    // said for the version that reads it, not as this server's.
+    assert!(
+        io.source.ends_with(
+            "; this server has no timing_clock_source (before PostgreSQL 19), so it always reads the system clock; \
+             only PostgreSQL 19 reads the TSC, with timing_clock_source = tsc (auto picks it here): RDTSCP, 18.0 ns \
+             here"
+        ),
+        "{}",
+        io.source
+    );
     // Under the TSC the server reads RDTSCP around each I/O, not EXPLAIN's
     // fast read: priced at RDTSCP's 18 ns, whatever EXPLAIN inferred.
     let mut tsc = setting("timing_clock_source", "auto", "enum");
@@ -149,6 +160,7 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     let t = judge(&[on[0].clone(), tsc], &[source("tsc", 1.05)], Some(&m), page(1500.0));
     let io = t.io_read.as_ref().unwrap();
     assert_eq!((io.clock.as_str(), io.ns), ("RDTSCP", 18.0));
+    assert!(!io.source.contains("before PostgreSQL 19"), "{}", io.source);
     assert_eq!(t.settings[0].cost.as_ref().unwrap().ns, 36.0);
     assert_eq!(t.io_read_status, "priced");
     // A syscall clock (hpet): 2 x 600 ns is 80% of the read: turn it off.
