@@ -101,6 +101,18 @@ fn trusted_counter() -> CounterSetup {
     }
 }
 
+/// The I/O timing settings' prices, injected: the system clock at
+/// `read_ns` per read back to back (95% interval +-2%), an 8 kB page-cache
+/// read of 1.5 us (1.45 to 1.55).
+fn io_prices(read_ns: f64) -> verdict::IoPrices {
+    use clockscope::predict::settings::Estimate;
+    verdict::IoPrices {
+        system: Some(Estimate::new(read_ns, Some(read_ns * 0.98), Some(read_ns * 1.02))),
+        precise_tsc: None,
+        page_read: Some(Estimate::new(1500.0, Some(1450.0), Some(1550.0))),
+    }
+}
+
 const MONO_STEPS: &[u64] = &[19, 20, 20, 21, 20, 20, 19, 20, 22, 20];
 /// 2.7 GHz ticks: 35 ticks = 12.96 ns, 38 = 14.07 ns.
 const TSC_STEPS: &[u64] = &[35, 35, 38, 35, 35, 35, 38, 35];
@@ -131,6 +143,7 @@ fn good_report() -> CheckReport {
                 clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
                 clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
             ],
+            io_prices: io_prices(20.3),
             ..Default::default()
         },
         None,
@@ -376,6 +389,7 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
                 ClockId::Monotonic.display_name(),
                 1300.0,
             )],
+            io_prices: io_prices(650.0),
             ..Default::default()
         },
         None,
@@ -385,7 +399,8 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
     let f = r.verdict.syscall_fallback.as_deref().unwrap();
     assert!(f.contains("'xen'") && f.contains("syscall"), "{f}");
     assert!(!r.verdict.postgresql_rule.as_ref().unwrap().passed);
-    assert!(!r.verdict.track_io_timing.as_ref().unwrap().safe);
+    let io = r.verdict.track_io_timing.as_ref().unwrap();
+    assert!(!io.safe && io.word() == "costly", "{io:?}");
     snapshot_eq("check_xen_slow.txt", &screen(&r));
     snapshot_eq("check_xen_slow_verbose.txt", &text(&r));
 }
@@ -723,6 +738,7 @@ fn older_installed_postgresql_is_named_in_the_recommendation() {
         &trusted_counter(),
         Measured {
             stats,
+            io_prices: io_prices(20.0),
             ..Default::default()
         },
         None,
@@ -1196,12 +1212,14 @@ fn log_timing_is_costly_only_when_the_whole_interval_is_above_the_limit() {
     };
     // 40 ns of work: 1.3x is 12 ns. 20 +-2: 1.45x-1.55x: costly.
     assert!(!at(20.0).safe);
+    assert_eq!(at(20.0).word(), "costly");
     // 12.5 +-1.25: 1.28x-1.34x: reaches the limit, not a clear case.
     let a = at(12.5);
     assert!(a.safe && a.why.contains("not a clear case"), "{a:?}");
     // 6 +-0.6: well below.
     let a = at(6.0);
-    assert!(a.safe && a.why.contains("safe below 1.3x"), "{a:?}");
+    assert!(a.safe && a.why.contains("below the 1.3x limit"), "{a:?}");
+    assert_eq!(a.decision.as_ref().unwrap().recommended_value.as_deref(), Some("on"));
 }
 
 #[test]

@@ -106,10 +106,22 @@ fn assert_version(r: &Report) {
     );
 }
 
+/// Whether the judge turns an I/O timing setting `s` on or off, from the
+/// share of the page-cache read its JSON cost carries: off when on and the
+/// share's interval is at or above 10%, on when off and wholly below it.
+fn io_change(s: &JudgedSetting) -> Option<&'static str> {
+    let c = s.cost.as_ref()?;
+    match s.value.as_str() {
+        "on" => c.share_low.is_some_and(|lo| lo >= IO_TIMING_MAX_SHARE).then_some("off"),
+        _ => c.share_high.is_some_and(|hi| hi < IO_TIMING_MAX_SHARE).then_some("on"),
+    }
+}
+
 /// The footgun's recommendations: exact lines. log_min_duration = 0 always
 /// (the log's volume); log_timing when the measured slowdown's interval is
 /// at or above 1.3x; track_io_timing (`io`) when its share's interval is
-/// above 10%; each with a reload, not a restart; I/O timing priced.
+/// at or above 10%, track_wal_io_timing (off) turned on when wholly below;
+/// each with a reload, not a restart; I/O timing priced.
 fn assert_footgun_recommendations(r: &Report, io: &JudgedSetting) {
     let lines = alter_lines(r);
     assert!(
@@ -124,16 +136,22 @@ fn assert_footgun_recommendations(r: &Report, io: &JudgedSetting) {
         "{:?}",
         source.noise
     );
-    let share_low = io.cost.as_ref().and_then(|c| c.share_low);
-    let io_off = share_low.is_some_and(|s| s > IO_TIMING_MAX_SHARE);
+    let io_off = io_change(io) == Some("off");
     assert_eq!(
         lines.contains(&"ALTER SYSTEM SET track_io_timing = off;"),
         io_off,
         "{io:?}"
     );
+    let wal = find(r, "track_wal_io_timing");
+    let wal_on = io_change(wal) == Some("on");
+    assert_eq!(
+        lines.contains(&"ALTER SYSTEM SET track_wal_io_timing = on;"),
+        wal_on,
+        "{wal:?}"
+    );
     assert_eq!(
         lines.len(),
-        1 + usize::from(timing_off) + usize::from(io_off),
+        1 + usize::from(timing_off) + usize::from(io_off) + usize::from(wal_on),
         "{lines:?}"
     );
     // PostgreSQL 15 reads the system clock around each I/O: priced with its
@@ -170,7 +188,6 @@ fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
     );
     let wal = find(&r, "track_wal_io_timing");
     assert_eq!((wal.value.as_str(), wal.source.as_str()), ("off", "default"));
-    assert!(wal.recommendation.is_none(), "{wal:?}");
     for (name, value) in [
         ("auto_explain.log_analyze", "on"),
         ("auto_explain.log_timing", "on"),
@@ -225,7 +242,7 @@ fn the_auto_explain_footgun_and_track_io_timing_are_judged_and_left_alone() {
 }
 
 #[test]
-fn a_default_server_needs_no_change() {
+fn a_default_server_is_told_to_turn_on_what_is_cheap() {
     let server = testing::shared();
     let before = server_state(&server);
     let r = run(&small(server.socket_dsn(SUPERUSER, "postgres")));
@@ -234,11 +251,131 @@ fn a_default_server_needs_no_change() {
     let names: Vec<&str> = r.timing_settings.settings.iter().map(|s| s.name.as_str()).collect();
     // PostgreSQL 15: no timing_clock_source; auto_explain not loaded.
     assert_eq!(names, ["track_io_timing", "track_wal_io_timing"]);
+    // Both off: turned on exactly when the judge's share interval lies
+    // wholly below 10% (a fast clock here: 2 reads of ~25 ns against a
+    // ~1.5 us cached read), with the reload; else no change.
     for s in &r.timing_settings.settings {
         assert_eq!((s.value.as_str(), s.source.as_str()), ("off", "default"), "{s:?}");
-        assert!(s.recommendation.is_none(), "{s:?}");
         assert!(s.judgement.starts_with("off: "), "{s:?}");
+        let d = s.decision.as_ref().expect("decided by the judge");
+        assert_eq!(d.setting, s.name);
+        let want = io_change(s);
+        assert_eq!(
+            d.recommended_value.as_deref() == Some("on"),
+            want == Some("on"),
+            "{s:?}"
+        );
+        let rec = s.recommendation.as_ref();
+        assert_eq!(
+            rec.map(|x| x.alter_system.clone()),
+            want.map(|v| format!("ALTER SYSTEM SET {} = {v};", s.name))
+        );
+        assert!(
+            rec.is_none_or(|x| x.then.as_deref() == Some("SELECT pg_reload_conf();")),
+            "{s:?}"
+        );
     }
     assert!(r.settings.iter().all(|s| !s.name.starts_with("auto_explain")));
-    assert!(text(&r).contains("\nNo change recommended.\n"), "{}", text(&r));
+    if alter_lines(&r).is_empty() {
+        assert!(text(&r).contains("\nNo change recommended.\n"), "{}", text(&r));
+    } else {
+        assert!(text(&r).contains("  SELECT pg_reload_conf();"), "{}", text(&r));
+    }
+}
+
+/// `check` and `explain` decide the I/O timing settings with one judge: the
+/// same read cost and page-cache read give the same decision (verdict,
+/// value, interval and words) in both, in both directions, and explain's
+/// ALTER SYSTEM line follows it (no server: injected prices).
+#[test]
+fn check_and_explain_decide_io_timing_alike() {
+    use clockscope::predict::settings::{Estimate, Verdict};
+    use clockscope::stats::Interval;
+    use clockscope_cli::judge::check::{decide, IoPrices, VerdictInputs};
+    use clockscope_explain::clockcost::{ClockCost, MachineClocks};
+    use clockscope_explain::timing_settings::{judge, PageReadReference, ServerSetting};
+
+    let stats = clockscope_cli::model::check::stats::ClockStats::from_measurement(
+        clockscope::ClockId::Monotonic,
+        &clockscope::measure::measure(
+            &clockscope::clock::scripted::ScriptedClock::new("mono", clockscope::Scale::NANOSECONDS, |n| 1000 + 20 * n),
+            20_000,
+            |_| clockscope::Control::Continue,
+        ),
+        None,
+    );
+    let page = (1500.0, 1450.0, 1550.0);
+    for (read_ns, want) in [
+        (20.0, Verdict::Cheap),
+        (75.0, Verdict::NotResolved),
+        (600.0, Verdict::Costly),
+    ] {
+        let (lo, hi) = (read_ns * 0.98, read_ns * 1.02);
+        let inputs = VerdictInputs {
+            io_prices: IoPrices {
+                system: Some(Estimate::new(read_ns, Some(lo), Some(hi))),
+                precise_tsc: None,
+                page_read: Some(Estimate::new(page.0, Some(page.1), Some(page.2))),
+            },
+            baseline_row_ns: 40.0,
+            ..Default::default()
+        };
+        let v = decide(std::slice::from_ref(&stats), &inputs);
+        let machine = MachineClocks {
+            system: ClockCost {
+                clock: "clock_gettime (CLOCK_MONOTONIC)".into(),
+                per_read_ns: read_ns,
+                read_cost_ns: read_ns,
+                read_cost_interval: Some(Interval {
+                    low: lo,
+                    high: hi,
+                    coverage: 0.96,
+                }),
+                loops: 1000,
+                method: "injected".into(),
+                frequency_khz: None,
+                frequency_source: None,
+                executor_loop: None,
+            },
+            rdtsc: None,
+            rdtscp: None,
+            rdtsc_unavailable: None,
+            tsc_auto: false,
+        };
+        let reference = PageReadReference {
+            ns: page.0,
+            low_ns: Some(page.1),
+            high_ns: Some(page.2),
+            source: "injected".into(),
+        };
+        for state in ["off", "on"] {
+            let settings: Vec<ServerSetting> = ["track_io_timing", "track_wal_io_timing"]
+                .iter()
+                .map(|name| ServerSetting {
+                    name: name.to_string(),
+                    setting: state.into(),
+                    shown: state.into(),
+                    vartype: "bool".into(),
+                    source: "default".into(),
+                    context: "superuser".into(),
+                })
+                .collect();
+            let t = judge(&settings, &[], Some(&machine), Some(reference.clone()));
+            for (explain, check) in t.settings.iter().zip([&v.track_io_timing, &v.track_wal_io_timing]) {
+                let d = explain.decision.as_ref().unwrap();
+                assert_eq!(Some(d), check.as_ref().unwrap().decision.as_ref(), "{read_ns} ns");
+                assert_eq!(d.verdict, want, "{read_ns} ns");
+                assert_eq!(check.as_ref().unwrap().safe, want == Verdict::Cheap);
+                let e = d.estimate.unwrap();
+                assert!(e.low.unwrap() <= e.value && e.value <= e.high.unwrap(), "{e:?}");
+                let alter = explain.recommendation.as_ref().map(|r| r.alter_system.clone());
+                let turn = match (want, state) {
+                    (Verdict::Cheap, "off") => Some("on"),
+                    (Verdict::Costly, "on") => Some("off"),
+                    _ => None,
+                };
+                assert_eq!(alter, turn.map(|v| format!("ALTER SYSTEM SET {} = {v};", explain.name)));
+            }
+        }
+    }
 }

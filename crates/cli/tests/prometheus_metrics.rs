@@ -89,6 +89,7 @@ fn full_report() -> CheckReport {
             clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
             clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
         ],
+        ..Default::default()
     };
     let args = CheckArgs {
         duration: 1.0,

@@ -114,6 +114,7 @@ fn check_report(model: &str, clocksource: &str, stats: Vec<ClockStats>) -> Check
             "clock_gettime (CLOCK_MONOTONIC)",
             47.3,
         )],
+        ..Default::default()
     };
     let mut r = build_report(&args, &linux, &counter(), measured, None);
     r.stamp = test_stamp();

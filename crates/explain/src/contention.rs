@@ -12,13 +12,20 @@
 //! busy   = user + nice + system + irq + softirq + steal      (all CPUs, ticks)
 //! total  = busy + idle + iowait
 //! ours   = this process's utime + stime
-//!        + the statements' "Execution Time" summed (ms x USER_HZ / 1000)
+//!        + the statements' CPU time summed (ms x USER_HZ / 1000): each
+//!          one's "Execution Time" plus its parallel workers'
 //! other  = (delta busy - delta ours) / delta total
 //! ```
 //!
 //! The backend's own CPU time is taken from EXPLAIN's "Execution Time" rather
 //! than `/proc/<pid>/stat`: a loopback server may be in a container whose
-//! process ids are not ours. `guest` and `guest_nice` are left out (the
+//! process ids are not ours. A parallel plan's workers are the query's own
+//! work, not contention: their time is added to "ours"
+//! ([`crate::plan::PlanSummary::server_busy_ms`]): each worker's total time
+//! on the node below its Gather with TIMING ON, and with TIMING OFF (no
+//! times) the bound `Workers Launched` x "Execution Time". The bound can
+//! only overstate ours, so the share of other work is never overstated by
+//! it; /proc cannot tell the workers apart when the server is not ours. `guest` and `guest_nice` are left out (the
 //! kernel already counts them in user and nice). Ticks are USER_HZ, 100 on
 //! every Linux architecture this builds for. The warning threshold,
 //! [`BUSY_WARN_FRACTION`], is a quarter of the machine: one busy process on
@@ -100,7 +107,7 @@ impl CpuSample {
 
 /// The share of all CPUs' time between `before` and `after` that went to
 /// other work (see the module docs); `server_ms` is the statements' summed
-/// "Execution Time". `None` when no time passed.
+/// CPU time (leader and parallel workers). `None` when no time passed.
 pub fn other_busy_fraction(before: &CpuSample, after: &CpuSample, server_ms: f64) -> Option<f64> {
     let total = after.total.checked_sub(before.total)?;
     if total == 0 {

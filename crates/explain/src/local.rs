@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Passes over the file of the page-cache reference read
 /// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
-pub(crate) const PAGE_READ_ROUNDS: usize = 10;
+pub(crate) use clockscope::predict::settings::page_read::PAGE_READ_ROUNDS;
 
 /// What was measured on this machine.
 pub(crate) struct Local {

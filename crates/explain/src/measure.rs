@@ -230,7 +230,7 @@ fn explain_once(
 ) -> Result<(PlanSummary, String), Error> {
     let text = server.explain(timing)?;
     let plan = parse_explain_json(&text)?;
-    *busy_ms += plan.execution_time_ms;
+    *busy_ms += plan.server_busy_ms();
     if plan.has_node_timing != timing {
         return Err(Error::Plan(format!(
             "asked for TIMING {}, the plan {} per-node times",
@@ -498,7 +498,7 @@ impl Procedure<'_> {
             };
             pair[timing as usize] = plan.execution_time_ms;
             if timing {
-                src.clock_reads_per_run = plan.clock_reads();
+                src.clock_reads_per_run = plan.critical_path_reads();
                 src.timing_on_plan = Some(text);
             }
         }

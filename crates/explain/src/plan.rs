@@ -27,8 +27,15 @@
 //! inner side of a semi-join) is not asked for the NULL, so the formula is
 //! an upper bound by one call per loop there. The two reads around the whole
 //! statement for "Execution Time" happen with TIMING OFF too and cancel out.
+//!
+//! A parallel plan's processes read the clock at the same time: the reads
+//! that add wall time are those on its critical path ([`parallel`],
+//! [`PlanSummary::critical_path_reads`]).
+
+pub mod parallel;
 
 use crate::error::Error;
+pub use parallel::{GatherCounts, WorkerCounts};
 use serde_json::Value;
 
 /// One plan node's counts.
@@ -40,6 +47,9 @@ pub struct NodeCounts {
     pub rows_total: u64,
     /// "Actual Loops".
     pub loops: u64,
+    /// Each parallel worker's share (EXPLAIN VERBOSE's "Workers"); empty
+    /// for a node no worker ran, or without VERBOSE.
+    pub workers: Vec<WorkerCounts>,
 }
 
 impl NodeCounts {
@@ -60,6 +70,8 @@ pub struct PlanSummary {
     pub has_node_timing: bool,
     /// Every node, depth first from the top.
     pub nodes: Vec<NodeCounts>,
+    /// The Gather and Gather Merge nodes and what runs below them.
+    pub gathers: Vec<GatherCounts>,
 }
 
 /// Clock reads per node call with TIMING ON (InstrStartNode + InstrStopNode).
@@ -79,6 +91,44 @@ impl PlanSummary {
     /// The most rows any node returned (the scanned table's, for count(*)).
     pub fn max_node_rows(&self) -> u64 {
         self.nodes.iter().map(|n| n.rows_total).max().unwrap_or(0)
+    }
+
+    /// Whether any Gather launched a worker.
+    pub fn is_parallel(&self) -> bool {
+        self.gathers.iter().any(|g| g.workers_launched > 0)
+    }
+
+    /// The clock reads that add wall time ([`parallel`]): the serial nodes'
+    /// (above every Gather) plus, per Gather, the busiest process's below
+    /// it; [`Self::clock_reads`] for a plan without a Gather.
+    pub fn critical_path_reads(&self) -> u64 {
+        if self.gathers.is_empty() {
+            return self.clock_reads();
+        }
+        let below: std::collections::BTreeSet<usize> =
+            self.gathers.iter().flat_map(|g| g.below.iter().copied()).collect();
+        let serial: u64 = (0..self.nodes.len())
+            .filter(|i| !below.contains(i))
+            .map(|i| self.nodes[i].calls())
+            .sum();
+        let parallel: u64 = self
+            .gathers
+            .iter()
+            .map(|g| parallel::busiest_calls(g, &self.nodes))
+            .sum();
+        READS_PER_NODE_CALL * (serial + parallel)
+    }
+
+    /// The statement's CPU time on the server, ms: the leader's "Execution
+    /// Time" plus its parallel workers' ([`parallel`]), so a busy-machine
+    /// check does not count the query's own workers as other work.
+    pub fn server_busy_ms(&self) -> f64 {
+        self.execution_time_ms
+            + self
+                .gathers
+                .iter()
+                .map(|g| parallel::workers_busy_ms(g, &self.nodes, self.execution_time_ms))
+                .sum::<f64>()
     }
 }
 
@@ -157,15 +207,35 @@ pub fn parse_explain_json(text: &str) -> Result<PlanSummary, Error> {
     let planning_time_ms = top.get("Planning Time").and_then(Value::as_f64);
     let plan = top.get("Plan").ok_or_else(|| Error::Plan("no \"Plan\"".into()))?;
     let mut nodes = Vec::new();
+    let mut gathers: Vec<GatherCounts> = Vec::new();
+    // The Gather being walked (its index in `gathers`) and its depth: the
+    // nodes deeper than it, until the walk comes back up, run below it.
+    let mut open: Option<(usize, usize)> = None;
     let mut has_node_timing = false;
-    for (node, _) in PlanNodes::new(plan) {
-        nodes.push(node_counts(node?, &mut has_node_timing)?);
+    for (node, depth) in PlanNodes::new(plan) {
+        let node = node?;
+        let i = nodes.len();
+        match open {
+            Some((g, d)) if depth > d => gathers[g].below.push(i),
+            _ => open = None,
+        }
+        let counts = node_counts(node, &mut has_node_timing)?;
+        if open.is_none() && parallel::is_gather(&counts.node_type) {
+            gathers.push(GatherCounts {
+                workers_launched: parallel::workers_launched(node),
+                node: i,
+                below: Vec::new(),
+            });
+            open = Some((gathers.len() - 1, depth));
+        }
+        nodes.push(counts);
     }
     Ok(PlanSummary {
         execution_time_ms,
         planning_time_ms,
         has_node_timing,
         nodes,
+        gathers,
     })
 }
 
@@ -231,6 +301,7 @@ fn node_counts(node: &Value, has_timing: &mut bool) -> Result<NodeCounts, Error>
         node_type: node_type.clone(),
         rows_total: (rows_per_loop * loops).round() as u64,
         loops: loops.round() as u64,
+        workers: parallel::worker_counts(node),
     })
 }
 

@@ -58,24 +58,10 @@ pub use model::{
 };
 pub(crate) use price::measure_page_cache_read;
 
-/// Clock reads per block I/O with `track_io_timing` (bufmgr.c: one before,
-/// one after the read or write).
-pub const READS_PER_IO: f64 = 2.0;
-/// Clock reads per WAL write or sync with `track_wal_io_timing` (xlog.c).
-pub(crate) const READS_PER_WAL_IO: f64 = 2.0;
-/// Clock reads per row per plan node with EXPLAIN ANALYZE's timing
-/// (InstrStartNode and InstrStopNode around each ExecProcNode call).
-pub(crate) const READS_PER_ROW_PER_NODE: f64 = 2.0;
-/// Timing an I/O is judged too costly above this share of an 8 kB read from
-/// the page cache: 10%, the point where the timing itself becomes a visible
-/// part of a cached read (a fast clock, 20-40 ns per read, costs 2-5% of a
-/// 1.5-2 us cached read; a syscall clock such as hpet or xen, 500-700 ns per
-/// read, costs more than the read).
-pub const IO_TIMING_MAX_SHARE: f64 = 0.10;
-/// `auto_explain.log_timing` is judged too costly at this slowdown of the
-/// count(*) measured here, the same limit as `clockscope check`'s advice
-/// (PostgreSQL 19 with the TSC measured 1.27x on its 10M-row benchmark).
-pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
+// One judge, one set of constants, shared with `clockscope check`.
+use clockscope::predict::settings::{self as judge_of, Estimate, SettingDecision, Verdict};
+pub use clockscope::predict::settings::{IO_TIMING_MAX_SHARE, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO};
+pub(crate) use clockscope::predict::settings::{READS_PER_ROW_PER_NODE, READS_PER_WAL_IO};
 /// The `auto_explain.log_min_duration` recommended in place of 0: the value
 /// in the configuration example of PostgreSQL's auto_explain documentation
 /// (F.4.3); use your own slow-query threshold.
@@ -135,7 +121,18 @@ fn judged(
     judgement: String,
     rec: Option<Recommendation>,
 ) -> JudgedSetting {
+    decided(s, cost, judgement, rec, None)
+}
+
+fn decided(
+    s: &ServerSetting,
+    cost: Option<SettingCost>,
+    judgement: String,
+    rec: Option<Recommendation>,
+    decision: Option<SettingDecision>,
+) -> JudgedSetting {
     JudgedSetting {
+        decision,
         name: s.name.clone(),
         value: s.shown.clone(),
         source: s.source.clone(),
@@ -146,45 +143,41 @@ fn judged(
     }
 }
 
-fn io_cost(per: &str, reads: f64, price: &ReadPrice, page: Option<&PageReadReference>) -> SettingCost {
-    let ns = reads * price.ns;
-    let low_ns = price.low_ns.map(|v| reads * v);
-    let high_ns = price.high_ns.map(|v| reads * v);
-    let page = page.filter(|p| p.ns.is_finite() && p.ns > 0.0);
-    let share = |num: Option<f64>, den: Option<f64>| num.zip(den).map(|(n, d)| n / d).filter(|v| v.is_finite());
+fn estimate(p: &ReadPrice) -> Estimate {
+    Estimate::new(p.ns, p.low_ns, p.high_ns)
+}
+
+fn page_estimate(p: &PageReadReference) -> Estimate {
+    Estimate::new(p.ns, p.low_ns, p.high_ns)
+}
+
+/// The cost's JSON: the reads' ns and the share of the page-cache read with
+/// the interval the judge set against the limit.
+fn io_cost(
+    per: &str,
+    reads: f64,
+    price: &ReadPrice,
+    page: Option<&PageReadReference>,
+    d: &SettingDecision,
+) -> SettingCost {
+    let price = estimate(price);
+    let share = d.estimate.filter(|_| d.measure == "share_of_page_cache_read");
     SettingCost {
         per: per.to_string(),
         clock_reads: reads,
-        ns,
-        low_ns,
-        high_ns,
-        reference_ns: page.map(|p| p.ns),
-        share_of_reference: page.map(|p| ns / p.ns),
-        share_low: share(low_ns, page.and_then(|p| p.high_ns)),
-        share_high: share(high_ns, page.and_then(|p| p.low_ns)),
+        ns: reads * price.value,
+        low_ns: price.low.map(|v| reads * v),
+        high_ns: price.high.map(|v| reads * v),
+        reference_ns: page.map(|p| p.ns).filter(|v| v.is_finite() && *v > 0.0),
+        share_of_reference: share.map(|e| e.value),
+        share_low: share.and_then(|e| e.low),
+        share_high: share.and_then(|e| e.high),
     }
 }
 
-/// "48 ns per block I/O (2 clock reads), 3.1% of an 8 kB read from the page
-/// cache (1.55 us; 95% interval 2.9% to 3.4%)".
-fn io_cost_text(c: &SettingCost) -> String {
-    let interval = match (c.share_low, c.share_high) {
-        (Some(lo), Some(hi)) => format!("; 95% interval {:.1}% to {:.1}%", lo * 100.0, hi * 100.0),
-        _ => "; interval not available".to_string(),
-    };
-    match (c.reference_ns, c.share_of_reference) {
-        (Some(r), Some(share)) => format!(
-            "{:.0} ns per {} ({} clock reads), {:.1}% of an 8 kB read from the page cache ({:.2} us{interval})",
-            c.ns,
-            c.per,
-            c.clock_reads,
-            share * 100.0,
-            r / 1000.0
-        ),
-        _ => format!("{:.0} ns per {} ({} clock reads)", c.ns, c.per, c.clock_reads),
-    }
-}
-
+/// track_io_timing / track_wal_io_timing, decided by the one judge
+/// ([`judge_of::io_timing`]) in both directions: off and cheap, turn it on;
+/// on and costly, turn it off; otherwise no change.
 fn judge_io_timing(
     s: &ServerSetting,
     per: &str,
@@ -192,52 +185,32 @@ fn judge_io_timing(
     price: Result<&ReadPrice, &str>,
     page: Option<&PageReadReference>,
 ) -> JudgedSetting {
-    let on = is_on(s);
-    let state = if on { "on" } else { "off" };
+    let state = if is_on(s) { "on" } else { "off" };
     let price = match price {
         Ok(p) => p,
-        Err(why) => return judged(s, None, format!("{state}; not priced: {why}"), None),
+        Err(why) => {
+            let d = judge_of::io_timing(&s.name, per, reads, None, page.map(page_estimate));
+            return decided(s, None, format!("{state}; not priced: {why}"), None, Some(d));
+        }
     };
-    let c = io_cost(per, reads, price, page);
-    let limit = IO_TIMING_MAX_SHARE * 100.0;
-    // Costly only when the whole interval is above the limit.
-    let costly = c.share_low.is_some_and(|low| low > IO_TIMING_MAX_SHARE);
-    let above = c.share_of_reference.is_some_and(|share| share > IO_TIMING_MAX_SHARE);
-    let (judgement, rec) = match (on, c.share_of_reference) {
-        (true, Some(_)) if costly => (
-            format!("on: {}, above the {limit:.0}% limit", io_cost_text(&c)),
-            recommend(
-                s,
-                "off",
-                format!(
-                    "timing each {} costs {}, more than {limit:.0}% of a cached 8 kB read",
-                    c.per,
-                    io_cost_text(&c)
-                ),
-            ),
-        ),
-        (true, Some(_)) if above => (
-            format!(
-                "on: {}: above the {limit:.0}% limit, but its interval is not wholly above it: no change recommended",
-                io_cost_text(&c)
-            ),
-            None,
-        ),
-        (true, Some(_)) => (format!("on: {}, within the {limit:.0}% limit", io_cost_text(&c)), None),
-        (true, None) => (
-            format!("on: {}; no page-cache reference to judge it", io_cost_text(&c)),
-            None,
-        ),
-        (false, _) => (
-            format!(
-                "off: no cost; turned on it would cost {}{}",
-                io_cost_text(&c),
-                if costly { ", above the limit" } else { "" }
-            ),
-            None,
-        ),
+    let d = judge_of::io_timing(&s.name, per, reads, Some(estimate(price)), page.map(page_estimate));
+    let c = io_cost(per, reads, price, page, &d);
+    let rec = d.change_from(&s.setting).and_then(|value| {
+        let why = match d.verdict {
+            Verdict::Cheap => format!("timing each {per} is cheap here: {}", d.text),
+            _ => format!("timing each {per} costs too much here: {}", d.text),
+        };
+        recommend(s, value, why)
+    });
+    let advice = match (d.verdict, rec.is_some()) {
+        (Verdict::Cheap | Verdict::Costly, true) => {
+            format!(": turn it {}", d.recommended_value.as_deref().unwrap_or("?"))
+        }
+        (Verdict::Cheap | Verdict::Costly, false) => ": keep it".to_string(),
+        _ => ": no change recommended".to_string(),
     };
-    judged(s, Some(c), judgement, rec)
+    let judgement = format!("{state}: {}: {}{advice}", d.verdict.word(), d.text);
+    decided(s, Some(c), judgement, rec, Some(d))
 }
 
 /// Judges the settings read from the server (`settings`, from
@@ -331,8 +304,13 @@ fn judge_auto_explain(
         },
         None,
     ));
-    let timed = is_on(analyze) && is_on(timing) && enabled;
-    out.push(judge_log_timing(timing, timed, every_statement, &sampled, explain));
+    out.push(judge_log_timing(
+        timing,
+        is_on(analyze) && enabled,
+        every_statement,
+        &sampled,
+        explain,
+    ));
 
     let (judgement, rec) = if every_statement && is_on(analyze) {
         (
@@ -360,17 +338,19 @@ fn judge_auto_explain(
     out.push(judged(min_duration, None, judgement, rec));
 }
 
-/// `auto_explain.log_timing`: costly only when the measured slowdown's whole
-/// interval is at or above [`LOG_TIMING_MAX_SLOWDOWN`].
+/// `auto_explain.log_timing`, decided by the one judge
+/// ([`judge_of::log_timing`]) on the count(*) slowdown measured here, in
+/// both directions: on and costly, turn it off; off and cheap, turn it on
+/// (only where it would time something: log_analyze on, auto_explain on).
 fn judge_log_timing(
     timing: &ServerSetting,
-    timed: bool,
+    analyzed: bool,
     every_statement: bool,
     sampled: &str,
     explain: Result<(&ReadPrice, &SourceResult), &str>,
 ) -> JudgedSetting {
     let state = if is_on(timing) { "on" } else { "off" };
-    if !timed {
+    if !analyzed {
         let needs = if is_on(timing) {
             " (it needs log_analyze on and auto_explain enabled)"
         } else {
@@ -380,7 +360,16 @@ fn judge_log_timing(
     }
     let (price, source) = match explain {
         Ok(p) => p,
-        Err(why) => return judged(timing, None, format!("on: {why}; no change recommended"), None),
+        Err(why) => {
+            let d = judge_of::log_timing(None);
+            return decided(
+                timing,
+                None,
+                format!("{state}: {why}; no change recommended"),
+                None,
+                Some(d),
+            );
+        }
     };
     let cost = SettingCost {
         per: "row per plan node".into(),
@@ -394,54 +383,55 @@ fn judge_log_timing(
         share_high: None,
     };
     let n = &source.noise;
-    let interval = match (n.slowdown_ci_low, n.slowdown_ci_high) {
-        (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2}x to {hi:.2}x)"),
-        _ => String::new(),
-    };
+    let d = judge_of::log_timing(Some(Estimate::new(
+        source.slowdown,
+        n.slowdown_ci_low,
+        n.slowdown_ci_high,
+    )));
     let measured = format!(
-        "{:.0} ns per row per plan node ({} clock reads); the count(*) measured here ran {:.2}x{interval} as long \
-         with it",
-        cost.ns, cost.clock_reads, source.slowdown
+        "{:.0} ns per row per plan node ({} clock reads); the {}",
+        cost.ns, cost.clock_reads, d.text
     );
-    let costly = n.slowdown_ci_low.is_some_and(|lo| lo >= LOG_TIMING_MAX_SLOWDOWN);
-    let footgun = if every_statement {
+    let footgun = if every_statement && is_on(timing) {
         format!("; with log_min_duration = 0 {sampled} is timed per plan node and logged")
     } else {
         String::new()
     };
-    let (judgement, rec) = if costly {
-        let why = format!(
-            "{sampled} is timed per plan node, whatever log_min_duration (it only limits what is logged): \
-             {measured}, at or above {LOG_TIMING_MAX_SLOWDOWN}x"
-        );
-        (format!("on: {measured}{footgun}"), recommend(timing, "off", why))
-    } else if source.slowdown >= LOG_TIMING_MAX_SLOWDOWN {
-        (
+    let rec = d.change_from(&timing.setting).and_then(|value| {
+        let why = if d.verdict == Verdict::Costly {
             format!(
-                "on: {measured}{footgun}: at or above {LOG_TIMING_MAX_SLOWDOWN}x, but its interval is not wholly: \
-                 no change recommended"
-            ),
-            None,
-        )
-    } else {
-        (
-            format!("on: {measured}, below {LOG_TIMING_MAX_SLOWDOWN}x{footgun}"),
-            None,
-        )
+                "{sampled} is timed per plan node, whatever log_min_duration (it only limits what is logged): \
+                 {measured}"
+            )
+        } else {
+            format!("per-node times in the logged plans are cheap here: {measured}")
+        };
+        recommend(timing, value, why)
+    });
+    let advice = match (d.verdict, rec.is_some()) {
+        (Verdict::Cheap | Verdict::Costly, true) => {
+            format!(": turn it {}", d.recommended_value.as_deref().unwrap_or("?"))
+        }
+        (Verdict::Cheap | Verdict::Costly, false) => ": keep it".to_string(),
+        _ => ": no change recommended".to_string(),
     };
-    judged(timing, Some(cost), judgement, rec)
+    let judgement = format!("{state}: {}: {measured}{footgun}{advice}", d.verdict.word());
+    decided(timing, Some(cost), judgement, rec, Some(d))
 }
 
-/// PostgreSQL 19's `timing_clock_source`: `system` set by hand while the TSC
-/// measured cheaper here (its per-read interval wholly below the system
-/// clock's) is worth changing to `auto`.
+/// PostgreSQL 19's `timing_clock_source`, decided by the one judge
+/// ([`judge_of::timing_clock_source`]) with what the server shows: whether
+/// it reads the TSC here (a `tsc` source was measured on it, or it shows
+/// one), what `auto` picks (`auto (tsc)`), and the two clocks' reads
+/// measured on it (clockscope's trust in the TSC is `clockscope check`'s, on
+/// the server's machine).
 fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSetting {
-    let price_of = |want: &str| {
+    let found = |want: &str| {
         sources
             .iter()
             .find(|r| crate::clock_source::current_is(&r.clock_source, want))
-            .map(price::observed_read_price)
     };
+    let price_of = |want: &str| found(want).map(price::observed_read_price);
     let (system, tsc) = (price_of("system"), price_of("tsc"));
     let words = |p: &Option<Result<ReadPrice, String>>| match p {
         Some(Ok(p)) => Some(p.text()),
@@ -454,36 +444,36 @@ fn judge_clock_source(s: &ServerSetting, sources: &[SourceResult]) -> JudgedSett
         (None, Some(t)) => format!("; measured here per read: tsc {t}"),
         (None, None) => String::new(),
     };
-    let (judgement, rec) = if s.setting == "system" {
-        match (system, tsc) {
-            (Some(Ok(sy)), Some(Ok(t))) if t.high_ns.zip(sy.low_ns).is_some_and(|(th, sl)| th < sl) => (
-                format!("system, set explicitly{measured}"),
-                recommend(
-                    s,
-                    "'auto'",
-                    format!(
-                        "the TSC read for {} against the system clock's {} here; auto uses the TSC only where \
-                         PostgreSQL trusts it",
-                        t.text(),
-                        sy.text()
-                    ),
-                ),
-            ),
-            _ => (format!("system, set explicitly{measured}"), None),
-        }
+    let shows_tsc = crate::clock_source::current_is(&s.shown, "tsc");
+    let auto = s.setting == "auto";
+    let facts = judge_of::ClockSourceFacts {
+        postgresql_reads_counter: found("tsc").is_some() || shows_tsc,
+        auto_picks_tsc: auto.then_some(shows_tsc),
+        tsc_trusted: None,
+        tsc_reason: None,
+        system_read_ns: system.as_ref().and_then(|p| p.as_ref().ok()).map(estimate),
+        tsc_read_ns: tsc.as_ref().and_then(|p| p.as_ref().ok()).map(estimate),
+    };
+    let d = judge_of::timing_clock_source(&facts);
+    let rec = d
+        .change_from(&s.setting)
+        .and_then(|value| recommend(s, &format!("'{value}'"), d.text.clone()));
+    let what = if s.setting == "system" {
+        "system, set explicitly".to_string()
     } else if crate::clock_source::current_is(&s.shown, "system") {
-        (
-            format!(
-                "{}: PostgreSQL chose the system clock (it does not trust or cannot use this server's TSC){measured} (see \
-                 `clockscope check` on the server)",
-                s.shown
-            ),
-            None,
+        format!(
+            "{}: PostgreSQL chose the system clock (it does not trust or cannot use this server's TSC)",
+            s.shown
         )
     } else {
-        (format!("{}: the TSC{measured}", s.shown), None)
+        format!("{}: the TSC", s.shown)
     };
-    judged(s, None, judgement, rec)
+    let judgement = format!(
+        "{what}{measured}; {}: {} (clockscope's trust in the TSC: `clockscope check` on the server)",
+        d.verdict.word(),
+        d.text
+    );
+    decided(s, None, judgement, rec, Some(d))
 }
 
 #[cfg(test)]

@@ -374,3 +374,77 @@ fn r2_runs() -> Vec<SourceRuns> {
         timing_on_plan: None,
     }]
 }
+
+/// A recorded PostgreSQL 15 parallel aggregate (EXPLAIN ANALYZE VERBOSE,
+/// 2 workers): each process's rows from the per-worker lines, the leader's
+/// the total less the workers'; the reads that add wall time are the serial
+/// nodes' plus the busiest process's, not the plan's total.
+#[test]
+fn pg15_parallel_aggregate_counts_each_process() {
+    let p = parse_explain_json(&data("pg15_parallel_agg_timing_on.json")).unwrap();
+    let types: Vec<&str> = p.nodes.iter().map(|n| n.node_type.as_str()).collect();
+    assert_eq!(types, ["Aggregate", "Gather", "Aggregate", "Seq Scan"]);
+    assert!(p.is_parallel());
+    assert_eq!(p.gathers.len(), 1);
+    let g = &p.gathers[0];
+    assert_eq!((g.workers_launched, g.node, g.below.as_slice()), (2, 1, &[2, 3][..]));
+    // Seq Scan: 333333 x 3 rows in all; worker 0 326570, worker 1 331718.
+    let scan = &p.nodes[3];
+    let rows: Vec<(u64, u64, u64)> = scan.workers.iter().map(|w| (w.worker, w.rows_total, w.loops)).collect();
+    assert_eq!(rows, [(0, 326_570, 1), (1, 331_718, 1)]);
+    // The whole plan: 2 x (2 + 4 + 6 + 1,000,002) reads.
+    assert_eq!(p.clock_reads(), 2_000_028);
+    // Serial: Aggregate 1 + 1, Gather 3 + 1. The leader is the busiest:
+    // partial Aggregate 6 - 2 - 2 = 2 calls, Seq Scan 1,000,002 - 326,571 -
+    // 331,719 = 341,712.
+    assert_eq!(p.critical_path_reads(), 2 * (6 + 2 + 341_712));
+    // The workers' CPU time: each worker's total time on the node below the
+    // Gather (113.859 and 100.745 ms) beside the leader's 147.479.
+    assert!((p.server_busy_ms() - (147.479 + 113.859 + 100.745)).abs() < 1e-9);
+    // TIMING OFF has no times: the bound, workers x execution time.
+    let off = parse_explain_json(&data("pg15_parallel_agg_timing_off.json")).unwrap();
+    assert!((off.server_busy_ms() - 3.0 * 83.737).abs() < 1e-9);
+    assert_eq!(off.critical_path_reads(), 2 * (6 + 385_559));
+}
+
+/// Without VERBOSE (no per-worker lines) the reads below the Gather are
+/// shared evenly by the 3 processes.
+#[test]
+fn pg15_parallel_without_verbose_shares_evenly() {
+    let p = parse_explain_json(&data("pg15_parallel_agg_timing_on_not_verbose.json")).unwrap();
+    assert!(p.nodes.iter().all(|n| n.workers.is_empty()));
+    assert_eq!(p.clock_reads(), 2_000_028);
+    // ceil(6 / 3) + ceil(1,000,002 / 3).
+    assert_eq!(p.critical_path_reads(), 2 * (6 + 2 + 333_334));
+}
+
+/// A recorded parallel hash join: the inner side's scan (1,000 rows, one
+/// loop, no per-worker lines) ran in one process, counted to the leader.
+#[test]
+fn pg15_parallel_join_counts_each_process() {
+    let p = parse_explain_json(&data("pg15_parallel_join_timing_on.json")).unwrap();
+    let types: Vec<&str> = p.nodes.iter().map(|n| n.node_type.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "Aggregate",
+            "Gather",
+            "Aggregate",
+            "Hash Join",
+            "Seq Scan",
+            "Hash",
+            "Seq Scan"
+        ]
+    );
+    assert_eq!(p.gathers[0].below, [2, 3, 4, 5, 6]);
+    assert_eq!(p.clock_reads(), 4_004_038);
+    // Per process: worker 0 677,101 calls, worker 1 652,141, the leader
+    // 671,770 + the inner scan's 1,001: worker 0 is the busiest.
+    assert_eq!(p.critical_path_reads(), 2 * (6 + 677_101));
+    assert!((p.server_busy_ms() - (338.092 + 313.586 + 299.902)).abs() < 1e-9);
+    // A serial plan's critical path is the whole plan.
+    let serial = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
+    assert!(!serial.is_parallel());
+    assert_eq!(serial.critical_path_reads(), serial.clock_reads());
+    assert_eq!(serial.server_busy_ms(), serial.execution_time_ms);
+}

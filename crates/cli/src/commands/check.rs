@@ -27,6 +27,8 @@ use clockscope::linux::LinuxEvidence;
 use clockscope::measure::interference::{self, Interference, RunQuality, Snapshot};
 use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
 use clockscope::predict::executor_loop::{self, ExecutorLoopCost};
+use clockscope::predict::read_cost;
+use clockscope::predict::settings::{page_read, Estimate};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -250,6 +252,56 @@ pub fn measure_executor_loops(
     out
 }
 
+/// One clock's back-to-back read cost with its 95% interval
+/// ([`clockscope::predict::read_cost`]): `INSTR_TIME_SET_CURRENT`'s price
+/// around an I/O, as `clockscope explain` measures it.
+struct ReadCostOf {
+    budget_ns: u64,
+}
+
+impl ClockVisitor for ReadCostOf {
+    type Output = Option<Estimate>;
+    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
+        let r = read_cost::measure_read_cost(clock, self.budget_ns, &mut || !crate::exit::interrupted())?;
+        Some(Estimate::new(
+            r.read_cost_ns,
+            r.interval.map(|i| i.low),
+            r.interval.map(|i| i.high),
+        ))
+    }
+}
+
+/// The prices of the I/O timing settings: the system clock's read cost and,
+/// where PostgreSQL 19 reads it, RDTSCP's (`budget_ns` each, in 9 chunks for
+/// an interval), and the 8 kB page-cache read they are set against (a few ms).
+pub fn measure_io_prices(
+    stats: &[ClockStats],
+    counter: &environment::CounterSetup,
+    budget_ns: u64,
+) -> verdict::IoPrices {
+    let price = |id: ClockId| {
+        stats
+            .iter()
+            .any(|c| c.name == id.cli_name() && c.loops > 0)
+            .then(|| clock::visit(id, counter.scale, ReadCostOf { budget_ns }).ok().flatten())
+            .flatten()
+    };
+    verdict::IoPrices {
+        system: price(ClockId::Monotonic),
+        precise_tsc: if counter.postgresql_reads_counter {
+            price(ClockId::Rdtscp)
+        } else {
+            None
+        },
+        page_read: page_read::measure_page_cache_read(page_read::PAGE_READ_ROUNDS).map(|p| p.estimate()),
+    }
+}
+
+/// The I/O prices' read-cost budget per clock: a tenth of `-d`, at most 100 ms.
+pub fn io_price_budget_ns(duration_ns: u64) -> u64 {
+    (duration_ns / 10).min(100_000_000)
+}
+
 /// The instrumentation model's time budget per clock: a quarter of `-d`,
 /// taken out of that clock's measuring time ([`measuring_budget_ns`]).
 pub fn executor_loop_budget_ns(duration_ns: u64) -> u64 {
@@ -354,6 +406,8 @@ pub struct Measured {
     pub allowed_cpus: Option<Vec<usize>>,
     /// What TIMING ON adds per row in the instrumentation model, per clock.
     pub executor_loops: Vec<ExecutorLoopCost>,
+    /// What the I/O timing settings are priced with ([`measure_io_prices`]).
+    pub io_prices: verdict::IoPrices,
 }
 
 /// Assembles the report from what was measured and the environment (pure:
@@ -371,6 +425,7 @@ pub fn build_report(
         interrupted,
         allowed_cpus,
         executor_loops,
+        io_prices,
     } = measured;
     let env = environment::build(linux, counter, allowed_cpus.as_deref());
     let inputs = VerdictInputs {
@@ -390,6 +445,7 @@ pub fn build_report(
         baseline_is_example: args.baseline_row_ns.is_none(),
         executor_loops,
         ntp: env.ntp.clone(),
+        io_prices,
     };
     let verdict = verdict::decide(&stats, &inputs);
     let (measurement_quality, interference_lost_fraction, measurement_quality_reason) =
@@ -457,6 +513,11 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         measure_executor_loops(&stats, &counter, executor_loop_budget_ns(duration_ns))
     };
+    let io_prices = if interrupted || crate::exit::interrupted() {
+        verdict::IoPrices::default()
+    } else {
+        measure_io_prices(&stats, &counter, io_price_budget_ns(duration_ns))
+    };
     let interrupted = interrupted || crate::exit::interrupted();
     let measured = Measured {
         stats,
@@ -464,6 +525,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         interrupted,
         allowed_cpus: clockscope::crosscpu::affinity::allowed_cpus().ok(),
         executor_loops,
+        io_prices,
     };
     let report = build_report(args, &linux, &counter, measured, tsc);
     match output {

@@ -24,6 +24,7 @@
 
 pub mod executor_loop;
 pub mod read_cost;
+pub mod settings;
 
 pub use executor_loop::{
     measure_model, measure_on_this_machine, pairs_on_this_machine, ExecutorLoopCost, ModelConfig, PgInstrumentation,

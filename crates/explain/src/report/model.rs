@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
-pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops)";
+pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops); a parallel plan's on its critical path (the nodes above each Gather, the busiest process's below it)";
 
 /// One clock source's results. Times are EXPLAIN's "Execution Time".
 #[derive(Clone, Debug, PartialEq, Serialize)]

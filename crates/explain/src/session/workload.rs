@@ -132,8 +132,9 @@ impl PgSession {
     /// `SET LOCAL statement_timeout` at the time left), then `ROLLBACK`,
     /// whatever happened (within the cleanup budget after a stop).
     fn explain_user_query(&mut self, sql: &str, timing: bool) -> Result<String, Error> {
+        // VERBOSE: each parallel worker's rows per node (plan::parallel).
         let explain = format!(
-            "EXPLAIN (ANALYZE, TIMING {}, FORMAT JSON) {sql}",
+            "EXPLAIN (ANALYZE, VERBOSE, TIMING {}, FORMAT JSON) {sql}",
             if timing { "ON" } else { "OFF" }
         );
         self.read_only_explain(sql, &explain, "EXPLAIN ANALYZE of --query", true)

@@ -2,6 +2,7 @@
 //! costs, the judgement and recommendation, the prices they were set with
 //! (it imports nothing of this crate, so the report's model can hold it).
 
+use clockscope::predict::settings::SettingDecision;
 use serde::Serialize;
 
 /// The settings read from `pg_settings`, in report order.
@@ -15,12 +16,8 @@ pub(crate) const TIMING_SETTINGS: [&str; 7] = [
     "auto_explain.sample_rate",
 ];
 
-/// Bytes of one read in `measure_page_cache_read`: PostgreSQL's default
-/// block size.
-pub(crate) const PAGE_BYTES: usize = 8192;
-
 /// Pages in the file `measure_page_cache_read` reads (2 MiB).
-pub(crate) const PAGE_READ_PAGES: u64 = 256;
+pub(crate) use clockscope::predict::settings::page_read::PAGE_READ_PAGES;
 
 /// One row of `pg_settings`, as read (text escaped).
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +81,10 @@ pub struct JudgedSetting {
     /// The judgement in words.
     pub judgement: String,
     pub recommendation: Option<Recommendation>,
+    /// The judge's decision, as `clockscope check` gives it for the same
+    /// setting (`clockscope::predict::settings`); null for the settings
+    /// the judge does not price (auto_explain.log_analyze, log_min_duration).
+    pub decision: Option<SettingDecision>,
 }
 
 /// The server's timing settings, judged, and what they were priced with.

@@ -16,7 +16,7 @@
 
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::report::model::SourceResult;
-use crate::timing_settings::model::{ReadPrice, ServerSetting, PAGE_BYTES, PAGE_READ_PAGES};
+use crate::timing_settings::model::{ReadPrice, ServerSetting};
 
 /// The server's `timing_clock_source` as SHOW printed it, when it has one.
 fn clock_source_setting(settings: &[ServerSetting]) -> Option<&ServerSetting> {
@@ -61,8 +61,38 @@ pub(crate) fn io_read_price(settings: &[ServerSetting], machine: Option<&Machine
         })?;
         from_read_cost(c, "under timing_clock_source = tsc (RDTSCP)").ok_or_else(|| "RDTSCP was not measured".into())
     } else {
-        from_read_cost(&m.system, "with the system clock").ok_or_else(|| "the system clock was not measured".into())
+        let mut price = from_read_cost(&m.system, "with the system clock")
+            .ok_or_else(|| "the system clock was not measured".to_string())?;
+        // Before PostgreSQL 19 (no timing_clock_source) the system clock is
+        // the only one; the TSC is said for the version that reads it.
+        if clock_source_setting(settings).is_none() {
+            price.source.push_str(&pre_19_tsc_note(m));
+        }
+        Ok(price)
     }
+}
+
+/// What a server without `timing_clock_source` (before PostgreSQL 19)
+/// reads around an I/O, and what PostgreSQL 19 would read here instead.
+fn pre_19_tsc_note(m: &MachineClocks) -> String {
+    let tsc = m
+        .rdtscp
+        .as_ref()
+        .filter(|c| c.read_cost_ns.is_finite() && c.read_cost_ns > 0.0)
+        .map_or_else(
+            || "PostgreSQL 19 could not read a TSC here either".to_string(),
+            |c| {
+                format!(
+                    "only PostgreSQL 19 reads the TSC, with timing_clock_source = tsc (auto{} picks it here): RDTSCP, \
+                     {:.1} ns here",
+                    if m.tsc_auto { "" } else { " never" },
+                    c.read_cost_ns
+                )
+            },
+        );
+    format!(
+        "; this server has no timing_clock_source (before PostgreSQL 19), so it always reads the system clock; {tsc}"
+    )
 }
 
 /// The measured source a setting's EXPLAIN reads are priced with: the one
@@ -127,54 +157,7 @@ pub(crate) fn explain_read_price<'a>(
     observed_read_price(r).map(|p| (p, r))
 }
 
-/// One page-cache read: the median ns per 8 kB `pread` over the passes and
-/// its 95% interval.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PageReadSample {
-    pub ns: f64,
-    pub low_ns: Option<f64>,
-    pub high_ns: Option<f64>,
-}
-
-/// Reads 8 kB pages of a 2 MiB file in the temp dir over and over (after one
-/// warming pass, so they come from the page cache): the median ns per read
-/// of `rounds` passes and its interval; None when the file cannot be made or
-/// read (then the I/O costs have no reference). About 256 x `rounds` reads.
-#[cfg(unix)]
-pub(crate) fn measure_page_cache_read(rounds: usize) -> Option<PageReadSample> {
-    use std::io::Write;
-    use std::os::unix::fs::FileExt;
-    const PAGES: u64 = PAGE_READ_PAGES;
-    let mut file = tempfile::tempfile().ok()?;
-    let page = vec![0x5a_u8; PAGE_BYTES];
-    for _ in 0..PAGES {
-        file.write_all(&page).ok()?;
-    }
-    let mut buf = vec![0_u8; PAGE_BYTES];
-    let pass = |buf: &mut [u8]| -> Option<std::time::Duration> {
-        let start = std::time::Instant::now();
-        for i in 0..PAGES {
-            if file.read_at(buf, i * PAGE_BYTES as u64).ok()? != PAGE_BYTES {
-                return None;
-            }
-        }
-        Some(start.elapsed())
-    };
-    pass(&mut buf)?;
-    let per_read: Vec<f64> = (0..rounds.max(1))
-        .map(|_| pass(&mut buf).map(|d| d.as_nanos() as f64 / PAGES as f64))
-        .collect::<Option<_>>()?;
-    let ns = clockscope::stats::median(&per_read).filter(|v| v.is_finite() && *v > 0.0)?;
-    let interval = clockscope::stats::median_interval(&per_read, clockscope::stats::CONFIDENCE);
-    Some(PageReadSample {
-        ns,
-        low_ns: interval.map(|i| i.low),
-        high_ns: interval.map(|i| i.high),
-    })
-}
-
-/// No page-cache reference off unix.
-#[cfg(not(unix))]
-pub(crate) fn measure_page_cache_read(_rounds: usize) -> Option<PageReadSample> {
-    None
-}
+/// The 8 kB page-cache read the I/O timing costs are set against: the
+/// library's, which `clockscope check` measures too (one reference, one
+/// judge: [`clockscope::predict::settings`]).
+pub(crate) use clockscope::predict::settings::page_read::measure_page_cache_read;

@@ -135,12 +135,24 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     assert_eq!(c.ns, 50.0);
     assert!((c.share_of_reference.unwrap() - 50.0 / 1500.0).abs() < 1e-12);
     assert!(
-        t.settings[0].judgement.contains("within the 10% limit"),
+        t.settings[0].judgement.starts_with("on: cheap: 50 ns per block I/O")
+            && t.settings[0].judgement.contains("below the 10% limit: keep it"),
         "{:?}",
         t.settings[0]
     );
     let io = t.io_read.as_ref().unwrap();
     assert_eq!((io.clock.as_str(), io.ns), ("clock_gettime (CLOCK_MONOTONIC)", 25.0));
+    // A server before PostgreSQL 19 (no timing_clock_source): the TSC is
+    // said for the version that reads it, not as this server's.
+    assert!(
+        io.source.ends_with(
+            "; this server has no timing_clock_source (before PostgreSQL 19), so it always reads the system clock; \
+             only PostgreSQL 19 reads the TSC, with timing_clock_source = tsc (auto picks it here): RDTSCP, 18.0 ns \
+             here"
+        ),
+        "{}",
+        io.source
+    );
     // Under the TSC the server reads RDTSCP around each I/O, not EXPLAIN's
     // fast read: priced at RDTSCP's 18 ns, whatever EXPLAIN inferred.
     let mut tsc = setting("timing_clock_source", "auto", "enum");
@@ -148,6 +160,7 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     let t = judge(&[on[0].clone(), tsc], &[source("tsc", 1.05)], Some(&m), page(1500.0));
     let io = t.io_read.as_ref().unwrap();
     assert_eq!((io.clock.as_str(), io.ns), ("RDTSCP", 18.0));
+    assert!(!io.source.contains("before PostgreSQL 19"), "{}", io.source);
     assert_eq!(t.settings[0].cost.as_ref().unwrap().ns, 36.0);
     assert_eq!(t.io_read_status, "priced");
     // A syscall clock (hpet): 2 x 600 ns is 80% of the read: turn it off.
@@ -161,7 +174,7 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     let r = t.settings[0].recommendation.as_ref().unwrap();
     assert_eq!(r.then.as_deref(), Some("SELECT pg_reload_conf();"));
     assert!(!r.needs_restart);
-    // Off is never changed, only priced.
+    // Off and costly: kept off.
     let off = [setting("track_io_timing", "off", "bool")];
     let t = judge(
         &off,
@@ -171,10 +184,29 @@ fn io_timing_is_priced_with_the_read_postgresql_makes_around_an_io() {
     );
     assert!(lines(&t).is_empty());
     assert!(
-        t.settings[0].judgement.starts_with("off: no cost"),
+        t.settings[0].judgement.starts_with("off: costly: ") && t.settings[0].judgement.ends_with(": keep it"),
         "{:?}",
         t.settings[0]
     );
+    // Off and cheap: turned on, with the reload (the other direction).
+    let t = judge(&off, &[source("system", 1.5)], Some(&m), page(1500.0));
+    assert_eq!(lines(&t), ["ALTER SYSTEM SET track_io_timing = on;"]);
+    let r = t.settings[0].recommendation.as_ref().unwrap();
+    assert_eq!(r.then.as_deref(), Some("SELECT pg_reload_conf();"));
+    assert!(
+        r.reason.starts_with("timing each block I/O is cheap here: 50 ns"),
+        "{}",
+        r.reason
+    );
+    let d = t.settings[0].decision.as_ref().unwrap();
+    assert_eq!(
+        (d.verdict, d.recommended_value.as_deref()),
+        (Verdict::Cheap, Some("on"))
+    );
+    // The same for the WAL's timing.
+    let wal = [setting("track_wal_io_timing", "off", "bool")];
+    let t = judge(&wal, &[source("system", 1.5)], Some(&m), page(1500.0));
+    assert_eq!(lines(&t), ["ALTER SYSTEM SET track_wal_io_timing = on;"]);
 }
 
 #[test]
@@ -188,7 +220,9 @@ fn a_cost_whose_interval_reaches_the_limit_changes_nothing() {
     let t = judge(&on, &[source("system", 1.5)], Some(&machine(77.0, None)), page(1500.0));
     assert!(lines(&t).is_empty(), "{t:?}");
     assert!(
-        t.settings[0].judgement.contains("not wholly above"),
+        t.settings[0]
+            .judgement
+            .contains("not clear of the 10% limit: no change recommended"),
         "{:?}",
         t.settings[0]
     );
@@ -251,7 +285,29 @@ fn log_timing_is_changed_only_when_the_slowdown_interval_is_above_the_limit() {
     // 1.35x, its interval from 1.25x: not a clear case, no change.
     let t = judge(&s, &[source_ci("system", 1.35, 0.1)], Some(&m), None);
     assert!(lines(&t).is_empty(), "{t:?}");
-    assert!(t.settings[1].judgement.contains("not wholly"), "{:?}", t.settings[1]);
+    assert!(
+        t.settings[1]
+            .judgement
+            .contains("not clear of the 1.3x limit: no change recommended"),
+        "{:?}",
+        t.settings[1]
+    );
+    // Off, where it would time something, and cheap: turned on.
+    let t = judge(
+        &auto_explain("on", "off", "250"),
+        &[source("system", 1.2)],
+        Some(&m),
+        None,
+    );
+    assert_eq!(lines(&t), ["ALTER SYSTEM SET auto_explain.log_timing = on;"]);
+    // Off and costly: kept off.
+    let t = judge(
+        &auto_explain("on", "off", "250"),
+        &[source("system", 2.4)],
+        Some(&m),
+        None,
+    );
+    assert!(lines(&t).is_empty(), "{t:?}");
     // Timing without log_analyze, or auto_explain disabled, costs nothing.
     for s in [auto_explain("off", "on", "0"), auto_explain("on", "on", "-1")] {
         let t = judge(&s, &[source("system", 20.0)], Some(&m), None);

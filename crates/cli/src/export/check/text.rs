@@ -358,19 +358,14 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         item(out, "clockscope's rule", &format!("{}: {}", pass(m.passed), m.detail))?;
     }
     write_explain(out, r)?;
-    if let Some(a) = &v.track_io_timing {
-        item(
-            out,
-            "track_io_timing",
-            &format!("{}: {}", if a.safe { "safe" } else { "NOT safe" }, a.why),
-        )?;
-    }
-    if let Some(a) = &v.auto_explain_log_timing {
-        item(
-            out,
-            "auto_explain.log_timing",
-            &format!("{}: {}", if a.safe { "safe" } else { "costly" }, a.why),
-        )?;
+    for (name, advice) in [
+        ("track_io_timing", &v.track_io_timing),
+        ("track_wal_io_timing", &v.track_wal_io_timing),
+        ("auto_explain.log_timing", &v.auto_explain_log_timing),
+    ] {
+        if let Some(a) = advice {
+            item(out, name, &format!("{}: {}", a.word(), a.why))?;
+        }
     }
     if let Some(p) = &v.postgresql19_auto_picks {
         item(

@@ -1,11 +1,14 @@
-//! `check`'s advice, one function per setting: track_io_timing,
-//! auto_explain.log_timing, PostgreSQL 19's timing_clock_source, and the
-//! verdict's one-line summary, each from the rules' results and the
-//! environment's facts.
+//! `check`'s advice, one function per setting: track_io_timing and
+//! track_wal_io_timing, auto_explain.log_timing, PostgreSQL 19's
+//! timing_clock_source, and the verdict's one-line summary. Each setting is
+//! decided by the one judge `clockscope explain` uses too
+//! ([`clockscope::predict::settings`]): the same prices give the same
+//! decision in both commands; this file puts it in check's words.
 
-use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO};
+use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
 use crate::model::check::stats::ClockStats;
-use crate::model::check::verdict::{Advice, ExplainPrediction, RuleResult, Status};
+use crate::model::check::verdict::{Advice, ExplainPrediction, Status};
+use clockscope::predict::settings::{self as judge_of, ClockSourceFacts, Estimate, SettingDecision, Verdict};
 
 /// A slowdown at the baseline: labelled an example unless the user
 /// measured the query's own time per row.
@@ -23,44 +26,75 @@ pub(super) fn at_baseline(inputs: &VerdictInputs, slowdown: f64, decimals: usize
     }
 }
 
-/// track_io_timing: two reads of the system clock per block I/O (and of
-/// PostgreSQL 19's `precise_tsc` when it reads one), safe when the system
-/// clock passes PostgreSQL's rule (`passes`: with the interference taken
-/// out if need be).
-pub(super) fn track_io_timing(
-    rule: &RuleResult,
+/// The I/O timing settings check decides: the name, the event and its reads.
+pub(super) struct IoSetting {
+    name: &'static str,
+    per: &'static str,
+    reads: f64,
+}
+
+/// track_io_timing: two reads per block I/O (bufmgr.c).
+pub(super) const TRACK_IO_TIMING: IoSetting = IoSetting {
+    name: "track_io_timing",
+    per: "block I/O",
+    reads: READS_PER_IO,
+};
+/// track_wal_io_timing: two reads per WAL write or sync (xlog.c).
+pub(super) const TRACK_WAL_IO_TIMING: IoSetting = IoSetting {
+    name: "track_wal_io_timing",
+    per: "WAL write or sync",
+    reads: READS_PER_WAL_IO,
+};
+
+/// track_io_timing / track_wal_io_timing, decided by the one judge
+/// ([`judge_of::io_timing`]) on the system clock's back-to-back read cost
+/// (every PostgreSQL version reads it around an I/O; PostgreSQL 19 with
+/// `timing_clock_source = tsc` reads RDTSCP, `precise_tsc`, shown beside it)
+/// against the page-cache read: cheap (safe to turn on), costly (keep it
+/// off), or not resolved.
+pub(super) fn io_timing(
+    setting: &IoSetting,
     system: &ClockStats,
     precise_tsc: Option<&ClockStats>,
-    passes: bool,
+    inputs: &VerdictInputs,
 ) -> Advice {
+    let prices = &inputs.io_prices;
+    let d = judge_of::io_timing(
+        setting.name,
+        setting.per,
+        setting.reads,
+        prices.system,
+        prices.page_read,
+    );
     let tsc_part = precise_tsc.map_or(String::new(), |p| {
+        let ns = prices.precise_tsc.map_or(p.read_cost_ns, |e| e.value);
         format!(
-            ", {:.0} ns with PostgreSQL 19's {} (timing_clock_source = tsc)",
-            READS_PER_IO * p.read_cost_ns,
+            "; {:.0} ns with PostgreSQL 19's {} (timing_clock_source = tsc)",
+            setting.reads * ns,
             p.display_name
         )
     });
+    let what = match d.verdict {
+        Verdict::Cheap => "turn it on if you want I/O times",
+        Verdict::Costly => "keep it off",
+        _ => "no change either way",
+    };
     Advice {
-        safe: passes,
+        safe: d.verdict == Verdict::Cheap,
         why: format!(
-            "each block I/O adds two INSTR_TIME_SET_CURRENT reads: {:.0} ns with {}{tsc_part}; {}",
-            READS_PER_IO * system.read_cost_ns,
-            system.display_name,
-            if rule.passed {
-                "the clock passes PostgreSQL's rule, so this is small next to the I/O itself"
-            } else if passes {
-                "the clock passes PostgreSQL's rule without the interference, so this is small next to the I/O itself"
-            } else {
-                "the clock fails PostgreSQL's rule: measure the workload before enabling it"
-            }
+            "{what}: each {} adds {} INSTR_TIME_SET_CURRENT reads of {}: {}{tsc_part}",
+            setting.per, setting.reads, system.display_name, d.text
         ),
+        decision: Some(d),
     }
 }
 
-/// auto_explain.log_timing, judged on the system clock's prediction `p`
-/// (every PostgreSQL version reads it; PostgreSQL 19 with the TSC, `tsc`,
-/// is shown beside it), and called costly only when the slowdown's whole
-/// interval is at or above [`LOG_TIMING_MAX_SLOWDOWN`].
+/// auto_explain.log_timing, decided by the one judge
+/// ([`judge_of::log_timing`]) on the system clock's prediction `p` (every
+/// PostgreSQL version reads it; PostgreSQL 19 with the TSC, `tsc`, is shown
+/// beside it): costly only when the slowdown's whole interval is at or
+/// above [`LOG_TIMING_MAX_SLOWDOWN`], cheap when wholly below it; `safe`
+/// (to leave on, auto_explain's default) unless costly.
 pub(super) fn log_timing(p: &ExplainPrediction, tsc: Option<&ExplainPrediction>, inputs: &VerdictInputs) -> Advice {
     let tsc_part = tsc
         .filter(|t| t.used_by_postgresql)
@@ -69,34 +103,38 @@ pub(super) fn log_timing(p: &ExplainPrediction, tsc: Option<&ExplainPrediction>,
             format!(", {x:.2}x with PostgreSQL 19's {clock}")
         });
     let (Some(per_row), Some(slowdown)) = (p.per_row_per_node_ns, p.slowdown) else {
+        let d = judge_of::log_timing(None);
         return Advice {
             safe: true,
             why: format!(
-                "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing; with {} it is {}:                          nothing measured to set against the {LOG_TIMING_MAX_SLOWDOWN}x limit{tsc_part}",
+                "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing; with {} it is {}: \
+                 nothing measured to set against the {LOG_TIMING_MAX_SLOWDOWN}x limit{tsc_part}",
                 p.clock, p.status
             ),
+            decision: Some(d),
         };
     };
-    let costly = p.slowdown_low.is_some_and(|low| low >= LOG_TIMING_MAX_SLOWDOWN);
-    let straddles = !costly && p.slowdown_high.is_some_and(|high| high >= LOG_TIMING_MAX_SLOWDOWN);
-    let interval = match (p.slowdown_low, p.slowdown_high) {
-        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
-        _ => String::new(),
+    let d = judge_of::log_timing(Some(Estimate::new(slowdown, p.slowdown_low, p.slowdown_high)));
+    let interval = match d.estimate.and_then(|e| e.low.zip(e.high)) {
+        Some((lo, hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
+        None => String::new(),
     };
     Advice {
-        safe: !costly,
+        // auto_explain's default is on: safe unless the judge finds it costly.
+        safe: d.verdict != Verdict::Costly,
         why: format!(
             "with log_analyze on, each logged query pays EXPLAIN ANALYZE's timing, {per_row:.0} ns per row \
              per plan node with {} ({}{interval}{tsc_part}; {}; queries doing more work per row pay \
              relatively less)",
             p.clock,
             at_baseline(inputs, slowdown, 2),
-            if straddles {
-                format!("the interval reaches the {LOG_TIMING_MAX_SLOWDOWN}x limit: not a clear case")
-            } else {
-                format!("safe below {LOG_TIMING_MAX_SLOWDOWN}x")
+            match d.verdict {
+                Verdict::Cheap => format!("below the {LOG_TIMING_MAX_SLOWDOWN}x limit"),
+                Verdict::Costly => format!("at or above the {LOG_TIMING_MAX_SLOWDOWN}x limit"),
+                _ => format!("the interval reaches the {LOG_TIMING_MAX_SLOWDOWN}x limit: not a clear case"),
             }
         ),
+        decision: Some(d),
     }
 }
 
@@ -107,12 +145,25 @@ pub(super) fn postgresql19_auto_picks(inputs: &VerdictInputs) -> Option<String> 
         .map(|t| if t { "tsc" } else { "system" }.to_string())
 }
 
-/// PostgreSQL 19's `timing_clock_source`: nothing to set when it cannot
-/// read the counter here (`native_tsc`: this machine's counter is a TSC,
-/// which PostgreSQL could read given RDTSCP and an invariant TSC); else
-/// keep or change `auto` by what it picks and whether clockscope trusts
-/// the TSC. `None` when either is unknown.
-pub(super) fn timing_clock_source(inputs: &VerdictInputs, native_tsc: bool) -> Option<String> {
+/// PostgreSQL 19's `timing_clock_source`, decided by the one judge
+/// ([`judge_of::timing_clock_source`]) from what `auto` picks here and
+/// clockscope's trust in the TSC.
+pub(super) fn clock_source_decision(inputs: &VerdictInputs) -> SettingDecision {
+    judge_of::timing_clock_source(&ClockSourceFacts {
+        postgresql_reads_counter: inputs.postgresql_reads_counter,
+        auto_picks_tsc: inputs.postgresql_auto_uses_tsc,
+        tsc_trusted: inputs.tsc_trusted,
+        tsc_reason: inputs.tsc_reason.clone(),
+        system_read_ns: None,
+        tsc_read_ns: None,
+    })
+}
+
+/// The decision `d` in check's words: nothing to set when PostgreSQL 19
+/// cannot read the counter here (`native_tsc`: this machine's counter is a
+/// TSC, which PostgreSQL could read given RDTSCP and an invariant TSC); else
+/// keep or set the value the judge gives. `None` when it gives none.
+pub(super) fn timing_clock_source(inputs: &VerdictInputs, d: &SettingDecision, native_tsc: bool) -> Option<String> {
     if !inputs.postgresql_reads_counter {
         return Some(if native_tsc {
             "PostgreSQL 19: nothing to set: it has no TSC clock here (it needs RDTSCP and an invariant TSC), so it reads \
@@ -126,25 +177,12 @@ pub(super) fn timing_clock_source(inputs: &VerdictInputs, native_tsc: bool) -> O
             )
         });
     }
-    let reason = || inputs.tsc_reason.as_deref().unwrap_or("see the tsc report");
-    match (inputs.postgresql_auto_uses_tsc, inputs.tsc_trusted) {
-        (Some(true), Some(true)) => {
-            Some("PostgreSQL 19: keep timing_clock_source = auto (it picks tsc, and the TSC is trustworthy here)".into())
-        }
-        (Some(true), Some(false)) => Some(format!(
-            "PostgreSQL 19: set timing_clock_source = system: auto would pick tsc, but clockscope does not trust the TSC here ({})",
-            reason()
-        )),
-        (Some(false), Some(true)) => Some(
-            "PostgreSQL 19: set timing_clock_source = tsc: auto picks system, but every piece of evidence says the TSC is trustworthy"
-                .into(),
-        ),
-        (Some(false), Some(false)) => Some(format!(
-            "PostgreSQL 19: keep timing_clock_source = auto (system): the TSC is not trustworthy here ({})",
-            reason()
-        )),
-        (None, _) | (_, None) => None,
-    }
+    let value = d.recommended_value.as_deref()?;
+    Some(if value == "auto" {
+        format!("PostgreSQL 19: keep timing_clock_source = auto: {}", d.text)
+    } else {
+        format!("PostgreSQL 19: set timing_clock_source = {value}: {}", d.text)
+    })
 }
 
 /// timing_clock_source exists from PostgreSQL 19 on: `rec` says so when
@@ -235,11 +273,21 @@ pub(super) fn for_this_host(
     match (inputs.installed_postgresql_majors.last(), system) {
         (Some(&newest), Some((clock, io))) if newest < 19 => {
             let list: Vec<String> = inputs.installed_postgresql_majors.iter().map(u32::to_string).collect();
-            let ns = READS_PER_IO * clock.read_cost_ns;
-            let io = if io.safe {
-                format!("track_io_timing is safe to turn on ({ns:.0} ns per block I/O, small next to the I/O)")
-            } else {
-                format!("track_io_timing costs {ns:.0} ns per block I/O: measure the workload before turning it on")
+            let io = match io.decision.as_ref().map(|d| (d.verdict, d.estimate)) {
+                Some((Verdict::Cheap, Some(share))) => format!(
+                    "track_io_timing is safe to turn on ({:.0} ns per block I/O, {:.1}% of a cached 8 kB read)",
+                    READS_PER_IO * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
+                    share.value * 100.0
+                ),
+                Some((Verdict::Costly, Some(share))) => format!(
+                    "track_io_timing costs {:.0} ns per block I/O, {:.1}% of a cached 8 kB read: keep it off",
+                    READS_PER_IO * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
+                    share.value * 100.0
+                ),
+                _ => format!(
+                    "track_io_timing: no change either way ({})",
+                    io.decision.as_ref().map_or("not priced", |d| d.text.as_str())
+                ),
             };
             Some(format!(
                 "installed here: PostgreSQL {}, which always reads the system clock ({}): {io}",

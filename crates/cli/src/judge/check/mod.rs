@@ -42,6 +42,7 @@ mod tests;
 
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{ExplainPrediction, Verdict};
+use clockscope::predict::settings::Estimate;
 use clockscope::predict::ExecutorLoopCost;
 use serde::Serialize;
 
@@ -57,8 +58,9 @@ pub const MODERN_P99_NS: u64 = 200;
 /// A read this slow on average is a syscall, not a vDSO call (a syscall round trip costs >= 100-200 ns; xen and
 /// hpet clocksources measured 561-723 ns per loop in clockperf and PostgreSQL's docs).
 pub const SYSCALL_AVG_LOOP_NS: f64 = 150.0;
-/// Clock reads per block I/O with track_io_timing (`pgstat_prepare_io_time`, `pgstat_count_io_op_time`).
-pub const READS_PER_IO: f64 = 2.0;
+// The timing settings are decided by the one judge `clockscope explain` uses too, with its constants:
+// reads per block I/O and per WAL write, the 10% share of a page-cache read, the 1.3x slowdown.
+pub use clockscope::predict::settings::{LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
 /// Clock reads per row of a count(*) under EXPLAIN ANALYZE: the scan node is entered and left once per row
 /// (InstrStartNode/InstrStopNode), two reads; the aggregate above it runs once.
 pub const READS_PER_ROW_COUNT: f64 = 2.0;
@@ -69,9 +71,6 @@ pub const DEFAULT_BASELINE_ROW_NS: f64 = 42.66;
 pub const DEFAULT_BASELINE_SOURCE: &str = "pgsql-hackers 2026-04: 10M-row scan, TIMING OFF 426.6 ms";
 /// Rows in the count(*) the prediction is stated for.
 pub const PREDICTION_ROWS: f64 = 1_000_000.0;
-/// auto_explain.log_timing times every node of every logged query: we call it safe while the predicted count(*)
-/// slowdown stays under 1.3x (PostgreSQL 19 with the TSC measured 1.27x on its 10M-row benchmark).
-pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
 /// Kernel clocksources whose reads have no vDSO path and cost a syscall.
 pub const SYSCALL_CLOCKSOURCES: [&str; 3] = ["xen", "hpet", "acpi_pm"];
 
@@ -106,6 +105,20 @@ pub struct VerdictInputs {
     pub executor_loops: Vec<ExecutorLoopCost>,
     /// The kernel's NTP state (adjtimex), when read.
     pub ntp: Option<clockscope::linux::ntp::NtpState>,
+    /// What the I/O timing settings are priced with.
+    pub io_prices: IoPrices,
+}
+
+/// The prices of the I/O timing settings, as `clockscope explain` takes
+/// them: `INSTR_TIME_SET_CURRENT`'s back-to-back read cost with its 95%
+/// interval (`clockscope::predict::read_cost`), the system clock's and, where
+/// PostgreSQL 19 reads it, RDTSCP's; and the 8 kB page-cache read they are
+/// set against (`clockscope::predict::settings::page_read`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IoPrices {
+    pub system: Option<Estimate>,
+    pub precise_tsc: Option<Estimate>,
+    pub page_read: Option<Estimate>,
 }
 
 /// Why a prediction has no model behind it.
@@ -169,22 +182,18 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let interference_note = system
         .filter(|_| fails_only_from_interference)
         .map(rules::interference_note);
-    let clock_passes_pg_rule = postgresql_rule
-        .as_ref()
-        .is_some_and(|r| r.passed || fails_only_from_interference);
 
     let explain_system = system.map(|s| predict(s, inputs, true));
     let explain_tsc = fast_tsc.map(|s| predict(s, inputs, inputs.postgresql_reads_counter));
-    let track_io_timing = postgresql_rule
-        .as_ref()
-        .zip(system)
-        .map(|(r, s)| advice::track_io_timing(r, s, precise_tsc, clock_passes_pg_rule));
+    let track_io_timing = system.map(|s| advice::io_timing(&advice::TRACK_IO_TIMING, s, precise_tsc, inputs));
+    let track_wal_io_timing = system.map(|s| advice::io_timing(&advice::TRACK_WAL_IO_TIMING, s, precise_tsc, inputs));
     let auto_explain_log_timing = explain_system
         .as_ref()
         .filter(|p| p.executor_loop.is_some())
         .map(|p| advice::log_timing(p, explain_tsc.as_ref(), inputs));
     let native_tsc = clockscope::counter::native_kind() == Some(clockscope::counter::CounterKind::Tsc);
-    let tcs_here = advice::timing_clock_source(inputs, native_tsc);
+    let timing_clock_source = advice::clock_source_decision(inputs);
+    let tcs_here = advice::timing_clock_source(inputs, &timing_clock_source, native_tsc);
     let timing_clock_source_recommendation = tcs_here
         .clone()
         .map(|rec| advice::with_older_postgresql(rec, &inputs.installed_postgresql_majors));
@@ -222,7 +231,9 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         explain_system,
         explain_tsc,
         track_io_timing,
+        track_wal_io_timing,
         auto_explain_log_timing,
+        timing_clock_source: Some(timing_clock_source),
         postgresql19_auto_picks: advice::postgresql19_auto_picks(inputs),
         timing_clock_source_recommendation,
         syscall_fallback,

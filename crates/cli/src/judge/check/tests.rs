@@ -5,7 +5,8 @@ use super::advice;
 use super::rules::{self, StatusFacts};
 use super::*;
 use crate::model::check::stats::Percentiles;
-use crate::model::check::verdict::{RuleResult, Status};
+use crate::model::check::verdict::Status;
+use clockscope::predict::settings::Estimate;
 
 /// A clock `name` whose reads cost `read_cost_ns` (the average loop the
 /// same), `under_1us_pct` of differences under 1 us, p99 `p99_ns`.
@@ -211,59 +212,101 @@ fn status_from_the_rules() {
     );
 }
 
+fn est(v: f64, lo: f64, hi: f64) -> Option<Estimate> {
+    Some(Estimate::new(v, Some(lo), Some(hi)))
+}
+
+/// Inputs whose system clock reads for `read_ns` (95% interval +-2%) and
+/// whose page-cache read takes 1.5 us (1.45 to 1.55).
+fn priced(read_ns: f64) -> VerdictInputs {
+    VerdictInputs {
+        io_prices: IoPrices {
+            system: est(read_ns, read_ns * 0.98, read_ns * 1.02),
+            precise_tsc: est(9.0, 8.8, 9.2),
+            page_read: est(1500.0, 1450.0, 1550.0),
+        },
+        ..inputs()
+    }
+}
+
 #[test]
-fn track_io_timing_is_safe_when_the_clock_passes_postgresqls_rule() {
-    let pass = RuleResult {
-        passed: true,
-        clock: "clock monotonic".into(),
-        detail: String::new(),
-    };
-    let a = advice::track_io_timing(&pass, &cheap(), None, true);
+fn io_timing_is_decided_by_the_judge_in_both_directions() {
+    use clockscope::predict::settings::Verdict;
+    // 2 x 20 ns of a 1.5 us cached read: 2.7%, wholly below 10%: turn it on.
+    let a = advice::io_timing(&advice::TRACK_IO_TIMING, &cheap(), None, &priced(20.0));
+    let d = a.decision.as_ref().unwrap();
     assert!(a.safe);
-    assert!(a
-        .why
-        .starts_with("each block I/O adds two INSTR_TIME_SET_CURRENT reads: 40 ns with clock monotonic;"));
+    assert_eq!(
+        (d.verdict, d.recommended_value.as_deref()),
+        (Verdict::Cheap, Some("on"))
+    );
+    assert_eq!(a.word(), "safe");
+    assert!(
+        a.why.starts_with(
+            "turn it on if you want I/O times: each block I/O adds 2 INSTR_TIME_SET_CURRENT reads of clock monotonic: 40 ns per block \
+             I/O (2 clock reads), 2.7% of an 8 kB read from the page cache (1.50 us; 95% interval"
+        ),
+        "{}",
+        a.why
+    );
     let tsc = clock("rdtscp", 9.0, 100.0, 20);
-    let a = advice::track_io_timing(&pass, &cheap(), Some(&tsc), true);
+    let a = advice::io_timing(&advice::TRACK_IO_TIMING, &cheap(), Some(&tsc), &priced(20.0));
     assert!(
         a.why
-            .contains(", 18 ns with PostgreSQL 19's clock rdtscp (timing_clock_source = tsc)"),
+            .ends_with("; 18 ns with PostgreSQL 19's clock rdtscp (timing_clock_source = tsc)"),
         "{}",
         a.why
     );
-    let fail = RuleResult { passed: false, ..pass };
-    let a = advice::track_io_timing(&fail, &cheap(), None, true);
-    assert!(a.safe && a.why.contains("without the interference"), "{}", a.why);
-    let a = advice::track_io_timing(&fail, &cheap(), None, false);
+    // A syscall clock, 600 ns: 80%: keep it off.
+    let slow = clock("monotonic", 600.0, 99.0, 900);
+    let a = advice::io_timing(&advice::TRACK_WAL_IO_TIMING, &slow, None, &priced(600.0));
+    assert!(!a.safe);
+    assert_eq!(a.word(), "costly");
+    assert_eq!(a.decision.as_ref().unwrap().recommended_value.as_deref(), Some("off"));
     assert!(
-        !a.safe && a.why.ends_with("measure the workload before enabling it"),
+        a.why.starts_with("keep it off: each WAL write or sync adds 2"),
         "{}",
         a.why
     );
+    // 75 ns: 10.0%, its interval from 9.5% to 10.6%: no change either way.
+    let a = advice::io_timing(&advice::TRACK_IO_TIMING, &cheap(), None, &priced(75.0));
+    assert!(!a.safe);
+    assert_eq!(a.word(), "not resolved");
+    assert!(a.why.starts_with("no change either way: "), "{}", a.why);
+    // Not priced (no page-cache read): no decision, and not called safe.
+    let a = advice::io_timing(&advice::TRACK_IO_TIMING, &cheap(), None, &inputs());
+    assert_eq!(a.decision.as_ref().unwrap().verdict, Verdict::NotPriced);
+    assert!(!a.safe);
 }
 
 #[test]
 fn log_timing_is_costly_only_when_the_whole_interval_reaches_the_limit() {
     let i = inputs();
     let a = advice::log_timing(&prediction(Some(1.2), Some(1.1), Some(1.25)), None, &i);
-    assert!(a.safe && a.why.contains("safe below 1.3x"), "{}", a.why);
+    assert!(a.safe && a.why.contains("below the 1.3x limit"), "{}", a.why);
     let a = advice::log_timing(&prediction(Some(1.3), Some(1.2), Some(1.4)), None, &i);
     assert!(a.safe && a.why.contains("not a clear case"), "{}", a.why);
+    assert_eq!(a.word(), "not resolved");
     let a = advice::log_timing(&prediction(Some(1.5), Some(1.3), Some(1.7)), None, &i);
     assert!(!a.safe, "{}", a.why);
+    assert_eq!(a.decision.as_ref().unwrap().recommended_value.as_deref(), Some("off"));
     assert!(
         a.why
             .contains("1.50x at your measured 40.0 ns/row, 95% interval 1.300x to 1.700x"),
         "{}",
         a.why
     );
-    // Nothing measured: safe, and says so.
+    // An interval that misses its estimate is widened to contain it.
+    let a = advice::log_timing(&prediction(Some(1.2), Some(1.22), Some(1.28)), None, &i);
+    assert!(a.why.contains("95% interval 1.200x to 1.280x"), "{}", a.why);
+    // Nothing measured: not priced, and says so.
     let a = advice::log_timing(&prediction(None, None, None), None, &i);
     assert!(
         a.safe && a.why.contains("nothing measured to set against the 1.3x limit"),
         "{}",
         a.why
     );
+    assert_eq!(a.word(), "not priced");
     // PostgreSQL 19's TSC beside it.
     let mut tsc = prediction(Some(1.1), None, None);
     tsc.clock = "RDTSCP".into();
@@ -284,15 +327,12 @@ fn a_slowdown_from_the_reference_baseline_is_an_example() {
 
 #[test]
 fn timing_clock_source_by_what_auto_picks_and_trust() {
+    let tcs = |i: &VerdictInputs, native| advice::timing_clock_source(i, &advice::clock_source_decision(i), native);
     let mut i = inputs();
-    assert!(advice::timing_clock_source(&i, true)
-        .unwrap()
-        .contains("it has no TSC clock here"));
-    assert!(advice::timing_clock_source(&i, false)
-        .unwrap()
-        .contains("is x86-64 only"));
+    assert!(tcs(&i, true).unwrap().contains("it has no TSC clock here"));
+    assert!(tcs(&i, false).unwrap().contains("is x86-64 only"));
     i.postgresql_reads_counter = true;
-    assert_eq!(advice::timing_clock_source(&i, true), None);
+    assert_eq!(tcs(&i, true), None);
     let rec = |auto: bool, trusted: bool| {
         let i = VerdictInputs {
             postgresql_auto_uses_tsc: Some(auto),
@@ -300,13 +340,13 @@ fn timing_clock_source_by_what_auto_picks_and_trust() {
             tsc_reason: Some("a reason".into()),
             ..i.clone()
         };
-        advice::timing_clock_source(&i, true).unwrap()
+        tcs(&i, true).unwrap()
     };
-    assert!(rec(true, true).starts_with("PostgreSQL 19: keep timing_clock_source = auto (it picks tsc"));
+    assert!(rec(true, true).starts_with("PostgreSQL 19: keep timing_clock_source = auto: auto picks tsc"));
     assert!(rec(true, false).starts_with("PostgreSQL 19: set timing_clock_source = system"));
     assert!(rec(true, false).ends_with("(a reason)"));
     assert!(rec(false, true).starts_with("PostgreSQL 19: set timing_clock_source = tsc"));
-    assert!(rec(false, false).starts_with("PostgreSQL 19: keep timing_clock_source = auto (system)"));
+    assert!(rec(false, false).starts_with("PostgreSQL 19: keep timing_clock_source = auto: auto picks system"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! rule's result, the EXPLAIN ANALYZE prediction and the advice. How they are
 //! decided is [`crate::judge::check`].
 
+use clockscope::predict::settings::{SettingDecision, Verdict as Decided};
 use clockscope::predict::ExecutorLoopCost;
 use serde::Serialize;
 
@@ -82,8 +83,25 @@ impl ExplainPrediction {
 /// A yes/no answer with its reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Advice {
+    /// Whether the judge found the setting cheap (safe to turn on).
     pub safe: bool,
     pub why: String,
+    /// The judge's decision, in the shape `clockscope explain` gives it
+    /// (`clockscope::predict::settings`).
+    pub decision: Option<SettingDecision>,
+}
+
+impl Advice {
+    /// The word the text report puts before the reason.
+    pub fn word(&self) -> &'static str {
+        match self.decision.as_ref().map(|d| d.verdict) {
+            Some(Decided::Cheap) => "safe",
+            Some(Decided::Costly) => "costly",
+            Some(v) => v.word(),
+            None if self.safe => "safe",
+            None => "NOT safe",
+        }
+    }
 }
 
 /// The whole verdict.
@@ -111,7 +129,12 @@ pub struct Verdict {
     /// With PostgreSQL 19's fast TSC read (RDTSC), when measured.
     pub explain_tsc: Option<ExplainPrediction>,
     pub track_io_timing: Option<Advice>,
+    /// The same judge for WAL writes and syncs.
+    pub track_wal_io_timing: Option<Advice>,
     pub auto_explain_log_timing: Option<Advice>,
+    /// The judge's decision for PostgreSQL 19's timing_clock_source
+    /// (`timing_clock_source_recommendation` says it in words).
+    pub timing_clock_source: Option<SettingDecision>,
     /// What PostgreSQL 19's auto setting picks here ("tsc" / "system").
     pub postgresql19_auto_picks: Option<String>,
     pub timing_clock_source_recommendation: Option<String>,
