@@ -4,7 +4,8 @@
 //! checked before anything connects. The first Ctrl-C (or SIGTERM) cancels
 //! the server's running statement, drops the TEMP table and prints what was
 //! measured (exit 130); a second one sends the cancel request and exits at
-//! once. Every failure is one line (exit 2). `--query` runs the user's
+//! once. Every failure is one line (exit 2); a measurement problem (TIMING
+//! ON measured wholly faster than OFF, beyond the A/A control) exits 1. `--query` runs the user's
 //! statement instead (read-only, rolled back; calls ROLLBACK cannot undo are
 //! refused without `--allow-side-effects`); `--max-time` is a deadline for
 //! the whole run.
@@ -178,8 +179,16 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             report: &report,
         },
     )?;
+    // A measurement that contradicts itself (TIMING ON wholly faster) is
+    // something to act on, not a result.
+    let problem = report
+        .clock_sources
+        .iter()
+        .any(|s| s.result == clockscope_explain::report::Resolution::MeasurementProblem);
     Ok(if report.interrupted {
         exit::INTERRUPTED
+    } else if problem {
+        exit::PROBLEM
     } else {
         exit::OK
     })
