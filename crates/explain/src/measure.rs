@@ -70,9 +70,8 @@ pub const SCHEDULE: [Slot; 6] = [
 ];
 
 /// The order, in words, for the report.
-pub const ORDER_TEXT: &str = "pairs alternate TIMING OFF then ON and ON then OFF (two pairs make a balanced \
-                              block), a model slice before the first run of each pair; every third block is an \
-                              A/A control of TIMING OFF against TIMING OFF";
+pub const ORDER_TEXT: &str = "pairs alternate OFF-ON and ON-OFF (balanced blocks of two), a model slice before each \
+                              pair's first run; every third block an A/A control (OFF against OFF)";
 
 /// Control blocks the noise control waits for (an interval needs 6).
 pub const CONTROL_MIN_BLOCKS: usize = 6;

@@ -115,8 +115,9 @@ pub(crate) fn judge_result(
         return (
             Resolution::NotResolved,
             format!(
-                "not resolved here: {blocks} blocks of pairs, an interval needs 6 (more time: --max-time, or more \
-                 --rows)"
+                "not resolved here: {blocks} block{} of pairs, an interval needs 6 (more time: --max-time, or more \
+                 --rows)",
+                if blocks == 1 { "" } else { "s" }
             ),
         );
     };
@@ -335,8 +336,8 @@ fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks, server_vers
     let scaled = ratio.map(|r| rdtsc * r);
     let used_by = if server_version_num < crate::measure::PG19_VERSION_NUM {
         format!(
-            "PostgreSQL {} reads the system clock for EXPLAIN; the TSC is read by PostgreSQL 19 and later \
-             (timing_clock_source = tsc, or auto where it trusts the TSC): this is what upgrading would give",
+            "PostgreSQL {} reads the system clock for EXPLAIN; PostgreSQL 19 and later read the TSC \
+             (timing_clock_source = tsc, or auto where it trusts it): what upgrading would give",
             server_version_num / 10_000
         )
     } else {

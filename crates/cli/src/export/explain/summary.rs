@@ -40,11 +40,12 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             || format!("{} not resolved, so not scaled", t.from_clock_source),
             |x| format!("{x:.2}x scaled by {}'s observed / predicted", t.from_clock_source),
         );
-        writeln!(
-            out,
-            "With timing_clock_source = tsc: about {:.2}x predicted ({scaled})",
-            t.predicted_slowdown
-        )?;
+        let lead = if r.server_version_num < clockscope_explain::measure::PG19_VERSION_NUM {
+            "With PostgreSQL 19's timing_clock_source = tsc"
+        } else {
+            "With timing_clock_source = tsc"
+        };
+        writeln!(out, "{lead}: about {:.2}x predicted ({scaled})", t.predicted_slowdown)?;
         writeln!(out, "  {}", t.used_by)?;
     }
     writeln!(out)?;
