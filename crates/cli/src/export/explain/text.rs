@@ -164,7 +164,7 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
     )?;
     let interval = match (n.slowdown_ci_low, n.slowdown_ci_high, n.slowdown_ci_half_width) {
         (Some(lo), Some(hi), Some(h)) => format!("{lo:.2}x to {hi:.2}x (+-{:.1}%)", h * 100.0),
-        _ => "none (fewer than 6 pairs)".into(),
+        _ => "none (fewer than 6 blocks)".into(),
     };
     let stopped = match n.stopped_by {
         clockscope_explain::measure::StopReason::Precision => "target +-5% reached",
