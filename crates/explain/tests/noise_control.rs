@@ -11,7 +11,7 @@ use clockscope_explain::contention::{other_busy_fraction, CpuSample};
 use clockscope_explain::measure::{
     run_sources_timed, ControlRuns, ExplainServer, ServerRuns, Slot, SourceRuns, StopReason, SCHEDULE,
 };
-use clockscope_explain::report::{self, CpuContention, Inputs};
+use clockscope_explain::report::{self, CpuContention, Inputs, Resolution};
 use clockscope_explain::stats::precision;
 use clockscope_explain::{Error, Options, Step};
 use std::cell::Cell;
@@ -441,4 +441,104 @@ fn precision_missed_at_max_time_is_warned_about() {
         "{:?}",
         r.warnings
     );
+}
+
+/// The runs of a scripted server measured and reported (100,000 rows,
+/// 200,006 reads per run, --runs 2, a minute).
+fn measured_report(mut s: Timed) -> report::Report {
+    let out = go(&mut s, false, &opts(2, Duration::from_secs(600))).unwrap();
+    let m = machine();
+    report::build(&Inputs {
+        rows: 100_000,
+        ..common::report_inputs(&out.sources, &m)
+    })
+}
+
+#[test]
+fn an_order_bias_cancels_in_the_blocks_and_the_control_shows_it() {
+    // No cost at all from TIMING ON, but the first run of every pair is 2 ms
+    // slower (what a model slice run just before it can leave behind). With
+    // OFF always first, every pair said 10 / 12 = 0.83x: "faster with
+    // timing". In balanced blocks it is 22 / 22.
+    let mut s = Timed::new(&[10.0], &[1.0]);
+    s.extra = Box::new(|_, first, _| if first { 2.0 } else { 0.0 });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert!((src.slowdown - 1.0).abs() < 1e-12, "{}", src.slowdown);
+    assert_eq!(src.result, Resolution::NotResolved, "{}", src.result_reason);
+    assert!(
+        src.result_reason.starts_with(
+            "not resolved here: the machine's own variation (A/A 1.00x to 1.00x) is as large as the effect (1.00x to \
+             1.00x)"
+        ),
+        "{}",
+        src.result_reason
+    );
+    assert!(r.warnings.iter().all(|w| !w.contains("measurement problem")), "{:?}", r.warnings);
+
+    // A real 5 ms under the same bias: the overhead per row is the 5 ms.
+    let mut s = Timed::new(&[10.0], &[1.5]);
+    s.extra = Box::new(|_, first, _| if first { 2.0 } else { 0.0 });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::Resolved, "{}", src.result_reason);
+    // Blocks (15 + 17) / (12 + 10); TIMING OFF's median 11 ms.
+    assert!((src.slowdown - 32.0 / 22.0).abs() < 1e-12, "{}", src.slowdown);
+    assert!((src.overhead_per_row_ns - 5.0e6 / 100_000.0).abs() < 1e-6, "{}", src.overhead_per_row_ns);
+}
+
+#[test]
+fn a_speed_change_between_blocks_leaves_the_estimate_alone() {
+    // The machine runs everything twice as slowly from the 13th pair on
+    // (a neighbour, a slower vCPU): 10 ms then 20 ms with TIMING OFF,
+    // TIMING ON 1.5x of either. The medians of all runs would mix speeds.
+    let mut s = Timed::new(&[10.0], &[1.5]);
+    s.extra = Box::new(|slot, _, timing| match (slot >= 12, timing) {
+        (false, _) => 0.0,
+        (true, false) => 10.0,
+        (true, true) => 15.0,
+    });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::Resolved, "{}", src.result_reason);
+    assert!((src.slowdown - 1.5).abs() < 1e-12, "{}", src.slowdown);
+    // The control ran at both speeds, 1.0 at each.
+    assert_eq!((src.control.low, src.control.high), (Some(1.0), Some(1.0)));
+    let (lo, hi) = (src.overhead_per_row_low_ns.unwrap(), src.overhead_per_row_high_ns.unwrap());
+    assert!(lo <= src.overhead_per_row_ns && src.overhead_per_row_ns <= hi);
+}
+
+#[test]
+fn timing_on_wholly_faster_is_a_measurement_problem_not_a_result() {
+    // TIMING ON 0.8x of OFF in every pair, the control steady: no overhead
+    // is claimed, the report says what is wrong.
+    let r = measured_report(Timed::new(&[10.0], &[0.8]));
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::MeasurementProblem);
+    assert!(src.result_reason.starts_with("measurement problem: TIMING ON measured faster"));
+    assert!(
+        r.warnings.iter().any(|w| w.starts_with("system: measurement problem")),
+        "{:?}",
+        r.warnings
+    );
+    // Nothing priced from it.
+    assert_eq!(r.timing_settings.explain_read, None);
+}
+
+#[test]
+fn an_effect_inside_the_machines_own_variation_is_not_resolved() {
+    // TIMING ON 1.03x; every run varies by +-5% in a pattern of 7 slots (so
+    // the control varies as much as the measured pairs do).
+    let mut s = Timed::new(&[10.0], &[1.03]);
+    s.extra = Box::new(|slot, first, _| [0.0, 0.5, -0.5, 0.3, -0.3, 0.4, -0.4][(slot * 2 + usize::from(first)) % 7]);
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::NotResolved, "{}", src.result_reason);
+    assert!(
+        src.result_reason
+            .starts_with("not resolved here: the machine's own variation (A/A "),
+        "{}",
+        src.result_reason
+    );
+    assert!(src.result_reason.contains(") is as large as the effect ("), "{}", src.result_reason);
 }
