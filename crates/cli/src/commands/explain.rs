@@ -37,8 +37,9 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_table_size: Option<String>,
 
-    /// The fewest pairs of EXPLAIN runs (TIMING OFF, then ON) after a warm-up; more follow until the median
-    /// slowdown's 95% interval is within +-5% (at least 6 pairs) or --max-time.
+    /// The fewest pairs of EXPLAIN runs (TIMING OFF and ON, in alternating order) after a warm-up; more follow,
+    /// with an A/A control of TIMING OFF against OFF, until the median slowdown's 95% interval is within +-5% and
+    /// the control has its own (at least 36 pairs in all) or --max-time.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
 
