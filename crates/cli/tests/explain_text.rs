@@ -181,7 +181,10 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
         String::from_utf8(out).unwrap()
     };
     let (short, full) = (render(false), render(true));
-    assert!(short.contains("With PostgreSQL 19's timing_clock_source = tsc: about"), "{short}");
+    assert!(
+        short.contains("With PostgreSQL 19's timing_clock_source = tsc: about"),
+        "{short}"
+    );
     assert!(!short.contains("overhead per clock read") && full.contains("overhead per clock read"));
     snapshot::one_screen_and_verbose("explain_recorded", &short, &full);
 }

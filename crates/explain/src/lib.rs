@@ -299,19 +299,8 @@ fn on_server(
             return Control::Stop;
         }
         let control = observer(step);
-        if let Step::Explain {
-            clock_source,
-            run,
-            first: true,
-            ..
-        } = step
-        {
-            if *run >= 1 && control == Control::Continue {
-                model.slice(clock_source, &mut || !stop());
-                if !clock_setting {
-                    model.slice("tsc", &mut || !stop());
-                }
-            }
+        if control == Control::Continue {
+            slice_before(&mut model, step, !clock_setting, stop);
         }
         control
     };
@@ -359,6 +348,26 @@ fn on_server(
         model,
         warnings,
     })
+}
+
+/// The model's slice before `step` when it is the first run of a measured
+/// pair (A/A pairs included), for its clock source; `pre_19`: the TSC's
+/// model (PostgreSQL 19's read) too, for the TSC prediction.
+fn slice_before(model: &mut clockcost::ModelSlices, step: &Step, pre_19: bool, stop: &session::StopCheck) {
+    if let Step::Explain {
+        clock_source,
+        run,
+        first: true,
+        ..
+    } = step
+    {
+        if *run >= 1 {
+            model.slice(clock_source, &mut || !stop());
+            if pre_19 {
+                model.slice("tsc", &mut || !stop());
+            }
+        }
+    }
 }
 
 /// Refuses `--query` `sql` when its plan calls a function whose effect

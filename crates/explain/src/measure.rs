@@ -550,7 +550,13 @@ impl Procedure<'_> {
 
     /// Run `run`'s pair in `slot`'s order: `[OFF, ON]` (for a control pair
     /// both TIMING OFF, in those roles).
-    fn pair(&mut self, server: &mut dyn ExplainServer, run: u32, slot: Slot, src: &mut SourceRuns) -> Result<Pair, Error> {
+    fn pair(
+        &mut self,
+        server: &mut dyn ExplainServer,
+        run: u32,
+        slot: Slot,
+        src: &mut SourceRuns,
+    ) -> Result<Pair, Error> {
         let pairs = src.timing_on_ms.len();
         let rows = self.rows();
         let mut pair = [0.0; 2];

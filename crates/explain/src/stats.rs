@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert!((b[0] - 31.0 / 21.0).abs() < 1e-12);
         // Two pairs of one order do not make a block; a lone pair neither.
-        assert_eq!(block_ratios(&off[..3], &on[..3], &[false, false, true]), vec![31.0 / 21.0]);
+        assert_eq!(
+            block_ratios(&off[..3], &on[..3], &[false, false, true]),
+            vec![31.0 / 21.0]
+        );
         assert!(block_ratios(&off[..1], &on[..1], &order[..1]).is_empty());
     }
 

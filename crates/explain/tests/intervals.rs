@@ -58,10 +58,25 @@ fn check(r: &Report) -> Result<(), TestCaseError> {
         let n = &s.noise;
         inside("noise", n.slowdown_median, n.slowdown_ci_low, n.slowdown_ci_high)?;
         inside("slowdown", s.slowdown, s.slowdown_low, s.slowdown_high)?;
-        inside("per row", s.overhead_per_row_ns, s.overhead_per_row_low_ns, s.overhead_per_row_high_ns)?;
-        inside("per read", s.overhead_per_read_ns, s.overhead_per_read_low_ns, s.overhead_per_read_high_ns)?;
+        inside(
+            "per row",
+            s.overhead_per_row_ns,
+            s.overhead_per_row_low_ns,
+            s.overhead_per_row_high_ns,
+        )?;
+        inside(
+            "per read",
+            s.overhead_per_read_ns,
+            s.overhead_per_read_low_ns,
+            s.overhead_per_read_high_ns,
+        )?;
         if let Some(o) = s.observed_over_predicted {
-            inside("observed / predicted", o, s.observed_over_predicted_low, s.observed_over_predicted_high)?;
+            inside(
+                "observed / predicted",
+                o,
+                s.observed_over_predicted_low,
+                s.observed_over_predicted_high,
+            )?;
         }
         if let Some(p) = s.predicted_overhead_per_row_ns {
             inside(
@@ -90,8 +105,11 @@ fn check(r: &Report) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// (TIMING OFF, TIMING ON) of each pair, or an A/A pair's two runs, ms.
+type Pairs = Vec<(f64, f64)>;
+
 /// Runs in ms around 10, TIMING ON 0.7x to 3x, and A/A pairs.
-fn runs() -> impl Strategy<Value = (Vec<(f64, f64)>, Vec<(f64, f64)>)> {
+fn runs() -> impl Strategy<Value = (Pairs, Pairs)> {
     (
         prop::collection::vec((1.0..20.0f64, 0.7..3.0f64), 0..40),
         prop::collection::vec((1.0..20.0f64, 0.8..1.25f64), 0..16),

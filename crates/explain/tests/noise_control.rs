@@ -71,7 +71,7 @@ impl ExplainServer for Timed {
             1.0
         } else {
             let slot = (self.calls - 3) / 2;
-            let first = (self.calls - 3) % 2 == 0;
+            let first = (self.calls - 3).is_multiple_of(2);
             let is_effect = |k: usize| matches!(SCHEDULE[k % SCHEDULE.len()], Slot::Effect { .. });
             let base = if is_effect(slot) {
                 let e = (0..slot).filter(|k| is_effect(*k)).count();
@@ -173,7 +173,14 @@ fn pairs_alternate_their_order_and_every_third_block_is_the_control() {
         }
         Control::Continue
     };
-    run_sources_timed(&mut s, false, &opts(2, Duration::from_secs(60)), &mut observer, &mut elapsed).unwrap();
+    run_sources_timed(
+        &mut s,
+        false,
+        &opts(2, Duration::from_secs(60)),
+        &mut observer,
+        &mut elapsed,
+    )
+    .unwrap();
     assert_eq!(
         seen,
         [
@@ -474,7 +481,11 @@ fn an_order_bias_cancels_in_the_blocks_and_the_control_shows_it() {
         "{}",
         src.result_reason
     );
-    assert!(r.warnings.iter().all(|w| !w.contains("measurement problem")), "{:?}", r.warnings);
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("measurement problem")),
+        "{:?}",
+        r.warnings
+    );
 
     // A real 5 ms under the same bias: the overhead per row is the 5 ms.
     let mut s = Timed::new(&[10.0], &[1.5]);
@@ -484,7 +495,11 @@ fn an_order_bias_cancels_in_the_blocks_and_the_control_shows_it() {
     assert_eq!(src.result, Resolution::Resolved, "{}", src.result_reason);
     // Blocks (15 + 17) / (12 + 10); TIMING OFF's median 11 ms.
     assert!((src.slowdown - 32.0 / 22.0).abs() < 1e-12, "{}", src.slowdown);
-    assert!((src.overhead_per_row_ns - 5.0e6 / 100_000.0).abs() < 1e-6, "{}", src.overhead_per_row_ns);
+    assert!(
+        (src.overhead_per_row_ns - 5.0e6 / 100_000.0).abs() < 1e-6,
+        "{}",
+        src.overhead_per_row_ns
+    );
 }
 
 #[test]
@@ -504,7 +519,10 @@ fn a_speed_change_between_blocks_leaves_the_estimate_alone() {
     assert!((src.slowdown - 1.5).abs() < 1e-12, "{}", src.slowdown);
     // The control ran at both speeds, 1.0 at each.
     assert_eq!((src.control.low, src.control.high), (Some(1.0), Some(1.0)));
-    let (lo, hi) = (src.overhead_per_row_low_ns.unwrap(), src.overhead_per_row_high_ns.unwrap());
+    let (lo, hi) = (
+        src.overhead_per_row_low_ns.unwrap(),
+        src.overhead_per_row_high_ns.unwrap(),
+    );
     assert!(lo <= src.overhead_per_row_ns && src.overhead_per_row_ns <= hi);
 }
 
@@ -515,7 +533,9 @@ fn timing_on_wholly_faster_is_a_measurement_problem_not_a_result() {
     let r = measured_report(Timed::new(&[10.0], &[0.8]));
     let src = &r.clock_sources[0];
     assert_eq!(src.result, Resolution::MeasurementProblem);
-    assert!(src.result_reason.starts_with("measurement problem: TIMING ON measured faster"));
+    assert!(src
+        .result_reason
+        .starts_with("measurement problem: TIMING ON measured faster"));
     assert!(
         r.warnings.iter().any(|w| w.starts_with("system: measurement problem")),
         "{:?}",
@@ -540,5 +560,9 @@ fn an_effect_inside_the_machines_own_variation_is_not_resolved() {
         "{}",
         src.result_reason
     );
-    assert!(src.result_reason.contains(") is as large as the effect ("), "{}", src.result_reason);
+    assert!(
+        src.result_reason.contains(") is as large as the effect ("),
+        "{}",
+        src.result_reason
+    );
 }

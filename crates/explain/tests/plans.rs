@@ -148,7 +148,11 @@ fn arithmetic_from_recorded_runs() {
     assert!(close(s.overhead_per_read_ns, diff_ns / 200_006.0));
     // Two blocks: no interval, so not stated.
     assert_eq!(s.result, Resolution::NotResolved);
-    assert!(s.result_reason.contains("2 blocks of pairs, an interval needs 6"), "{}", s.result_reason);
+    assert!(
+        s.result_reason.contains("2 blocks of pairs, an interval needs 6"),
+        "{}",
+        s.result_reason
+    );
     assert!(close(s.clock_reads_per_row, 2.00006));
     assert_eq!(s.predicted_per_read_ns, Some(20.0));
     assert!(close(s.predicted_overhead_per_row_ns.unwrap(), 2.00006 * 20.0));
@@ -175,7 +179,11 @@ fn a_pre_19_server_gets_a_tsc_prediction_from_recorded_runs() {
     // The system clock's result is not stated: nothing scaled by it.
     assert_eq!((t.scaled_per_read_ns, t.scaled_slowdown), (None, None));
     // Said for the version connected: 15 reads the system clock.
-    assert!(t.used_by.starts_with("PostgreSQL 15 reads the system clock"), "{}", t.used_by);
+    assert!(
+        t.used_by.starts_with("PostgreSQL 15 reads the system clock"),
+        "{}",
+        t.used_by
+    );
     // Only the noise control's: made-up runs 2 to 4 ms, and 2 blocks.
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(

@@ -386,6 +386,27 @@ pub(crate) fn shown_settings(
         .collect()
 }
 
+/// Why there is no TSC prediction where one was wanted (no measured source
+/// reads the TSC and this machine's RDTSC model did not resolve), said for
+/// the server's version.
+fn tsc_missing(inp: &Inputs, clock_sources: &[SourceResult], tsc: Option<&TscPrediction>) -> Option<String> {
+    if tsc.is_some() || clock_sources.iter().any(|r| uses_tsc(&r.clock_source)) {
+        return None;
+    }
+    let c = inp.machine.rdtsc.as_ref().filter(|c| c.added_per_read_ns().is_none())?;
+    let who = if inp.server_version_num < crate::measure::PG19_VERSION_NUM {
+        format!(
+            "no prediction for the TSC, which PostgreSQL 19 and later read ({}; PostgreSQL {} reads the system \
+             clock)",
+            c.clock,
+            inp.server_version_num / 10_000
+        )
+    } else {
+        format!("with timing_clock_source = tsc ({}): no prediction", c.clock)
+    };
+    Some(format!("{who}: {}", c.prediction_status()))
+}
+
 /// Computes the report from what was measured.
 pub fn build(inp: &Inputs) -> Report {
     let clock_sources: Vec<SourceResult> = inp
@@ -438,21 +459,7 @@ pub fn build(inp: &Inputs) -> Report {
         ));
     }
     let tsc = tsc_prediction(&clock_sources, inp.machine, inp.server_version_num);
-    if tsc.is_none() && !clock_sources.iter().any(|r| uses_tsc(&r.clock_source)) {
-        if let Some(c) = inp.machine.rdtsc.as_ref().filter(|c| c.added_per_read_ns().is_none()) {
-            let who = if inp.server_version_num < crate::measure::PG19_VERSION_NUM {
-                format!(
-                    "no prediction for the TSC, which PostgreSQL 19 and later read ({}; PostgreSQL {} reads the \
-                     system clock)",
-                    c.clock,
-                    inp.server_version_num / 10_000
-                )
-            } else {
-                format!("with timing_clock_source = tsc ({}): no prediction", c.clock)
-            };
-            warnings.push(format!("{who}: {}", c.prediction_status()));
-        }
-    }
+    warnings.extend(tsc_missing(inp, &clock_sources, tsc.as_ref()));
     let timing_settings = crate::timing_settings::judge(
         inp.timing_settings,
         &clock_sources,

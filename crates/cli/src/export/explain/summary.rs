@@ -107,7 +107,11 @@ fn write_control(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         })
         .collect();
     if !controls.is_empty() {
-        writeln!(out, "A/A control (TIMING OFF against TIMING OFF): {}", controls.join("; "))?;
+        writeln!(
+            out,
+            "A/A control (TIMING OFF against TIMING OFF): {}",
+            controls.join("; ")
+        )?;
     }
     writeln!(out, "Order: {}", r.order)
 }

@@ -189,6 +189,11 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         s.overhead_per_read_ns,
         interval_text(s.overhead_per_read_low_ns, s.overhead_per_read_high_ns, " ns")
     )?;
+    write_prediction(out, s)
+}
+
+/// One clock source's prediction, observed / predicted and the old model.
+fn write_prediction(out: &mut dyn Write, s: &clockscope_explain::report::SourceResult) -> io::Result<()> {
     let clock = s.predicted_clock.as_deref().unwrap_or("none");
     match s.predicted_per_read_ns {
         Some(p) => writeln!(
