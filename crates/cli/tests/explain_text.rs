@@ -188,3 +188,45 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     assert!(!short.contains("overhead per clock read") && full.contains("overhead per clock read"));
     snapshot::one_screen_and_verbose("explain_recorded", &short, &full);
 }
+
+/// Issue 36: TIMING ON wholly faster than OFF (every block 0.8x, the A/A
+/// control steady) is a measurement problem: no overhead in the row, a
+/// warning, exit 1; the same runs slower with timing exit 0.
+#[test]
+fn timing_on_wholly_faster_is_said_and_exits_1() {
+    let report_of = |x: f64| {
+        let runs = SourceRuns {
+            clock_source: "system".into(),
+            how: "test".into(),
+            timing_off_ms: vec![10.0; 12],
+            timing_on_ms: vec![10.0 * x; 12],
+            clock_reads_per_run: 2_000_006,
+            stopped_by: StopReason::Precision,
+            timing_on_plan: None,
+            control: steady_control(),
+        };
+        let m = machine(20.0, None);
+        report::build(&Inputs {
+            query: "q",
+            rows: 1_000_000,
+            ..common::report_inputs(&[runs], &m)
+        })
+    };
+    let r = report_of(0.8);
+    let mut out = Vec::new();
+    clockscope_cli::export::explain::summary::write(&mut out, &r).unwrap();
+    let text = String::from_utf8(out)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains(
+            "system 10.000 ms measurement problem: TIMING ON measured faster than TIMING OFF (0.80x to 0.80x"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains(" ns "), "no overhead stated: {text}");
+    assert_eq!(clockscope_cli::commands::explain::exit_code(&r), 1);
+    assert_eq!(clockscope_cli::commands::explain::exit_code(&report_of(1.5)), 0);
+}

@@ -180,19 +180,24 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             report: &report,
         },
     )?;
-    // A measurement that contradicts itself (TIMING ON wholly faster) is
-    // something to act on, not a result.
+    Ok(exit_code(&report))
+}
+
+/// The exit status of a finished report: 130 after Ctrl-C; 1 when a
+/// measurement contradicts itself (TIMING ON wholly faster than OFF, beyond
+/// the A/A control: something to act on, not a result); else 0.
+pub fn exit_code(report: &Report) -> u8 {
     let problem = report
         .clock_sources
         .iter()
         .any(|s| s.result == clockscope_explain::report::Resolution::MeasurementProblem);
-    Ok(if report.interrupted {
+    if report.interrupted {
         exit::INTERRUPTED
     } else if problem {
         exit::PROBLEM
     } else {
         exit::OK
-    })
+    }
 }
 
 /// The renderer of `format`: the one-screen text unless `verbose`.
