@@ -101,8 +101,9 @@ def paired(s):
 
 
 print("explain: observed and predicted TIMING ON cost per row (target observed / predicted 0.85-1.15)")
-print("(paired: each pair of runs against the model slice run just before it, median of the ratios and its 95%")
-print("interval; it holds when the machine changes speed during the runs, where the two medians may not)")
+print("(paired: each balanced block of two pairs against the model slices run just before its pairs, median of")
+print("the ratios and its 95% interval; it holds when the machine changes speed during the runs)")
+print("(observed: explain's one estimate, stated when its result is resolved; see bench/explain_series.sh)")
 print(f"  {'run':<4} {'clock source':<14} {'observed':>10} {'predicted':>10} {'95% interval':>19} {'obs/pred':>9} "
       f"{'paired':>7} {'paired 95%':>12}  status")
 for i in range(1, runs + 1):

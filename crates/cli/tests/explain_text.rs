@@ -9,7 +9,7 @@ mod common;
 mod snapshot;
 
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
-use clockscope_explain::measure::{SourceRuns, StopReason};
+use clockscope_explain::measure::{ControlRuns, SourceRuns, StopReason};
 use clockscope_explain::plan::parse_explain_json;
 use clockscope_explain::report::{self, Inputs, Report};
 
@@ -42,6 +42,14 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
     }
 }
 
+/// An A/A control of six blocks that all measure 1.0.
+fn steady_control() -> ControlRuns {
+    ControlRuns {
+        a_ms: vec![10.0; 12],
+        b_ms: vec![10.0; 12],
+    }
+}
+
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
     clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
@@ -61,6 +69,7 @@ fn a_report_from_recorded_runs_says_all_of_it_on_lines_a_reader_can_find() {
         clock_reads_per_run: on.clock_reads(),
         stopped_by: StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
@@ -90,18 +99,20 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
     let runs = SourceRuns {
         clock_source: "system".into(),
         how: "test".into(),
-        timing_off_ms: vec![55.0, 56.0, 54.0, 55.0, 56.0, 54.0],
-        timing_on_ms: vec![105.0, 104.0, 106.0, 105.0, 104.0, 106.0],
+        timing_off_ms: [55.0, 56.0, 54.0, 55.0, 56.0, 54.0].repeat(2),
+        timing_on_ms: [105.0, 104.0, 106.0, 105.0, 104.0, 106.0].repeat(2),
         clock_reads_per_run: 2_000_006,
         stopped_by: StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     };
     let mut m = machine(30.0, Some(20.0));
     // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
     let mut system = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0);
-    // One slice before each pair, each at the pooled cost: pair by pair the
-    // server's 48-52 ms over 2,000,006 reads against 24 ns per read.
-    system.slice_medians_ns_per_row = vec![48.0; 6];
+    // One slice before each pair (the A/A control's too: 18 in all), each
+    // at the pooled cost: block by block the server's 49-51 ms per pair over
+    // 2,000,006 reads against 24 ns per read.
+    system.slice_medians_ns_per_row = vec![48.0; 18];
     m.system.executor_loop = Some(system);
     m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
@@ -119,7 +130,10 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
         "observed / back-to-back",
         "+48.0 ns per row per node with TIMING ON, 95% interval 43.2 to 52.8 ns, +-10.0%",
         "(95% interval 43.20 to 52.80 ns)",
-        "paired in time 1.04 each pair of runs against the model slice just before it (95% interval 1.00-1.08, 6 pairs)",
+        "paired in time 1.04 each block against the model slices just before its pairs (95% interval 1.02-1.06, 6 \
+         blocks)",
+        "A/A control 1.00x, 95% interval 1.00x to 1.00x; TIMING OFF against TIMING OFF, 6 blocks of 12 pairs",
+        "result resolved: 1.88x to 1.94x lies above the machine's own variation (A/A 1.00x to 1.00x)",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
@@ -140,6 +154,7 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
         clock_reads_per_run: on.clock_reads(),
         stopped_by: StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
@@ -166,7 +181,52 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
         String::from_utf8(out).unwrap()
     };
     let (short, full) = (render(false), render(true));
-    assert!(short.contains("With timing_clock_source = tsc: about"), "{short}");
+    assert!(
+        short.contains("With PostgreSQL 19's timing_clock_source = tsc: about"),
+        "{short}"
+    );
     assert!(!short.contains("overhead per clock read") && full.contains("overhead per clock read"));
     snapshot::one_screen_and_verbose("explain_recorded", &short, &full);
+}
+
+/// Issue 36: TIMING ON wholly faster than OFF (every block 0.8x, the A/A
+/// control steady) is a measurement problem: no overhead in the row, a
+/// warning, exit 1; the same runs slower with timing exit 0.
+#[test]
+fn timing_on_wholly_faster_is_said_and_exits_1() {
+    let report_of = |x: f64| {
+        let runs = SourceRuns {
+            clock_source: "system".into(),
+            how: "test".into(),
+            timing_off_ms: vec![10.0; 12],
+            timing_on_ms: vec![10.0 * x; 12],
+            clock_reads_per_run: 2_000_006,
+            stopped_by: StopReason::Precision,
+            timing_on_plan: None,
+            control: steady_control(),
+        };
+        let m = machine(20.0, None);
+        report::build(&Inputs {
+            query: "q",
+            rows: 1_000_000,
+            ..common::report_inputs(&[runs], &m)
+        })
+    };
+    let r = report_of(0.8);
+    let mut out = Vec::new();
+    clockscope_cli::export::explain::summary::write(&mut out, &r).unwrap();
+    let text = String::from_utf8(out)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains(
+            "system 10.000 ms measurement problem: TIMING ON measured faster than TIMING OFF (0.80x to 0.80x"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains(" ns "), "no overhead stated: {text}");
+    assert_eq!(clockscope_cli::commands::explain::exit_code(&r), 1);
+    assert_eq!(clockscope_cli::commands::explain::exit_code(&report_of(1.5)), 0);
 }

@@ -339,6 +339,10 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
         clock_reads_per_run: 2_000_004,
         stopped_by: clockscope_explain::measure::StopReason::MaxTime,
         timing_on_plan: None,
+        control: clockscope_explain::measure::ControlRuns {
+            a_ms: vec![55.1, 54.0],
+            b_ms: vec![54.3, 55.0],
+        },
     }];
     let timing_settings = recorded_timing_settings();
     let skipped = [Skipped {

@@ -70,7 +70,11 @@ impl ClockCost {
     /// Why there is no `added_per_read_ns`.
     pub fn prediction_status(&self) -> String {
         self.executor_loop.as_ref().map_or_else(
-            || "not measured: the instrumentation model did not run (stopped)".to_string(),
+            || {
+                "not measured: no slice of the instrumentation model ran for this clock (a slice runs before each \
+                 of the server's pairs on the clock source it reads; none completed, or that source was not measured)"
+                    .to_string()
+            },
             |e| e.status.clone(),
         )
     }

@@ -278,10 +278,13 @@ fn on_server(
     let cpu_before = local
         .then(|| contention::CpuSample::read(std::path::Path::new("/")))
         .flatten();
-    // The model runs in slices, one before each of the server's measured
-    // TIMING OFF/ON pairs, for the clock source being run: the two sample
-    // the same time (bench/README.md: this machine's speed can change over
-    // seconds).
+    // The model runs in slices, one before the first run of each of the
+    // server's measured pairs (in balanced order, so a slice precedes each
+    // mode equally: `measure`), for the clock source being run: the two
+    // sample the same time (bench/README.md: this machine's speed can change
+    // over seconds). Before PostgreSQL 19 the server reads the system clock
+    // only; the TSC's model (PostgreSQL 19's read) runs beside it, for the
+    // report's TSC prediction.
     let mut model = clockcost::ModelSlices::new(
         info.version_num,
         clockcost::model_slice_ns(opts.clock_measure_ns, opts.runs),
@@ -297,16 +300,8 @@ fn on_server(
             return Control::Stop;
         }
         let control = observer(step);
-        if let Step::Explain {
-            clock_source,
-            run,
-            timing: false,
-            ..
-        } = step
-        {
-            if *run >= 1 && control == Control::Continue {
-                model.slice(clock_source, &mut || !stop());
-            }
+        if control == Control::Continue {
+            slice_before(&mut model, step, !clock_setting, stop);
         }
         control
     };
@@ -354,6 +349,26 @@ fn on_server(
         model,
         warnings,
     })
+}
+
+/// The model's slice before `step` when it is the first run of a measured
+/// pair (A/A pairs included), for its clock source; `pre_19`: the TSC's
+/// model (PostgreSQL 19's read) too, for the TSC prediction.
+fn slice_before(model: &mut clockcost::ModelSlices, step: &Step, pre_19: bool, stop: &session::StopCheck) {
+    if let Step::Explain {
+        clock_source,
+        run,
+        first: true,
+        ..
+    } = step
+    {
+        if *run >= 1 {
+            model.slice(clock_source, &mut || !stop());
+            if pre_19 {
+                model.slice("tsc", &mut || !stop());
+            }
+        }
+    }
 }
 
 /// Refuses `--query` `sql` when its plan calls a function whose effect

@@ -2,9 +2,22 @@
 //! server offers, a warm-up, then EXPLAIN with TIMING OFF and TIMING ON
 //! alternately, reading "Execution Time" from each plan.
 //!
-//! Alternating (off, on, off, on, ...) rather than all-off-then-all-on keeps
-//! slow drifts (frequency scaling, a neighbour on a shared host) from landing
-//! on one mode only.
+//! # Order
+//! Pairs alternate their order, TIMING OFF then ON, then ON then OFF (ABBA):
+//! two consecutive pairs make a balanced block ([`crate::stats::block_ratios`]),
+//! in which whatever falls on the first or the second run of a pair (a
+//! cache, a CPU's speed left behind by the model slice that runs before each
+//! pair's first run) falls on each mode equally. Alternating rather than
+//! all-off-then-all-on also keeps slow drifts (frequency scaling, a
+//! neighbour on a shared host) from landing on one mode only.
+//!
+//! # The A/A control
+//! After every two blocks, one control block: two pairs of TIMING OFF
+//! against TIMING OFF, in the same places, its second role standing for ON
+//! ([`SCHEDULE`]). Its block ratios show what the method reports when there
+//! is no effect: the machine's own variation, and any bias of the order,
+//! now. The report states a slowdown only when its interval clears the
+//! control's (`report`).
 //!
 //! Clock sources: PostgreSQL before 19 always uses the system clock
 //! (`clock_gettime(CLOCK_MONOTONIC)` on Linux). PostgreSQL 19 has the
@@ -13,9 +26,10 @@
 //! current setting and say why.
 //!
 //! # Noise control
-//! Pairs (TIMING OFF then ON) go on until the 95% interval of the median
-//! paired slowdown (ON/OFF of each pair, [`crate::stats::median_interval`])
-//! is within +-5% of it, with at least `--runs` pairs first; or until
+//! Pairs go on until the 95% interval of the median block slowdown
+//! ([`crate::stats::median_interval`] of the block ratios) is within +-5%
+//! of it and the control has [`CONTROL_MIN_BLOCKS`] blocks (an interval), with
+//! at least `--runs` TIMING OFF/ON pairs first; or until
 //! `--max-time` (counted from the first warm-up, over all clock sources,
 //! which share what is left equally) would be passed by one more pair
 //! (judged by the last pair's time); or at [`MAX_RUNS`] pairs. Which of
@@ -33,6 +47,56 @@ use std::time::{Duration, Instant};
 pub const PG19_VERSION_NUM: u32 = 190_000;
 /// The SQLSTATE of "permission denied" (insufficient_privilege).
 pub(crate) const INSUFFICIENT_PRIVILEGE: &str = "42501";
+
+/// What one pair of runs is, by its place in the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// TIMING OFF against ON; `on_first` gives the order.
+    Effect { on_first: bool },
+    /// The A/A control: TIMING OFF against TIMING OFF; `b_first` says
+    /// whether the run in ON's role ran first.
+    Control { b_first: bool },
+}
+
+/// The repeating schedule of pairs: two balanced blocks (OFF ON, ON OFF,
+/// OFF ON, ON OFF), then one A/A control block.
+pub const SCHEDULE: [Slot; 6] = [
+    Slot::Effect { on_first: false },
+    Slot::Effect { on_first: true },
+    Slot::Effect { on_first: false },
+    Slot::Effect { on_first: true },
+    Slot::Control { b_first: false },
+    Slot::Control { b_first: true },
+];
+
+/// The order, in words, for the report.
+pub const ORDER_TEXT: &str = "pairs alternate OFF-ON and ON-OFF (balanced blocks of two), a model slice before each \
+                              pair's first run; every third block an A/A control (OFF against OFF)";
+
+/// Control blocks the noise control waits for (an interval needs 6).
+pub const CONTROL_MIN_BLOCKS: usize = 6;
+
+/// The A/A control's runs (all TIMING OFF), pair by pair in run order:
+/// `a_ms` in TIMING OFF's role, `b_ms` in ON's; pair k ran its `b` first
+/// when k is odd ([`SCHEDULE`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ControlRuns {
+    pub a_ms: Vec<f64>,
+    pub b_ms: Vec<f64>,
+}
+
+impl ControlRuns {
+    /// The control's block ratios (b / a per block).
+    pub fn block_ratios(&self) -> Vec<f64> {
+        crate::stats::block_ratios(&self.a_ms, &self.b_ms, &alternating(self.a_ms.len()))
+    }
+}
+
+/// The order of `n` pairs under [`SCHEDULE`]: the second of each block ran
+/// its ON (or its ON's role) first.
+pub fn alternating(n: usize) -> Vec<bool> {
+    (0..n).map(|k| k % 2 == 1).collect()
+}
 
 /// What the procedure needs from a server session holding the TEMP table.
 pub trait ExplainServer {
@@ -68,12 +132,16 @@ pub enum StopReason {
 /// Which measurement is about to start (for progress and Ctrl-C).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step<'a> {
-    /// One EXPLAIN: `run` counts from 1; warm-ups are run 0.
+    /// One EXPLAIN: `run` counts the pairs from 1 (A/A control pairs
+    /// included); warm-ups are run 0. `first` is the first run of its pair
+    /// (the model's slice goes before it); `control` an A/A pair's run.
     Explain {
         clock_source: &'a str,
         run: u32,
         runs: u32,
         timing: bool,
+        first: bool,
+        control: bool,
     },
     /// Measuring this machine's clock for the prediction.
     MeasuringClock { clock: &'a str },
@@ -86,10 +154,13 @@ pub struct SourceRuns {
     pub clock_source: String,
     /// How this source came to be used.
     pub how: String,
-    /// Execution Time with TIMING OFF, ms, in run order.
+    /// Execution Time with TIMING OFF, ms, pair by pair in run order (pair
+    /// k ran ON first when k is odd: [`alternating`]).
     pub timing_off_ms: Vec<f64>,
-    /// Execution Time with TIMING ON, ms, in run order.
+    /// Execution Time with TIMING ON, ms, pair by pair.
     pub timing_on_ms: Vec<f64>,
+    /// The A/A control pairs run between them.
+    pub control: ControlRuns,
     /// Clock reads per TIMING ON run, from its plan's counts.
     pub clock_reads_per_run: u64,
     /// What ended the runs.
@@ -247,10 +318,13 @@ fn explain_once(
     Ok((plan, text))
 }
 
-/// Whether the pairs so far reach the target precision.
+/// Whether the blocks so far reach the target precision, with a control
+/// that has its interval.
 fn precise(src: &SourceRuns) -> bool {
-    let ratios = crate::stats::paired_ratios(&src.timing_off_ms, &src.timing_on_ms);
-    crate::stats::precision(&ratios).is_some_and(|p| p.reached)
+    let n = src.timing_off_ms.len();
+    let ratios = crate::stats::block_ratios(&src.timing_off_ms, &src.timing_on_ms, &alternating(n));
+    src.control.block_ratios().len() >= CONTROL_MIN_BLOCKS
+        && crate::stats::precision(&ratios).is_some_and(|p| p.reached)
 }
 
 /// How a statement's failure ends the runs: a stop or the time cap keep
@@ -265,7 +339,8 @@ fn ended(e: &Error, pairs: usize) -> Option<StopReason> {
 
 /// How one pair of runs ended.
 enum Pair {
-    /// Both runs' execution times, ms (TIMING OFF, TIMING ON).
+    /// Both runs' execution times, ms (TIMING OFF, TIMING ON; for a control
+    /// pair the runs in those roles).
     Done([f64; 2]),
     /// The source's runs end here (its `stopped_by` says why).
     Stopped,
@@ -345,13 +420,15 @@ impl Procedure<'_> {
     }
 
     /// Asks the observer before one EXPLAIN: true to go on.
-    fn ask(&mut self, clock_source: &str, run: u32, timing: bool) -> bool {
+    fn ask(&mut self, clock_source: &str, run: u32, timing: bool, first: bool, control: bool) -> bool {
         let runs = self.min_pairs();
         (self.observer)(&Step::Explain {
             clock_source,
             run,
             runs,
             timing,
+            first,
+            control,
         }) == Control::Continue
     }
 
@@ -375,6 +452,7 @@ impl Procedure<'_> {
             how,
             timing_off_ms: Vec::new(),
             timing_on_ms: Vec::new(),
+            control: ControlRuns::default(),
             clock_reads_per_run: 0,
             stopped_by: StopReason::MaxRuns,
             timing_on_plan: None,
@@ -398,7 +476,7 @@ impl Procedure<'_> {
         let rows = self.rows();
         for _ in 0..WARMUP_RUNS {
             for timing in [false, true] {
-                if !self.ask(clock_source, 0, timing) {
+                if !self.ask(clock_source, 0, timing, !timing, false) {
                     self.out.interrupted = true;
                     return Ok(false);
                 }
@@ -431,11 +509,16 @@ impl Procedure<'_> {
         Ok(true)
     }
 
-    /// Pairs of runs until the precision, the time cap, a stop or
-    /// [`MAX_RUNS`]; false when the source was skipped.
+    /// Pairs of runs in [`SCHEDULE`]'s order until the precision, the time
+    /// cap, a stop or [`MAX_RUNS`] TIMING OFF/ON pairs; false when the source
+    /// was skipped.
     fn pairs(&mut self, server: &mut dyn ExplainServer, src: &mut SourceRuns) -> Result<bool, Error> {
         let mut last_pair = Duration::ZERO;
-        for run in 1..=MAX_RUNS {
+        for run in 1.. {
+            let slot = SCHEDULE[(run as usize - 1) % SCHEDULE.len()];
+            if src.timing_on_ms.len() >= MAX_RUNS as usize {
+                break;
+            }
             let pairs = src.timing_on_ms.len();
             if pairs >= self.min_pairs() as usize && precise(src) {
                 src.stopped_by = StopReason::Precision;
@@ -447,11 +530,15 @@ impl Procedure<'_> {
                 src.stopped_by = StopReason::MaxTime;
                 break;
             }
-            match self.pair(server, run, src)? {
+            match self.pair(server, run, slot, src)? {
+                // Only whole pairs count, so both modes have the same runs.
                 Pair::Done(pair) => {
-                    // Only whole pairs count, so both modes have the same runs.
-                    src.timing_off_ms.push(pair[0]);
-                    src.timing_on_ms.push(pair[1]);
+                    let (a, b) = match slot {
+                        Slot::Effect { .. } => (&mut src.timing_off_ms, &mut src.timing_on_ms),
+                        Slot::Control { .. } => (&mut src.control.a_ms, &mut src.control.b_ms),
+                    };
+                    a.push(pair[0]);
+                    b.push(pair[1]);
                     last_pair = self.timer.now().saturating_sub(pair_start);
                 }
                 Pair::Stopped => break,
@@ -461,13 +548,27 @@ impl Procedure<'_> {
         Ok(true)
     }
 
-    /// Run `run`'s pair: TIMING OFF, then ON.
-    fn pair(&mut self, server: &mut dyn ExplainServer, run: u32, src: &mut SourceRuns) -> Result<Pair, Error> {
+    /// Run `run`'s pair in `slot`'s order: `[OFF, ON]` (for a control pair
+    /// both TIMING OFF, in those roles).
+    fn pair(
+        &mut self,
+        server: &mut dyn ExplainServer,
+        run: u32,
+        slot: Slot,
+        src: &mut SourceRuns,
+    ) -> Result<Pair, Error> {
         let pairs = src.timing_on_ms.len();
         let rows = self.rows();
         let mut pair = [0.0; 2];
-        for timing in [false, true] {
-            if !self.ask(&src.clock_source, run, timing) {
+        let (control, second_first) = match slot {
+            Slot::Effect { on_first } => (false, on_first),
+            Slot::Control { b_first } => (true, b_first),
+        };
+        // The roles in run order: 0 is TIMING OFF's, 1 ON's.
+        let roles = if second_first { [1, 0] } else { [0, 1] };
+        for (i, role) in roles.into_iter().enumerate() {
+            let timing = role == 1 && !control;
+            if !self.ask(&src.clock_source, run, timing, i == 0, control) {
                 self.out.interrupted = true;
                 src.stopped_by = StopReason::Interrupted;
                 return Ok(Pair::Stopped);
@@ -496,7 +597,7 @@ impl Procedure<'_> {
                 },
                 Ok(p) => p,
             };
-            pair[timing as usize] = plan.execution_time_ms;
+            pair[role] = plan.execution_time_ms;
             if timing {
                 src.clock_reads_per_run = plan.critical_path_reads();
                 src.timing_on_plan = Some(text);

@@ -49,6 +49,33 @@ pub(crate) fn paired_ratios(off_ms: &[f64], on_ms: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// The ratio of one balanced block: two pairs in opposite order (TIMING OFF
+/// then ON, then ON then OFF), `(ON_1 + ON_2) / (OFF_1 + OFF_2)`. A cost
+/// that falls on whichever run comes second (a cache, a CPU's speed left by
+/// the model slice before the pair) adds to one pair's ON and to the other's
+/// OFF: it cancels from the block's ON - OFF (and stays, halved, in its
+/// OFF sum), where pair by pair it would be all of one mode's. `on_first[k]` says pair k's order; blocks
+/// are consecutive pairs of opposite order, a pair without its opposite
+/// left out. The same for the A/A control, with its second role as "ON".
+pub(crate) fn block_ratios(off_ms: &[f64], on_ms: &[f64], on_first: &[bool]) -> Vec<f64> {
+    let n = off_ms.len().min(on_ms.len()).min(on_first.len());
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k + 1 < n {
+        if on_first[k] == on_first[k + 1] {
+            // Not a balanced block (cannot happen with the schedule): move on by one.
+            k += 1;
+            continue;
+        }
+        let (off, on) = (off_ms[k] + off_ms[k + 1], on_ms[k] + on_ms[k + 1]);
+        if off > 0.0 && on.is_finite() {
+            out.push(on / off);
+        }
+        k += 2;
+    }
+    out
+}
+
 /// The noise control's verdict on the ratios so far: their median, the 95%
 /// interval (when there are enough), and whether it is within
 /// `TARGET_HALF_WIDTH` of the median.
@@ -96,6 +123,25 @@ mod tests {
         assert_eq!(precision(&[]), None);
         assert_eq!(paired_ratios(&[1.0, 0.0, 2.0], &[2.0, 5.0, 3.0]), vec![2.0, 1.5]);
         assert_eq!(relative_range(&[9.0, 10.0, 11.0]), Some(0.2));
+    }
+
+    #[test]
+    fn a_cost_on_the_second_run_cancels_in_a_block() {
+        // The true slowdown 1.5 on 10 ms; the second run of every pair
+        // costs 1 ms more. Pair by pair: 16/10 and 15/11 (6 and 4 ms added);
+        // per block 31/21: 10 ms added over two pairs, 5 each, the truth.
+        let off = [10.0, 11.0, 10.0, 11.0];
+        let on = [16.0, 15.0, 16.0, 15.0];
+        let order = [false, true, false, true];
+        let b = block_ratios(&off, &on, &order);
+        assert_eq!(b.len(), 2);
+        assert!((b[0] - 31.0 / 21.0).abs() < 1e-12);
+        // Two pairs of one order do not make a block; a lone pair neither.
+        assert_eq!(
+            block_ratios(&off[..3], &on[..3], &[false, false, true]),
+            vec![31.0 / 21.0]
+        );
+        assert!(block_ratios(&off[..1], &on[..1], &order[..1]).is_empty());
     }
 
     #[test]

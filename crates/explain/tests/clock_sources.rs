@@ -3,7 +3,7 @@
 //! timing_clock_source gets, runs alternating, and Ctrl-C.
 
 use clockscope::Control;
-use clockscope_explain::measure::{run_sources, ExplainServer, Step, StopReason};
+use clockscope_explain::measure::{run_sources, ExplainServer, Slot, Step, StopReason, SCHEDULE};
 use clockscope_explain::{Error, Options};
 
 mod common;
@@ -11,9 +11,10 @@ use common::data;
 
 /// A server that answers from the hand-written PostgreSQL 19 plans, with
 /// "Execution Time" replaced by a counter so every run is distinguishable:
-/// TIMING OFF takes the call's number in ms, TIMING ON twice the TIMING OFF
-/// before it, so every pair's slowdown is 2 and the noise control stops at
-/// its 6-pair minimum (or at `--runs` when that is more).
+/// TIMING OFF takes the call's number in ms, TIMING ON twice its number, so
+/// every balanced block's slowdown is exactly 2 ((2(n+1) + 2(n+2)) /
+/// (n + n+3)) and the noise control stops when the A/A control has its 6
+/// blocks: 36 pairs, 24 of them measured (or at `--runs` when that is more).
 struct Scripted {
     off: String,
     on: String,
@@ -50,11 +51,7 @@ impl ExplainServer for Scripted {
     fn explain(&mut self, timing: bool) -> Result<String, Error> {
         self.calls
             .push(format!("{} {}", if timing { "on" } else { "off" }, self.current));
-        let ms = if timing {
-            2.0 * (self.next_ms - 1.0)
-        } else {
-            self.next_ms
-        };
+        let ms = if timing { 2.0 * self.next_ms } else { self.next_ms };
         self.next_ms += 1.0;
         Ok(with_time(if timing { &self.on } else { &self.off }, ms))
     }
@@ -94,11 +91,19 @@ fn go(server: &mut Scripted, pg19: bool, runs: u32) -> Result<clockscope_explain
     run_sources(server, pg19, &opts(runs), &mut |_| Control::Continue)
 }
 
-/// The calls of a warm-up pair and `pairs` pairs on `source`.
-fn alternating(source: &str, pairs: usize) -> Vec<String> {
-    (0..=pairs)
-        .flat_map(|_| [format!("off {source}"), format!("on {source}")])
-        .collect()
+/// The calls of a warm-up pair and `slots` pairs of the schedule on
+/// `source`: measured pairs OFF ON, ON OFF, ..., A/A pairs OFF OFF.
+fn alternating(source: &str, slots: usize) -> Vec<String> {
+    let (off, on) = (format!("off {source}"), format!("on {source}"));
+    let mut calls = vec![off.clone(), on.clone()];
+    for slot in SCHEDULE.iter().cycle().take(slots) {
+        calls.extend(match slot {
+            Slot::Effect { on_first: false } => [off.clone(), on.clone()],
+            Slot::Effect { on_first: true } => [on.clone(), off.clone()],
+            Slot::Control { .. } => [off.clone(), off.clone()],
+        });
+    }
+    calls
 }
 
 #[test]
@@ -108,14 +113,17 @@ fn before_postgresql_19_the_system_clock_is_measured_alternating() {
     assert_eq!(out.sources.len(), 1);
     let src = &out.sources[0];
     assert_eq!(src.clock_source, "system");
-    // Warm-up (1, 0), then off/on pairs: 3/6, 5/10, ...: --runs 2 is a
-    // minimum, the 95% interval needs 6 pairs, and with every slowdown 2.0
-    // it is exact at 6.
-    assert_eq!(src.timing_off_ms, [3.0, 5.0, 7.0, 9.0, 11.0, 13.0]);
-    assert_eq!(src.timing_on_ms, [6.0, 10.0, 14.0, 18.0, 22.0, 26.0]);
+    // Warm-up (1, 4), then pairs in turn OFF ON (3, 8) and ON OFF (10, 6),
+    // the A/A pairs after every two blocks: --runs 2 is a minimum, the
+    // control's interval needs 6 blocks, and every block's slowdown is 2.0.
+    assert_eq!(&src.timing_off_ms[..4], [3.0, 6.0, 7.0, 10.0]);
+    assert_eq!(&src.timing_on_ms[..4], [8.0, 10.0, 16.0, 18.0]);
+    assert_eq!(src.control.a_ms[..2], [11.0, 14.0]);
+    assert_eq!(src.control.b_ms[..2], [12.0, 13.0]);
+    assert_eq!((src.timing_on_ms.len(), src.control.a_ms.len()), (24, 12));
     assert_eq!(src.stopped_by, StopReason::Precision);
     assert_eq!(src.clock_reads_per_run, 200_006);
-    assert_eq!(s.calls, alternating("n/a", 6));
+    assert_eq!(s.calls, alternating("n/a", 36));
     assert!(out.skipped.is_empty() && !out.interrupted);
 }
 
@@ -127,9 +135,9 @@ fn a_superuser_on_postgresql_19_measures_system_and_tsc() {
     assert_eq!(names, ["system", "tsc"]);
     assert!(out.sources[0].how.contains("SET timing_clock_source = 'system'"));
     let mut want = vec!["SET system".to_string()];
-    want.extend(alternating("system", 6));
+    want.extend(alternating("system", 36));
     want.push("SET tsc".into());
-    want.extend(alternating("tsc", 6));
+    want.extend(alternating("tsc", 36));
     want.push("RESET".into());
     assert_eq!(s.calls, want);
 }
@@ -224,7 +232,8 @@ fn ctrl_c_keeps_the_completed_pairs() {
     assert!(out.interrupted);
     assert_eq!(out.sources[0].timing_off_ms.len(), 1);
     assert_eq!(out.sources[0].timing_on_ms.len(), 1);
-    assert_eq!(seen, 6);
+    // Warm-up 2, pair 1 2, and pair 2 runs TIMING ON first.
+    assert_eq!(seen, 5);
 
     // Stopped before any pair: nothing to report.
     let mut s = Scripted::new(|_| None, "n/a");

@@ -8,22 +8,28 @@ mod common;
 use clockscope::Control;
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
 use clockscope_explain::contention::{other_busy_fraction, CpuSample};
-use clockscope_explain::measure::{run_sources_timed, ExplainServer, ServerRuns, SourceRuns, StopReason};
-use clockscope_explain::report::{self, CpuContention, Inputs};
+use clockscope_explain::measure::{
+    run_sources_timed, ControlRuns, ExplainServer, ServerRuns, Slot, SourceRuns, StopReason, SCHEDULE,
+};
+use clockscope_explain::report::{self, CpuContention, Inputs, Resolution};
 use clockscope_explain::stats::precision;
-use clockscope_explain::{Error, Options};
+use clockscope_explain::{Error, Options, Step};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
-/// A server whose runs take the scripted times: pair i (after one warm-up
-/// pair of 1 ms each) takes `off[i % off.len()]` ms with TIMING OFF and that
-/// times `ratio[i % ratio.len()]` with TIMING ON. Every run advances the
-/// shared clock by its time; `fail_at` makes the n-th EXPLAIN (from 1) fail
-/// with `--max-time`'s error, as `--query`'s statement_timeout does.
+/// A server whose runs take the scripted times: measured pair e (the A/A
+/// control's pairs not counted; after one warm-up pair of 1 ms each) takes
+/// `off[e % off.len()]` ms with TIMING OFF and that times
+/// `ratio[e % ratio.len()]` with TIMING ON; a control pair's runs take
+/// `off[0]`. `extra` adds to a run from its place: (pair slot from 0, first
+/// run of its pair, TIMING ON). Every run advances the shared clock by its
+/// time; `fail_at` makes the n-th EXPLAIN (from 1) fail with `--max-time`'s
+/// error, as `--query`'s statement_timeout does.
 struct Timed {
     off: Vec<f64>,
     ratio: Vec<f64>,
+    extra: Box<dyn Fn(usize, bool, bool) -> f64>,
     calls: usize,
     clock_ms: Rc<Cell<f64>>,
     fail_at: Option<usize>,
@@ -35,6 +41,7 @@ impl Timed {
         Timed {
             off: off.to_vec(),
             ratio: ratio.to_vec(),
+            extra: Box::new(|_, _, _| 0.0),
             calls: 0,
             clock_ms: Rc::new(Cell::new(0.0)),
             fail_at: None,
@@ -59,17 +66,25 @@ impl ExplainServer for Timed {
         if self.fail_at == Some(self.calls) {
             return Err(Error::MaxTime("cancelled by statement_timeout".into()));
         }
-        // Calls 1 and 2 are the warm-up; pair i is calls 2i+3, 2i+4.
+        // Calls 1 and 2 are the warm-up; pair slot i is calls 2i+3, 2i+4.
         let ms = if self.calls <= 2 {
             1.0
         } else {
-            let i = (self.calls - 3) / 2;
-            let off = self.off[i % self.off.len()];
-            if timing {
-                off * self.ratio[i % self.ratio.len()]
+            let slot = (self.calls - 3) / 2;
+            let first = (self.calls - 3).is_multiple_of(2);
+            let is_effect = |k: usize| matches!(SCHEDULE[k % SCHEDULE.len()], Slot::Effect { .. });
+            let base = if is_effect(slot) {
+                let e = (0..slot).filter(|k| is_effect(*k)).count();
+                let off = self.off[e % self.off.len()];
+                if timing {
+                    off * self.ratio[e % self.ratio.len()]
+                } else {
+                    off
+                }
             } else {
-                off
-            }
+                self.off[0]
+            };
+            base + (self.extra)(slot, first, timing)
         };
         self.clock_ms.set(self.clock_ms.get() + ms);
         Ok(plan(ms, timing))
@@ -103,43 +118,105 @@ fn go(server: &mut Timed, pg19: bool, o: &Options) -> Result<ServerRuns, Error> 
     run_sources_timed(server, pg19, o, &mut |_| Control::Continue, &mut elapsed)
 }
 
-fn ratios(src: &SourceRuns) -> Vec<f64> {
+/// The block ratios of a source's measured pairs.
+fn blocks(src: &SourceRuns) -> Vec<f64> {
+    let ratios = report::build(&Inputs {
+        rows: 100_000,
+        ..common::report_inputs(std::slice::from_ref(src), &machine())
+    });
+    let n = &ratios.clock_sources[0].noise;
+    assert_eq!(n.blocks, src.timing_on_ms.len() / 2);
+    // The blocks themselves: consecutive pairs of opposite order.
     src.timing_off_ms
-        .iter()
-        .zip(&src.timing_on_ms)
-        .map(|(off, on)| on / off)
+        .chunks_exact(2)
+        .zip(src.timing_on_ms.chunks_exact(2))
+        .map(|(off, on)| (on[0] + on[1]) / (off[0] + off[1]))
         .collect()
 }
 
 #[test]
-fn steady_runs_stop_at_six_pairs_or_at_runs() {
+fn steady_runs_stop_when_the_blocks_and_the_control_have_an_interval_or_at_runs() {
     let mut s = Timed::new(&[10.0], &[1.8]);
     let out = go(&mut s, false, &opts(2, Duration::from_secs(60))).unwrap();
     let src = &out.sources[0];
-    assert_eq!(src.timing_on_ms.len(), 6, "the 95% interval needs 6 pairs");
+    // Six control blocks (12 pairs) come with 24 measured pairs (12 blocks).
+    assert_eq!(src.timing_on_ms.len(), 24, "the control's interval needs 6 blocks");
+    assert_eq!(src.control.a_ms.len(), 12);
     assert_eq!(src.stopped_by, StopReason::Precision);
+    // Every other pair ran TIMING ON first.
+    assert!(src.timing_off_ms.iter().all(|v| *v == 10.0));
 
     let mut s = Timed::new(&[10.0], &[1.8]);
-    let out = go(&mut s, false, &opts(9, Duration::from_secs(60))).unwrap();
-    assert_eq!(out.sources[0].timing_on_ms.len(), 9, "--runs is the minimum");
+    let out = go(&mut s, false, &opts(30, Duration::from_secs(60))).unwrap();
+    assert_eq!(out.sources[0].timing_on_ms.len(), 30, "--runs is the minimum");
     assert_eq!(out.sources[0].stopped_by, StopReason::Precision);
 }
 
 #[test]
+fn pairs_alternate_their_order_and_every_third_block_is_the_control() {
+    let mut s = Timed::new(&[10.0], &[2.0]);
+    let mut seen = Vec::new();
+    let clock = Rc::clone(&s.clock_ms);
+    let mut elapsed = move || Duration::from_secs_f64(clock.get() / 1000.0);
+    let mut observer = |step: &Step| {
+        if let Step::Explain {
+            run,
+            timing,
+            first,
+            control,
+            ..
+        } = step
+        {
+            if *run >= 1 && *run <= 6 {
+                seen.push((*run, *timing, *first, *control));
+            }
+        }
+        Control::Continue
+    };
+    run_sources_timed(
+        &mut s,
+        false,
+        &opts(2, Duration::from_secs(60)),
+        &mut observer,
+        &mut elapsed,
+    )
+    .unwrap();
+    assert_eq!(
+        seen,
+        [
+            (1, false, true, false),
+            (1, true, false, false),
+            (2, true, true, false),
+            (2, false, false, false),
+            (3, false, true, false),
+            (3, true, false, false),
+            (4, true, true, false),
+            (4, false, false, false),
+            (5, false, true, true),
+            (5, false, false, true),
+            (6, false, true, true),
+            (6, false, false, true),
+        ]
+    );
+}
+
+#[test]
 fn noisy_runs_go_on_until_the_interval_is_within_5_percent() {
-    // The first 8 pairs swing between 1.4x and 2.6x, then settle at 2.0x.
-    let mut wild = vec![1.4, 2.6, 1.5, 2.5, 1.4, 2.6, 1.5, 2.5];
+    // The first 8 blocks (16 pairs) swing between 1.4x and 2.6x, then
+    // settle at 2.0x.
+    let mut wild = [1.4, 1.4, 2.6, 2.6, 1.5, 1.5, 2.5, 2.5].repeat(2);
     wild.extend(std::iter::repeat_n(2.0, 200));
     let mut s = Timed::new(&[10.0], &wild);
     let out = go(&mut s, false, &opts(5, Duration::from_secs(600))).unwrap();
     let src = &out.sources[0];
     assert_eq!(src.stopped_by, StopReason::Precision);
-    let r = ratios(src);
+    let r = blocks(src);
     let n = r.len();
-    assert!(n > 8, "stopped at {n} pairs, inside the swings");
-    // It stopped at the first pair count that reached the precision.
+    assert!(n > 12, "stopped at {n} blocks, inside the swings");
+    // It stopped at the first block count that reached the precision (the
+    // control had its 6 blocks long before).
     assert!(precision(&r).unwrap().reached);
-    assert!(!precision(&r[..n - 1]).unwrap().reached, "{n} pairs: one too many");
+    assert!(!precision(&r[..n - 1]).unwrap().reached, "{n} blocks: one too many");
     let p = precision(&r).unwrap();
     let i = p.interval.unwrap();
     assert!(i.low >= 0.95 * p.median && i.high <= 1.05 * p.median, "{p:?}");
@@ -147,17 +224,19 @@ fn noisy_runs_go_on_until_the_interval_is_within_5_percent() {
 
 #[test]
 fn max_time_ends_runs_that_never_settle() {
-    // 100 ms off, 1x or 3x on: never within +-5%. Warm-up 2 ms, pairs of
-    // 200 or 400 ms; 2 s allow pairs while another like the last fits.
-    let mut s = Timed::new(&[100.0], &[1.0, 3.0]);
+    // 100 ms off, blocks of 1x then of 3x on: never within +-5%. Warm-up
+    // 2 ms, pairs of 200 or 400 ms; 2 s allow pairs while another like the
+    // last fits.
+    let mut s = Timed::new(&[100.0], &[1.0, 1.0, 3.0, 3.0]);
     let out = go(&mut s, false, &opts(5, Duration::from_secs(2))).unwrap();
     let src = &out.sources[0];
     assert_eq!(src.stopped_by, StopReason::MaxTime);
     let total_ms = s.clock_ms.get();
     assert!(total_ms <= 2000.0, "ran {total_ms} ms past --max-time 2 s");
-    // Pairs: 200, 400, 200, 400, 200, 400 ms => 1802 ms; a seventh (200 ms
-    // after a 400 ms one, judged as 400) would pass 2000.
-    assert_eq!(src.timing_on_ms.len(), 6);
+    // Pairs: 200, 200, 400, 400, then the control's 200, 200 => 1602 ms;
+    // another 200 ms pair fits (1802), then one more would pass 2000.
+    assert_eq!(src.timing_on_ms.len(), 5);
+    assert_eq!(src.control.a_ms.len(), 2);
     assert_eq!(total_ms, 1802.0);
     // Each statement was told the time left.
     assert_eq!(s.limits[0], Duration::from_secs(2));
@@ -207,7 +286,7 @@ fn two_clock_sources_share_the_time() {
         .chain(&out.sources[0].timing_on_ms)
         .sum();
     assert!(first <= 2000.0, "the first source took {first} ms of 4000");
-    assert!(out.sources[1].timing_on_ms.len() >= 4, "{:?}", out.sources[1]);
+    assert!(out.sources[1].timing_on_ms.len() >= 3, "{:?}", out.sources[1]);
 }
 
 fn machine() -> MachineClocks {
@@ -243,6 +322,10 @@ fn build(off: Vec<f64>, on: Vec<f64>, stopped_by: StopReason, contention: Option
         clock_reads_per_run: 200_006,
         stopped_by,
         timing_on_plan: None,
+        control: ControlRuns {
+            a_ms: vec![10.0; 12],
+            b_ms: vec![10.0; 12],
+        },
     };
     let m = machine();
     report::build(&Inputs {
@@ -259,14 +342,14 @@ fn build(off: Vec<f64>, on: Vec<f64>, stopped_by: StopReason, contention: Option
 #[test]
 fn timing_off_that_varies_over_10_percent_is_warned_about_with_how_much() {
     let quiet = build(
-        vec![10.0, 10.2, 9.9, 10.1, 10.0, 10.05],
-        vec![18.0, 18.3, 17.9, 18.1, 18.0, 18.1],
+        [10.0, 10.2, 9.9, 10.1, 10.0, 10.05].repeat(2),
+        [18.0, 18.3, 17.9, 18.1, 18.0, 18.1].repeat(2),
         StopReason::Precision,
         None,
     );
     assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
     let n = &quiet.clock_sources[0].noise;
-    assert!(n.target_reached && n.pairs == 6);
+    assert!(n.target_reached && n.pairs == 12 && n.blocks == 6);
     assert_eq!(
         (n.slowdown_ci_low.is_some(), n.slowdown_ci_high.is_some()),
         (true, true)
@@ -327,7 +410,7 @@ fn a_busy_machine_is_warned_about_from_proc_stat() {
         cpus: 2,
         warn_fraction: clockscope_explain::contention::BUSY_WARN_FRACTION,
     };
-    let steady = (vec![10.0; 6], vec![18.0; 6]);
+    let steady = (vec![10.0; 12], vec![18.0; 12]);
     let r = build(
         steady.0.clone(),
         steady.1.clone(),
@@ -347,9 +430,10 @@ fn a_busy_machine_is_warned_about_from_proc_stat() {
 
 #[test]
 fn precision_missed_at_max_time_is_warned_about() {
+    // Blocks of 1x and of 3x in turn.
     let r = build(
-        vec![10.0; 8],
-        vec![10.0, 30.0, 10.0, 30.0, 10.0, 30.0, 10.0, 30.0],
+        vec![10.0; 12],
+        [10.0, 10.0, 30.0, 30.0].repeat(3),
         StopReason::MaxTime,
         None,
     );
@@ -359,9 +443,126 @@ fn precision_missed_at_max_time_is_warned_about() {
     assert!(
         r.warnings
             .iter()
-            .any(|w| w.contains("the 95% interval of the median slowdown is +-")
-                && w.ends_with("after 8 pairs: --max-time ended the runs (raise it for more pairs)")),
+            .any(|w| w.contains("the 95% interval of the median block slowdown is +-")
+                && w.ends_with("after 12 pairs: --max-time ended the runs (raise it for more pairs)")),
         "{:?}",
         r.warnings
+    );
+}
+
+/// The runs of a scripted server measured and reported (100,000 rows,
+/// 200,006 reads per run, --runs 2, a minute).
+fn measured_report(mut s: Timed) -> report::Report {
+    let out = go(&mut s, false, &opts(2, Duration::from_secs(600))).unwrap();
+    let m = machine();
+    report::build(&Inputs {
+        rows: 100_000,
+        ..common::report_inputs(&out.sources, &m)
+    })
+}
+
+#[test]
+fn an_order_bias_cancels_in_the_blocks_and_the_control_shows_it() {
+    // No cost at all from TIMING ON, but the first run of every pair is 2 ms
+    // slower (what a model slice run just before it can leave behind). With
+    // OFF always first, every pair said 10 / 12 = 0.83x: "faster with
+    // timing". In balanced blocks it is 22 / 22.
+    let mut s = Timed::new(&[10.0], &[1.0]);
+    s.extra = Box::new(|_, first, _| if first { 2.0 } else { 0.0 });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert!((src.slowdown - 1.0).abs() < 1e-12, "{}", src.slowdown);
+    assert_eq!(src.result, Resolution::NotResolved, "{}", src.result_reason);
+    assert!(
+        src.result_reason.starts_with(
+            "not resolved here: the machine's own variation (A/A 1.00x to 1.00x) is as large as the effect (1.00x to \
+             1.00x)"
+        ),
+        "{}",
+        src.result_reason
+    );
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("measurement problem")),
+        "{:?}",
+        r.warnings
+    );
+
+    // A real 5 ms under the same bias: the overhead per row is the 5 ms.
+    let mut s = Timed::new(&[10.0], &[1.5]);
+    s.extra = Box::new(|_, first, _| if first { 2.0 } else { 0.0 });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::Resolved, "{}", src.result_reason);
+    // Blocks (15 + 17) / (12 + 10); TIMING OFF's median 11 ms.
+    assert!((src.slowdown - 32.0 / 22.0).abs() < 1e-12, "{}", src.slowdown);
+    assert!(
+        (src.overhead_per_row_ns - 5.0e6 / 100_000.0).abs() < 1e-6,
+        "{}",
+        src.overhead_per_row_ns
+    );
+}
+
+#[test]
+fn a_speed_change_between_blocks_leaves_the_estimate_alone() {
+    // The machine runs everything twice as slowly from the 13th pair on
+    // (a neighbour, a slower vCPU): 10 ms then 20 ms with TIMING OFF,
+    // TIMING ON 1.5x of either. The medians of all runs would mix speeds.
+    let mut s = Timed::new(&[10.0], &[1.5]);
+    s.extra = Box::new(|slot, _, timing| match (slot >= 12, timing) {
+        (false, _) => 0.0,
+        (true, false) => 10.0,
+        (true, true) => 15.0,
+    });
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::Resolved, "{}", src.result_reason);
+    assert!((src.slowdown - 1.5).abs() < 1e-12, "{}", src.slowdown);
+    // The control ran at both speeds, 1.0 at each.
+    assert_eq!((src.control.low, src.control.high), (Some(1.0), Some(1.0)));
+    let (lo, hi) = (
+        src.overhead_per_row_low_ns.unwrap(),
+        src.overhead_per_row_high_ns.unwrap(),
+    );
+    assert!(lo <= src.overhead_per_row_ns && src.overhead_per_row_ns <= hi);
+}
+
+#[test]
+fn timing_on_wholly_faster_is_a_measurement_problem_not_a_result() {
+    // TIMING ON 0.8x of OFF in every pair, the control steady: no overhead
+    // is claimed, the report says what is wrong.
+    let r = measured_report(Timed::new(&[10.0], &[0.8]));
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::MeasurementProblem);
+    assert!(src
+        .result_reason
+        .starts_with("measurement problem: TIMING ON measured faster"));
+    assert!(
+        r.warnings.iter().any(|w| w.starts_with("system: measurement problem")),
+        "{:?}",
+        r.warnings
+    );
+    // Nothing priced from it.
+    assert_eq!(r.timing_settings.explain_read, None);
+}
+
+#[test]
+fn an_effect_inside_the_machines_own_variation_is_not_resolved() {
+    // TIMING ON 1.03x; every run varies by +-5% in a pattern of 7 slots (so
+    // the control varies as much as the measured pairs do).
+    let mut s = Timed::new(&[10.0], &[1.03]);
+    s.extra = Box::new(|slot, first, _| [0.0, 0.5, -0.5, 0.3, -0.3, 0.4, -0.4][(slot * 2 + usize::from(first)) % 7]);
+    let r = measured_report(s);
+    let src = &r.clock_sources[0];
+    assert_eq!(src.result, Resolution::NotResolved, "{}", src.result_reason);
+    assert!(
+        src.result_reason
+            .starts_with("not resolved here: the machine's own variation (A/A "),
+        "{}",
+        src.result_reason
+    );
+    assert!(
+        src.result_reason.contains(") is as large as the effect ("),
+        "{}",
+        src.result_reason
     );
 }

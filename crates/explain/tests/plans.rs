@@ -3,9 +3,9 @@
 
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
 use clockscope_explain::connect::Locality;
-use clockscope_explain::measure::SourceRuns;
+use clockscope_explain::measure::{ControlRuns, SourceRuns};
 use clockscope_explain::plan::parse_explain_json;
-use clockscope_explain::report::{self, Inputs};
+use clockscope_explain::report::{self, Inputs, Resolution};
 // The text form of these reports is the CLI's: crates/cli/tests/explain_text.rs.
 
 mod common;
@@ -84,25 +84,38 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
     }
 }
 
+/// An A/A control of six blocks that all measure 1.0.
+fn steady_control() -> ControlRuns {
+    ControlRuns {
+        a_ms: vec![10.0; 12],
+        b_ms: vec![10.0; 12],
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    clockscope::stats::median(v).unwrap()
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
-/// The report of three pairs: PostgreSQL 15's recorded count(*) over 100k
-/// rows and two made-up pairs around it; the recorded TIMING OFF and ON
-/// execution times beside it.
+/// The report of four pairs (two blocks): PostgreSQL 15's recorded
+/// count(*) over 100k rows and three made-up pairs around it; the recorded
+/// TIMING OFF and ON execution times beside it.
 fn recorded_runs_report() -> (report::Report, f64, f64) {
     let off = parse_explain_json(&data("pg15_count_100k_timing_off.json")).unwrap();
     let on = parse_explain_json(&data("pg15_count_100k_timing_on.json")).unwrap();
-    // Three pairs: the recorded times and two made-up ones around them.
+    // Four pairs: the recorded times and three made-up ones around them.
     let runs = SourceRuns {
         clock_source: "system".into(),
         how: "test".into(),
-        timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0],
-        timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0],
+        timing_off_ms: vec![off.execution_time_ms, 2.0, 4.0, 3.0],
+        timing_on_ms: vec![on.execution_time_ms, 5.0, 30.0, 6.0],
         clock_reads_per_run: on.clock_reads(),
         stopped_by: clockscope_explain::measure::StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     };
     let m = machine(20.0, Some(10.0));
     let r = report::build(&Inputs {
@@ -119,30 +132,41 @@ fn recorded_runs_report() -> (report::Report, f64, f64) {
 fn arithmetic_from_recorded_runs() {
     let (r, off_med, on_med) = recorded_runs_report();
     let s = &r.clock_sources[0];
+    let off_median = median(&[off_med, 2.0, 4.0, 3.0]);
     assert_eq!(
         (s.timing_off_ms, s.timing_off_ms_min, s.timing_off_ms_max),
-        (off_med, 2.0, 4.0)
+        (off_median, 2.0, 4.0)
     );
     assert_eq!((s.timing_on_ms_min, s.timing_on_ms_max), (5.0, 30.0));
-    assert_eq!(s.timing_on_ms, on_med.clamp(5.0, 30.0));
-    let diff_ns = (s.timing_on_ms - off_med) * 1e6;
-    assert!(close(s.slowdown, s.timing_on_ms / off_med));
+    assert_eq!(s.timing_on_ms, median(&[on_med, 5.0, 30.0, 6.0]));
+    // One estimate: the median of the two blocks' ON / OFF.
+    let blocks = [(on_med + 5.0) / (off_med + 2.0), 36.0 / 7.0];
+    assert!(close(s.slowdown, median(&blocks)));
+    let diff_ns = (s.slowdown - 1.0) * off_median * 1e6;
     assert!(close(s.overhead_per_row_ns, diff_ns / 100_000.0));
     assert!(close(s.overhead_per_read_ns, diff_ns / 200_006.0));
+    // Two blocks: no interval, so not stated.
+    assert_eq!(s.result, Resolution::NotResolved);
+    assert!(
+        s.result_reason.contains("2 blocks of pairs, an interval needs 6"),
+        "{}",
+        s.result_reason
+    );
     assert!(close(s.clock_reads_per_row, 2.00006));
     assert_eq!(s.predicted_per_read_ns, Some(20.0));
     assert!(close(s.predicted_overhead_per_row_ns.unwrap(), 2.00006 * 20.0));
     assert!(close(
         s.predicted_slowdown.unwrap(),
-        (off_med + 200_006.0 * 20.0 / 1e6) / off_med
+        (off_median + 200_006.0 * 20.0 / 1e6) / off_median
     ));
     assert!(close(s.observed_over_predicted.unwrap(), s.overhead_per_read_ns / 20.0));
-    assert_eq!(s.runs_timing_on_ms.len(), 3);
+    assert_eq!(s.runs_timing_on_ms.len(), 4);
 }
 
 #[test]
 fn a_pre_19_server_gets_a_tsc_prediction_from_recorded_runs() {
-    let (r, off_med, _) = recorded_runs_report();
+    let (r, _, _) = recorded_runs_report();
+    let off_med = r.clock_sources[0].timing_off_ms;
     // PostgreSQL 15: what the TSC would give, from the RDTSC loop cost.
     let t = r.tsc_prediction.as_ref().expect("a TSC prediction for a pre-19 server");
     assert_eq!(t.rdtsc_per_read_ns, 10.0);
@@ -151,20 +175,22 @@ fn a_pre_19_server_gets_a_tsc_prediction_from_recorded_runs() {
         t.predicted_slowdown,
         (off_med + 200_006.0 * 10.0 / 1e6) / off_med
     ));
-    let ratio = r.clock_sources[0].observed_over_predicted.unwrap();
-    assert!(close(t.scaled_per_read_ns, 10.0 * ratio));
-    assert!(close(
-        t.scaled_slowdown,
-        (off_med + 200_006.0 * 10.0 * ratio / 1e6) / off_med
-    ));
-    // Only the noise control's: made-up runs 2 to 4 ms, and 3 pairs.
+    // The system clock's result is not stated: nothing scaled by it.
+    assert_eq!((t.scaled_per_read_ns, t.scaled_slowdown), (None, None));
+    // Said for the version connected: 15 reads the system clock.
+    assert!(
+        t.used_by.starts_with("PostgreSQL 15 reads the system clock"),
+        "{}",
+        t.used_by
+    );
+    // Only the noise control's: made-up runs 2 to 4 ms, and 2 blocks.
     assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(
         r.warnings[0].starts_with("system: TIMING OFF varied by"),
         "{:?}",
         r.warnings
     );
-    assert!(r.warnings[1].contains("needs at least 6 pairs"), "{:?}", r.warnings);
+    assert!(r.warnings[1].contains("needs at least 6 blocks"), "{:?}", r.warnings);
 }
 
 #[test]
@@ -199,6 +225,7 @@ fn remote_servers_and_noise_are_warned_about() {
         clock_reads_per_run: 2_006,
         stopped_by: clockscope_explain::measure::StopReason::MaxTime,
         timing_on_plan: None,
+        control: steady_control(),
     };
     let m = machine(20.0, None);
     let inputs = Inputs {
@@ -211,18 +238,19 @@ fn remote_servers_and_noise_are_warned_about() {
         ..common::report_inputs(std::slice::from_ref(&runs), &m)
     };
     let r = report::build(&inputs);
-    assert_eq!(r.warnings.len(), 3, "{:?}", r.warnings);
+    assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
     assert!(
-        r.warnings[2].starts_with(
-            "system: the 95% interval of the median slowdown needs at least 6 pairs, not within +-5%, after 1 pairs: \
-             --max-time ended the runs"
+        r.warnings[1].starts_with(
+            "system: the 95% interval of the median block slowdown needs at least 6 blocks (12 pairs), not within \
+             +-5%, after 1 pairs: --max-time ended the runs"
         ),
         "{}",
-        r.warnings[2]
+        r.warnings[1]
     );
     assert!(r.warnings[0].contains("not on this machine"));
     assert!(r.warnings[0].ends_with("inferred from EXPLAIN: (TIMING ON - TIMING OFF) / clock reads"));
-    assert!(r.warnings[1].contains("TIMING ON was not slower"));
+    // One pair, faster with TIMING ON: no block, not stated, no number claimed.
+    assert_eq!(r.clock_sources[0].result, Resolution::NotResolved);
     let r2 = report::build(&Inputs {
         interrupted: true,
         ..inputs
@@ -252,12 +280,14 @@ fn model_report() -> report::Report {
     let runs = SourceRuns {
         clock_source: "system".into(),
         how: "test".into(),
-        // Six steady pairs: the noise control's interval is within +-5%.
-        timing_off_ms: vec![55.0, 56.0, 54.0, 55.0, 56.0, 54.0],
-        timing_on_ms: vec![105.0, 104.0, 106.0, 105.0, 104.0, 106.0],
+        // Twelve steady pairs, six blocks: the noise control's interval is
+        // within +-5%, the blocks 209/111, 211/109 and 210/110 in turn.
+        timing_off_ms: [55.0, 56.0, 54.0, 55.0, 56.0, 54.0].repeat(2),
+        timing_on_ms: [105.0, 104.0, 106.0, 105.0, 104.0, 106.0].repeat(2),
         clock_reads_per_run: 2_000_006,
         stopped_by: clockscope_explain::measure::StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     };
     report::build(&Inputs {
         query: "SELECT count(*) FROM t",
@@ -297,7 +327,10 @@ fn the_prediction_uses_what_reads_add_to_the_executor_like_loop() {
         s.predicted_slowdown.unwrap(),
         s.predicted_timing_on_ms.unwrap() / 55.0
     ));
-    // Observed: 50 ms over 2,000,006 reads; against 24 ns and against the 30 ns back-to-back loop.
+    // Observed: the median block 210/110 over the 55 ms median: 50 ms over
+    // 2,000,006 reads; against 24 ns and against the 30 ns back-to-back loop.
+    assert!(close(s.slowdown, 210.0 / 110.0));
+    assert_eq!(s.result, Resolution::Resolved, "{}", s.result_reason);
     let observed_per_read = 50.0e6 / 2_000_006.0;
     assert!(close(s.overhead_per_read_ns, observed_per_read));
     assert!(close(s.observed_over_predicted.unwrap(), observed_per_read / 24.0));
@@ -372,6 +405,7 @@ fn r2_runs() -> Vec<SourceRuns> {
         clock_reads_per_run: 2_000_006,
         stopped_by: clockscope_explain::measure::StopReason::Precision,
         timing_on_plan: None,
+        control: steady_control(),
     }]
 }
 

@@ -94,6 +94,31 @@ fn a_small_run_over_the_unix_socket() {
         model.sampling
     );
     assert!(r.warnings.iter().all(|w| !w.contains("not pinned")), "{:?}", r.warnings);
+    // Issue 32: the TSC's model ran beside the system clock's (PostgreSQL 15
+    // reads the system clock; the prediction is for 19), and no warning
+    // says a model "did not run" or speaks of PostgreSQL 19 as if this were it.
+    if let Some(rdtsc) = &r.this_machine.rdtsc {
+        let tsc = rdtsc.executor_loop.as_ref().expect("the TSC's model ran in slices");
+        assert!(tsc.sampling.contains("slices"), "{}", tsc.sampling);
+        if tsc.resolved {
+            let t = r.tsc_prediction.as_ref().expect("a TSC prediction on PostgreSQL 15");
+            assert!(
+                t.used_by.contains("reads the system clock for EXPLAIN"),
+                "{}",
+                t.used_by
+            );
+        }
+    }
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| !w.contains("did not run") && !w.contains("PostgreSQL 19's TSC")),
+        "{:?}",
+        r.warnings
+    );
+    // The order and the control are reported.
+    assert!(r.order.contains("alternate OFF-ON and ON-OFF"), "{}", r.order);
+    assert_eq!(s.control.runs_a_ms.len(), s.control.pairs);
 
     // The session turned parallel query and JIT off and said so.
     let jit = r.settings.iter().find(|s| s.name == "jit").expect("jit is shown");

@@ -4,7 +4,8 @@
 //! checked before anything connects. The first Ctrl-C (or SIGTERM) cancels
 //! the server's running statement, drops the TEMP table and prints what was
 //! measured (exit 130); a second one sends the cancel request and exits at
-//! once. Every failure is one line (exit 2). `--query` runs the user's
+//! once. Every failure is one line (exit 2); a measurement problem (TIMING
+//! ON measured wholly faster than OFF, beyond the A/A control) exits 1. `--query` runs the user's
 //! statement instead (read-only, rolled back; calls ROLLBACK cannot undo are
 //! refused without `--allow-side-effects`); `--max-time` is a deadline for
 //! the whole run.
@@ -36,8 +37,9 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_table_size: Option<String>,
 
-    /// The fewest pairs of EXPLAIN runs (TIMING OFF, then ON) after a warm-up; more follow until the median
-    /// slowdown's 95% interval is within +-5% (at least 6 pairs) or --max-time.
+    /// The fewest pairs of EXPLAIN runs (TIMING OFF and ON, in alternating order) after a warm-up; more follow,
+    /// with an A/A control of TIMING OFF against OFF, until the median slowdown's 95% interval is within +-5% and
+    /// the control has its own (at least 36 pairs in all) or --max-time.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: u32,
 
@@ -181,11 +183,24 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             report: &report,
         },
     )?;
-    Ok(if report.interrupted {
+    Ok(exit_code(&report))
+}
+
+/// The exit status of a finished report: 130 after Ctrl-C; 1 when a
+/// measurement contradicts itself (TIMING ON wholly faster than OFF, beyond
+/// the A/A control: something to act on, not a result); else 0.
+pub fn exit_code(report: &Report) -> u8 {
+    let problem = report
+        .clock_sources
+        .iter()
+        .any(|s| s.result == clockscope_explain::report::Resolution::MeasurementProblem);
+    if report.interrupted {
         exit::INTERRUPTED
+    } else if problem {
+        exit::PROBLEM
     } else {
         exit::OK
-    })
+    }
 }
 
 /// The renderer of `format`: the one-screen text unless `verbose`.

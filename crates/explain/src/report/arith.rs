@@ -2,7 +2,8 @@
 //! per read, and the prediction from this machine's clock cost.
 
 use super::model::{
-    Inputs, Noise, PairedInTime, QueryBreakdown, Report, SourceResult, TscPrediction, CLOCK_READS_FORMULA,
+    AaControl, Inputs, Noise, PairedInTime, QueryBreakdown, Report, Resolution, SourceResult, TscPrediction,
+    CLOCK_READS_FORMULA,
 };
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
@@ -22,7 +23,8 @@ fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) 
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
     let off = Spread::of(&runs.timing_off_ms)?;
     let on = Spread::of(&runs.timing_on_ms)?;
-    let diff_ns = (on.median - off.median) * 1e6;
+    let noise = noise_of(runs)?;
+    let control = control_of(runs);
     let reads = runs.clock_reads_per_run;
     let reads_per_row = reads as f64 / rows as f64;
     let cost = if uses_tsc(&runs.clock_source) {
@@ -40,10 +42,19 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         .filter(|e| e.resolved)
         .and_then(|e| e.interval);
     let back_to_back = cost.map(|c| c.per_read_ns).filter(|v| v.is_finite() && *v > 0.0);
-    let overhead_per_read_ns = diff_ns / reads as f64;
+    // One estimate: the median block slowdown and its interval; every
+    // figure below is it, scaled (the TIMING OFF median sets the scale).
+    let slowdown = noise.slowdown_median;
+    let (low, high) = (noise.slowdown_ci_low, noise.slowdown_ci_high);
+    let added_ns = |x: f64| (x - 1.0) * off.median * 1e6;
+    let per_read = |x: f64| added_ns(x) / reads as f64;
+    let per_row = |x: f64| added_ns(x) / rows as f64;
+    let overhead_per_read_ns = per_read(slowdown);
+    let (result, result_reason) = judge_result(low, high, noise.blocks, &control);
     let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
     // The model's interval is per row per node (two reads).
     let per_row_at = |per_row_per_node: f64| reads_per_row / executor_loop::READS_PER_ROW * per_row_per_node;
+    let over_predicted = |x: Option<f64>| x.map(per_read).zip(predicted).map(|(o, p)| o / p);
     Some(SourceResult {
         clock_source: runs.clock_source.clone(),
         how: runs.how.clone(),
@@ -53,9 +64,17 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         timing_on_ms: on.median,
         timing_on_ms_min: on.min,
         timing_on_ms_max: on.max,
-        slowdown: on.median / off.median,
-        overhead_per_row_ns: diff_ns / rows as f64,
+        slowdown,
+        slowdown_low: low,
+        slowdown_high: high,
+        result,
+        result_reason,
+        overhead_per_row_ns: per_row(slowdown),
+        overhead_per_row_low_ns: low.map(per_row),
+        overhead_per_row_high_ns: high.map(per_row),
         overhead_per_read_ns,
+        overhead_per_read_low_ns: low.map(per_read),
+        overhead_per_read_high_ns: high.map(per_read),
         clock_reads_per_run: reads,
         clock_reads_per_row: reads_per_row,
         predicted_clock: cost.map(|c| c.clock.clone()),
@@ -65,7 +84,9 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         predicted_overhead_per_row_high_ns: interval.map(|i| per_row_at(i.high)),
         predicted_timing_on_ms: prediction.map(|p| p.timing_on_ms),
         predicted_slowdown: prediction.map(|p| p.slowdown),
-        observed_over_predicted: predicted.map(|p| overhead_per_read_ns / p),
+        observed_over_predicted: over_predicted(Some(slowdown)),
+        observed_over_predicted_low: over_predicted(low),
+        observed_over_predicted_high: over_predicted(high),
         paired_in_time: cost
             .and_then(|c| c.executor_loop.as_ref())
             .filter(|_| predicted.is_some())
@@ -75,29 +96,134 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
         back_to_back_observed_over_predicted: back_to_back.map(|p| overhead_per_read_ns / p),
         runs_timing_off_ms: runs.timing_off_ms.clone(),
         runs_timing_on_ms: runs.timing_on_ms.clone(),
-        noise: noise_of(runs)?,
+        noise,
+        control,
     })
 }
 
-/// observed / predicted pair by pair: pair k of `runs` against the model
-/// slice k, which ran just before it (explain runs one slice before each
-/// pair's TIMING OFF run, in order; a stop can only leave one more slice
-/// than pairs, at the end, which the zip drops); `None` without such pairs.
-/// A pair whose slice measured no positive cost has no ratio and is left
-/// out (`pairs` counts the ones kept).
+/// Whether the slowdown's interval (`low`, `high`, over `blocks` blocks)
+/// stands clear of the A/A control: above both 1.0 and the control's
+/// extent it is stated; wholly below both it is a measurement problem
+/// (timing cannot make EXPLAIN faster); otherwise not resolved, and why.
+pub(crate) fn judge_result(
+    low: Option<f64>,
+    high: Option<f64>,
+    blocks: usize,
+    control: &AaControl,
+) -> (Resolution, String) {
+    let (Some(lo), Some(hi)) = (low, high) else {
+        return (
+            Resolution::NotResolved,
+            format!(
+                "not resolved here: {blocks} block{} of pairs, an interval needs 6 (more time: --max-time, or more \
+                 --rows)",
+                if blocks == 1 { "" } else { "s" }
+            ),
+        );
+    };
+    let (Some(clo), Some(chi)) = (control.low, control.high) else {
+        return (
+            Resolution::NotResolved,
+            "not resolved here: no A/A control block completed, so the machine's own variation is unknown (more \
+             time: --max-time)"
+                .to_string(),
+        );
+    };
+    let aa = if control.extent == "range" {
+        format!("A/A {clo:.2}x to {chi:.2}x, the range of {} blocks", control.blocks)
+    } else {
+        format!("A/A {clo:.2}x to {chi:.2}x")
+    };
+    if lo > chi.max(1.0) {
+        (
+            Resolution::Resolved,
+            format!("resolved: {lo:.2}x to {hi:.2}x lies above the machine's own variation ({aa})"),
+        )
+    } else if hi < clo.min(1.0) {
+        (
+            Resolution::MeasurementProblem,
+            format!(
+                "measurement problem: TIMING ON measured faster than TIMING OFF ({lo:.2}x to {hi:.2}x, below the \
+                 {aa}); timing every row cannot make EXPLAIN faster, so something else changed between the runs \
+                 (a CPU's speed, a cache, other work on the machine); no overhead is stated"
+            ),
+        )
+    } else {
+        (
+            Resolution::NotResolved,
+            format!(
+                "not resolved here: the machine's own variation ({aa}) is as large as the effect ({lo:.2}x to \
+                 {hi:.2}x)"
+            ),
+        )
+    }
+}
+
+/// The A/A control of one source's runs.
+fn control_of(runs: &SourceRuns) -> AaControl {
+    let ratios = runs.control.block_ratios();
+    let interval = crate::stats::median_interval(&ratios, crate::stats::CONFIDENCE);
+    let spread = Spread::of(&ratios);
+    let (low, high, extent) = match (interval, spread) {
+        (Some(i), _) => (Some(i.low), Some(i.high), "interval"),
+        (None, Some(s)) => (Some(s.min), Some(s.max), "range"),
+        (None, None) => (None, None, "range"),
+    };
+    AaControl {
+        pairs: runs.control.a_ms.len(),
+        blocks: ratios.len(),
+        median: spread.map(|s| s.median),
+        low,
+        high,
+        extent,
+        runs_a_ms: runs.control.a_ms.clone(),
+        runs_b_ms: runs.control.b_ms.clone(),
+    }
+}
+
+/// The place in the run order (model slices counted from 0, one before
+/// each pair, control pairs included) of measured pair `k`.
+fn slot_of_pair(k: usize) -> usize {
+    let effect_per_cycle = crate::measure::SCHEDULE
+        .iter()
+        .filter(|s| matches!(s, crate::measure::Slot::Effect { .. }))
+        .count();
+    let mut seen = 0;
+    let cycle = k / effect_per_cycle;
+    for (i, s) in crate::measure::SCHEDULE.iter().enumerate() {
+        if matches!(s, crate::measure::Slot::Effect { .. }) {
+            if seen == k % effect_per_cycle {
+                return cycle * crate::measure::SCHEDULE.len() + i;
+            }
+            seen += 1;
+        }
+    }
+    unreachable!("the schedule has effect pairs")
+}
+
+/// observed / predicted block by block: block j of `runs` (pairs 2j and
+/// 2j+1) against the mean of the two model slices that ran just before its
+/// pairs (explain runs one slice before the first run of every pair, the
+/// A/A control's included, in order; a stop can leave slices without pairs,
+/// which are not used); `None` without such blocks. A block whose slices
+/// measured no positive cost has no ratio and is left out (`pairs` counts
+/// the blocks kept).
 pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]) -> Option<PairedInTime> {
     let reads = runs.clock_reads_per_run as f64;
     if reads <= 0.0 {
         return None;
     }
-    let mut ratios: Vec<f64> = runs
-        .timing_off_ms
-        .iter()
-        .zip(&runs.timing_on_ms)
-        .zip(slice_medians_ns_per_row)
-        .filter_map(|((off, on), slice)| {
-            let predicted_per_read = slice / executor_loop::READS_PER_ROW;
-            let observed_per_read = (on - off) * 1e6 / reads;
+    let n = runs.timing_off_ms.len().min(runs.timing_on_ms.len());
+    let mut ratios: Vec<f64> = (0..n / 2)
+        .filter_map(|j| {
+            let (a, b) = (2 * j, 2 * j + 1);
+            let slices = [slot_of_pair(a), slot_of_pair(b)].map(|i| slice_medians_ns_per_row.get(i).copied());
+            let [Some(sa), Some(sb)] = slices else {
+                return None;
+            };
+            let predicted_per_read = (sa + sb) / 2.0 / executor_loop::READS_PER_ROW;
+            let added = runs.timing_on_ms[a] + runs.timing_on_ms[b] - runs.timing_off_ms[a] - runs.timing_off_ms[b];
+            let observed_per_read = added / 2.0 * 1e6 / reads;
             (predicted_per_read > 0.0 && predicted_per_read.is_finite()).then(|| observed_per_read / predicted_per_read)
         })
         .collect();
@@ -112,13 +238,21 @@ pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]
     })
 }
 
-/// The noise control's figures for one source's pairs.
+/// The noise control's figures for one source's blocks.
 fn noise_of(runs: &SourceRuns) -> Option<Noise> {
-    let ratios = crate::stats::paired_ratios(&runs.timing_off_ms, &runs.timing_on_ms);
+    let n = runs.timing_off_ms.len();
+    let blocks = crate::stats::block_ratios(&runs.timing_off_ms, &runs.timing_on_ms, &crate::measure::alternating(n));
+    // A stop after one pair leaves no block: that pair's ratio, unresolved.
+    let ratios = if blocks.is_empty() {
+        crate::stats::paired_ratios(&runs.timing_off_ms, &runs.timing_on_ms)
+    } else {
+        blocks.clone()
+    };
     let spread = Spread::of(&ratios)?;
     let p = crate::stats::precision(&ratios)?;
     Some(Noise {
         pairs: runs.timing_on_ms.len(),
+        blocks: blocks.len(),
         slowdown_median: p.median,
         slowdown_min: spread.min,
         slowdown_max: spread.max,
@@ -153,14 +287,15 @@ fn noise_warnings(r: &SourceResult, warnings: &mut Vec<String>) {
     if !n.target_reached && n.stopped_by != crate::measure::StopReason::Interrupted {
         let precision = match n.slowdown_ci_half_width {
             Some(h) => format!("is +-{:.1}%", h * 100.0),
-            None => "needs at least 6 pairs".to_string(),
+            None => "needs at least 6 blocks (12 pairs)".to_string(),
         };
         let why = match n.stopped_by {
             crate::measure::StopReason::MaxTime => "--max-time ended the runs (raise it for more pairs)",
             _ => "the most pairs ran",
         };
         warnings.push(format!(
-            "{}: the 95% interval of the median slowdown {precision}, not within +-{:.0}%, after {} pairs: {why}",
+            "{}: the 95% interval of the median block slowdown {precision}, not within +-{:.0}%, after {} pairs: \
+             {why}",
             r.clock_source,
             n.target_half_width * 100.0,
             n.pairs
@@ -185,26 +320,39 @@ fn query_breakdown(inp: &Inputs, results: &[SourceResult]) -> Option<QueryBreakd
     })
 }
 
-fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks) -> Option<TscPrediction> {
+fn tsc_prediction(results: &[SourceResult], machine: &MachineClocks, server_version_num: u32) -> Option<TscPrediction> {
     if results.iter().any(|r| uses_tsc(&r.clock_source)) {
         return None;
     }
     let rdtsc_cost = machine.rdtsc.as_ref()?;
     let rdtsc = rdtsc_cost.added_per_read_ns()?;
     let base = results.iter().find(|r| !uses_tsc(&r.clock_source))?;
-    let ratio = base.observed_over_predicted.filter(|r| r.is_finite())?;
+    // Scaled only by a ratio that is stated.
+    let ratio = base
+        .observed_over_predicted
+        .filter(|r| r.is_finite() && base.result == Resolution::Resolved);
     let rows = base.clock_reads_per_run as f64 / base.clock_reads_per_row;
     let at = |per_read: f64| predict(base.timing_off_ms, rows, base.clock_reads_per_row, per_read);
-    let scaled = rdtsc * ratio;
+    let scaled = ratio.map(|r| rdtsc * r);
+    let used_by = if server_version_num < crate::measure::PG19_VERSION_NUM {
+        format!(
+            "PostgreSQL {} reads the system clock for EXPLAIN; PostgreSQL 19 and later read the TSC \
+             (timing_clock_source = tsc, or auto where it trusts it): what upgrading would give",
+            server_version_num / 10_000
+        )
+    } else {
+        "this server reads the TSC when timing_clock_source = tsc (or auto where it trusts the TSC)".to_string()
+    };
     Some(TscPrediction {
         rdtsc_per_read_ns: rdtsc,
         rdtsc_back_to_back_per_read_ns: rdtsc_cost.per_read_ns,
         predicted_overhead_per_row_ns: at(rdtsc).overhead_per_row_ns,
         predicted_slowdown: at(rdtsc).slowdown,
         scaled_per_read_ns: scaled,
-        scaled_overhead_per_row_ns: at(scaled).overhead_per_row_ns,
-        scaled_slowdown: at(scaled).slowdown,
+        scaled_overhead_per_row_ns: scaled.map(|v| at(v).overhead_per_row_ns),
+        scaled_slowdown: scaled.map(|v| at(v).slowdown),
         from_clock_source: base.clock_source.clone(),
+        used_by,
     })
 }
 
@@ -238,6 +386,27 @@ pub(crate) fn shown_settings(
         .collect()
 }
 
+/// Why there is no TSC prediction where one was wanted (no measured source
+/// reads the TSC and this machine's RDTSC model did not resolve), said for
+/// the server's version.
+fn tsc_missing(inp: &Inputs, clock_sources: &[SourceResult], tsc: Option<&TscPrediction>) -> Option<String> {
+    if tsc.is_some() || clock_sources.iter().any(|r| uses_tsc(&r.clock_source)) {
+        return None;
+    }
+    let c = inp.machine.rdtsc.as_ref().filter(|c| c.added_per_read_ns().is_none())?;
+    let who = if inp.server_version_num < crate::measure::PG19_VERSION_NUM {
+        format!(
+            "no prediction for the TSC, which PostgreSQL 19 and later read ({}; PostgreSQL {} reads the system \
+             clock)",
+            c.clock,
+            inp.server_version_num / 10_000
+        )
+    } else {
+        format!("with timing_clock_source = tsc ({}): no prediction", c.clock)
+    };
+    Some(format!("{who}: {}", c.prediction_status()))
+}
+
 /// Computes the report from what was measured.
 pub fn build(inp: &Inputs) -> Report {
     let clock_sources: Vec<SourceResult> = inp
@@ -254,11 +423,8 @@ pub fn build(inp: &Inputs) -> Report {
         ));
     }
     for r in &clock_sources {
-        if r.timing_on_ms <= r.timing_off_ms {
-            warnings.push(format!(
-                "{}: TIMING ON was not slower than TIMING OFF; the runs are noise-bound (use more --rows or --runs)",
-                r.clock_source
-            ));
+        if r.result == Resolution::MeasurementProblem {
+            warnings.push(format!("{}: {}", r.clock_source, r.result_reason));
         }
         if r.predicted_per_read_ns.is_none() {
             warnings.push(format!("{}: no prediction: {}", r.clock_source, r.prediction_status));
@@ -292,16 +458,8 @@ pub fn build(inp: &Inputs) -> Report {
             c.cpus
         ));
     }
-    let tsc = tsc_prediction(&clock_sources, inp.machine);
-    if tsc.is_none() && !clock_sources.iter().any(|r| uses_tsc(&r.clock_source)) {
-        if let Some(c) = inp.machine.rdtsc.as_ref().filter(|c| c.added_per_read_ns().is_none()) {
-            warnings.push(format!(
-                "with PostgreSQL 19's TSC ({}): no prediction: {}",
-                c.clock,
-                c.prediction_status()
-            ));
-        }
-    }
+    let tsc = tsc_prediction(&clock_sources, inp.machine, inp.server_version_num);
+    warnings.extend(tsc_missing(inp, &clock_sources, tsc.as_ref()));
     let timing_settings = crate::timing_settings::judge(
         inp.timing_settings,
         &clock_sources,
@@ -324,6 +482,7 @@ pub fn build(inp: &Inputs) -> Report {
         workload_reason: inp.workload_reason.map(str::to_string),
         runs: inp.runs,
         warmup_runs: inp.warmup_runs,
+        order: crate::measure::ORDER_TEXT.to_string(),
         clock_reads_formula: CLOCK_READS_FORMULA.to_string(),
         this_machine: inp.machine.clone(),
         clock_measure_ns: inp.clock_measure_ns,
@@ -361,6 +520,7 @@ mod tests {
             clock_reads_per_run: 2,
             stopped_by: crate::measure::StopReason::Precision,
             timing_on_plan: None,
+            control: crate::measure::ControlRuns::default(),
         }
     }
 
@@ -394,30 +554,43 @@ mod tests {
     }
 
     #[test]
-    fn pairs_set_against_the_slice_before_them_hold_when_the_speed_changes() {
-        // 1,000 reads per run; the machine switches speed after 4 of 7
-        // pairs: the server adds 9 ns per read, then 18; each slice before a
-        // pair says the same (its per-row median is two reads). The medians
-        // of all runs would set 9 (the ON - OFF of the medians) against 18.
+    fn blocks_set_against_the_slices_before_them_hold_when_the_speed_changes() {
+        // 1,000 reads per run; the machine switches speed after 3 of 6
+        // blocks (12 pairs): the server adds 9 ns per read, then 18; each
+        // slice before a pair says the same (its per-row median is two
+        // reads). The A/A control's slices, between, say nothing of it (999).
+        // The medians of all runs would set 9 against 18.
         let mut r = runs("tsc", "SET");
         r.clock_reads_per_run = 1000;
-        r.timing_off_ms = vec![10.0; 7];
-        r.timing_on_ms = [9.0, 9.0, 9.0, 9.0, 18.0, 18.0, 18.0]
-            .iter()
+        r.timing_off_ms = vec![10.0; 12];
+        r.timing_on_ms = (0..12)
+            .map(|k| if k < 6 { 9.0 } else { 18.0 })
             .map(|ns| 10.0 + ns * 1000.0 / 1e6)
             .collect();
-        let slices = [18.0, 18.0, 18.0, 18.0, 36.0, 36.0, 36.0];
+        let effect_slot = |i: usize| matches!(crate::measure::SCHEDULE[i % 6], crate::measure::Slot::Effect { .. });
+        let slices: Vec<f64> = (0..18)
+            .map(|i| {
+                let e = (0..i).filter(|k| effect_slot(*k)).count();
+                match (effect_slot(i), e < 6) {
+                    (false, _) => 999.0,
+                    (true, true) => 18.0,
+                    (true, false) => 36.0,
+                }
+            })
+            .collect();
+        assert_eq!(slot_of_pair(4), 6);
+        assert_eq!(slot_of_pair(7), 9);
         let p = paired_in_time(&r, &slices).unwrap();
-        assert_eq!(p.pairs, 7);
+        assert_eq!(p.pairs, 6);
         assert!((p.observed_over_predicted - 1.0).abs() < 1e-9, "{p:?}");
         let (low, high) = (p.low.unwrap(), p.high.unwrap());
         assert!((low - 1.0).abs() < 1e-9 && (high - 1.0).abs() < 1e-9, "{p:?}");
         // The server twice the model's cost in every pair: 2.
         let doubled: Vec<f64> = slices.iter().map(|s| s / 2.0).collect();
         assert!((paired_in_time(&r, &doubled).unwrap().observed_over_predicted - 2.0).abs() < 1e-9);
-        // Fewer slices than pairs (a stop): only the pairs with one; below
+        // Fewer slices than pairs (a stop): only the blocks with both; below
         // 6, no interval.
-        let few = paired_in_time(&r, &slices[..3]).unwrap();
+        let few = paired_in_time(&r, &slices[..8]).unwrap();
         assert_eq!((few.pairs, few.low), (3, None));
         // No slice, or slices that resolved nothing: no ratio.
         assert_eq!(paired_in_time(&r, &[]), None);

@@ -51,5 +51,6 @@ pub mod model;
 
 pub use arith::build;
 pub use model::{
-    CpuContention, Inputs, Noise, PairedInTime, QueryBreakdown, Report, SourceResult, TscPrediction, SCHEMA_VERSION,
+    AaControl, CpuContention, Inputs, Noise, PairedInTime, QueryBreakdown, Report, Resolution, SourceResult,
+    TscPrediction, SCHEMA_VERSION,
 };

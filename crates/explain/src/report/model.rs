@@ -12,6 +12,40 @@ use serde::Serialize;
 /// Version of `explain`'s JSON layout (`schema_version`, docs/schema/explain.schema.json).
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// Whether a source's result is stated (see `arith::judge_result`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// The slowdown's 95% interval lies above 1.0 and above the A/A
+    /// control's: the numbers are stated.
+    Resolved,
+    /// The interval reaches the control's (or 1.0), or there is none: the
+    /// effect is not told apart from the machine's own variation here.
+    NotResolved,
+    /// The interval lies wholly below 1.0 and the control's: TIMING ON
+    /// measured faster, which timing cannot make it; the runs are wrong.
+    MeasurementProblem,
+}
+
+/// The A/A control of one source: pairs of TIMING OFF against TIMING OFF in
+/// the same schedule, blocks as the measured pairs' (`measure`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AaControl {
+    pub pairs: usize,
+    pub blocks: usize,
+    /// The median block ratio (second role / first); null without a block.
+    pub median: Option<f64>,
+    /// The control's extent: its 95% interval, or with fewer than 6 blocks
+    /// its range (min to max); null without a block.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// `interval` or `range`: which of the two `low`/`high` are.
+    pub extent: &'static str,
+    /// Every control run, in order (roles as in `measure::ControlRuns`).
+    pub runs_a_ms: Vec<f64>,
+    pub runs_b_ms: Vec<f64>,
+}
+
 /// The formula behind `clock_reads_per_run`, for the reader of the JSON.
 pub const CLOCK_READS_FORMULA: &str = "2 * sum over plan nodes of (Actual Rows * Actual Loops + Actual Loops); a parallel plan's on its critical path (the nodes above each Gather, the busiest process's below it)";
 
@@ -28,9 +62,23 @@ pub struct SourceResult {
     pub timing_on_ms: f64,
     pub timing_on_ms_min: f64,
     pub timing_on_ms_max: f64,
+    /// The median block slowdown (`noise.slowdown_median`): the one
+    /// estimate every figure below is derived from.
     pub slowdown: f64,
+    /// Its 95% interval (`noise.slowdown_ci_*`); null below 6 blocks.
+    pub slowdown_low: Option<f64>,
+    pub slowdown_high: Option<f64>,
+    /// Whether the estimate is stated, and why not.
+    pub result: Resolution,
+    pub result_reason: String,
+    /// (slowdown - 1) x TIMING OFF x 1e6 / rows, ns.
     pub overhead_per_row_ns: f64,
+    pub overhead_per_row_low_ns: Option<f64>,
+    pub overhead_per_row_high_ns: Option<f64>,
+    /// (slowdown - 1) x TIMING OFF x 1e6 / clock reads per run, ns.
     pub overhead_per_read_ns: f64,
+    pub overhead_per_read_low_ns: Option<f64>,
+    pub overhead_per_read_high_ns: Option<f64>,
     pub clock_reads_per_run: u64,
     pub clock_reads_per_row: f64,
     /// This machine's clock used for the prediction.
@@ -48,6 +96,9 @@ pub struct SourceResult {
     pub predicted_timing_on_ms: Option<f64>,
     pub predicted_slowdown: Option<f64>,
     pub observed_over_predicted: Option<f64>,
+    /// overhead_per_read_low_ns / high_ns over predicted_per_read_ns.
+    pub observed_over_predicted_low: Option<f64>,
+    pub observed_over_predicted_high: Option<f64>,
     /// observed / predicted paired in time: each pair of runs against the
     /// model slice that ran just before it; null without slices.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,8 +113,10 @@ pub struct SourceResult {
     /// Every run, in order.
     pub runs_timing_off_ms: Vec<f64>,
     pub runs_timing_on_ms: Vec<f64>,
-    /// The noise control: paired slowdowns, their interval, why runs ended.
+    /// The noise control: block slowdowns, their interval, why runs ended.
     pub noise: Noise,
+    /// The A/A control the result is judged against.
+    pub control: AaControl,
 }
 
 /// observed / predicted with each of the server's pairs of runs set against
@@ -72,10 +125,10 @@ pub struct SourceResult {
 /// speeds, the pairs cannot.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PairedInTime {
-    /// Pairs of runs with a slice before them.
+    /// Blocks of two pairs with a slice before each pair.
     pub pairs: usize,
-    /// The median over them of (the pair's ON - OFF per clock read) / (the
-    /// slice's median added per read), a ratio.
+    /// The median over them of (the block's ON - OFF per clock read) / (its
+    /// two slices' mean added per read), a ratio.
     pub observed_over_predicted: f64,
     /// Its 95% interval (order statistics); null below 6 pairs.
     pub low: Option<f64>,
@@ -85,13 +138,15 @@ pub struct PairedInTime {
 /// The noise control's result for one clock source (see `stats`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Noise {
-    /// Pairs of runs (TIMING OFF then ON).
+    /// Pairs of runs (TIMING OFF and ON, in alternating order).
     pub pairs: usize,
-    /// Median, min and max of the paired slowdowns (ON / OFF of each pair).
+    /// Balanced blocks of two pairs (`measure`).
+    pub blocks: usize,
+    /// Median, min and max of the block slowdowns (ON / OFF of each block).
     pub slowdown_median: f64,
     pub slowdown_min: f64,
     pub slowdown_max: f64,
-    /// The 95% interval of the median paired slowdown; null below 6 pairs.
+    /// The 95% interval of the median block slowdown; null below 6 blocks.
     pub slowdown_ci_low: Option<f64>,
     pub slowdown_ci_high: Option<f64>,
     /// The interval's actual coverage (at least 0.95).
@@ -147,9 +202,13 @@ pub struct TscPrediction {
     pub predicted_overhead_per_row_ns: f64,
     pub predicted_slowdown: f64,
     /// The system clock's observed/predicted ratio applied to the RDTSC cost.
-    pub scaled_per_read_ns: f64,
-    pub scaled_overhead_per_row_ns: f64,
-    pub scaled_slowdown: f64,
+    /// Null when that ratio is not resolved (the source's result).
+    pub scaled_per_read_ns: Option<f64>,
+    pub scaled_overhead_per_row_ns: Option<f64>,
+    pub scaled_slowdown: Option<f64>,
+    /// Which PostgreSQL reads the TSC for EXPLAIN: the server's own version
+    /// only from 19; said for the server connected.
+    pub used_by: String,
     /// The measured source the prediction starts from (its TIMING OFF time
     /// and clock reads).
     pub from_clock_source: String,
@@ -179,6 +238,8 @@ pub struct Report {
     pub workload_reason: Option<String>,
     pub runs: u32,
     pub warmup_runs: u32,
+    /// The order of the runs and the A/A control, in words (`measure`).
+    pub order: String,
     pub clock_reads_formula: String,
     pub this_machine: MachineClocks,
     /// How long each of this machine's clocks was measured, ns.

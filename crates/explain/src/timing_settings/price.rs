@@ -8,9 +8,10 @@
 //!   back-to-back read cost (two reads around a system call have nothing to
 //!   overlap with): the number `clockscope check` prices track_io_timing with.
 //! - `explain_read_price`: EXPLAIN's fast read, inferred on the server
-//!   from its own runs, `(TIMING ON - TIMING OFF) / clock reads` of the
-//!   measured source matching its setting, the interval from the paired
-//!   slowdown's; "not resolved" when that interval reaches 1.0.
+//!   from its own runs (the measured source matching its setting): its
+//!   per-read cost and interval, from the one block slowdown estimate;
+//!   "not resolved" unless that source's result is stated (its interval
+//!   clear of the A/A control's and of 1.0).
 //! - `measure_page_cache_read`: the 8 kB page-cache read an I/O's timing
 //!   is set against, with the interval of its median.
 
@@ -112,36 +113,21 @@ pub(crate) fn pricing_source<'a>(settings: &[ServerSetting], sources: &'a [Sourc
         .or_else(|| sources.first())
 }
 
-/// The observed cost per read of `r` at slowdown `x`: (x - 1) x OFF / reads.
-fn per_read_at(r: &SourceResult, slowdown: f64) -> f64 {
-    (slowdown - 1.0) * r.timing_off_ms * 1e6 / r.clock_reads_per_run as f64
-}
-
-/// The observed per-read cost of `r` with the interval of its paired
-/// slowdown; `Err` when the ON-OFF difference is not resolved above the
-/// noise (the slowdown's interval reaches 1.0, or it has none).
+/// The observed per-read cost of `r` with its interval, both from the one
+/// block slowdown estimate (`report`); `Err` when the result is not stated
+/// (its interval reaches the A/A control's or 1.0, or it has none).
 pub(crate) fn observed_read_price(r: &SourceResult) -> Result<ReadPrice, String> {
-    let n = &r.noise;
-    let (Some(lo), Some(hi)) = (n.slowdown_ci_low, n.slowdown_ci_high) else {
-        return Err(format!(
-            "not resolved: interval not available (n={}; an interval needs 6 pairs)",
-            n.pairs
-        ));
-    };
-    if lo <= 1.0 || r.clock_reads_per_run == 0 {
-        return Err(format!(
-            "not resolved: the paired slowdown's 95% interval, {lo:.3}x to {hi:.3}x, reaches 1.0: TIMING ON's cost \
-             is inside the noise"
-        ));
+    if r.result != crate::report::model::Resolution::Resolved || r.clock_reads_per_run == 0 {
+        return Err(r.result_reason.clone());
     }
     Ok(ReadPrice {
         clock: r.clock_source.clone(),
         ns: r.overhead_per_read_ns,
-        low_ns: Some(per_read_at(r, lo)),
-        high_ns: Some(per_read_at(r, hi)),
+        low_ns: r.overhead_per_read_low_ns,
+        high_ns: r.overhead_per_read_high_ns,
         source: format!(
-            "EXPLAIN's read inferred on the server ({}): (ON - OFF) / clock reads, the interval from the paired \
-             slowdown's",
+            "EXPLAIN's read inferred on the server ({}): the median block slowdown's added time / clock reads, \
+             with its interval",
             r.clock_source
         ),
     })

@@ -19,7 +19,21 @@ fn setting(name: &str, setting: &str, vartype: &str) -> ServerSetting {
 /// interval `slowdown +- ci`, over 200,006 reads of a 10 ms TIMING OFF run.
 fn source_ci(clock: &str, slowdown: f64, ci: f64) -> SourceResult {
     let reads = 200_006u64;
-    let per_read_ns = (slowdown - 1.0) * 10.0 * 1e6 / reads as f64;
+    let per_read = |x: f64| (x - 1.0) * 10.0 * 1e6 / reads as f64;
+    let per_read_ns = per_read(slowdown);
+    let (lo, hi) = (slowdown - ci, slowdown + ci);
+    // A steady A/A control: six blocks of 1.0.
+    let control = crate::report::model::AaControl {
+        pairs: 12,
+        blocks: 6,
+        median: Some(1.0),
+        low: Some(1.0),
+        high: Some(1.0),
+        extent: "interval",
+        runs_a_ms: vec![10.0; 12],
+        runs_b_ms: vec![10.0; 12],
+    };
+    let (result, result_reason) = crate::report::arith::judge_result(Some(lo), Some(hi), 6, &control);
     SourceResult {
         clock_source: clock.into(),
         how: String::new(),
@@ -30,8 +44,16 @@ fn source_ci(clock: &str, slowdown: f64, ci: f64) -> SourceResult {
         timing_on_ms_min: 10.0 * slowdown,
         timing_on_ms_max: 10.0 * slowdown,
         slowdown,
+        slowdown_low: Some(lo),
+        slowdown_high: Some(hi),
+        result,
+        result_reason,
         overhead_per_row_ns: 2.0 * per_read_ns,
+        overhead_per_row_low_ns: Some(2.0 * per_read(lo)),
+        overhead_per_row_high_ns: Some(2.0 * per_read(hi)),
         overhead_per_read_ns: per_read_ns,
+        overhead_per_read_low_ns: Some(per_read(lo)),
+        overhead_per_read_high_ns: Some(per_read(hi)),
         clock_reads_per_run: reads,
         clock_reads_per_row: 2.0,
         predicted_clock: None,
@@ -42,14 +64,18 @@ fn source_ci(clock: &str, slowdown: f64, ci: f64) -> SourceResult {
         predicted_timing_on_ms: None,
         predicted_slowdown: None,
         observed_over_predicted: None,
+        observed_over_predicted_low: None,
+        observed_over_predicted_high: None,
         paired_in_time: None,
         prediction_status: "not measured".into(),
         back_to_back_per_read_ns: None,
         back_to_back_observed_over_predicted: None,
         runs_timing_off_ms: vec![],
         runs_timing_on_ms: vec![],
+        control,
         noise: crate::report::model::Noise {
             pairs: 12,
+            blocks: 6,
             slowdown_median: slowdown,
             slowdown_min: slowdown - ci,
             slowdown_max: slowdown + ci,
@@ -357,13 +383,15 @@ fn an_explain_cost_inside_the_noise_is_not_resolved() {
     assert!(timing.cost.is_none());
     assert!(timing.judgement.contains("not resolved"), "{}", timing.judgement);
     assert!(lines(&t).is_empty());
-    // Fewer than 6 pairs: no interval, not resolved either.
+    // Fewer than 6 blocks: no interval, not resolved either.
     let mut few = source("system", 3.0);
-    few.noise.slowdown_ci_low = None;
-    few.noise.slowdown_ci_high = None;
-    few.noise.pairs = 5;
+    (few.result, few.result_reason) = crate::report::arith::judge_result(None, None, 5, &few.control);
     let t = judge(&s, &[few], Some(&machine(20.0, None)), None);
-    assert!(t.explain_read_status.contains("(n=5;"), "{}", t.explain_read_status);
+    assert!(
+        t.explain_read_status.contains("5 blocks of pairs, an interval needs 6"),
+        "{}",
+        t.explain_read_status
+    );
     assert!(lines(&t).is_empty());
 }
 

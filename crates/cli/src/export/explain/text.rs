@@ -114,17 +114,19 @@ fn write_setup(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     }
     writeln!(
         out,
-        "Runs:     pairs of TIMING OFF then ON after {} warm-up pair; times are EXPLAIN's \"Execution Time\"",
+        "Runs:     pairs of TIMING OFF and ON after {} warm-up pair; times are EXPLAIN's \"Execution Time\"",
         r.warmup_runs
     )?;
+    writeln!(out, "Order:    {}", r.order)?;
     writeln!(
         out,
-        "          at least {} pairs (--runs), then until the median slowdown's 95% interval is within",
+        "          at least {} pairs (--runs), then until the median block slowdown's 95% interval is",
         r.runs
     )?;
     writeln!(
         out,
-        "          +-5% of it (order statistics of the paired ON/OFF ratios) or --max-time {} s",
+        "          within +-5% of it (order statistics of the blocks' ON/OFF ratios) and the A/A control has 6 \
+         blocks, or --max-time {} s",
         r.max_time_s
     )?;
     if let Some(first) = r.clock_sources.first() {
@@ -154,16 +156,15 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         "  {:<28} {:>9.3} ms {:>9.3} ms {:>9.3} ms",
         "TIMING ON", s.timing_on_ms, s.timing_on_ms_min, s.timing_on_ms_max
     )?;
-    writeln!(out, "  {:<28} {:>11.2}x", "slowdown", s.slowdown)?;
     let n = &s.noise;
     writeln!(
         out,
-        "  {:<28} {:>11.2}x {:>11.2}x {:>11.2}x   ON/OFF of each pair, {} pairs",
-        "paired slowdown", n.slowdown_median, n.slowdown_min, n.slowdown_max, n.pairs
+        "  {:<28} {:>11.2}x {:>11.2}x {:>11.2}x   ON/OFF of each block of two pairs, {} blocks of {} pairs",
+        "block slowdown", n.slowdown_median, n.slowdown_min, n.slowdown_max, n.blocks, n.pairs
     )?;
     let interval = match (n.slowdown_ci_low, n.slowdown_ci_high, n.slowdown_ci_half_width) {
         (Some(lo), Some(hi), Some(h)) => format!("{lo:.2}x to {hi:.2}x (+-{:.1}%)", h * 100.0),
-        _ => "none (fewer than 6 pairs)".into(),
+        _ => "none (fewer than 6 blocks)".into(),
     };
     let stopped = match n.stopped_by {
         clockscope_explain::measure::StopReason::Precision => "target +-5% reached",
@@ -172,16 +173,27 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
         clockscope_explain::measure::StopReason::Interrupted => "interrupted",
     };
     writeln!(out, "  {:<28} {interval}; {stopped}", "95% interval of the median")?;
+    write_control(out, &s.control)?;
+    writeln!(out, "  {:<28} {}", "result", s.result_reason)?;
     writeln!(
         out,
-        "  {:<28} {:>9.2} ns   (ON - OFF) / rows",
-        "overhead per row", s.overhead_per_row_ns
+        "  {:<28} {:>9.2} ns   (slowdown - 1) x TIMING OFF / rows{}",
+        "overhead per row",
+        s.overhead_per_row_ns,
+        interval_text(s.overhead_per_row_low_ns, s.overhead_per_row_high_ns, " ns")
     )?;
     writeln!(
         out,
-        "  {:<28} {:>9.2} ns   (ON - OFF) / clock reads",
-        "overhead per clock read", s.overhead_per_read_ns
+        "  {:<28} {:>9.2} ns   (slowdown - 1) x TIMING OFF / clock reads{}",
+        "overhead per clock read",
+        s.overhead_per_read_ns,
+        interval_text(s.overhead_per_read_low_ns, s.overhead_per_read_high_ns, " ns")
     )?;
+    write_prediction(out, s)
+}
+
+/// One clock source's prediction, observed / predicted and the old model.
+fn write_prediction(out: &mut dyn Write, s: &clockscope_explain::report::SourceResult) -> io::Result<()> {
     let clock = s.predicted_clock.as_deref().unwrap_or("none");
     match s.predicted_per_read_ns {
         Some(p) => writeln!(
@@ -223,9 +235,10 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
     )?;
     writeln!(
         out,
-        "  {:<28} {:>12}",
+        "  {:<28} {:>12}   overhead per clock read / predicted per read{}",
         "observed / predicted",
-        opt(s.observed_over_predicted, 2, "")
+        opt(s.observed_over_predicted, 2, ""),
+        interval_text(s.observed_over_predicted_low, s.observed_over_predicted_high, "")
     )?;
     if let Some(p) = &s.paired_in_time {
         write_paired_in_time(out, p)?;
@@ -240,6 +253,30 @@ fn write_source(out: &mut dyn Write, s: &clockscope_explain::report::SourceResul
     Ok(())
 }
 
+/// " (95% interval 1.00 to 2.00 ns)", or nothing without one.
+fn interval_text(low: Option<f64>, high: Option<f64>, unit: &str) -> String {
+    match (low, high) {
+        (Some(lo), Some(hi)) => format!(" (95% interval {lo:.2} to {hi:.2}{unit})"),
+        _ => String::new(),
+    }
+}
+
+/// The A/A control: TIMING OFF against TIMING OFF in the same schedule.
+fn write_control(out: &mut dyn Write, c: &clockscope_explain::report::AaControl) -> io::Result<()> {
+    let extent = match (c.median, c.low, c.high) {
+        (Some(m), Some(lo), Some(hi)) if c.extent == "range" => {
+            format!("{m:.2}x, range {lo:.2}x to {hi:.2}x (fewer than 6 blocks: no interval)")
+        }
+        (Some(m), Some(lo), Some(hi)) => format!("{m:.2}x, 95% interval {lo:.2}x to {hi:.2}x"),
+        _ => "none completed".to_string(),
+    };
+    writeln!(
+        out,
+        "  {:<28} {extent}; TIMING OFF against TIMING OFF, {} blocks of {} pairs",
+        "A/A control", c.blocks, c.pairs
+    )
+}
+
 /// observed / predicted pair by pair, with its interval when there is one.
 fn write_paired_in_time(out: &mut dyn Write, p: &clockscope_explain::report::PairedInTime) -> io::Result<()> {
     let interval = match (p.low, p.high) {
@@ -248,7 +285,7 @@ fn write_paired_in_time(out: &mut dyn Write, p: &clockscope_explain::report::Pai
     };
     writeln!(
         out,
-        "  {:<28} {:>12}   each pair of runs against the model slice just before it ({interval}{} pairs)",
+        "  {:<28} {:>12}   each block against the model slices just before its pairs ({interval}{} blocks)",
         "  paired in time",
         format!("{:.2}", p.observed_over_predicted),
         p.pairs
@@ -269,11 +306,19 @@ fn write_tsc_prediction(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             "{lead}: about {:.2}x predicted ({:.2} ns per row at RDTSC's {:.2} ns per read in the model);",
             t.predicted_slowdown, t.predicted_overhead_per_row_ns, t.rdtsc_per_read_ns
         )?;
-        writeln!(
-            out,
-            "  {:.2}x ({:.2} ns per row) scaled by the {} source's observed / predicted",
-            t.scaled_slowdown, t.scaled_overhead_per_row_ns, t.from_clock_source
-        )?;
+        match (t.scaled_slowdown, t.scaled_overhead_per_row_ns) {
+            (Some(x), Some(ns)) => writeln!(
+                out,
+                "  {x:.2}x ({ns:.2} ns per row) scaled by the {} source's observed / predicted",
+                t.from_clock_source
+            )?,
+            _ => writeln!(
+                out,
+                "  not scaled: the {} source's observed / predicted is not resolved",
+                t.from_clock_source
+            )?,
+        }
+        writeln!(out, "  {}", t.used_by)?;
     }
     Ok(())
 }

@@ -71,7 +71,7 @@ pub struct ExecutorLoopCost {
     /// See `budget_ns`.
     pub elapsed_ns: u64,
     /// How the pairs were taken: "one run of 150 ms", or "12 slices (...),
-    /// one before each of the server's TIMING OFF/ON pairs, ...".
+    /// one before the first run of each of the server's pairs ...".
     pub sampling: String,
     /// Where the pairs ran when the model was pinned to CPUs, one entry per
     /// CPU (empty when it was not pinned).
@@ -235,8 +235,8 @@ pub(crate) fn sampling_text(slices: u32, elapsed_ns: u64) -> String {
         format!("one run of {ms:.0} ms")
     } else {
         format!(
-            "{slices} slices ({ms:.0} ms in all), one before each of the server's TIMING OFF/ON pairs, so the model \
-             and the server sample the same time"
+            "{slices} slices ({ms:.0} ms in all), one before the first run of each of the server's pairs (of \
+             alternating order), so the model and the server sample the same time"
         )
     }
 }
