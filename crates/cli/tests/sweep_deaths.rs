@@ -182,6 +182,86 @@ fn sigkill_is_undone_by_the_guardian() {
     assert_eq!(s.current(), "tsc\n");
 }
 
+/// The sweep started as the leader of a process group of its own, as a
+/// shell's job control or a service manager starts it.
+fn start_in_own_group(s: &Sysfs) -> Child {
+    use std::os::unix::process::CommandExt;
+    s.command(s.tmp.path().to_str().unwrap(), &["-d", "60", "--format", "json"])
+        .args(["--only", "hpet", "--only", "acpi_pm"])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// After a death of the whole group: the guardian (in a session of its
+/// own) restored exactly once, said so once, exited, and released the lock.
+fn restored_once_by_the_guardian(s: &Sysfs, o: &Output) {
+    assert_eq!(s.current(), "tsc\n");
+    let err = stderr(o);
+    assert_eq!(
+        err.matches("its guardian wrote tsc back").count(),
+        1,
+        "restored exactly once: {err}"
+    );
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "the lock was released: {}", stderr(&o));
+    assert_eq!(s.current(), "tsc\n");
+}
+
+#[test]
+fn sigkill_to_the_whole_process_group_is_undone_by_the_guardian() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = start_in_own_group(&s);
+    s.wait_for("hpet");
+    // kill -KILL -PGID: every process of the sweep's group at once.
+    // SAFETY: a signal to the process group our own child leads.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) }, 0);
+    s.wait_for("tsc");
+    // Output ends when the guardian, which holds stderr, has exited too.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGKILL));
+    restored_once_by_the_guardian(&s, &o);
+}
+
+#[test]
+fn timeout_s_kill_is_undone_by_the_guardian() {
+    // coreutils' timeout runs the command in its own process group and
+    // sends the signal to that whole group.
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let root = s.tmp.path().to_str().unwrap().to_string();
+    let child = Command::new("timeout")
+        .args(["-s", "KILL", "5", BIN, "sweep", "--apply", "--root", &root, "-d", "60"])
+        .args(["--only", "hpet", "--only", "acpi_pm", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    // The group, timeout itself included, was killed at the time limit.
+    assert!(
+        o.status.signal() == Some(libc::SIGKILL) || o.status.code() == Some(137),
+        "{:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    s.wait_for("tsc");
+    restored_once_by_the_guardian(&s, &o);
+}
+
+#[test]
+fn a_sweep_that_ends_normally_leaves_no_guardian_and_no_second_restore() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    // output() returns when stderr is closed by every holder, the guardians included.
+    let o = s.run(&["-d", "0.05", "--only", "hpet", "--only", "acpi_pm", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("guardian wrote"), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["restore"], "restored");
+    assert_eq!(s.current(), "tsc\n");
+}
+
 #[test]
 fn after_a_change_by_someone_else_neither_signal_nor_guardian_writes() {
     no_core_dumps();
