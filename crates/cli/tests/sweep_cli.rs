@@ -124,6 +124,27 @@ fn bad_names_and_missing_files_are_one_line_errors_and_nothing_switches() {
 }
 
 #[test]
+fn an_original_that_could_not_be_written_back_is_refused_before_the_first_switch() {
+    // The clocksource in use is not offered: a switch away could never be undone.
+    let s = Sysfs::new("tsc", "hpet acpi_pm");
+    let before = mtime(&s.current_path());
+    for only in [&[][..], &["--only", "hpet"][..]] {
+        let o = s.run(&[&["--apply", "-d", "0.01"][..], only].concat());
+        assert_one_line_error(
+            &o,
+            "the clocksource in use, 'tsc', is not in available_clocksource (hpet, acpi_pm): once switched away it \
+             could not be written back, so nothing is switched",
+        );
+    }
+    assert_eq!(s.current(), "tsc\n");
+    assert_eq!(mtime(&s.current_path()), before, "nothing written");
+    assert!(
+        !s.root.with_file_name(".sys.clockscope-sweep.lock").exists(),
+        "refused before the lock file is made"
+    );
+}
+
+#[test]
 fn apply_needs_root() {
     let s = Sysfs::new("tsc", "tsc hpet");
     // The fake tree must be readable by the unprivileged user.

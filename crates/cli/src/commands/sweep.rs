@@ -32,7 +32,7 @@ use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::clocksource::{
-    plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
+    check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
 use clockscope::measure::{measure, Control};
 use std::any::Any;
@@ -372,6 +372,7 @@ pub fn sweep(
         return Ok(report);
     }
     require_root(euid)?;
+    check_restorable(&original, &report.available)?;
 
     // Declared before the guard, so dropped after it, also while a panic
     // unwinds: the last switch stays covered until the original is back.
@@ -508,8 +509,9 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let lock = if args.apply {
         require_root(euid)?;
         // Bad names and missing files are refused before the lock file is made.
-        plan(&control.available()?, &args.only)?;
-        control.current()?;
+        let available = control.available()?;
+        plan(&available, &args.only)?;
+        check_restorable(&control.current()?, &available)?;
         exit::install_interrupt_handler();
         Some(SwitchLock::acquire(&sysfs)?)
     } else {
