@@ -47,7 +47,7 @@ pub const LIVE_SYSFS: &str = "/sys";
 pub struct SweepArgs {
     /// Switch the kernel's clocksource for real (root only); without it, only list what would be done.
     /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
-    /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside DIR/sys with --root DIR).
+    /// (the lock is /run/clockscope-sweep.lock, or DIR/.sys.clockscope-sweep.lock beside DIR/sys with --root DIR).
     /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
     /// (a guardian child process restores it within a second), but never over a change someone else made meanwhile.
     #[arg(long)]

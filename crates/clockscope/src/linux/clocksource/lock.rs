@@ -6,8 +6,10 @@ use crate::escape::escape_untrusted;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Where the one-sweep-at-a-time lock of the live `/sys` lives (else `/run`).
-pub const LIVE_LOCK_DIR: &str = "/run/lock";
+/// Where the one-sweep-at-a-time lock of the live `/sys` lives: `/run`,
+/// which only root can write (not `/run/lock`, mode 1777, where any user
+/// could create the file first and hold it).
+pub const LIVE_LOCK_DIR: &str = "/run";
 /// The lock file's name there; beside a fake root it is `.<root name>.` + this.
 pub const LOCK_NAME: &str = "clockscope-sweep.lock";
 
@@ -15,8 +17,8 @@ pub const LOCK_NAME: &str = "clockscope-sweep.lock";
 /// one sweep at a time runs per machine (a second one, started while the
 /// first had switched, would take the switched clocksource for the original
 /// and "restore" it). For the live `/sys` it is
-/// `/run/lock/clockscope-sweep.lock`; for a `--sysfs-root DIR`,
-/// `.DIR.clockscope-sweep.lock` beside DIR (its canonical path, so two names
+/// `/run/clockscope-sweep.lock`; for another sysfs tree `ROOT/sys`,
+/// `ROOT/.sys.clockscope-sweep.lock` beside it (its canonical path, so two names
 /// of one tree share it). Never waits: a lock held elsewhere is an error
 /// naming the holder. The file holds the holder's pid and stays in place
 /// (removing it would let two processes lock two different files).
@@ -30,11 +32,7 @@ impl SwitchLock {
     pub fn path_for(sysfs_root: &Path) -> Result<PathBuf, SwitchError> {
         let root = std::fs::canonicalize(sysfs_root)
             .map_err(|e| SwitchError::Read(format!("{}: {e}", escape_untrusted(&sysfs_root.to_string_lossy()))))?;
-        let live = || {
-            let dir = Path::new(LIVE_LOCK_DIR);
-            let dir = if dir.is_dir() { dir } else { Path::new("/run") };
-            dir.join(LOCK_NAME)
-        };
+        let live = || Path::new(LIVE_LOCK_DIR).join(LOCK_NAME);
         if root == Path::new("/sys") {
             return Ok(live());
         }
