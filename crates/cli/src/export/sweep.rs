@@ -30,6 +30,7 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
         return write_plan(out, r);
     }
     write_table(out, r, verbose)?;
+    write_intervals(out, r)?;
     write_notes(out, r)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
@@ -130,8 +131,36 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
     }
     writeln!(
         out,
-        "read cost: mean read without interference gaps (as in check); EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
+        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
         r.baseline_row_ns, r.baseline_source
+    )
+}
+
+/// Under the table: each valid row's read cost with its interval.
+fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    let rows: Vec<String> = r
+        .results
+        .iter()
+        .filter(|x| x.valid)
+        .map(|x| match &x.read_cost_interval_ns {
+            Some(i) => format!(
+                "{} {:.1} ({:.1} to {:.1})",
+                x.clocksource, x.read_cost_ns, i.low, i.high
+            ),
+            None => format!(
+                "{} {:.1} (no interval: {} round(s))",
+                x.clocksource, x.read_cost_ns, x.rounds
+            ),
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln_escaped!(
+        out,
+        "Read cost, ns: the median of {} interleaved rounds with its 95% interval: {}.",
+        r.rounds,
+        rows.join(", ")
     )
 }
 
@@ -223,12 +252,22 @@ fn flag(b: bool) -> f64 {
 type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f64>);
 
 /// The per-clocksource gauges, in the order they are rendered.
-fn per_clocksource_gauges() -> [PerClocksource; 7] {
+fn per_clocksource_gauges() -> [PerClocksource; 9] {
     [
         (
             "read_cost_ns",
-            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps), nanoseconds.",
+            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps; the median of the interleaved rounds), nanoseconds.",
             |x| Some(x.read_cost_ns),
+        ),
+        (
+            "read_cost_low_ns",
+            "Lower end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost_interval_ns.map(|i| i.low),
+        ),
+        (
+            "read_cost_high_ns",
+            "Upper end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost_interval_ns.map(|i| i.high),
         ),
         (
             "avg_loop_ns",
