@@ -282,7 +282,8 @@ pub fn sweep(
     let mut report = SweepReport {
         stamp: crate::model::stamp::ReportStamp::now(SCHEMA_VERSION),
         clocksource_dir: clocksource_dir.to_string(),
-        live_sysfs: args.sysfs() == std::path::Path::new(LIVE_SYSFS),
+        // By what the files are (on a sysfs mount), not how the path is spelled.
+        live_sysfs: clockscope::linux::identity::is_kernel_clocksource_dir(&args.sysfs().join(CLOCKSOURCE0)),
         original: original.clone(),
         available,
         planned: planned.clone(),

@@ -56,6 +56,13 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
             "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row measures the \
              clocksource really in use."
         )?;
+    } else if !r.clocksource_dir.starts_with("/sys/") {
+        writeln_escaped!(
+            out,
+            "Note: {} is on the kernel's sysfs (under another name): switching there changes the kernel's clocksource, \
+             as /sys does.",
+            r.clocksource_dir
+        )?;
     }
     Ok(())
 }

@@ -87,7 +87,9 @@ pub struct SweepReport {
     pub stamp: crate::model::stamp::ReportStamp,
     /// `.../clocksource0`, under `--sysfs-root`.
     pub clocksource_dir: String,
-    /// Whether that is the live /sys (otherwise switching changes no clock).
+    /// Whether those are the kernel's own files (a sysfs mount, known by its
+    /// file system's magic, under whatever path): switching there changes the
+    /// kernel's clocksource; otherwise it changes no clock.
     pub live_sysfs: bool,
     /// The clocksource in use before the sweep (and after it, unless `restore` is `left_alone`).
     pub original: String,

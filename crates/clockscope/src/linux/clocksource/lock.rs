@@ -17,7 +17,8 @@ pub const LOCK_NAME: &str = "clockscope-sweep.lock";
 /// one sweep at a time runs per machine (a second one, started while the
 /// first had switched, would take the switched clocksource for the original
 /// and "restore" it). For the live `/sys` it is
-/// `/run/clockscope-sweep.lock`; for another sysfs tree `ROOT/sys`,
+/// `/run/clockscope-sweep.lock` (also for any other path to a sysfs mount,
+/// known by its file system's magic); for another tree `ROOT/sys`,
 /// `ROOT/.sys.clockscope-sweep.lock` beside it (its canonical path, so two names
 /// of one tree share it). Never waits: a lock held elsewhere is an error
 /// naming the holder. The file holds the holder's pid and stays in place
@@ -33,7 +34,11 @@ impl SwitchLock {
         let root = std::fs::canonicalize(sysfs_root)
             .map_err(|e| SwitchError::Read(format!("{}: {e}", escape_untrusted(&sysfs_root.to_string_lossy()))))?;
         let live = || Path::new(LIVE_LOCK_DIR).join(LOCK_NAME);
-        if root == Path::new("/sys") {
+        // The kernel's own files, by what they are (a sysfs mount: `/sys/..`'s
+        // sys, `/proc/self/root/sys`, a second sysfs mount), share the live lock.
+        if root == Path::new("/sys")
+            || crate::linux::identity::is_kernel_clocksource_dir(&root.join(super::CLOCKSOURCE0))
+        {
             return Ok(live());
         }
         Ok(match (root.parent(), root.file_name()) {
