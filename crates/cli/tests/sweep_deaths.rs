@@ -357,3 +357,74 @@ fn a_change_under_the_sweep_invalidates_the_row_and_is_left_alone() {
     .unwrap();
     assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
 }
+
+/// Runs `args` as the user `nobody` (setpriv), or `None` when this test
+/// process is not root or setpriv is missing.
+fn as_nobody(args: &[&str]) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        return None;
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .args(args);
+    Some(c)
+}
+
+#[test]
+fn a_lock_another_user_made_is_refused_by_its_owner_and_the_holder_is_the_kernels_word() {
+    let test = "a_lock_another_user_made_is_refused_by_its_owner_and_the_holder_is_the_kernels_word";
+    use std::io::BufRead;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let s = Sysfs::new("tsc", "tsc hpet");
+    // The lock's directory open to every user, sticky, as /run/lock or /tmp.
+    std::fs::set_permissions(s.tmp.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let lock = s.tmp.path().join(".sys.clockscope-sweep.lock");
+    let lock_s = lock.to_str().unwrap();
+    // nobody makes the file first, holds it, and writes pid 1 in it.
+    let Some(mut c) = as_nobody(&[
+        "flock",
+        "-o",
+        lock_s,
+        "sh",
+        "-c",
+        &format!("echo 1 > {lock_s}; echo ready; sleep 60"),
+    ]) else {
+        return skip!(optional: "{test}: needs root and setpriv for a second user");
+    };
+    let mut holder = c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    assert_eq!(std::fs::metadata(&lock).unwrap().uid(), 65534);
+    let o = s.run(&["-d", "0.01"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("it belongs to uid 65534, not to this user (uid 0): another user made it")
+            && err.contains(&format!("(pid {} (flock), uid 65534 holds it)", holder.id())),
+        "{err}"
+    );
+    assert!(
+        !err.contains("pid 1,") && !err.contains("another clockscope sweep"),
+        "faked: {err}"
+    );
+    assert_eq!(s.current(), "tsc\n", "nothing switched");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Still theirs: still refused, until it is removed.
+    assert_eq!(s.run(&["-d", "0.01"]).status.code(), Some(2));
+    std::fs::remove_file(&lock).unwrap();
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The sweep's own file: root's, 0600, so no other user can open it to hold it.
+    let m = std::fs::metadata(&lock).unwrap();
+    assert_eq!((m.uid(), m.mode() & 0o777), (0, 0o600));
+    let o = as_nobody(&["flock", "-n", lock_s, "true"]).unwrap().output().unwrap();
+    assert!(!o.status.success(), "nobody took root's lock");
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

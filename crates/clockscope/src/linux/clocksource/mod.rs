@@ -17,10 +17,10 @@
 //! ([`ClocksourceGuard`], [`Restorer`]); `lock.rs` [`SwitchLock`].
 
 mod guard;
-mod lock;
+pub mod lock;
 
 pub use guard::{ClocksourceGuard, RestoreError, Restored, Restorer};
-pub use lock::{SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
+pub use lock::{holder_of, LockHolder, SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
 
 use crate::escape::escape_untrusted;
 use crate::input::{self, KERNEL_VALUE};
