@@ -142,6 +142,18 @@ fn an_original_that_could_not_be_written_back_is_refused_before_the_first_switch
         !s.root.with_file_name(".sys.clockscope-sweep.lock").exists(),
         "refused before the lock file is made"
     );
+    // Without --apply, the plan says so instead of promising to put it back.
+    let o = s.run(&[]);
+    let out = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("--apply would refuse: the clocksource in use, tsc, is not in available_clocksource"),
+        "{out}"
+    );
+    assert!(!out.contains("Would switch"), "{out}");
 }
 
 #[test]

@@ -69,6 +69,15 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
 
 /// Without `--apply`: what the sweep would do.
 fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    if !r.available.contains(&r.original) {
+        writeln_escaped!(
+            out,
+            "--apply would refuse: the clocksource in use, {}, is not in available_clocksource, so once switched \
+             away it could not be put back.",
+            r.original
+        )?;
+        return writeln!(out, "Nothing was changed.");
+    }
     writeln_escaped!(
         out,
         "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
