@@ -2,6 +2,7 @@
 //! and the man page are generated from this definition.
 
 use crate::commands;
+use crate::output_file::{Destination, Input};
 use clap::{Parser, Subcommand};
 
 /// Measures what it costs to read the time on this machine, whether the clock
@@ -29,6 +30,55 @@ impl Cli {
     /// whose report goes to a file (`-o FILE`; `-o -` is stdout).
     pub fn prints_to_stdout(&self) -> bool {
         self.report_file().is_none()
+    }
+
+    /// What the run reads from files: each with how the user named it.
+    pub fn inputs(&self) -> Vec<(&'static str, Input<'_>)> {
+        let mut inputs = Vec::new();
+        match &self.command {
+            Some(Command::Tsc(a)) => {
+                inputs.extend(a.cpuid_dump.as_deref().map(|p| ("--cpuid-dump", Input::File(p))));
+                inputs.extend(a.root.as_deref().map(|p| ("--root", Input::Tree(p))));
+            }
+            Some(Command::Dmesg(a)) => {
+                inputs.extend(a.file.as_deref().map(|p| {
+                    if p.as_os_str() == "-" {
+                        ("the log", Input::Stdin)
+                    } else {
+                        ("the log", Input::File(p))
+                    }
+                }));
+                inputs.extend(a.root.as_deref().map(|p| ("--root", Input::Tree(p))));
+            }
+            Some(Command::CrossCpu(a)) => inputs.extend(a.root.as_deref().map(|p| ("--root", Input::Tree(p)))),
+            Some(Command::Sweep(a)) => inputs.extend(a.root.as_deref().map(|p| ("--root", Input::Tree(p)))),
+            _ => {}
+        }
+        inputs
+    }
+
+    /// Where the run writes: the report (a file, or stdout) and `check --plot`.
+    pub fn outputs(&self) -> Vec<(&'static str, Destination<'_>)> {
+        let mut outputs = vec![match self.report_file() {
+            Some(file) => ("--output", Destination::File(file)),
+            None => ("the report", Destination::Stdout),
+        }];
+        let check = match &self.command {
+            None => Some(&self.check),
+            Some(Command::Check(a)) => Some(a),
+            _ => None,
+        };
+        outputs.extend(
+            check
+                .and_then(|c| c.plot.as_deref())
+                .map(|p| ("--plot", Destination::File(p))),
+        );
+        outputs
+    }
+
+    /// Refuses, in one line, a run whose report or plot would replace one of its inputs.
+    pub fn refuse_input_as_output(&self) -> anyhow::Result<()> {
+        crate::output_file::refuse_input_as_output(&self.inputs(), &self.outputs())
     }
 
     /// The file the report goes to (`-o FILE`), for every command that writes one.

@@ -3,6 +3,11 @@
 //! handler sees), the child runs a [`Cleanup`] prepared in advance, such as
 //! putting the kernel's clocksource back, and exits.
 //!
+//! The child runs in a session of its own (`setsid`): a signal to this
+//! process's group or session (`kill -KILL -PGID`, `timeout -s KILL`, a
+//! service manager stopping the group, a shell's job control) does not
+//! reach it, so it outlives that too and restores.
+//!
 //! The child learns of the death through a pipe: this process holds the
 //! only write end, so the kernel closes it on any death and the child's
 //! `read` returns end-of-file at once; a byte on the pipe means "done"
@@ -113,9 +118,14 @@ mod child {
     use std::ffi::CStr;
     use std::os::fd::RawFd;
 
-    /// Signals ignored, stdin/stdout on /dev/null, every descriptor above 2
-    /// but `kept` (sorted) closed, and a name for `ps`.
+    /// A session of its own, signals ignored, stdin/stdout on /dev/null,
+    /// every descriptor above 2 but `kept` (sorted) closed, and a name for `ps`.
     pub(super) fn prepare(kept: &[RawFd], dev_null: &CStr) {
+        // SAFETY: setsid has no arguments and is async-signal-safe. It cannot
+        // fail here: a forked child is never a process-group leader. Out of
+        // the parent's process group and session, a signal sent to either
+        // (kill -KILL -PGID, timeout -s KILL) does not reach the guardian.
+        unsafe { libc::setsid() };
         // SAFETY: sigaction with SIG_IGN on every catchable signal (errors for
         // SIGKILL/SIGSTOP and reserved numbers are ignored), a valid local
         // struct; sigprocmask with an empty set; async-signal-safe.

@@ -219,3 +219,168 @@ fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
     let first = v["verdict"]["problems"][0].as_str().unwrap();
     assert!(first.contains("are the sum of its forward steps"), "{first}");
 }
+
+/// Whether libfaketime reads `FAKETIME_TIMESTAMP_FILE` here: `Err` with why not.
+fn timestamp_file_works(file: &std::path::Path) -> Result<(), String> {
+    faketime_works()?;
+    std::fs::write(file, "-100d\n").unwrap();
+    let probe = Command::new("date")
+        .arg("+%s")
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .output()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let faked: i64 = String::from_utf8_lossy(&probe.stdout).trim().parse().unwrap_or(now);
+    std::fs::write(file, "+0\n").unwrap();
+    if now - faked < 86_400 {
+        return Err(format!("{LIBFAKETIME} does not read FAKETIME_TIMESTAMP_FILE here"));
+    }
+    Ok(())
+}
+
+#[test]
+fn tsc_drift_ends_when_every_clock_is_moved_back_a_day() {
+    let test = "tsc_drift_ends_when_every_clock_is_moved_back_a_day";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("faketime.rc");
+    if let Err(why) = timestamp_file_works(&file) {
+        return skip(test, &why);
+    }
+    let mut child = Command::new(BIN)
+        .args(["tsc", "--drift", "3", "--format", "json"])
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", &file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The window starts when this line is printed; 300 ms into it, every
+    // faked clock (MONOTONIC, MONOTONIC_RAW, REALTIME) goes a day back.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("measuring the counter's drift") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
+            "no drift window started"
+        );
+    }
+    let drain = std::thread::spawn(move || std::io::Read::read_to_string(&mut err, &mut String::new()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, "-1d\n").unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    // A hang is caught by a generous limit (the window is 3 s of forward time), not timed.
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            for _ in 0..1200 {
+                if done.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            // SAFETY: a signal to our own child, still unreaped (done is false).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            true
+        })
+    };
+    let o = child.wait_with_output().unwrap();
+    done.store(true, Ordering::SeqCst);
+    drain.join().unwrap().unwrap();
+    assert!(!watchdog.join().unwrap(), "tsc --drift 3 still ran after 60 s: killed");
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{:?} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&o);
+    let d = &v["drift"];
+    assert_eq!(d["complete"], true, "{d}");
+    assert!(d["vs_monotonic_raw"].is_null() && d["vs_realtime"].is_null(), "{d}");
+    assert!(
+        d["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("CLOCK_MONOTONIC_RAW went back during the window")),
+        "{d}"
+    );
+}
+
+#[test]
+fn cross_cpu_ends_when_every_clock_is_moved_back_a_day() {
+    let test = "cross_cpu_ends_when_every_clock_is_moved_back_a_day";
+    if common::allowed_cpus().len() < 2 {
+        return skip_optional(test, "needs two CPUs");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("faketime.rc");
+    if let Err(why) = timestamp_file_works(&file) {
+        return skip(test, &why);
+    }
+    let mut child = Command::new(BIN)
+        .args(["cross-cpu", "-d", "3", "--format", "json"])
+        .env("CLOCKSCOPE_TRACE_STARTUP", "1")
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME_TIMESTAMP_FILE", &file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The tests start when the startup trace says so; from then on every
+    // faked clock steps 100 s further back every 50 ms. The warp tests and
+    // the ping-pong rounds end on their forward time, not never.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("first measurement (cross-cpu)") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
+            "no test started"
+        );
+    }
+    let drain = std::thread::spawn(move || std::io::Read::read_to_string(&mut err, &mut String::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = step_back_until(file.clone(), stop.clone());
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            for _ in 0..1200 {
+                if done.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            // SAFETY: a signal to our own child, still unreaped (done is false).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            true
+        })
+    };
+    let o = child.wait_with_output().unwrap();
+    done.store(true, Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    drain.join().unwrap().unwrap();
+    assert!(!watchdog.join().unwrap(), "cross-cpu -d 3 still ran after 60 s: killed");
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{:?} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json(&o);
+}

@@ -440,7 +440,7 @@ fn every_json_goes_through_export_json() {
 const LIBRARY_LAYERS: &[&[&str]] = &[
     // The raw instructions (RDTSC, RDTSCP, CPUID, CNTVCT_EL0): they import nothing.
     &["cpu"],
-    &["escape", "input", "ticks", "convert", "stats"],
+    &["escape", "input", "ticks", "convert", "stats", "forward"],
     // The kernel log's interpretation: plain text in, imports nothing; the
     // `/dev/kmsg` reader (linux) and everything above use it.
     &["kernel_log"],

@@ -124,6 +124,64 @@ fn bad_names_and_missing_files_are_one_line_errors_and_nothing_switches() {
 }
 
 #[test]
+fn an_original_that_could_not_be_written_back_is_refused_before_the_first_switch() {
+    // The clocksource in use is not offered: a switch away could never be undone.
+    let s = Sysfs::new("tsc", "hpet acpi_pm");
+    let before = mtime(&s.current_path());
+    for only in [&[][..], &["--only", "hpet"][..]] {
+        let o = s.run(&[&["--apply", "-d", "0.01"][..], only].concat());
+        assert_one_line_error(
+            &o,
+            "the clocksource in use, 'tsc', is not in available_clocksource (hpet, acpi_pm): once switched away it \
+             could not be written back, so nothing is switched",
+        );
+    }
+    assert_eq!(s.current(), "tsc\n");
+    assert_eq!(mtime(&s.current_path()), before, "nothing written");
+    assert!(
+        !s.root.with_file_name(".sys.clockscope-sweep.lock").exists(),
+        "refused before the lock file is made"
+    );
+    // Without --apply, the plan says so instead of promising to put it back.
+    let o = s.run(&[]);
+    let out = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("--apply would refuse: the clocksource in use, tsc, is not in available_clocksource"),
+        "{out}"
+    );
+    assert!(!out.contains("Would switch"), "{out}");
+}
+
+#[test]
+fn the_help_names_the_lock_files_the_sweep_takes() {
+    use clockscope::linux::clocksource::SwitchLock;
+    let o = Command::new(BIN).args(["sweep", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The live sysfs's lock, as the sweep computes it.
+    let live = SwitchLock::path_for(Path::new("/sys")).unwrap();
+    assert!(help.contains(&format!("the lock is {},", live.display())), "{help}");
+    // A --root DIR's: DIR/.sys.clockscope-sweep.lock, the file the sweep takes.
+    let s = Sysfs::new("tsc", "tsc hpet");
+    let fake = SwitchLock::path_for(&s.root).unwrap();
+    let dir = Path::new(s.root()).canonicalize().unwrap();
+    let shown = fake.to_string_lossy().replace(&*dir.to_string_lossy(), "DIR");
+    assert!(
+        help.contains(&format!("or {shown} beside DIR/sys with --root DIR")),
+        "{shown}: {help}"
+    );
+    let o = s.run(&["--apply", "-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(fake.is_file(), "the sweep took {}", fake.display());
+}
+
+#[test]
 fn apply_needs_root() {
     let s = Sysfs::new("tsc", "tsc hpet");
     // The fake tree must be readable by the unprivileged user.

@@ -182,6 +182,86 @@ fn sigkill_is_undone_by_the_guardian() {
     assert_eq!(s.current(), "tsc\n");
 }
 
+/// The sweep started as the leader of a process group of its own, as a
+/// shell's job control or a service manager starts it.
+fn start_in_own_group(s: &Sysfs) -> Child {
+    use std::os::unix::process::CommandExt;
+    s.command(s.tmp.path().to_str().unwrap(), &["-d", "60", "--format", "json"])
+        .args(["--only", "hpet", "--only", "acpi_pm"])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// After a death of the whole group: the guardian (in a session of its
+/// own) restored exactly once, said so once, exited, and released the lock.
+fn restored_once_by_the_guardian(s: &Sysfs, o: &Output) {
+    assert_eq!(s.current(), "tsc\n");
+    let err = stderr(o);
+    assert_eq!(
+        err.matches("its guardian wrote tsc back").count(),
+        1,
+        "restored exactly once: {err}"
+    );
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "the lock was released: {}", stderr(&o));
+    assert_eq!(s.current(), "tsc\n");
+}
+
+#[test]
+fn sigkill_to_the_whole_process_group_is_undone_by_the_guardian() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let child = start_in_own_group(&s);
+    s.wait_for("hpet");
+    // kill -KILL -PGID: every process of the sweep's group at once.
+    // SAFETY: a signal to the process group our own child leads.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) }, 0);
+    s.wait_for("tsc");
+    // Output ends when the guardian, which holds stderr, has exited too.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGKILL));
+    restored_once_by_the_guardian(&s, &o);
+}
+
+#[test]
+fn timeout_s_kill_is_undone_by_the_guardian() {
+    // coreutils' timeout runs the command in its own process group and
+    // sends the signal to that whole group.
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    let root = s.tmp.path().to_str().unwrap().to_string();
+    let child = Command::new("timeout")
+        .args(["-s", "KILL", "5", BIN, "sweep", "--apply", "--root", &root, "-d", "60"])
+        .args(["--only", "hpet", "--only", "acpi_pm", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    // The group, timeout itself included, was killed at the time limit.
+    assert!(
+        o.status.signal() == Some(libc::SIGKILL) || o.status.code() == Some(137),
+        "{:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    s.wait_for("tsc");
+    restored_once_by_the_guardian(&s, &o);
+}
+
+#[test]
+fn a_sweep_that_ends_normally_leaves_no_guardian_and_no_second_restore() {
+    let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
+    // output() returns when stderr is closed by every holder, the guardians included.
+    let o = s.run(&["-d", "0.05", "--only", "hpet", "--only", "acpi_pm", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("guardian wrote"), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["restore"], "restored");
+    assert_eq!(s.current(), "tsc\n");
+}
+
 #[test]
 fn after_a_change_by_someone_else_neither_signal_nor_guardian_writes() {
     no_core_dumps();
@@ -276,4 +356,75 @@ fn a_change_under_the_sweep_invalidates_the_row_and_is_left_alone() {
     )
     .unwrap();
     assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+}
+
+/// Runs `args` as the user `nobody` (setpriv), or `None` when this test
+/// process is not root or setpriv is missing.
+fn as_nobody(args: &[&str]) -> Option<Command> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        return None;
+    }
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .args(args);
+    Some(c)
+}
+
+#[test]
+fn a_lock_another_user_made_is_refused_by_its_owner_and_the_holder_is_the_kernels_word() {
+    let test = "a_lock_another_user_made_is_refused_by_its_owner_and_the_holder_is_the_kernels_word";
+    use std::io::BufRead;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let s = Sysfs::new("tsc", "tsc hpet");
+    // The lock's directory open to every user, sticky, as /run/lock or /tmp.
+    std::fs::set_permissions(s.tmp.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let lock = s.tmp.path().join(".sys.clockscope-sweep.lock");
+    let lock_s = lock.to_str().unwrap();
+    // nobody makes the file first, holds it, and writes pid 1 in it.
+    let Some(mut c) = as_nobody(&[
+        "flock",
+        "-o",
+        lock_s,
+        "sh",
+        "-c",
+        &format!("echo 1 > {lock_s}; echo ready; sleep 60"),
+    ]) else {
+        return skip!(optional: "{test}: needs root and setpriv for a second user");
+    };
+    let mut holder = c.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    assert_eq!(std::fs::metadata(&lock).unwrap().uid(), 65534);
+    let o = s.run(&["-d", "0.01"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("it belongs to uid 65534, not to this user (uid 0): another user made it")
+            && err.contains(&format!("(pid {} (flock), uid 65534 holds it)", holder.id())),
+        "{err}"
+    );
+    assert!(
+        !err.contains("pid 1,") && !err.contains("another clockscope sweep"),
+        "faked: {err}"
+    );
+    assert_eq!(s.current(), "tsc\n", "nothing switched");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Still theirs: still refused, until it is removed.
+    assert_eq!(s.run(&["-d", "0.01"]).status.code(), Some(2));
+    std::fs::remove_file(&lock).unwrap();
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The sweep's own file: root's, 0600, so no other user can open it to hold it.
+    let m = std::fs::metadata(&lock).unwrap();
+    assert_eq!((m.uid(), m.mode() & 0o777), (0, 0o600));
+    let o = as_nobody(&["flock", "-n", lock_s, "true"]).unwrap().output().unwrap();
+    assert!(!o.status.success(), "nobody took root's lock");
+    let o = s.run(&["-d", "0.01", "--only", "hpet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

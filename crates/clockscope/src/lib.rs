@@ -97,6 +97,7 @@ pub mod cpu;
 pub mod crosscpu;
 pub mod escape;
 pub mod evidence;
+pub mod forward;
 pub mod input;
 pub mod instant;
 pub mod kernel_log;

@@ -22,7 +22,11 @@ struct Scripted {
     step_ns: f64,
     sleeps: u64,
     cancel_after_sleeps: Option<u64>,
+    /// From this true time on, every reference clock reads a day behind (faketime).
+    back_a_day_at_ns: f64,
 }
+
+const DAY_NS: f64 = 86_400e9;
 
 impl Scripted {
     fn new(counter_ppm: f64) -> Scripted {
@@ -36,6 +40,7 @@ impl Scripted {
             step_ns: 0.0,
             sleeps: 0,
             cancel_after_sleeps: None,
+            back_a_day_at_ns: f64::INFINITY,
         }
     }
     fn tick(&mut self) -> f64 {
@@ -46,6 +51,14 @@ impl Scripted {
             self.read_ns
         };
         self.t
+    }
+    /// How far the reference clocks are moved at true time `t`.
+    fn moved(&self, t: f64) -> f64 {
+        if t >= self.back_a_day_at_ns {
+            -DAY_NS
+        } else {
+            0.0
+        }
     }
     fn counter_at(&self, t: f64) -> f64 {
         t * NOMINAL_HZ / 1e9 * (1.0 + self.counter_ppm * 1e-6)
@@ -60,15 +73,16 @@ impl DriftClocks for Scripted {
     fn realtime_ns(&mut self) -> u64 {
         let t = self.tick();
         let step = if t >= self.step_at_ns { self.step_ns } else { 0.0 };
-        1_700_000_000_000_000_000u64.wrapping_add((t * (1.0 + self.slew_ppm * 1e-6) + step) as i64 as u64)
+        1_700_000_000_000_000_000u64
+            .wrapping_add((t * (1.0 + self.slew_ppm * 1e-6) + step + self.moved(t)) as i64 as u64)
     }
     fn monotonic_ns(&mut self) -> u64 {
         let t = self.tick();
-        (t * (1.0 + self.slew_ppm * 1e-6)) as u64
+        (t * (1.0 + self.slew_ppm * 1e-6) + DAY_NS + self.moved(t)) as u64
     }
     fn monotonic_raw_ns(&mut self) -> u64 {
         let t = self.tick();
-        (self.counter_at(t) / NOMINAL_HZ * 1e9) as u64
+        (self.counter_at(t) / NOMINAL_HZ * 1e9 + DAY_NS + self.moved(t)) as u64
     }
     fn sleep_ns(&mut self, ns: u64) {
         assert!(ns <= SLEEP_SLICE_NS, "sleeps are sliced");
@@ -162,6 +176,26 @@ fn ctrl_c_gives_a_partial_result_labelled_as_such() {
     let r = measure_drift(&mut c, &DriftPlan::new(60, NOMINAL_HZ));
     assert!(!r.complete);
     assert_eq!(r.samples, 2);
+}
+
+#[test]
+fn reference_clocks_moved_back_a_day_end_the_window_on_time_with_no_rate() {
+    // faketime moves every clock but the counter back a day 1 s into a 3 s window.
+    let mut c = Scripted::new(0.0);
+    c.back_a_day_at_ns = c.t + 1e9;
+    let r = measure_drift(&mut c, &DriftPlan::new(3, NOMINAL_HZ));
+    // 3 s of 100 ms slices, and a few more for the reads: not a day of them.
+    assert!(c.sleeps <= 40, "{} sleeps", c.sleeps);
+    assert!(r.complete);
+    assert!(r.measured_s >= 3.0 && r.measured_s < 3.5, "{}", r.measured_s);
+    assert!(r.vs_realtime.is_none() && r.vs_monotonic_raw.is_none(), "{r:?}");
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("CLOCK_MONOTONIC_RAW went back during the window")),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]

@@ -46,6 +46,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<u8> {
+    // Before anything runs: no input replaced by its own report.
+    cli.refuse_input_as_output()?;
     match &cli.command {
         None => commands::check::run(&cli.check, out),
         Some(Command::Check(a)) => commands::check::run(a, out),

@@ -339,6 +339,7 @@ fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyho
     // run_plan reports the planned total with every step.
     let bar = progress::bar("cross-cpu", planned.expected_ns);
     let mut announced = planned.expected_ns < ANNOUNCE_FROM_NS;
+    crate::startup::first_measurement("cross-cpu");
     let report = crosscpu::run_plan(&planned, &clocks, settings, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);

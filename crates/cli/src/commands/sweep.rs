@@ -8,7 +8,9 @@
 //! [`clockscope::linux::clocksource`] (a name still available, written, then
 //! read back), measures the system clock with `check`'s engine (the
 //! library's loop, `check`'s statistics and verdict: PostgreSQL's rule,
-//! syscall fallback, the EXPLAIN prediction), reads `current_clocksource`
+//! syscall fallback, the EXPLAIN prediction) in [`ROUNDS`] interleaved
+//! rounds, judged by [`crate::judge::sweep`] (a change advised only when the
+//! read costs' intervals are apart), reads `current_clocksource`
 //! back after each measurement (a change it did not make invalidates the row
 //! and ends the sweep), and restores the original, only over a clocksource
 //! it put in place itself: explicitly at the end or on an error, by the
@@ -25,14 +27,14 @@ use crate::export::{self, Renderer};
 use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
 use crate::model::sweep::RestoreOutcome;
-use crate::model::sweep::{Recommendation, SweepReport, SweepResult, SCHEMA_VERSION};
+use crate::model::sweep::{SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
 use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
 use clockscope::escape::escape_untrusted;
 use clockscope::linux::clocksource::{
-    plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
+    check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
 use clockscope::measure::{measure, Control};
 use std::any::Any;
@@ -47,7 +49,7 @@ pub const LIVE_SYSFS: &str = "/sys";
 pub struct SweepArgs {
     /// Switch the kernel's clocksource for real (root only); without it, only list what would be done.
     /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
-    /// (the lock is /run/lock/clockscope-sweep.lock, or .DIR.clockscope-sweep.lock beside DIR/sys with --root DIR).
+    /// (the lock is /run/clockscope-sweep.lock, or DIR/.sys.clockscope-sweep.lock beside DIR/sys with --root DIR).
     /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
     /// (a guardian child process restores it within a second), but never over a change someone else made meanwhile.
     #[arg(long)]
@@ -57,8 +59,9 @@ pub struct SweepArgs {
     #[arg(long = "only", value_name = "NAME")]
     pub only: Vec<String>,
 
-    /// How long to measure the system clock under each clocksource: a plain number is seconds (fractions allowed), or give a unit
-    /// (`500ms`, `2s`, `1m`).
+    /// How long to measure the system clock under each clocksource, in all: split into 10 interleaved rounds
+    /// (A B C A B C ...) whose median read cost and its 95% interval are compared. A plain number is seconds
+    /// (fractions allowed), or give a unit (`500ms`, `2s`, `1m`).
     #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
     pub duration: f64,
 
@@ -113,83 +116,7 @@ impl SweepArgs {
     }
 }
 
-/// Within this fraction of the cheapest read, the clocksource in use is kept
-/// rather than switched for a gain smaller than run-to-run noise on a VM.
-pub const KEEP_CURRENT_WITHIN: f64 = 0.10;
-
-/// How to make the choice persistent, and when a choice can be undone by the system.
-pub fn persistence_advice(name: &str) -> Vec<String> {
-    vec![
-        format!(
-            "persistent: add clocksource={name} to the kernel command line (Debian/Ubuntu: GRUB_CMDLINE_LINUX in \
-             /etc/default/grub, then update-grub; RHEL/Fedora: grubby --update-kernel=ALL --args=clocksource={name}), \
-             reboot, and check /proc/cmdline and current_clocksource; a switch through sysfs lasts until reboot"
-        ),
-        "caveat, VM live migration: the TSC of the new host may run at another rate or offset; kvm-clock, \
-         hyperv_clocksource_tsc_page and xen correct for that, a raw tsc does not unless the hypervisor scales it \
-         (TSC scaling, an invariant TSC exposed to the guest); check with `clockscope tsc` after a migration"
-            .to_string(),
-        "caveat, suspend and resume (hibernation, VM pause): the TSC may stop or be reset; the kernel re-checks it on \
-         resume and may mark it unstable"
-            .to_string(),
-        "caveat, the kernel's clocksource watchdog compares the clocksource with another (hpet, acpi_pm) and, on a \
-         disagreement, marks it unstable and switches away for good (dmesg: \"Marking clocksource 'tsc' as \
-         unstable\"); clocksource= cannot override that, and tsc=reliable disables the check: use it only where \
-         `clockscope tsc` trusts the TSC"
-            .to_string(),
-    ]
-}
-
-/// Picks the cheapest clocksource whose clock_gettime stays in the vDSO, passes
-/// PostgreSQL's rule and never went backwards; keeps the one in use when it is
-/// within [`KEEP_CURRENT_WITHIN`] of that.
-pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendation> {
-    let sound: Vec<&SweepResult> = results
-        .iter()
-        .filter(|r| r.valid && r.loops > 0 && r.backward_steps == 0 && !r.interrupted)
-        .collect();
-    let good: Vec<&SweepResult> = sound
-        .iter()
-        .copied()
-        .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
-        .collect();
-    let pool = if good.is_empty() { &sound } else { &good };
-    let best = pool.iter().min_by(|a, b| a.avg_loop_ns.total_cmp(&b.avg_loop_ns))?;
-    let current = pool.iter().find(|r| r.clocksource == original);
-    let (pick, why) = match current {
-        Some(c) if c.clocksource != best.clocksource && c.avg_loop_ns <= best.avg_loop_ns * (1.0 + KEEP_CURRENT_WITHIN) => (
-            *c,
-            format!(
-                "{} (in use) reads in {:.2} ns per loop, within {:.0}% of the cheapest ({}, {:.2} ns): not worth a change",
-                c.clocksource,
-                c.avg_loop_ns,
-                KEEP_CURRENT_WITHIN * 100.0,
-                best.clocksource,
-                best.avg_loop_ns
-            ),
-        ),
-        _ => (
-            *best,
-            format!(
-                "{} has the cheapest clock_gettime measured ({:.2} ns per loop, p99 {} ns){}",
-                best.clocksource,
-                best.avg_loop_ns,
-                best.percentiles_ns.p99,
-                if good.is_empty() {
-                    "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
-                } else {
-                    ", stays in the vDSO and passes PostgreSQL's rule"
-                }
-            ),
-        ),
-    };
-    Some(Recommendation {
-        clocksource: pick.clocksource.clone(),
-        in_use: pick.clocksource == original,
-        why,
-        kernel_parameter: format!("clocksource={}", pick.clocksource),
-    })
-}
+pub use crate::judge::sweep::{persistence_advice, recommend, KEEP_CURRENT_WITHIN, ROUNDS};
 
 /// `check`'s statistics and verdict for the system clock measured under `clocksource`.
 pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, baseline_source: &str) -> SweepResult {
@@ -205,6 +132,9 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         clocksource: clocksource.to_string(),
         read_back: clocksource.to_string(),
         read_cost_ns: stats.read_cost_ns,
+        rounds: 1,
+        read_cost_rounds_ns: vec![stats.read_cost_ns],
+        read_cost_interval_ns: None,
         avg_loop_ns: stats.avg_loop_ns,
         loops: stats.loops,
         percentiles_ns: stats.percentiles_ns,
@@ -249,7 +179,7 @@ impl ClockVisitor for MeasureSystemClock<'_> {
     }
 }
 
-/// Measures clock_gettime(CLOCK_MONOTONIC) for `duration_ns` with `check`'s loop.
+/// Measures clock_gettime(CLOCK_MONOTONIC) for `duration_ns` with `check`'s loop (one round's slice).
 pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Result<ClockStats> {
     let bar = progress::bar("measuring", duration_ns);
     bar.set_prefix(format!("clocksource {}", escape_untrusted(clocksource)));
@@ -352,12 +282,14 @@ pub fn sweep(
     let mut report = SweepReport {
         stamp: crate::model::stamp::ReportStamp::now(SCHEMA_VERSION),
         clocksource_dir: clocksource_dir.to_string(),
-        live_sysfs: args.sysfs() == std::path::Path::new(LIVE_SYSFS),
+        // By what the files are (on a sysfs mount), not how the path is spelled.
+        live_sysfs: clockscope::linux::identity::is_kernel_clocksource_dir(&args.sysfs().join(CLOCKSOURCE0)),
         original: original.clone(),
         available,
         planned: planned.clone(),
         applied: args.apply,
         duration_per_clocksource_s: args.duration,
+        rounds: ROUNDS,
         baseline_row_ns,
         baseline_source,
         results: Vec::new(),
@@ -372,6 +304,7 @@ pub fn sweep(
         return Ok(report);
     }
     require_root(euid)?;
+    check_restorable(&original, &report.available)?;
 
     // Declared before the guard, so dropped after it, also while a panic
     // unwinds: the last switch stays covered until the original is back.
@@ -427,7 +360,8 @@ pub fn sweep(
     });
     report.final_clocksource = control.current().ok();
     report.recommendation = recommend(&report.results, &report.original);
-    if let Some(r) = &report.recommendation {
+    // How to persist a change, only when one is advised.
+    if let Some(r) = report.recommendation.as_ref().filter(|r| !r.in_use) {
         report.persistence = persistence_advice(&r.clocksource);
     }
     Ok(report)
@@ -441,7 +375,9 @@ struct Steps<'m, 'p, 'o> {
 }
 
 /// Protects, switches to, measures and reads back each planned clocksource
-/// in turn, until the plan ends, Ctrl-C, an error, or a change the sweep did not make.
+/// in turn, [`ROUNDS`] rounds interleaved (`A B C A B C ...`, each slice a
+/// `-d / ROUNDS` measurement), until the rounds end, Ctrl-C, an error, or a
+/// change the sweep did not make; then one row per clocksource measured.
 fn visit_each(
     planned: &[String],
     guard: &ClocksourceGuard,
@@ -449,23 +385,45 @@ fn visit_each(
     steps: &mut Steps<'_, '_, '_>,
     report: &mut SweepReport,
 ) -> anyhow::Result<()> {
-    for name in planned {
-        if exit::interrupted() {
-            report.interrupted = true;
-            break;
+    let mut slices: Vec<Vec<ClockStats>> = vec![Vec::new(); planned.len()];
+    // The clocksource during whose slice someone else changed it, and what it read then.
+    let mut changed: Option<(usize, String)> = None;
+    'rounds: for _ in 0..ROUNDS {
+        for (i, name) in planned.iter().enumerate() {
+            if exit::interrupted() {
+                report.interrupted = true;
+                break 'rounds;
+            }
+            // In place before the write, so no moment is unprotected.
+            let next = (steps.protect)(name, &report.original)?;
+            {
+                let _held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                guard.switch_to(name)?;
+            }
+            *steps.protection = Some(next);
+            let stats = (steps.measure_one)(name)?;
+            let after = guard.control().current()?;
+            let cut = stats.interrupted;
+            slices[i].push(stats);
+            if after != *name {
+                changed = Some((i, after));
+                break 'rounds;
+            }
+            if cut {
+                report.interrupted = true;
+                break 'rounds;
+            }
         }
-        // In place before the write, so no moment is unprotected.
-        let next = (steps.protect)(name, &report.original)?;
-        {
-            let _held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            guard.switch_to(name)?;
-        }
-        *steps.protection = Some(next);
-        let stats = (steps.measure_one)(name)?;
-        let after = guard.control().current()?;
-        let mut r = result_for(name, stats, report.baseline_row_ns, &report.baseline_source);
-        let cut = r.interrupted;
-        if after != *name {
+    }
+    for (i, (name, measured)) in planned.iter().zip(&slices).enumerate() {
+        let Some(all) = crate::judge::sweep::combine(measured) else {
+            continue;
+        };
+        let mut r = result_for(name, all, report.baseline_row_ns, &report.baseline_source);
+        r.rounds = measured.len() as u32;
+        r.read_cost_rounds_ns = crate::judge::sweep::read_costs(measured);
+        r.read_cost_interval_ns = crate::judge::sweep::read_cost_interval(&r.read_cost_rounds_ns);
+        if let Some((_, after)) = changed.as_ref().filter(|(j, _)| *j == i) {
             r.valid = false;
             r.invalid_reason = Some(format!(
                 "current_clocksource read {after} after the measurement, not {name}: changed during it by \
@@ -475,16 +433,9 @@ fn visit_each(
                 "the clocksource changed from {name} to {after} during the measurement of {name}, not by this \
                  sweep: the sweep stopped there"
             ));
+            r.read_back_after = after.clone();
         }
-        r.read_back_after = after;
-        let invalid = !r.valid;
         report.results.push(r);
-        if cut {
-            report.interrupted = true;
-        }
-        if cut || invalid {
-            break;
-        }
     }
     Ok(())
 }
@@ -508,8 +459,9 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let lock = if args.apply {
         require_root(euid)?;
         // Bad names and missing files are refused before the lock file is made.
-        plan(&control.available()?, &args.only)?;
-        control.current()?;
+        let available = control.available()?;
+        plan(&available, &args.only)?;
+        check_restorable(&control.current()?, &available)?;
         exit::install_interrupt_handler();
         Some(SwitchLock::acquire(&sysfs)?)
     } else {
@@ -520,8 +472,9 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut protect = |switched: &str, original: &str| -> anyhow::Result<Box<dyn Any>> {
         Ok(Box::new(protect_sysfs(&files, switched, original, lock_fd)?))
     };
-    let duration_ns = seconds_to_ns(args.duration);
-    let mut measure_one = |name: &str| measure_system_clock(name, duration_ns);
+    // Each clocksource's -d is split into its interleaved rounds.
+    let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
+    let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
     let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;

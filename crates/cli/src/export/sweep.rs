@@ -30,6 +30,7 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
         return write_plan(out, r);
     }
     write_table(out, r, verbose)?;
+    write_intervals(out, r)?;
     write_notes(out, r)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
@@ -55,12 +56,28 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
             "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row measures the \
              clocksource really in use."
         )?;
+    } else if !r.clocksource_dir.starts_with("/sys/") {
+        writeln_escaped!(
+            out,
+            "Note: {} is on the kernel's sysfs (under another name): switching there changes the kernel's clocksource, \
+             as /sys does.",
+            r.clocksource_dir
+        )?;
     }
     Ok(())
 }
 
 /// Without `--apply`: what the sweep would do.
 fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    if !r.available.contains(&r.original) {
+        writeln_escaped!(
+            out,
+            "--apply would refuse: the clocksource in use, {}, is not in available_clocksource, so once switched \
+             away it could not be put back.",
+            r.original
+        )?;
+        return writeln!(out, "Nothing was changed.");
+    }
     writeln_escaped!(
         out,
         "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
@@ -130,8 +147,36 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
     }
     writeln!(
         out,
-        "read cost: mean read without interference gaps (as in check); EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
+        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
         r.baseline_row_ns, r.baseline_source
+    )
+}
+
+/// Under the table: each valid row's read cost with its interval.
+fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    let rows: Vec<String> = r
+        .results
+        .iter()
+        .filter(|x| x.valid)
+        .map(|x| match &x.read_cost_interval_ns {
+            Some(i) => format!(
+                "{} {:.1} ({:.1} to {:.1})",
+                x.clocksource, x.read_cost_ns, i.low, i.high
+            ),
+            None => format!(
+                "{} {:.1} (no interval: {} round(s))",
+                x.clocksource, x.read_cost_ns, x.rounds
+            ),
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln_escaped!(
+        out,
+        "Read cost, ns: the median of {} interleaved rounds with its 95% interval: {}.",
+        r.rounds,
+        rows.join(", ")
     )
 }
 
@@ -223,12 +268,22 @@ fn flag(b: bool) -> f64 {
 type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f64>);
 
 /// The per-clocksource gauges, in the order they are rendered.
-fn per_clocksource_gauges() -> [PerClocksource; 7] {
+fn per_clocksource_gauges() -> [PerClocksource; 9] {
     [
         (
             "read_cost_ns",
-            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps), nanoseconds.",
+            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps; the median of the interleaved rounds), nanoseconds.",
             |x| Some(x.read_cost_ns),
+        ),
+        (
+            "read_cost_low_ns",
+            "Lower end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost_interval_ns.map(|i| i.low),
+        ),
+        (
+            "read_cost_high_ns",
+            "Upper end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost_interval_ns.map(|i| i.high),
         ),
         (
             "avg_loop_ns",

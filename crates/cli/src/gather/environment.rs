@@ -168,9 +168,10 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option
 }
 
 /// The NTP state for a report under `root`: read from this kernel only when
-/// the kernel files are this machine's (`/`).
+/// the kernel files are this machine's (`/` under any name: known by its
+/// device and inode, not its spelling).
 pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
-    if root == Path::new("/") {
+    if clockscope::linux::identity::is_this_root(root) {
         clockscope::linux::ntp::read_ntp(&clockscope::linux::ntp::SystemNtp)
     } else {
         Err("not read: kernel files under another root".to_string())

@@ -4,5 +4,7 @@
 //!
 //! - [`check`]: `check`'s rules, the EXPLAIN ANALYZE prediction and the advice
 //!   (also `sweep`'s per-clocksource verdicts).
+//! - [`sweep`]: `sweep`'s rounds combined, their intervals, and the recommendation.
 
 pub mod check;
+pub mod sweep;

@@ -17,8 +17,15 @@ pub struct SweepResult {
     pub clocksource: String,
     /// What `current_clocksource` read back right after the switch (equal to `clocksource`).
     pub read_back: String,
-    /// The read cost as `check` defines it: the mean read without the interference gaps, ns.
+    /// The read cost: the median over the rounds of `check`'s read cost (the
+    /// mean read without the interference gaps), ns.
     pub read_cost_ns: f64,
+    /// How many interleaved rounds measured this clocksource.
+    pub rounds: u32,
+    /// Each round's read cost, ns, in the order measured.
+    pub read_cost_rounds_ns: Vec<f64>,
+    /// The 95% interval of the median read cost (order statistics); null under 6 rounds.
+    pub read_cost_interval_ns: Option<clockscope::stats::Interval>,
     /// pg_test_timing's average loop time, ns.
     pub avg_loop_ns: f64,
     pub loops: u64,
@@ -66,6 +73,10 @@ pub struct Recommendation {
     pub why: String,
     /// The kernel parameter that makes it persistent (`clocksource=NAME`).
     pub kernel_parameter: String,
+    /// Whether its read cost was told apart from the one it was compared with
+    /// (95% intervals apart and a difference of at least 10%); a change is
+    /// advised (`in_use` false) only then.
+    pub distinguishable: bool,
 }
 
 /// Everything `clockscope sweep` found or would do.
@@ -76,7 +87,9 @@ pub struct SweepReport {
     pub stamp: crate::model::stamp::ReportStamp,
     /// `.../clocksource0`, under `--sysfs-root`.
     pub clocksource_dir: String,
-    /// Whether that is the live /sys (otherwise switching changes no clock).
+    /// Whether those are the kernel's own files (a sysfs mount, known by its
+    /// file system's magic, under whatever path): switching there changes the
+    /// kernel's clocksource; otherwise it changes no clock.
     pub live_sysfs: bool,
     /// The clocksource in use before the sweep (and after it, unless `restore` is `left_alone`).
     pub original: String,
@@ -86,6 +99,8 @@ pub struct SweepReport {
     /// Whether `--apply` was given (clocksources were switched).
     pub applied: bool,
     pub duration_per_clocksource_s: f64,
+    /// Interleaved rounds planned: each clocksource measured this many times, `duration / rounds` each.
+    pub rounds: u32,
     pub baseline_row_ns: f64,
     pub baseline_source: String,
     pub results: Vec<SweepResult>,

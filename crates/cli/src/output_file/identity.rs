@@ -83,6 +83,84 @@ pub fn refuse_same_file(a: (&str, Destination), b: (&str, Destination)) -> anyho
     }
 }
 
+/// Something a command reads.
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    /// A file given to an option or as an argument (a log, a CPUID dump).
+    File(&'a Path),
+    /// The process's stdin (`dmesg -`).
+    Stdin,
+    /// A tree read in place of `/` (`--root DIR`): every file under it is an input.
+    Tree(&'a Path),
+}
+
+fn describe_input(label: &str, i: Input) -> String {
+    match i {
+        Input::File(p) | Input::Tree(p) => format!("{label} {}", escape_untrusted(&p.to_string_lossy())),
+        Input::Stdin => format!("{label} (stdin)"),
+    }
+}
+
+/// What an input file is: an existing file by device and inode (after
+/// symbolic links, so links and hard links are one file); stdin by what
+/// its descriptor is. A missing file or a character device cannot be replaced.
+fn input_identity(i: Input) -> Option<Identity> {
+    match i {
+        Input::File(path) => of_metadata(&std::fs::metadata(path).ok()?),
+        Input::Stdin => {
+            let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+            of_metadata(&File::from(fd).metadata().ok()?)
+        }
+        Input::Tree(_) => None,
+    }
+}
+
+/// Whether the existing output `d` lies inside the tree `root` (both resolved).
+fn inside_tree(root: &Path, d: Destination) -> bool {
+    let Destination::File(path) = d else {
+        return false;
+    };
+    // Only an existing file can be replaced; a character device never is.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.file_type().is_char_device() && !m.is_dir() => {}
+        _ => return false,
+    }
+    match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
+        (Ok(root), Ok(file)) => file.starts_with(root),
+        _ => false,
+    }
+}
+
+/// Refuses, in one line naming both, an output that is one of the run's
+/// inputs: the report would replace (or be mixed into) what it was read
+/// from. Compared by device and inode where the file exists, so `X`,
+/// `./X`, a symbolic link and a hard link are one file; an output inside a
+/// `--root` tree (an existing file there) counts as an input too.
+pub fn refuse_input_as_output(inputs: &[(&str, Input)], outputs: &[(&str, Destination)]) -> anyhow::Result<()> {
+    for &(in_label, input) in inputs {
+        let id = input_identity(input);
+        for &(out_label, output) in outputs {
+            let clash = match input {
+                Input::Tree(root) => inside_tree(root, output),
+                _ => id.is_some() && id == identity(output),
+            };
+            if clash {
+                let how = if matches!(input, Input::Tree(_)) {
+                    "lies inside"
+                } else {
+                    "is the same file as"
+                };
+                anyhow::bail!(
+                    "{} {how} {}, an input of this run: the report would replace what it reads; write it elsewhere",
+                    describe(out_label, output),
+                    describe_input(in_label, input)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

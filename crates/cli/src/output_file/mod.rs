@@ -26,7 +26,7 @@
 mod identity;
 pub mod replace;
 
-pub use identity::{refuse_same_file, Destination};
+pub use identity::{refuse_input_as_output, refuse_same_file, Destination, Input};
 
 use crate::exit;
 use anyhow::anyhow;

@@ -28,6 +28,7 @@
 
 use crate::clock::posix::PosixClock;
 use crate::clock::ClockSource;
+use crate::forward::ForwardNs;
 use serde::Serialize;
 
 /// Longest window `--drift` accepts, in seconds (one day).
@@ -353,30 +354,57 @@ pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> D
 
 /// Samples the window as `plan` says, then analyses it. Cancellation ends
 /// the window early with one last sample (a partial result).
+///
+/// The window is forward time ([`ForwardNs`]: MONOTONIC_RAW's forward steps
+/// only) and never less than the time slept, so a reference clock moved
+/// back (a day, by `faketime`) cannot stretch it: it ends after the window's
+/// length in any case, and then gives no rate (its reference went back).
 pub fn measure_drift<C: DriftClocks + ?Sized>(clocks: &mut C, plan: &DriftPlan) -> DriftReport {
     let mut samples = vec![take_sample(clocks)];
-    let start = samples[0].raw.0;
-    let since_start = |ns: u64| ns.saturating_sub(start);
+    let mut forward = ForwardNs::new(samples[0].raw.0);
+    // Every sleep lasts at least what it asked for: a floor on real time
+    // that no clock can move.
+    let mut slept: u64 = 0;
     let mut complete = true;
     loop {
-        let elapsed = since_start(samples.last().expect("one sample").raw.1);
+        forward.look(samples.last().expect("one sample").raw.1);
+        let elapsed = forward.elapsed().max(slept);
         if elapsed >= plan.window_ns {
             break;
         }
         let next = (elapsed + plan.interval_ns).min(plan.window_ns);
         // Sleep in slices until the next sample is due, watching for Ctrl-C.
-        let mut now = since_start(clocks.monotonic_raw_ns());
+        let mut now = forward.look(clocks.monotonic_raw_ns()).max(slept);
         while now < next && !clocks.cancelled() {
-            clocks.sleep_ns((next - now).min(SLEEP_SLICE_NS));
-            now = since_start(clocks.monotonic_raw_ns());
+            let slice = (next - now).min(SLEEP_SLICE_NS);
+            clocks.sleep_ns(slice);
+            slept = slept.saturating_add(slice);
+            now = forward.look(clocks.monotonic_raw_ns()).max(slept);
         }
         samples.push(take_sample(clocks));
         if clocks.cancelled() {
-            complete = since_start(samples.last().expect("sample").raw.1) >= plan.window_ns;
+            let last = forward.look(samples.last().expect("sample").raw.1).max(slept);
+            complete = last >= plan.window_ns;
             break;
         }
     }
-    analyse(&samples, plan, complete)
+    let backward = forward.backward_steps() + samples.windows(2).filter(|w| w[1].raw.0 < w[0].raw.1).count() as u64;
+    let mut report = analyse(&samples, plan, complete);
+    if backward > 0 {
+        report.measured_s = forward.elapsed().max(slept) as f64 / 1e9;
+        report.vs_realtime = None;
+        report.vs_monotonic_raw = None;
+        // Its rates and their shortness were the stepped clock's, not the window's.
+        report
+            .notes
+            .retain(|n| !n.starts_with("against ") && !n.starts_with("too few samples"));
+        report.notes.push(format!(
+            "CLOCK_MONOTONIC_RAW went back during the window ({backward} time(s)): time is interposed on its way \
+             (LD_PRELOAD, faketime) or the kernel's clock is broken; no rate, and the window was counted in forward \
+             time"
+        ));
+    }
+    report
 }
 
 /// This machine's clocks with `counter` (the ordered counter read), and a

@@ -28,6 +28,7 @@
 
 use super::spin::{run_pinned_pair, spin_until};
 use super::{CpuClock, CrossCpuError, RunOptions};
+use crate::forward::ForwardDeadline;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -124,6 +125,8 @@ fn sender<C: CpuClock + ?Sized>(
     soft: Instant,
     hard: Instant,
 ) -> OffsetResult {
+    // This thread's own deadlines in forward time: a clock moved back cannot stretch them.
+    let (mut soft, mut hard) = (ForwardDeadline::at(soft), ForwardDeadline::at(hard));
     let mut r = OffsetResult::default();
     let mut round: u64 = 0;
     loop {
@@ -133,8 +136,7 @@ fn sender<C: CpuClock + ?Sized>(
                 break;
             }
             // The grace period only serves a first round that is late.
-            let now = Instant::now();
-            if now >= hard || (now >= soft && r.rounds > 0) || s.done.load(Ordering::Relaxed) {
+            if hard.passed() || (soft.passed() && r.rounds > 0) || s.done.load(Ordering::Relaxed) {
                 break;
             }
         }
@@ -142,7 +144,7 @@ fn sender<C: CpuClock + ?Sized>(
         let t0 = clock.read(cpu);
         s.slot_t0.store(t0, Ordering::Relaxed);
         s.request.store(round, Ordering::Release);
-        if !spin_until(|| s.reply.load(Ordering::Acquire) == round, hard, &s.done) {
+        if !spin_until(|| s.reply.load(Ordering::Acquire) == round, &mut hard, &s.done) {
             break;
         }
         let t1 = clock.read(cpu);
@@ -163,8 +165,9 @@ fn sender<C: CpuClock + ?Sized>(
 }
 
 fn replier<C: CpuClock + ?Sized>(clock: &C, cpu: usize, s: &Shared, hard: Instant) {
+    let mut hard = ForwardDeadline::at(hard);
     let mut expected: u64 = 1;
-    while spin_until(|| s.request.load(Ordering::Acquire) == expected, hard, &s.done) {
+    while spin_until(|| s.request.load(Ordering::Acquire) == expected, &mut hard, &s.done) {
         let tb = clock.read(cpu);
         s.slot_tb.store(tb, Ordering::Relaxed);
         s.reply.store(expected, Ordering::Release);

@@ -9,6 +9,7 @@
 //! oversubscribed machine) still make progress.
 
 use super::{CrossCpuError, Pinner};
+use crate::forward::ForwardDeadline;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,11 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(5);
 /// Spins until `ready()` is true. Returns false, without `ready()` having
 /// been seen true, when `abort` is set or `hard_deadline` passes.
 #[inline]
-pub(crate) fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant, abort: &AtomicBool) -> bool {
+pub(crate) fn spin_until(
+    mut ready: impl FnMut() -> bool,
+    hard_deadline: &mut ForwardDeadline,
+    abort: &AtomicBool,
+) -> bool {
     let mut spins: u32 = 0;
     loop {
         if ready() {
@@ -31,7 +36,7 @@ pub(crate) fn spin_until(mut ready: impl FnMut() -> bool, hard_deadline: Instant
         }
         spins = spins.wrapping_add(1);
         if spins.is_multiple_of(CHECK_EVERY_SPINS) {
-            if abort.load(Ordering::Relaxed) || Instant::now() >= hard_deadline {
+            if abort.load(Ordering::Relaxed) || hard_deadline.passed() {
                 return false;
             }
             if spins.is_multiple_of(YIELD_EVERY_SPINS) {
@@ -67,7 +72,7 @@ impl TicketLock {
     /// `hard_deadline` passes. After a false the lock is unusable: the
     /// caller must set `abort` so that the other waiters stop too.
     #[inline]
-    pub fn lock(&self, hard_deadline: Instant, abort: &AtomicBool) -> bool {
+    pub fn lock(&self, hard_deadline: &mut ForwardDeadline, abort: &AtomicBool) -> bool {
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
         spin_until(|| self.serving.load(Ordering::Acquire) == ticket, hard_deadline, abort)
     }
@@ -99,7 +104,8 @@ pub(crate) fn run_pinned_pair<A: Send, B: Send>(
             return Err(e);
         }
         arrived.fetch_add(1, Ordering::AcqRel);
-        if spin_until(|| arrived.load(Ordering::Acquire) == 2, start_deadline, abort) {
+        let mut deadline = ForwardDeadline::at(start_deadline);
+        if spin_until(|| arrived.load(Ordering::Acquire) == 2, &mut deadline, abort) {
             Ok(())
         } else if abort.load(Ordering::Relaxed) {
             Err(CrossCpuError::PartnerFailed { cpu })
@@ -138,24 +144,32 @@ mod tests {
     fn spin_until_gives_up_at_the_deadline_and_on_abort() {
         let abort = AtomicBool::new(false);
         let t = Instant::now();
-        assert!(!spin_until(|| false, t + Duration::from_millis(5), &abort));
+        assert!(!spin_until(
+            || false,
+            &mut ForwardDeadline::after(Duration::from_millis(5)),
+            &abort
+        ));
         assert!(t.elapsed() >= Duration::from_millis(5));
         abort.store(true, Ordering::Relaxed);
-        assert!(!spin_until(|| false, t + Duration::from_secs(3600), &abort));
-        assert!(spin_until(|| true, t, &abort));
+        assert!(!spin_until(
+            || false,
+            &mut ForwardDeadline::after(Duration::from_secs(3600)),
+            &abort
+        ));
+        assert!(spin_until(|| true, &mut ForwardDeadline::at(t), &abort));
     }
 
     #[test]
     fn ticket_lock_serves_in_order_and_gives_up() {
         let l = TicketLock::new();
         let abort = AtomicBool::new(false);
-        let far = Instant::now() + Duration::from_secs(3600);
-        assert!(l.lock(far, &abort));
+        let mut far = ForwardDeadline::after(Duration::from_secs(3600));
+        assert!(l.lock(&mut far, &abort));
         // Held: a second taker waits until the deadline.
-        assert!(!l.lock(Instant::now() + Duration::from_millis(2), &abort));
+        assert!(!l.lock(&mut ForwardDeadline::after(Duration::from_millis(2)), &abort));
         l.unlock();
         // The abandoned ticket is now being served; the next one waits behind it.
-        assert!(!l.lock(Instant::now() + Duration::from_millis(2), &abort));
+        assert!(!l.lock(&mut ForwardDeadline::after(Duration::from_millis(2)), &abort));
     }
 
     struct FailOn(usize);

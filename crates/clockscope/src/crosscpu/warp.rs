@@ -23,6 +23,7 @@
 
 use super::spin::{run_pinned_pair, TicketLock};
 use super::{CpuClock, CrossCpuError, RunOptions};
+use crate::forward::ForwardDeadline;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -142,6 +143,8 @@ fn run_side<C: CpuClock + ?Sized>(
     soft: Instant,
     hard: Instant,
 ) -> SideStats {
+    // This thread's own deadlines in forward time: a clock moved back cannot stretch them.
+    let (mut soft, mut hard) = (ForwardDeadline::at(soft), ForwardDeadline::at(hard));
     let other = if me == SIDE_A { SIDE_B } else { SIDE_A };
     let my_handovers = &s.handovers[usize::from(me - 1)];
     let mut st = SideStats::default();
@@ -155,17 +158,16 @@ fn run_side<C: CpuClock + ?Sized>(
                 s.done.store(true, Ordering::Relaxed);
                 break;
             }
-            let now = Instant::now();
             let enough = s
                 .handovers
                 .iter()
                 .all(|h| h.load(Ordering::Relaxed) >= opts.min_handovers);
-            if now >= hard || (now >= soft && enough) {
+            if hard.passed() || (soft.passed() && enough) {
                 s.done.store(true, Ordering::Relaxed);
                 break;
             }
         }
-        if !s.lock.lock(hard, &s.done) {
+        if !s.lock.lock(&mut hard, &s.done) {
             s.done.store(true, Ordering::Relaxed);
             break;
         }

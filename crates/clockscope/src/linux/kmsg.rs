@@ -243,7 +243,8 @@ pub fn read_kernel_log(root: &Path) -> Evidence<KernelLog> {
 
 /// The kernel log's text under `root`, uninterpreted.
 pub fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
-    if root == Path::new("/") {
+    // This machine's `/` under any name (`/proc/self/root`, `/.`): its /dev/kmsg.
+    if super::identity::is_this_root(root) {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {
         let path = root.join("dev/kmsg");

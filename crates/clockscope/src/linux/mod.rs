@@ -34,6 +34,7 @@ pub mod cmdline;
 pub mod cpu_time;
 pub mod cpuinfo;
 pub mod cpulist;
+pub mod identity;
 pub mod kmsg;
 pub mod ntp;
 pub mod perf;

@@ -17,10 +17,10 @@
 //! ([`ClocksourceGuard`], [`Restorer`]); `lock.rs` [`SwitchLock`].
 
 mod guard;
-mod lock;
+pub mod lock;
 
 pub use guard::{ClocksourceGuard, RestoreError, Restored, Restorer};
-pub use lock::{SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
+pub use lock::{holder_of, LockHolder, SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
 
 use crate::escape::escape_untrusted;
 use crate::input::{self, KERNEL_VALUE};
@@ -65,6 +65,14 @@ pub enum SwitchError {
     },
     /// The one-sweep-at-a-time lock is held or cannot be taken (the whole message).
     Lock(String),
+    /// The clocksource in use is not in `available_clocksource`: after a
+    /// switch it could not be written back, so no switch is made.
+    NotRestorable {
+        /// The clocksource in use.
+        original: String,
+        /// The names the kernel offers.
+        available: Vec<String>,
+    },
 }
 
 impl fmt::Display for SwitchError {
@@ -75,20 +83,12 @@ impl fmt::Display for SwitchError {
                 "'{}' is not a clocksource name (letters, digits, '_', '-' and '.', at most {MAX_NAME_LEN})",
                 escape_untrusted(n)
             ),
-            SwitchError::NotAvailable { name, available } => {
-                // A list of any length: the first few, then how many more.
-                const SHOWN: usize = 16;
-                let mut list = available.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
-                if available.len() > SHOWN {
-                    list.push_str(&format!(" and {} more", available.len() - SHOWN));
-                }
-                write!(
-                    f,
-                    "clocksource '{}' is not available here (available: {})",
-                    escape_untrusted(name),
-                    escape_untrusted(&list)
-                )
-            }
+            SwitchError::NotAvailable { name, available } => write!(
+                f,
+                "clocksource '{}' is not available here (available: {})",
+                escape_untrusted(name),
+                escape_untrusted(&shown_list(available))
+            ),
             SwitchError::Read(r) | SwitchError::Lock(r) => write!(f, "{r}"),
             SwitchError::Write { name, reason } => write!(
                 f,
@@ -102,7 +102,38 @@ impl fmt::Display for SwitchError {
                 escape_untrusted(wanted),
                 escape_untrusted(got)
             ),
+            SwitchError::NotRestorable { original, available } => write!(
+                f,
+                "the clocksource in use, '{}', is not in available_clocksource ({}): once switched away it could \
+                 not be written back, so nothing is switched",
+                escape_untrusted(original),
+                escape_untrusted(&shown_list(available))
+            ),
         }
+    }
+}
+
+/// A list of any length: the first few names, then how many more.
+fn shown_list(available: &[String]) -> String {
+    const SHOWN: usize = 16;
+    let mut list = available.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if available.len() > SHOWN {
+        list.push_str(&format!(" and {} more", available.len() - SHOWN));
+    }
+    list
+}
+
+/// Refuses a sweep whose original (`current`) could not be put back: a
+/// name not in `available` is never written ([`switch_to`]), so after the
+/// first switch the guard, the signal cleanup and the guardian could not restore it.
+pub fn check_restorable(current: &str, available: &[String]) -> Result<(), SwitchError> {
+    if available.iter().any(|a| a == current) {
+        Ok(())
+    } else {
+        Err(SwitchError::NotRestorable {
+            original: current.to_string(),
+            available: available.to_vec(),
+        })
     }
 }
 

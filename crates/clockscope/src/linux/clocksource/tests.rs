@@ -215,11 +215,48 @@ fn one_lock_per_tree_and_the_second_is_refused_naming_the_holder() {
     let held = SwitchLock::acquire(&root).unwrap();
     assert_eq!(held.path(), path);
     let e = SwitchLock::acquire(&alias).err().unwrap().to_string();
+    // The holder as the kernel records it (this test process, not named
+    // clockscope), never as the file's content says.
     assert!(
-        e.starts_with(&format!("another clockscope sweep (pid {}, ", std::process::id())),
+        e.starts_with(&format!("pid {} (", std::process::id())) && e.contains("not a clockscope sweep, holds"),
         "{e}"
     );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
     drop(held);
     SwitchLock::acquire(&alias).unwrap();
     assert!(SwitchLock::acquire(&dir.path().join("missing")).is_err());
+}
+
+#[test]
+fn the_holder_is_read_from_proc_locks_by_device_and_inode() {
+    // Device 8:1 (0x801), inode 5678; 0:45 (0x2d) for a tmpfs.
+    let text = "1: FLOCK  ADVISORY  WRITE 4321 08:01:5678 0 EOF\n\
+                1: -> FLOCK  ADVISORY  WRITE 999 00:2d:77 0 EOF\n\
+                2: POSIX  ADVISORY  WRITE 1234 00:2d:77 0 EOF\n\
+                3: FLOCK  ADVISORY  WRITE 55 103:02:77 0 EOF\n";
+    assert_eq!(lock::holder_in(text, 0x801, 5678), Some(4321));
+    assert_eq!(lock::holder_in(text, 0x2d, 77), Some(1234), "the waiter is skipped");
+    assert_eq!(lock::holder_in(text, 0x801, 5679), None);
+    // Major 259 (0x103), minor 2 in glibc's dev_t layout.
+    assert_eq!(lock::holder_in(text, (0x103 << 8) | 2, 77), Some(55));
+    assert_eq!(lock::holder_in("garbage\n1: FLOCK\n", 0, 0), None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_lock_directory_others_may_write_without_the_sticky_bit_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sys");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = SwitchLock::acquire(&root).err().unwrap().to_string();
+    assert!(e.contains("is writable by other users (mode 777, not sticky)"), "{e}");
+    // Sticky, as /tmp: a file can only be pre-created there, and such a file is refused by its owner.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    SwitchLock::acquire(&root).unwrap();
 }
