@@ -94,8 +94,7 @@ pub(crate) fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unsta
 
 /// Guest advice for hypervisor `hv` (lower case, or unknown).
 fn guest_advice(hv: Option<&str>, cost: ReadCost, unstable: bool) -> String {
-    let tail = "check with clockscope check; until then keep EXPLAIN ANALYZE timing and track_io_timing to \
-                what you need";
+    let tail = "";
     match hv {
         Some("hyper-v") if cost == ReadCost::Vdso => "Hyper-V/Azure: the TSC page clocksource is read in the \
              vDSO, so clock reads stay cheap; newer host builds also expose an invariant TSC that kernels \
@@ -104,7 +103,7 @@ fn guest_advice(hv: Option<&str>, cost: ReadCost, unstable: bool) -> String {
         Some("hyper-v") => format!(
             "Hyper-V/Azure: this kernel reads a slow Hyper-V clock; a kernel of 4.14 or later uses the TSC page \
              clocksource in the vDSO (ask for a current image or VM generation, or a host build with an invariant \
-             TSC); {tail}"
+             TSC){tail}"
         ),
         Some("kvm") if cost == ReadCost::Vdso => "KVM: kvm-clock is read in the vDSO while the host marks it \
              stable; to let the guest use the TSC ask the host or cloud for an invariant TSC passed through \
@@ -114,23 +113,23 @@ fn guest_advice(hv: Option<&str>, cost: ReadCost, unstable: bool) -> String {
         Some("kvm") => format!(
             "KVM: ask the host or cloud for an invariant TSC passed through (libvirt host-passthrough or -cpu \
              host,+invtsc), no CPU overcommit and no migration between different CPUs, and a guest kernel with \
-             kvm-clock (CONFIG_KVM_GUEST); {tail}"
+             kvm-clock (CONFIG_KVM_GUEST){tail}"
         ),
         Some("xen") => format!(
             "Xen: the xen clocksource costs a system call per read; where the host gives an invariant TSC and \
              does not migrate the guest (AWS advises this for its Xen instances), boot with clocksource=tsc, or \
-             ask for a KVM-based (AWS Nitro) instance type; {tail}"
+             ask for a KVM-based (AWS Nitro) instance type{tail}"
         ),
         Some("vmware") => format!(
             "VMware: ask the VMware administrator for a host with an invariant TSC, no CPU overcommit and the \
-             VM's TSC kept in step (the kernel read the TSC frequency from the hypervisor); {tail}"
+             VM's TSC kept in step (the kernel read the TSC frequency from the hypervisor){tail}"
         ),
         Some(h) if unstable || cost == ReadCost::Syscall => {
-            format!("{h}: ask the host for an invariant, stable TSC passed to the guest (no overcommit); {tail}")
+            format!("{h}: ask the host for an invariant, stable TSC passed to the guest (no overcommit){tail}")
         }
         _ if unstable || cost == ReadCost::Syscall => format!(
             "ask the host or cloud for an invariant, stable TSC passed to the guest (no overcommit, CPU \
-             passthrough of invtsc) or accept the slower clock; {tail}"
+             passthrough of invtsc) or accept the slower clock{tail}"
         ),
         _ => "nothing to do for the clock".to_string(),
     }
@@ -145,9 +144,8 @@ pub fn advice(
 ) -> String {
     let cost = read_cost(final_clocksource);
     let bare = if tsc_marked_unstable {
-        "find the cause (BIOS/firmware update, SMIs, deep C-states, a multi-socket TSC sync problem) and check \
-         the TSC with clockscope check and cross-cpu; do not force tsc=reliable unless the TSCs are proven in \
-         step; until then keep EXPLAIN ANALYZE timing and track_io_timing to what you need"
+        "find the cause (BIOS/firmware update, SMIs, deep C-states, a multi-socket TSC sync problem); do not \
+         force tsc=reliable unless the TSCs are proven in step"
     } else if cost == ReadCost::Syscall {
         "the TSC was not marked unstable: if clockscope check finds it invariant and in step, the kernel can \
          use it (clocksource=tsc); otherwise timing stays slow"
@@ -155,10 +153,16 @@ pub fn advice(
         "nothing to do for the clock"
     };
     let guest = guest_advice(hv, cost, tsc_marked_unstable);
-    if bare == guest {
-        return bare.to_string();
+    let what = if bare == guest {
+        bare.to_string()
+    } else {
+        by_machine(machine, bare, &guest)
+    };
+    if verdict(final_clocksource, tsc_marked_unstable).0 {
+        format!("{what}; until then keep EXPLAIN ANALYZE timing and track_io_timing to what you need")
+    } else {
+        what
     }
-    by_machine(machine, bare, &guest)
 }
 
 /// The one command to run next, on the machine the log came from.

@@ -140,6 +140,9 @@ pub struct Citation {
     pub line: u64,
     /// The line verbatim (paste prefixes kept), cut to 1 KiB.
     pub text: String,
+    /// Its message (the paste prefixes removed; lines a mail client wrapped
+    /// joined), cut to 1 KiB.
+    pub message: String,
 }
 
 /// How a line takes part in an event.

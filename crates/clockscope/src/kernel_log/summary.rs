@@ -375,6 +375,7 @@ fn cite(line: &paste::LogLine) -> Citation {
     Citation {
         line: line.line,
         text: line.raw.clone(),
+        message: line.message.trim().to_string(),
     }
 }
 
