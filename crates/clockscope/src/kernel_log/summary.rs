@@ -178,7 +178,12 @@ impl Builder {
             }
         }
         let Some(r) = recognised else {
-            self.open = None;
+            // A wrapped rest of a detail line (indented, no time of its own)
+            // leaves the event open for the next detail line.
+            let wrapped = line.time.is_empty() && line.level.is_none() && line.raw.starts_with([' ', '\t']);
+            if !wrapped {
+                self.open = None;
+            }
             self.unrecognised = Some(line);
             return;
         };
