@@ -115,7 +115,7 @@ fn gather(args: &DmesgArgs) -> anyhow::Result<Gathered> {
 pub fn run(args: &DmesgArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let g = gather(args)?;
     let summary = kernel_log::summarise(&g.text, g.machine);
-    if summary.lines == 0 {
+    if summary.kernel_like_lines == 0 {
         anyhow::bail!("{}", nothing_read(&g.source, &g.text));
     }
     let report = DmesgReport {
@@ -148,14 +148,11 @@ fn nothing_read(source: &str, text: &str) -> String {
     let lines = text.lines().count();
     let replaced = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
     let binary = if replaced > 0 {
-        format!(", {replaced} bytes not UTF-8")
+        format!(", {replaced} sequences not UTF-8 replaced")
     } else {
         String::new()
     };
-    format!(
-        "{source}: no kernel log line in {} bytes ({lines} lines{binary}): not a kernel log (dmesg, journalctl -k, kern.log)",
-        text.len()
-    )
+    format!("{source}: no kernel log line in {lines} lines{binary}: not a kernel log (dmesg, journalctl -k, kern.log)")
 }
 
 /// The renderer of `format`.
@@ -186,7 +183,7 @@ mod tests {
             "stdin: no kernel log line (0 bytes read, all blank): nothing to explain"
         );
         let m = nothing_read("x.bin", "\u{fffd}\u{fffd}ab\nsystemd[1]: x\n");
-        assert!(m.contains("2 lines, 2 bytes not UTF-8"), "{m}");
+        assert!(m.contains("in 2 lines, 2 sequences not UTF-8 replaced"), "{m}");
     }
 
     #[test]

@@ -39,6 +39,22 @@ pub struct EarlierBoot {
     pub act: bool,
 }
 
+/// Whether `line` looks like kernel output: a kernel prefix (a time, a
+/// level, a kmsg record), or mostly printable text (under a quarter of
+/// control characters and bytes that were not UTF-8) with a word in it.
+/// Random bytes and binary files have none.
+fn looks_like_kernel(line: &LogLine) -> bool {
+    if !line.time.is_empty() || line.level.is_some() || line.kmsg_record {
+        return true;
+    }
+    let m = &line.message;
+    let bad = m
+        .chars()
+        .filter(|&c| c == char::REPLACEMENT_CHARACTER || (c.is_control() && c != '\t'))
+        .count();
+    bad * 4 < m.chars().count() && m.split(|c: char| !c.is_ascii_alphabetic()).any(|w| w.len() >= 3)
+}
+
 /// Whether `line` starts a new boot, after `last_us` (the monotonic time of
 /// the last line with one in the current boot).
 fn starts_boot(line: &LogLine, last_us: Option<u64>, version_seen: bool) -> bool {
@@ -77,7 +93,7 @@ impl EarlierBoot {
 pub(crate) fn summarise_boots(lines: impl Iterator<Item = LogLine>, machine: Option<Machine>) -> Summary {
     let mut b = Builder::default();
     let mut earlier = Vec::new();
-    let (mut boots, mut total) = (0u64, 0u64);
+    let (mut boots, mut total, mut kernel_like) = (0u64, 0u64, 0u64);
     let mut last_us: Option<u64> = None;
     let mut kernel: Option<String> = None;
     let mut hypervisor = None;
@@ -101,6 +117,7 @@ pub(crate) fn summarise_boots(lines: impl Iterator<Item = LogLine>, machine: Opt
             last_us = Some(t);
         }
         total += 1;
+        kernel_like += u64::from(looks_like_kernel(&line));
         b.add(line);
     }
     if let Some((h, cited, strength)) = hypervisor {
@@ -109,6 +126,7 @@ pub(crate) fn summarise_boots(lines: impl Iterator<Item = LogLine>, machine: Opt
     let mut s = b.finish(machine);
     s.boots = if total == 0 { 0 } else { boots + 1 };
     s.lines = total;
+    s.kernel_like_lines = kernel_like;
     s.earlier_boots = earlier;
     s
 }

@@ -63,6 +63,10 @@ pub struct Summary {
     /// Kernel lines read, every boot (after the paste prefixes; other
     /// programs' lines not counted).
     pub lines: u64,
+    /// Of those, the lines that look like kernel output (a kernel prefix, or
+    /// printable text with a word); 0 means the text is not a kernel log
+    /// (random bytes, a binary file) and `clockscope dmesg` exits 2.
+    pub kernel_like_lines: u64,
     /// Boots in the log (a `Linux version` line, or the monotonic time
     /// starting again at 0); at least 1 when any kernel line was read.
     pub boots: u64,

@@ -148,18 +148,17 @@ fn folded(events: &[Event]) -> Vec<Row<'_>> {
     rows
 }
 
+/// One row, one screen line: the time, the message cut to what is left of
+/// 100 columns, and for a run its length and last line.
 fn event_row(r: &Row<'_>) -> String {
     let e = r.first;
+    let time = time_text(&e.time);
     let more = match r.count {
         1 => String::new(),
-        n => format!(
-            " (x{n}, lines {} to {}; the last: \"{}\")",
-            e.line,
-            r.last.line,
-            cut_to(&r.last.message, CITED_CHARS)
-        ),
+        n => format!(" (x{n}, to line {})", r.last.line),
     };
-    format!("  {}  {}{more}", time_text(&e.time), shown(&e.message))
+    let room = 98usize.saturating_sub(4 + time.chars().count() + more.len()).max(40);
+    format!("  {time}  {}{more}", cut_to(&e.message, room.saturating_sub(6)))
 }
 
 /// The events in order, one line each, folded and shortened to one screen.
