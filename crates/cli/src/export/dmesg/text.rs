@@ -169,15 +169,17 @@ fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     writeln!(out, "events (-v: every event with its meaning):")?;
     let rows = folded(&s.events);
     let half = DEFAULT_EVENT_ROWS / 2;
+    // Hiding fewer than three rows saves no screen lines.
+    let shortened = rows.len() > DEFAULT_EVENT_ROWS + 2;
     for (i, row) in rows.iter().enumerate() {
-        if rows.len() > DEFAULT_EVENT_ROWS && i == half {
+        if shortened && i == half {
             writeln!(
                 out,
                 "  ... {} more rows (-v lists them)",
                 rows.len() - DEFAULT_EVENT_ROWS
             )?;
         }
-        if rows.len() <= DEFAULT_EVENT_ROWS || i < half || i >= rows.len() - half {
+        if !shortened || i < half || i >= rows.len() - half {
             writeln_escaped!(out, "{}", event_row(row))?;
         }
     }
