@@ -34,7 +34,9 @@ fn seconds(text: &str) -> f64 {
 fn assert_linear(form: impl Fn(usize) -> String + Copy, what: &str) {
     let small = log(1 << 20, form);
     let large = log(4 << 20, form);
-    let ratio = seconds(&large) / seconds(&small);
+    let (t1, t4) = (seconds(&small), seconds(&large));
+    let ratio = t4 / t1;
+    eprintln!("{what}: 1 MiB {t1:.3} s, 4 MiB {t4:.3} s, ratio {ratio:.2}");
     // Linear is 4; quadratic 16. 8 leaves room for a busy machine.
     assert!(ratio < 8.0, "{what}: 4 MiB took {ratio:.1}x as long as 1 MiB");
 }
@@ -45,6 +47,16 @@ fn distinct_unstable_reasons_take_linear_time() {
         |i| format!("[    1.000000] tsc: Marking TSC unstable due to {i}"),
         "reasons",
     );
+}
+
+/// The case: 8 MiB of distinct reasons, against 1 MiB (printed with
+/// `--nocapture`; the bound is the ratio, linear 8, quadratic 64).
+#[test]
+fn eight_mib_of_distinct_reasons_against_one() {
+    let form = |i| format!("[    1.000000] tsc: Marking TSC unstable due to {i}");
+    let (t1, t8) = (seconds(&log(1 << 20, form)), seconds(&log(8 << 20, form)));
+    eprintln!("reasons: 1 MiB {t1:.3} s, 8 MiB {t8:.3} s, ratio {:.2}", t8 / t1);
+    assert!(t8 / t1 < 16.0, "8 MiB took {:.1}x as long as 1 MiB", t8 / t1);
 }
 
 #[test]
