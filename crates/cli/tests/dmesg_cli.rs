@@ -461,7 +461,8 @@ fn paste_shapes_of_one_log_give_one_summary() {
     };
     let want = summary(&base);
     assert_eq!(want.0, "acpi_pm");
-    let shapes: Vec<(&str, Box<dyn Fn(&str) -> String>)> = vec![
+    type Shape = Box<dyn Fn(&str) -> String>;
+    let shapes: Vec<(&str, Shape)> = vec![
         (
             "dmesg -T",
             Box::new(|l: &str| format!("[Thu Mar  2 10:11:12 2023]{}", &l[15..])),
