@@ -271,15 +271,18 @@ impl Builder {
                     add_unique(&mut s.unstable_reasons, &mut self.reasons_seen, r);
                 }
             }
-            K::TscSyncWarp => {
+            // tsc_sync.c prints the `TSC synchronization [CPU#a -> CPU#b]:`
+            // header only when the check failed, right before marking the TSC
+            // unstable: the header alone (a paste cut after it) says so too.
+            K::TscSyncWarp if role == Role::Opens || f.warp_cycles.is_some() => {
+                s.tsc_marked_unstable = true;
+                add_unique(
+                    &mut s.unstable_reasons,
+                    &mut self.reasons_seen,
+                    "check_tsc_sync_source failed",
+                );
                 if let Some(c) = f.warp_cycles {
-                    s.tsc_marked_unstable = true;
                     s.warp_cycles.push(c);
-                    add_unique(
-                        &mut s.unstable_reasons,
-                        &mut self.reasons_seen,
-                        "check_tsc_sync_source failed",
-                    );
                 }
             }
             _ => {}
