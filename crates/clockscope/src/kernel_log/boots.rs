@@ -178,4 +178,18 @@ mod tests {
         );
         assert_eq!(s.boots, 1);
     }
+
+    #[test]
+    fn the_journals_boot_separator_starts_a_boot() {
+        let log = "\
+-- Boot 1a2b3c --
+Nov 24 20:00:01 db1 kernel: clocksource: Switched to clocksource hpet
+-- Boot 4d5e6f --
+Nov 25 08:00:01 db1 kernel: clocksource: Switched to clocksource tsc
+";
+        let s = summarise(log, None);
+        assert_eq!((s.boots, s.boot_first_line), (2, 3));
+        assert_eq!(s.final_clocksource.as_deref(), Some("tsc"));
+        assert_eq!(s.earlier_boots[0].final_clocksource.as_deref(), Some("hpet"));
+    }
 }

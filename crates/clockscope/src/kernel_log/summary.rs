@@ -81,7 +81,8 @@ pub struct Summary {
     /// The kernel marked the TSC unstable (a reason, a watchdog verdict on
     /// `tsc`/`tsc-early`, or a sync warp).
     pub tsc_marked_unstable: bool,
-    /// Why, in the kernel's own words, in order of first appearance.
+    /// Why, in the kernel's own words, in order of first appearance (each
+    /// once; at most [`super::MAX_EVENTS`] distinct ones kept).
     pub unstable_reasons: Vec<String>,
     /// The clocksource of the last switch (`Switched to clocksource X`).
     pub final_clocksource: Option<String>,
