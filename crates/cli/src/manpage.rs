@@ -294,8 +294,10 @@ fn exit_note(page: Option<&str>) -> Option<&'static str> {
              their change).",
         ),
         Some("dmesg") => Some(
-            "Exit 1 when the log shows the kernel marked the TSC unstable; 2 when the log cannot be read \
-             (a missing file, a FIFO, socket or device named as FILE, more than 8 MiB).",
+            "Exit 1 when the log shows something to act on: it ends on a clocksource that costs a system call \
+             per read (hpet, acpi_pm, xen, ...), or the kernel marked the TSC unstable and no fast clocksource \
+             follows (a Hyper-V guest on the TSC page exits 0); 2 when the log cannot be read (a missing file, \
+             a FIFO, socket or device named as FILE, more than 8 MiB) or holds no kernel line at all.",
         ),
         Some("explain") => Some(
             "What the server measured is reported, not judged: 0, 2 (also when the server cannot be reached) or 130.",

@@ -8,8 +8,11 @@
 //! [`clockscope::input::KERNEL_LOG_TEXT`] (8 MiB; a FIFO, socket or device
 //! is refused without being opened); stdin is read up to the same cap; the
 //! interpretation reads at most [`clockscope::kernel_log::MAX_LOG_LINES`]
-//! lines. Exit status: 0 the log shows no TSC trouble, 1 the kernel marked
-//! the TSC unstable, 2 the log could not be read.
+//! lines. Exit status (one meaning across commands): 0 nothing to act on,
+//! 1 something the user should act on (the log ends on a clocksource that
+//! costs a system call per read, or the kernel marked the TSC unstable and no
+//! fast clocksource follows), 2 the log could not be read or holds no kernel
+//! line at all.
 
 use crate::args::{ReportFormat, VerboseArg};
 use crate::exit;
@@ -112,6 +115,9 @@ fn gather(args: &DmesgArgs) -> anyhow::Result<Gathered> {
 pub fn run(args: &DmesgArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let g = gather(args)?;
     let summary = kernel_log::summarise(&g.text, g.machine);
+    if summary.kernel_like_lines == 0 {
+        anyhow::bail!("{}", nothing_read(&g.source, &g.text));
+    }
     let report = DmesgReport {
         source: g.source,
         machine_from: if g.machine.is_some() { "this machine" } else { "the log" }.to_string(),
@@ -127,11 +133,26 @@ pub fn run(args: &DmesgArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             report: &report,
         },
     )?;
-    Ok(if report.summary.tsc_marked_unstable {
-        exit::PROBLEM
+    Ok(if report.summary.act { exit::PROBLEM } else { exit::OK })
+}
+
+/// What was read when no line of it was a kernel line: an empty stdin is not
+/// a clean log. (The error line is escaped where it is printed.)
+fn nothing_read(source: &str, text: &str) -> String {
+    if text.trim().is_empty() {
+        return format!(
+            "{source}: no kernel log line ({} bytes read, all blank): nothing to explain",
+            text.len()
+        );
+    }
+    let lines = text.lines().count();
+    let replaced = text.chars().filter(|&c| c == char::REPLACEMENT_CHARACTER).count();
+    let binary = if replaced > 0 {
+        format!(", {replaced} sequences not UTF-8 replaced")
     } else {
-        exit::OK
-    })
+        String::new()
+    };
+    format!("{source}: no kernel log line in {lines} lines{binary}: not a kernel log (dmesg, journalctl -k, kern.log)")
 }
 
 /// The renderer of `format`.
@@ -153,6 +174,16 @@ mod tests {
         let big = vec![b'a'; KERNEL_LOG_TEXT.max_bytes as usize + 1];
         let e = read_stdin(&mut big.as_slice()).unwrap_err().to_string();
         assert_eq!(e, "stdin: larger than 8 MiB: not a kernel log");
+    }
+
+    #[test]
+    fn nothing_read_says_what_was_read() {
+        assert_eq!(
+            nothing_read("stdin", ""),
+            "stdin: no kernel log line (0 bytes read, all blank): nothing to explain"
+        );
+        let m = nothing_read("x.bin", "\u{fffd}\u{fffd}ab\nsystemd[1]: x\n");
+        assert!(m.contains("in 2 lines, 2 sequences not UTF-8 replaced"), "{m}");
     }
 
     #[test]

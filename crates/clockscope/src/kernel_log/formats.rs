@@ -10,7 +10,7 @@
 //! The text is untrusted: names are kept verbatim (escaped by renderers),
 //! numbers are parsed exactly or not at all.
 
-pub use super::kinds::{Facts, Kind, Role};
+pub use super::kinds::{Citation, Facts, Kind, Role};
 
 /// One recognised message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -138,10 +138,11 @@ fn watchdog(b: &str) -> Option<Recognised> {
         };
         return rec(K::WatchdogMarkedUnstable, Role::Opens, facts);
     }
-    if b.starts_with('\'') && (b.contains("' wd_now: ") || b.contains("' wd_nsec: ")) {
+    // `wd_nesc` is 5.x's misspelling of `wd_nsec` (fixed in 5.13).
+    if b.starts_with('\'') && (b.contains("' wd_now: ") || b.contains("' wd_nsec: ") || b.contains("' wd_nesc: ")) {
         let facts = Facts {
             watchdog: quoted_after(b, ""),
-            wd_nsec: int_after(b, "wd_nsec: "),
+            wd_nsec: int_after(b, "wd_nsec: ").or_else(|| int_after(b, "wd_nesc: ")),
             ..Facts::default()
         };
         return rec(K::WatchdogMarkedUnstable, Role::Detail, facts);
@@ -201,6 +202,17 @@ fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
         } else {
             facts.watchdog = first_word();
         }
+        return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
+    }
+    // W13 cut short by a paste (`... hpet read-back delay of 5252e`): the
+    // only other `%s read-back delay` form is W15's `wd-wd` one.
+    if b.contains("watchdog") && b.contains(" read-back delay of ") && !b.contains("wd-wd") && !b.starts_with("wd-") {
+        let facts = Facts {
+            cpu,
+            watchdog: first_word(),
+            delay_ns: int_after(b, "read-back delay of "),
+            ..Facts::default()
+        };
         return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
     }
     if b.starts_with("timekeeping watchdog on CPU") && b.contains(" wd-wd read-back delay of ") {
@@ -516,6 +528,8 @@ fn platform(b: &str) -> Option<Recognised> {
         ("TSC_DEADLINE disabled", K::TscDeadlineTimer),
         ("TSC found unstable after boot", K::TscUnstableAfterBoot),
         ("sched_clock: Marking unstable", K::SchedClockUnstable),
+        ("arch_timer: cp15 timer", K::ArchTimer),
+        ("arch_timer: cp15 and mmio timer", K::ArchTimer),
     ];
     fixed
         .iter()

@@ -112,6 +112,9 @@ pub enum Kind {
     TscUnstableAfterBoot,
     /// H21: `sched_clock: Marking unstable`.
     SchedClockUnstable,
+    /// A1: `arch_timer: cp15 timer(s) running at %lu.%02luMHz (%s).` (ARM
+    /// generic timer, the `arch_sys_counter` clocksource).
+    ArchTimer,
 }
 
 impl Kind {
@@ -127,6 +130,19 @@ impl Kind {
         }
         out
     }
+}
+
+/// Where a fact of a summary was read: the line's number in the text read
+/// (1-based) and the line as it stood (untrusted: escape when shown).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Citation {
+    /// 1-based line number in the text read.
+    pub line: u64,
+    /// The line verbatim (paste prefixes kept), cut to 1 KiB.
+    pub text: String,
+    /// Its message (the paste prefixes removed; lines a mail client wrapped
+    /// joined), cut to 1 KiB.
+    pub message: String,
 }
 
 /// How a line takes part in an event.

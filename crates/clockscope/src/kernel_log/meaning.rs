@@ -111,7 +111,7 @@ fn after<'a>(msg: &'a str, needle: &str) -> Option<&'a str> {
 }
 
 /// Picks the bare-metal, guest or (unknown) both-sides text.
-fn by_machine(machine: Machine, bare: &str, guest: &str) -> String {
+pub(crate) fn by_machine(machine: Machine, bare: &str, guest: &str) -> String {
     match machine {
         Machine::BareMetal => bare.to_string(),
         Machine::Guest => guest.to_string(),
@@ -140,6 +140,10 @@ fn unstable_reason_meaning(reason: &str, machine: Machine) -> String {
         "this kernel does not trust the TSC under Hyper-V hosts that do not promise an invariant TSC \
          (newer hosts and kernels do)"
             .to_string()
+    } else if r.contains("could not calculate") || r.contains("khz") {
+        "the kernel could not measure the TSC's frequency at boot (no working PIT, HPET or PM timer, as in \
+         some emulators): it cannot time with the TSC"
+            .to_string()
     } else if r.contains("unsynchronized") {
         "the platform says the CPUs' TSCs are not synchronised (multi-board systems)".to_string()
     } else if r.contains("backwards tsc") {
@@ -160,6 +164,10 @@ fn clocksource_meaning(name: &str) -> String {
         "kvm-clock" | "xen" | "hyperv_clocksource_tsc_page" => {
             "a paravirtual clock: the vDSO reads it only while the host marks it stable, \
              otherwise every read is a system call"
+        }
+        "arch_sys_counter" => "ARM's generic timer, read in the vDSO without a system call (the fast case)",
+        "hyperv_clocksource" | "hyperv_clocksource_msr" => {
+            "Hyper-V's MSR clock: every read is a system call that traps to the host"
         }
         "hpet" | "acpi_pm" | "jiffies" | "refined-jiffies" | "pit" => {
             "a slow clock: every clock_gettime is a system call reading a device (about a microsecond or more)"
@@ -201,15 +209,18 @@ fn warning_group_meaning(kind: MessageKind, first: &str, machine: Machine) -> Op
             Warning,
             by_machine(
                 machine,
-                "firmware (BIOS/SMM) wrote IA32_TSC_ADJUST and the kernel restored it; if this repeats \
-                 after boot the firmware keeps moving the TSC: update the BIOS",
-                "the TSC_ADJUST the hypervisor exposes changed (host or migration) and the kernel restored it",
+                "firmware (BIOS/SMM) wrote IA32_TSC_ADJUST and the kernel restored it: firmware, not a TSC \
+                 warp, and the TSC stays in use; if this repeats after boot the firmware keeps moving the \
+                 TSC: update the BIOS",
+                "the TSC_ADJUST the hypervisor exposes changed (host or migration) and the kernel restored \
+                 it: not a TSC warp, and the TSC stays in use",
             ),
         ),
         K::TscAdjustCompensate => (
             Warning,
-            "the CPUs' TSCs were out of step at boot and the kernel set TSC_ADJUST to line them up; \
-             confirm with clockscope cross-cpu"
+            "the CPUs' TSCs were out of step at boot (firmware left them apart) and the kernel set \
+             TSC_ADJUST to line them up: not a verdict on the TSC, which stays in use; confirm with \
+             clockscope cross-cpu"
                 .to_string(),
         ),
         K::TscMarkedUnstable => {
@@ -420,8 +431,8 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
             "a read of {wd} was slow, so the watchdog skipped this skew check (and pauses): \
              harmless once, a sign of SMIs or host delays when frequent"
         ),
-        K::WatchdogLongReadout => "the watchdog's interval was too long to judge (the CPU or vCPU was stalled): \
-             the check was skipped, nothing was marked"
+        K::WatchdogLongReadout => "the watchdog's interval was too long to judge (the CPU or vCPU was stalled, \
+             an SMI or the host): the check was skipped, nothing was marked; a stall, not a bad clock"
             .to_string(),
         K::WatchdogCoarseCheck => "a test kernel's coarse watchdog check (unmerged patch)".to_string(),
         K::ClocksourceSyncCheck => "the kernel compares the condemned clocksource across CPUs: \
@@ -468,55 +479,9 @@ fn other_meaning(kind: Kind, facts: &Facts, machine: Machine) -> String {
             "Hyper-V's features: the TSC page clocksource and, on newer hosts, an invariant TSC".to_string()
         }
         K::SchedClockUnstable => "the scheduler clock no longer trusts the TSC either".to_string(),
+        K::ArchTimer => "ARM's generic timer: the arch_sys_counter clocksource, read in the vDSO; the x86 TSC \
+             messages do not apply"
+            .to_string(),
         _ => String::new(),
     }
-}
-
-/// What the clocksource a log ends on (`None`: no switch in the log) means
-/// for PostgreSQL, and what the TSC being marked unstable means for it.
-pub(crate) fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unstable: bool) -> String {
-    let cs = final_clocksource;
-    let reads = match cs {
-        Some("tsc") => "clock_gettime reads the TSC in the vDSO without a system call: timing is cheap",
-        Some("hpet" | "acpi_pm" | "xen" | "jiffies" | "refined-jiffies" | "pit") => {
-            "clock_gettime leaves the vDSO: every call is a system call (about a microsecond or more), so \
-             EXPLAIN ANALYZE, track_io_timing and pg_test_timing slow down"
-        }
-        Some("kvm-clock" | "hyperv_clocksource_tsc_page") => {
-            "clock_gettime reads the paravirtual clock in the vDSO while the host marks it stable"
-        }
-        Some(_) => "clock_gettime reads this clocksource",
-        None => "the log shows no clocksource switch (clockscope check reports the current one)",
-    };
-    let auto = if tsc_marked_unstable {
-        "; PostgreSQL 19's timing_clock_source=auto will not use the TSC once the kernel marked it unstable"
-    } else {
-        ""
-    };
-    format!("{reads}{auto}")
-}
-
-/// What to do, for bare metal or a guest.
-pub fn advice(final_clocksource: Option<&str>, tsc_marked_unstable: bool, machine: Machine) -> String {
-    let slow = matches!(
-        final_clocksource,
-        Some("hpet" | "acpi_pm" | "xen" | "jiffies" | "refined-jiffies" | "pit")
-    );
-    if tsc_marked_unstable {
-        return by_machine(
-            machine,
-            "find the cause (BIOS/firmware update, SMIs, deep C-states, a multi-socket TSC sync problem) and \
-             check the TSC with clockscope check and cross-cpu; do not force tsc=reliable unless the TSCs are \
-             proven in step; until then keep EXPLAIN ANALYZE timing and track_io_timing to what you need",
-            "ask for a host with an invariant, stable TSC (no overcommit, CPU passthrough of invtsc) or accept \
-             the slower clock; check with clockscope check; until then keep EXPLAIN ANALYZE timing and \
-             track_io_timing to what you need",
-        );
-    }
-    if slow {
-        return "the TSC was not marked unstable: if clockscope check finds it invariant and in step, the \
-             kernel can use it (clocksource=tsc); otherwise timing stays slow"
-            .to_string();
-    }
-    "nothing to do for the clock".to_string()
 }

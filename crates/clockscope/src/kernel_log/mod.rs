@@ -10,8 +10,11 @@
 //!   since 3.x recognised, with its values (docs/dev/kernel-messages/FORMATS.md).
 //! - [`summary`]: the events in order (multi-line events joined) and the
 //!   summary `check`, `tsc` and `dmesg` report.
-//! - [`meaning`]: what each event means on bare metal or in a guest, for
-//!   PostgreSQL, and what to do.
+//! - [`meaning`]: what each event means on bare metal or in a guest.
+//! - [`evidence`]: the lines that prove a hypervisor (or bare hardware).
+//! - [`boots`]: a log of several boots cut at each boot.
+//! - [`advice`]: what the log means for PostgreSQL, whether to act, what to
+//!   do on the machine it describes, and the next command.
 //!
 //! Layer: below `linux` (whose `/dev/kmsg` reader and `tsc_messages` use it)
 //! and `tsc`; it imports nothing else of the library. Input is untrusted:
@@ -19,16 +22,19 @@
 //! [`MAX_LOG_LINES`] (linear in the text), and text is kept verbatim
 //! (renderers escape it).
 
+pub mod advice;
+pub mod boots;
+pub mod evidence;
 pub mod formats;
 pub mod kinds;
 pub mod meaning;
 pub mod paste;
 pub mod summary;
 
-pub use formats::{Facts, Kind};
+pub use formats::{Citation, Facts, Kind};
 pub use meaning::{Machine, Severity};
 pub use paste::{LogLine, LogTime};
-pub use summary::{summarise, Event, Summary};
+pub use summary::{summarise, Cited, EarlierBoot, Event, Summary};
 
 /// Upper bound on the text interpreted: 32 MiB, the largest kernel ring
 /// (`CONFIG_LOG_BUF_SHIFT` = 25) and what the live `/dev/kmsg` reader reads

@@ -43,6 +43,29 @@ pub struct LogLine {
     pub message: String,
     /// Whether the line was a `/dev/kmsg` record (its dictionary may follow).
     pub kmsg_record: bool,
+    /// Its 1-based line number in the text read (0 when parsed alone).
+    pub line: u64,
+    /// The line as it stood in the text (paste prefixes and all), cut to
+    /// [`MAX_CITED_BYTES`]: what a citation quotes. Untrusted.
+    pub raw: String,
+}
+
+/// Upper bound on the text of a line kept for citations and messages: the
+/// kernel prints at most 1 KiB per record (`LOG_LINE_MAX`), so a longer
+/// "line" is not one message and is cut, marked with how much was dropped.
+pub const MAX_CITED_BYTES: usize = 1024;
+
+/// `text` cut to [`MAX_CITED_BYTES`] at a character boundary, with
+/// ` [... N bytes cut]` when it was longer.
+pub fn cut(text: &str) -> String {
+    if text.len() <= MAX_CITED_BYTES {
+        return text.to_string();
+    }
+    let mut end = MAX_CITED_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} [... {} bytes cut]", &text[..end], text.len() - end)
 }
 
 /// Level names of `dmesg -x` and syslog `kern.LEVEL`.
@@ -91,7 +114,7 @@ pub(crate) fn parse_line(raw: &str) -> Option<LogLine> {
             }
         }
     }
-    let line = line.trim_end();
+    let line = grep_file_prefix(line.trim_end());
     if line.is_empty() {
         return None;
     }
@@ -108,6 +131,23 @@ pub(crate) fn parse_line(raw: &str) -> Option<LogLine> {
     let rest = kernel_stamps(rest, &mut out);
     out.message = rest.to_string();
     (!out.message.is_empty()).then_some(out)
+}
+
+/// `grep PATTERN /var/log/kern.log /var/log/kern.log.1` names the file
+/// before each line (`/var/log/kern.log:Feb  2 17:33:32 host kernel: ...`):
+/// removed when the first word ends in `:` and is a path (starts with `/`) or
+/// a log file name (`kern.log.1:`). Words such as `x86/fpu:` are kept.
+fn grep_file_prefix(line: &str) -> &str {
+    let Some((word, rest)) = line.split_once(':') else {
+        return line;
+    };
+    let path_like = !word.contains(char::is_whitespace)
+        && (word.starts_with('/') || word.contains(".log") || word.starts_with("messages") || word == "syslog");
+    if path_like && !rest.is_empty() {
+        rest.trim_start()
+    } else {
+        line
+    }
 }
 
 /// `prio,seq,usec,flags[,caller=..];message`.
@@ -127,6 +167,7 @@ fn kmsg_record(line: &str) -> Option<LogLine> {
         sequence: seq.parse().ok(),
         message: decode_kmsg_escapes(msg),
         kmsg_record: true,
+        ..LogLine::default()
     })
 }
 
@@ -410,15 +451,26 @@ fn host_and_tag<'a>(line: &'a str, syslog_style: bool, out: &mut LogLine) -> Opt
 pub fn lines(text: &str) -> impl Iterator<Item = LogLine> + '_ {
     let text = super::bounded(text);
     let mut after_kmsg = false;
-    text.lines().take(super::MAX_LOG_LINES).filter_map(move |raw| {
-        let raw = raw.trim_end_matches('\r');
-        if after_kmsg && is_dictionary_line(raw) {
-            return None;
-        }
-        let line = parse_line(raw);
-        after_kmsg = line.as_ref().is_some_and(|l| l.kmsg_record);
-        line
-    })
+    text.lines()
+        .take(super::MAX_LOG_LINES)
+        .zip(1u64..)
+        .filter_map(move |(raw, number)| {
+            let raw = raw.trim_end_matches('\r');
+            if after_kmsg && is_dictionary_line(raw) {
+                return None;
+            }
+            let Some(mut line) = parse_line(raw) else {
+                after_kmsg = false;
+                return None;
+            };
+            after_kmsg = line.kmsg_record;
+            line.line = number;
+            line.raw = cut(raw);
+            if line.message.len() > MAX_CITED_BYTES {
+                line.message = cut(&line.message);
+            }
+            Some(line)
+        })
 }
 
 #[cfg(test)]

@@ -247,10 +247,12 @@ pub fn read_kernel_log_text(root: &Path) -> Evidence<KernelLogText> {
     if super::identity::is_this_root(root) {
         read_dev_kmsg(Path::new("/dev/kmsg"))
     } else {
+        // One rule with a saved log (`clockscope dmesg FILE`): bytes that are
+        // not UTF-8 are replaced, not a reason to refuse the whole log.
         let path = root.join("dev/kmsg");
-        super::read_text(&path, &crate::input::KERNEL_LOG_TEXT).map(|text| KernelLogText {
+        super::read_bytes(&path, &crate::input::KERNEL_LOG_TEXT).map(|bytes| KernelLogText {
             source: path.display().to_string(),
-            text,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
             ..KernelLogText::default()
         })
     }

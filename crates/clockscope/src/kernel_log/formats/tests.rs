@@ -307,3 +307,74 @@ fn h1_to_h21_platform() {
     );
     assert_eq!(Kind::TscSyncWarp.name(), "tsc_sync_warp");
 }
+
+/// Issue 31: the forms of every kernel the first round missed, each with
+/// what it means (a stall is no verdict, TSC_ADJUST is firmware).
+#[test]
+fn round_two_message_forms() {
+    use crate::kernel_log::meaning::{event_meaning, Machine};
+    // 5.13's misspelt `wd_nesc` (fixed later): the watchdog and its interval.
+    let f = r(
+        "clocksource:                       'hpet' wd_nesc: 505192062 wd_now: 10657158 wd_last: fac6f97 mask: ffffffff",
+    )
+    .facts;
+    assert_eq!((f.watchdog.as_deref(), f.wd_nsec), (Some("hpet"), Some(505_192_062)));
+    // A read-back delay line cut short by a paste still names the watchdog.
+    let rb = r("clocksource: timekeeping watchdog on CPU6: hpet read-back delay of 5252e");
+    assert_eq!(
+        (rb.kind, rb.facts.watchdog.as_deref(), rb.facts.cpu),
+        (Kind::WatchdogReadbackUnstable, Some("hpet"), Some(6))
+    );
+    // The retry verdict of 5.13-5.15.
+    let at =
+        r("clocksource: timekeeping watchdog on CPU3: hpet read-back delay of 166406ns, attempt 4, marking unstable");
+    assert_eq!((at.kind, at.facts.attempts), (Kind::WatchdogReadbackUnstable, Some(4)));
+    // Long readout: a stall, not a verdict.
+    let lr = r("clocksource: Long readout interval, skipping watchdog check: cs_nsec: 1019215617 wd_nsec: 6127345");
+    assert_eq!(lr.kind, Kind::WatchdogLongReadout);
+    assert!(event_meaning(lr.kind, "", &lr.facts, Machine::Guest).contains("a stall, not a bad clock"));
+    // 2.6's one-line verdict.
+    let old = r("Clocksource tsc unstable (delta = -131624372 ns)");
+    assert_eq!(
+        (old.kind, old.facts.skew_ns),
+        (Kind::WatchdogMarkedUnstable, Some(-131_624_372))
+    );
+    // The reasons of tsc.c's history, each explained.
+    for (reason, says) in [
+        ("cpufreq changes", "CPU frequency"),
+        ("TSCs unsynchronized", "not synchronised"),
+        ("could not calculate TSC khz", "could not measure"),
+        ("running on Hyper-V", "Hyper-V"),
+        ("clocksource watchdog", "watchdog clock"),
+        ("check_tsc_sync_source failed", "out of step"),
+    ] {
+        let msg = format!("tsc: Marking TSC unstable due to {reason}");
+        let e = r(&msg);
+        assert_eq!(e.facts.reason.as_deref(), Some(reason));
+        let m = event_meaning(e.kind, &msg, &e.facts, Machine::BareMetal);
+        assert!(m.contains(says), "{reason}: {m}");
+    }
+    // TSC_ADJUST restored or compensated: firmware, the TSC stays in use.
+    for msg in [
+        "TSC ADJUST differs: CPU0 45960 --> 0. Restoring",
+        "TSC ADJUST compensate: CPU36 observed 95626 warp. Adjust: 95626",
+    ] {
+        let e = r(msg);
+        let m = event_meaning(e.kind, msg, &e.facts, Machine::BareMetal);
+        assert!(m.contains("not a") && m.contains("stays in use"), "{msg}: {m}");
+    }
+    // tsc=recalibrate results.
+    assert_eq!(
+        r("tsc: Previous calibrated TSC freq:\t 2100.000 MHz").kind,
+        Kind::TscRecalibrated
+    );
+    // ARM's generic timer.
+    assert_eq!(
+        kind("arch_timer: cp15 timer(s) running at 25.00MHz (virt)."),
+        Kind::ArchTimer
+    );
+    // The AMD P0 firmware bug is noise in a guest.
+    let p0 = "[Firmware Bug]: TSC doesn't count with P0 frequency!";
+    let m = event_meaning(Kind::FirmwareBugP0, p0, &r(p0).facts, Machine::Guest);
+    assert!(m.starts_with("benign in a guest"), "{m}");
+}
