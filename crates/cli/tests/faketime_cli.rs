@@ -7,15 +7,12 @@
 //! least `-d` by the loop's own rule.
 
 mod common;
+use common::faketime::{faketime_works, step_back_until, timestamp_file_works, LIBFAKETIME};
 use common::BIN;
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// libfaketime as the `faketime` wrapper preloads it (`$LIB` is expanded by
-/// ld.so: `lib/x86_64-linux-gnu` on Debian).
-const LIBFAKETIME: &str = "/usr/$LIB/faketime/libfaketime.so.1";
 
 /// A skip for a missing or broken libfaketime: a failure under
 /// `CLOCKSCOPE_REQUIRE_DEPS=1` (scripts/test.sh installs faketime).
@@ -26,28 +23,6 @@ fn skip(test: &str, why: &str) {
 /// A skip for what this machine lacks and CI cannot promise.
 fn skip_optional(test: &str, why: &str) {
     skip!(optional: "{test}: {why}");
-}
-
-/// Whether `faketime -f '+0 x10'` runs here and speeds a clock up.
-fn faketime_works() -> Result<(), String> {
-    let out = Command::new("faketime")
-        .args(["-f", "+100d", "date", "+%s"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("faketime: {e} (Debian package faketime)"))?;
-    let faked: i64 = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .map_err(|_| format!("faketime did not run date: {}", String::from_utf8_lossy(&out.stderr)))?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    // 100 days ahead: a test of the library, not of this machine's speed.
-    if faked - now < 86_400 {
-        return Err("faketime ran but did not change the time".to_string());
-    }
-    Ok(())
 }
 
 fn json(o: &Output) -> Value {
@@ -140,22 +115,6 @@ fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
     );
 }
 
-/// Writes `-100`, `-200`, ... seconds to `file` (replacing it whole, so
-/// libfaketime never reads half a file) every 50 ms until `stop`: a clock
-/// that only ever steps back, as when a faketime file goes from +0 to -100.
-fn step_back_until(file: std::path::PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let tmp = file.with_extension("tmp");
-        let mut offset = 0u64;
-        while !stop.load(Ordering::SeqCst) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            offset += 100;
-            std::fs::write(&tmp, format!("-{offset}\n")).unwrap();
-            std::fs::rename(&tmp, &file).unwrap();
-        }
-    })
-}
-
 #[test]
 fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
     let test = "a_monotonic_clock_stepped_back_still_reports_the_elapsed_time";
@@ -218,29 +177,6 @@ fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
     assert_eq!(v["verdict"]["status"], "broken");
     let first = v["verdict"]["problems"][0].as_str().unwrap();
     assert!(first.contains("are the sum of its forward steps"), "{first}");
-}
-
-/// Whether libfaketime reads `FAKETIME_TIMESTAMP_FILE` here: `Err` with why not.
-fn timestamp_file_works(file: &std::path::Path) -> Result<(), String> {
-    faketime_works()?;
-    std::fs::write(file, "-100d\n").unwrap();
-    let probe = Command::new("date")
-        .arg("+%s")
-        .env("LD_PRELOAD", LIBFAKETIME)
-        .env("FAKETIME_TIMESTAMP_FILE", file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .output()
-        .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let faked: i64 = String::from_utf8_lossy(&probe.stdout).trim().parse().unwrap_or(now);
-    std::fs::write(file, "+0\n").unwrap();
-    if now - faked < 86_400 {
-        return Err(format!("{LIBFAKETIME} does not read FAKETIME_TIMESTAMP_FILE here"));
-    }
-    Ok(())
 }
 
 #[test]

@@ -9,9 +9,36 @@
 //! duration of forward time wherever the clock was moved. A clock moved
 //! forward ends a wait early: never a hang. [`ForwardNs`] counts raw
 //! nanosecond readings (the drift window's CLOCK_MONOTONIC_RAW);
-//! [`ForwardDeadline`] is a deadline on std's monotonic clock.
+//! [`ForwardDeadline`] is a deadline on std's monotonic clock; [`now`] is
+//! std's monotonic clock read forward only, for code that keeps `Instant`
+//! deadlines (the `explain` session's statements and budget).
 
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+/// std's monotonic clock (`Instant::now()`), forward only and process-wide:
+/// each call adds the step since the previous call (in any thread) when it
+/// is forward and nothing when the clock went back, so an `Instant` deadline
+/// taken from it passes after its duration of forward time wherever the
+/// clock was moved, and `now() - earlier` never saturates to zero for a day.
+/// A lock per call: for deadlines and budgets, not for measuring loops.
+pub fn now() -> Instant {
+    // (the raw reading of the last call, what it returned)
+    static LAST: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+    let raw = Instant::now();
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    let out = match *last {
+        None => raw,
+        Some((last_raw, last_out)) => last_out + raw.saturating_duration_since(last_raw),
+    };
+    *last = Some((raw, out));
+    out
+}
+
+/// Forward time since `earlier`, an instant [`now`] returned.
+pub fn since(earlier: Instant) -> Duration {
+    now().saturating_duration_since(earlier)
+}
 
 /// Forward time of a clock read in nanoseconds: the sum of its forward steps.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +136,31 @@ mod tests {
         assert_eq!(f.look(700), 700);
         assert_eq!(f.backward_steps(), 1);
         assert_eq!(f.elapsed(), 700);
+    }
+
+    #[test]
+    fn now_never_goes_back_and_follows_forward_time() {
+        let a = now();
+        std::thread::sleep(Duration::from_millis(5));
+        let b = now();
+        assert!(b >= a + Duration::from_millis(5), "{a:?} {b:?}");
+        assert!(since(a) >= Duration::from_millis(5));
+        // Readings from several threads never go back either.
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let mut prev = now();
+                    for _ in 0..1000 {
+                        let t = now();
+                        assert!(t >= prev);
+                        prev = t;
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
     }
 
     #[test]

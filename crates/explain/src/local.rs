@@ -50,10 +50,26 @@ pub struct Plan {
     pub server_version_num: u32,
 }
 
+/// What the thread sends by `by` on [`clockscope::forward::now`]'s time:
+/// received in slices of 20 ms, each a relative wait, so a monotonic clock
+/// moved back (which would stretch one `recv_timeout` to `by`) cannot hold
+/// the wait past its forward time.
+fn receive_by<T>(rx: &mpsc::Receiver<T>, by: std::time::Instant) -> Option<T> {
+    const SLICE: Duration = Duration::from_millis(20);
+    loop {
+        match rx.recv_timeout(SLICE) {
+            Ok(v) => return Some(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) if clockscope::forward::now() >= by => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 /// Measures this machine's clocks and the page-cache read within
 /// `plan.deadline`; `stop` (Ctrl-C) ends them early too.
 pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
-    let left = plan.deadline.saturating_duration_since(Instant::now());
+    let left = plan.deadline.saturating_duration_since(clockscope::forward::now());
     let clock_measure_ns = clock_measure_ns_within(left, plan.clock_measure_ns);
     let (deadline, server_is_local) = (plan.deadline, plan.server_is_local);
     let request = clockcost::MachineRequest {
@@ -62,7 +78,7 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
     };
     let stop_thread = StopCheck::clone(&stop);
     let work = move || {
-        let mut keep_going = || !stop_thread() && Instant::now() < deadline;
+        let mut keep_going = || !stop_thread() && clockscope::forward::now() < deadline;
         let machine = clockcost::measure_machine(request, &mut keep_going);
         let page_read = keep_going().then(|| page_read(server_is_local)).flatten();
         (machine, page_read)
@@ -74,9 +90,7 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
             let _ = tx.send(work());
         });
     let measured = match spawned {
-        Ok(_) => rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()) + LOCAL_OVERRUN)
-            .ok(),
+        Ok(_) => receive_by(&rx, deadline + LOCAL_OVERRUN),
         // No thread: measured here, bounded by the same checks.
         Err(_) => None,
     };
@@ -162,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_passed_deadline_ends_the_measurements_at_once_and_says_so() {
-        let start = Instant::now();
+        let start = clockscope::forward::now();
         let local = measure(&plan(start), Arc::new(|| false));
         // The 10 ms chunks, the TSC's calibration (at most 50 ms), and at
         // most LOCAL_OVERRUN of waiting, with room for a debug build.

@@ -5,6 +5,8 @@
 //! Each test binary uses only some of them.
 #![allow(dead_code)]
 
+/// libfaketime: whether it works here, a clock stepped back mid-run.
+pub mod faketime;
 #[path = "../../../clockscope/tests/common/skip.rs"]
 pub mod skip;
 /// Snapshots and the one-screen line count (issue 24).

@@ -6,37 +6,18 @@
 //! that shows no hypervisor line takes the one an earlier boot of the same
 //! log showed (cited with that boot's line).
 
-use serde::Serialize;
-
 use super::meaning::Machine;
-use super::paste::LogLine;
-use super::summary::{Builder, Summary};
-
-/// Upper bound on the earlier boots listed (every boot is still counted).
-pub const MAX_EARLIER_BOOTS: usize = 100;
+use super::paste::{self, LogLine};
+use super::summary::{Builder, EarlierBoot, Summary, MAX_EARLIER_BOOTS};
 
 /// Reasons listed per earlier boot.
 const REASONS_PER_BOOT: usize = 3;
 
-/// What an earlier boot of the log showed.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct EarlierBoot {
-    /// The 1-based line of the text where it starts.
-    pub first_line: u64,
-    /// Its kernel lines.
-    pub lines: u64,
-    /// The kernel's `Linux version ...` text, when the boot shows it (cut to 1 KiB).
-    pub kernel: Option<String>,
-    /// Whether its kernel marked the TSC unstable.
-    pub tsc_marked_unstable: bool,
-    /// Why (its first reasons).
-    pub unstable_reasons: Vec<String>,
-    /// The clocksource it ended on.
-    pub final_clocksource: Option<String>,
-    /// The watchdog a line named.
-    pub watchdog: Option<String>,
-    /// Whether it would have asked the user to act.
-    pub act: bool,
+/// Interprets a whole log (any paste style). `machine` overrides what the log
+/// shows (this machine's cpuinfo); `None` lets the log decide. Several boots
+/// are told apart: the summary is the last boot's.
+pub fn summarise(text: &str, machine: Option<Machine>) -> Summary {
+    summarise_boots(paste::lines(text), machine)
 }
 
 /// Whether `line` looks like kernel output: a kernel prefix (a time, a
@@ -133,7 +114,7 @@ pub(crate) fn summarise_boots(lines: impl Iterator<Item = LogLine>, machine: Opt
 
 #[cfg(test)]
 mod tests {
-    use super::super::summarise;
+    use super::summarise;
 
     #[test]
     fn the_last_boot_is_judged_and_the_earlier_ones_reported() {

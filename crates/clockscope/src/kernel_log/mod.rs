@@ -31,10 +31,11 @@ pub mod meaning;
 pub mod paste;
 pub mod summary;
 
+pub use boots::summarise;
 pub use formats::{Citation, Facts, Kind};
 pub use meaning::{Machine, Severity};
 pub use paste::{LogLine, LogTime};
-pub use summary::{summarise, Cited, EarlierBoot, Event, Summary};
+pub use summary::{Cited, EarlierBoot, Event, Summary};
 
 /// Upper bound on the text interpreted: 32 MiB, the largest kernel ring
 /// (`CONFIG_LOG_BUF_SHIFT` = 25) and what the live `/dev/kmsg` reader reads

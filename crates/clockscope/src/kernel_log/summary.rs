@@ -18,7 +18,30 @@ use super::formats::{recognise, Citation, Facts, Kind, Role};
 use super::meaning::{self, Machine};
 use super::paste::{self, LogTime};
 
-pub use super::boots::EarlierBoot;
+/// Upper bound on the earlier boots listed (every boot is still counted).
+pub const MAX_EARLIER_BOOTS: usize = 100;
+
+/// What an earlier boot of the log showed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EarlierBoot {
+    /// The 1-based line of the text where it starts.
+    pub first_line: u64,
+    /// Its kernel lines.
+    pub lines: u64,
+    /// The kernel's `Linux version ...` text, when the boot shows it (cut to 1 KiB).
+    pub kernel: Option<String>,
+    /// Whether its kernel marked the TSC unstable.
+    pub tsc_marked_unstable: bool,
+    /// Why (its first reasons).
+    pub unstable_reasons: Vec<String>,
+    /// The clocksource it ended on.
+    pub final_clocksource: Option<String>,
+    /// The watchdog a line named.
+    pub watchdog: Option<String>,
+    /// Whether it would have asked the user to act.
+    pub act: bool,
+}
+
 pub use super::evidence::hypervisor_name;
 
 /// One event of the log.
@@ -74,7 +97,7 @@ pub struct Summary {
     /// starts.
     pub boot_first_line: u64,
     /// What each earlier boot showed, oldest first (at most
-    /// [`super::boots::MAX_EARLIER_BOOTS`] listed).
+    /// [`MAX_EARLIER_BOOTS`] listed).
     pub earlier_boots: Vec<EarlierBoot>,
     /// The sequence number of the first `/dev/kmsg` record, when records were read.
     pub first_sequence: Option<u64>,
@@ -126,13 +149,6 @@ pub struct Summary {
     pub next_command: String,
     /// The line each fact above was read from.
     pub cited: Cited,
-}
-
-/// Interprets a whole log (any paste style). `machine` overrides what the log
-/// shows (this machine's cpuinfo); `None` lets the log decide. Several boots
-/// are told apart: the summary is the last boot's.
-pub fn summarise(text: &str, machine: Option<Machine>) -> Summary {
-    super::boots::summarise_boots(paste::lines(text), machine)
 }
 
 /// Incremental construction, line by line.

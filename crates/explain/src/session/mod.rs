@@ -59,8 +59,8 @@ pub(crate) use sizing::{estimated_table_bytes, temp_buffers_blocks_for};
 pub(crate) use sql::{query_error, READ_ONLY_TRANSACTION};
 use tls_hint::tls_hint;
 pub(crate) use wait::{
-    client_deadline_for, wait, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET, CLIENT_DEADLINE_GRACE, STATEMENT_TIMEOUT_BASE,
-    STATEMENT_TIMEOUT_PER_ROW,
+    client_deadline_for, wait, within, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET, CLIENT_DEADLINE_GRACE,
+    STATEMENT_TIMEOUT_BASE, STATEMENT_TIMEOUT_PER_ROW,
 };
 pub use wait::{statement_timeout_for, CancelRequest, StopCheck, DEADLINE_GRACE};
 
@@ -208,7 +208,7 @@ impl PgSession {
             return Err(Error::Interrupted);
         }
         let setup = target.setup_timeout();
-        let setup_deadline = setup.map(|t| Instant::now() + t);
+        let setup_deadline = setup.map(|t| clockscope::forward::now() + t);
         let run_deadline = budget.map(|b| b.deadline());
         // The run's deadline binds when it comes first.
         let run_binds = match (setup_deadline, run_deadline) {
@@ -282,7 +282,7 @@ impl PgSession {
 
     /// Whether `--max-time`'s deadline has passed.
     pub(crate) fn past_deadline(&self) -> bool {
-        self.budget.is_some_and(|b| Instant::now() >= b.deadline())
+        self.budget.is_some_and(|b| clockscope::forward::now() >= b.deadline())
     }
 
     /// What happened at `--max-time`'s deadline, when it passed during a

@@ -5,7 +5,7 @@
 //! budget.
 
 use super::{seconds, PgSession};
-use super::{wait, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET, CLIENT_DEADLINE_GRACE, DEADLINE_GRACE};
+use super::{wait, within, Waited, CANCEL_TIMEOUT, CLEANUP_BUDGET, CLIENT_DEADLINE_GRACE, DEADLINE_GRACE};
 use crate::error::Error;
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -15,7 +15,10 @@ use tokio_postgres::error::SqlState;
 impl PgSession {
     /// The time by which cleanup must end, fixed at the first stop.
     fn begin_cleanup(&self) -> Instant {
-        let by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + CLEANUP_BUDGET);
+        let by = self
+            .cleanup_by
+            .get()
+            .unwrap_or_else(|| clockscope::forward::now() + CLEANUP_BUDGET);
         self.cleanup_by.set(Some(by));
         by
     }
@@ -55,13 +58,13 @@ impl PgSession {
             return Err(Error::Interrupted);
         }
         let run_deadline = self.budget.map(|b| b.deadline());
-        if run_deadline.is_some_and(|d| Instant::now() >= d) {
+        if run_deadline.is_some_and(|d| clockscope::forward::now() >= d) {
             return Err(Error::MaxTime(format!(
                 "the {} deadline passed before {step}",
                 seconds(self.max_time())
             )));
         }
-        let own = Instant::now() + self.deadline;
+        let own = clockscope::forward::now() + self.deadline;
         let (deadline, run_binds) = match run_deadline {
             Some(d) if d <= own => (d, true),
             _ => (own, false),
@@ -85,7 +88,9 @@ impl PgSession {
                     Err(Error::MaxTime(note))
                 }
                 Waited::TimedOut => {
-                    let outcome = self.cancel_and_settle(fut, Instant::now() + CLEANUP_BUDGET).await;
+                    let outcome = self
+                        .cancel_and_settle(fut, clockscope::forward::now() + CLEANUP_BUDGET)
+                        .await;
                     Err(Error::Server {
                         step: step.to_string(),
                         message: format!(
@@ -112,28 +117,28 @@ impl PgSession {
     where
         F: Future<Output = Result<T, tokio_postgres::Error>>,
     {
-        let asked = Instant::now();
+        let asked = clockscope::forward::now();
         let cancel_by = by.min(asked + CANCEL_TIMEOUT);
-        let sent = match tokio::time::timeout_at(cancel_by.into(), self.cancel.cancel_query(self.tls.clone())).await {
-            Ok(Ok(())) => "cancel sent".to_string(),
-            Ok(Err(e)) => format!("the cancel request failed ({})", crate::error::describe(&e).0),
-            Err(_) => format!(
+        let sent = match within(cancel_by, self.cancel.cancel_query(self.tls.clone())).await {
+            Some(Ok(())) => "cancel sent".to_string(),
+            Some(Err(e)) => format!("the cancel request failed ({})", crate::error::describe(&e).0),
+            None => format!(
                 "the cancel request was not taken within {:.1} s",
                 cancel_by.saturating_duration_since(asked).as_secs_f64()
             ),
         };
         // A cancelled statement ends at once with SQLSTATE 57014 and leaves
         // the connection usable.
-        match tokio::time::timeout_at(by.into(), fut).await {
-            Ok(Err(e)) if e.code() == Some(&SqlState::QUERY_CANCELED) => {
+        match within(by, fut).await {
+            Some(Err(e)) if e.code() == Some(&SqlState::QUERY_CANCELED) => {
                 format!("{sent}; the server confirmed it: the statement was cancelled (SQLSTATE 57014)")
             }
-            Ok(Err(e)) => format!(
+            Some(Err(e)) => format!(
                 "{sent}; the statement ended with another error: {}",
                 crate::error::describe(&e).0
             ),
-            Ok(Ok(_)) => format!("{sent}; the statement ended before the cancel reached it"),
-            Err(_) => {
+            Some(Ok(_)) => format!("{sent}; the statement ended before the cancel reached it"),
+            None => {
                 self.give_up();
                 format!(
                     "{sent}, no answer from the server within {:.1} s; the connection was closed",
@@ -161,17 +166,17 @@ impl PgSession {
         if self.broken.get() {
             return Err(Self::unusable(step));
         }
-        let own_by = self.cleanup_by.get().unwrap_or_else(|| Instant::now() + self.deadline);
+        let own_by = self
+            .cleanup_by
+            .get()
+            .unwrap_or_else(|| clockscope::forward::now() + self.deadline);
         let run_by = self.budget.map(|b| b.deadline() + DEADLINE_GRACE);
         let by = run_by.map_or(own_by, |r| r.min(own_by));
-        let sent = Instant::now();
-        match self
-            .rt
-            .block_on(async { tokio::time::timeout_at(by.into(), fut).await })
-        {
-            Ok(r) => r.map_err(|e| self.server_error(step, &e)),
+        let sent = clockscope::forward::now();
+        match self.rt.block_on(within(by, fut)) {
+            Some(r) => r.map_err(|e| self.server_error(step, &e)),
             // --max-time's grace ended it: no cancel for a cleanup statement.
-            Err(_) if run_by == Some(by) => {
+            None if run_by == Some(by) => {
                 self.give_up();
                 let note = format!(
                     "the {} deadline passed during {step}: no answer from the server within {:.1} s; the \
@@ -182,7 +187,7 @@ impl PgSession {
                 *self.deadline_note.borrow_mut() = Some(note.clone());
                 Err(Error::MaxTime(note))
             }
-            Err(_) => {
+            None => {
                 self.give_up();
                 Err(Error::Server {
                     step: step.to_string(),

@@ -4,8 +4,9 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
-use std::sync::Arc;
-use std::task::Poll;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 use tokio_postgres::CancelToken;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -70,9 +71,10 @@ impl CancelRequest {
             return false;
         };
         rt.block_on(async {
+            let by = clockscope::forward::now() + CANCEL_TIMEOUT;
             matches!(
-                tokio::time::timeout(CANCEL_TIMEOUT, self.token.cancel_query(self.tls.clone())).await,
-                Ok(Ok(()))
+                within(by, self.token.cancel_query(self.tls.clone())).await,
+                Some(Ok(()))
             )
         })
     }
@@ -87,11 +89,14 @@ pub(crate) enum Waited<T> {
 }
 
 /// Polls `fut` until it completes, `deadline` passes, or `stop()` says so
-/// (checked every [`STOP_POLL`]).
+/// (checked every [`STOP_POLL`]). The deadline is on
+/// [`clockscope::forward::now`], and the wake-ups come from a thread that
+/// sleeps [`STOP_POLL`] at a time, not from tokio's timers: tokio's clock is
+/// `Instant::now()`, so a monotonic clock moved back a day (faketime, a bad
+/// hypervisor) would hold a tokio sleep for that day.
 pub(crate) async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dyn Fn() -> bool) -> Waited<F::Output> {
     let mut fut = pin!(fut);
-    let mut sleep = pin!(deadline.map(|d| tokio::time::sleep_until(tokio::time::Instant::from_std(d))));
-    let mut tick = tokio::time::interval(STOP_POLL);
+    let ticker = Ticker::start();
     poll_fn(|cx| {
         if let Poll::Ready(v) = fut.as_mut().poll(cx) {
             return Poll::Ready(Waited::Done(v));
@@ -99,16 +104,72 @@ pub(crate) async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dy
         if stop() {
             return Poll::Ready(Waited::Stopped);
         }
-        if let Some(s) = sleep.as_mut().as_pin_mut() {
-            if s.poll(cx).is_ready() {
-                return Poll::Ready(Waited::TimedOut);
-            }
+        if deadline.is_some_and(|d| clockscope::forward::now() >= d) {
+            return Poll::Ready(Waited::TimedOut);
         }
-        // Wakes this poll again in STOP_POLL to look at `stop`.
-        while tick.poll_tick(cx).is_ready() {}
+        // Wakes this poll again in STOP_POLL to look at `stop` and the deadline.
+        ticker.wake_next(cx.waker());
         Poll::Pending
     })
     .await
+}
+
+/// `fut`'s output if it ends by `by` ([`clockscope::forward::now`]'s time).
+pub(crate) async fn within<F: Future>(by: Instant, fut: F) -> Option<F::Output> {
+    match wait(fut, Some(by), &|| false).await {
+        Waited::Done(v) => Some(v),
+        Waited::TimedOut | Waited::Stopped => None,
+    }
+}
+
+/// Wakes the waker last given every [`STOP_POLL`], from a thread of its own
+/// that ends within one period of the ticker's drop. A plain relative sleep
+/// is a wake-up no clock step can hold back.
+struct Ticker {
+    shared: Arc<TickerShared>,
+}
+
+#[derive(Default)]
+struct TickerShared {
+    waker: std::sync::Mutex<Option<Waker>>,
+    done: AtomicBool,
+}
+
+impl Ticker {
+    fn start() -> Ticker {
+        let shared = Arc::new(TickerShared::default());
+        let theirs = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new()
+            .name("explain-wait-tick".into())
+            .spawn(move || {
+                while !theirs.done.load(Ordering::Acquire) {
+                    std::thread::sleep(STOP_POLL);
+                    let waker = theirs.waker.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    if let Some(w) = waker {
+                        w.wake();
+                    }
+                }
+            });
+        // Without the thread (none can be made), nothing wakes the wait
+        // before the future does: mark it so the waits still end with it.
+        if spawned.is_err() {
+            shared.done.store(true, Ordering::Release);
+        }
+        Ticker { shared }
+    }
+
+    fn wake_next(&self, waker: &Waker) {
+        let mut held = self.shared.waker.lock().unwrap_or_else(PoisonError::into_inner);
+        if !held.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *held = Some(waker.clone());
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.shared.done.store(true, Ordering::Release);
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_wait_ends_at_its_deadline_or_a_stop() {
-        let soon = Some(Instant::now() + Duration::from_millis(30));
+        let soon = Some(clockscope::forward::now() + Duration::from_millis(30));
         assert_eq!(
             block_on(wait(std::future::pending::<()>(), soon, &|| false)),
             Waited::TimedOut

@@ -73,10 +73,16 @@ pub fn run_pairs<R: PgRead, C: ClockSource>(
     config: ModelConfig,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Option<PairsRun> {
-    let start = timer.now_ordered();
-    let elapsed_ns = || {
-        let d = timer.now_ordered().delta_since(start).max(0) as u64;
-        timer.scale().ticks_to_ns(d)
+    // Time counted forward only (the sum of the timer's forward steps between
+    // looks): a clock moved back (faketime, a bad hypervisor) cannot hold the
+    // budget off until MAX_PAIRS.
+    let mut last = timer.now_ordered();
+    let mut forward_ticks = 0u64;
+    let mut elapsed_ns = || {
+        let now = timer.now_ordered();
+        forward_ticks = forward_ticks.saturating_add(now.delta_since(last).max(0) as u64);
+        last = now;
+        timer.scale().ticks_to_ns(forward_ticks)
     };
     let mut exec = Box::new(Executor::new(read, table, config.instrumentation.inline()));
     exec.set_steps(config.work_steps.min(MAX_WORK_STEPS));
