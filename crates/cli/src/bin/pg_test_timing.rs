@@ -70,7 +70,14 @@ impl CounterPairVisitor for RunWith<'_> {
             conv: self.conv,
             closing_lines: self.closing_lines,
         };
-        ptt::run(self.opts, self.locale, self.system, Counter::Usable(section), self.out, self.err)
+        ptt::run(
+            self.opts,
+            self.locale,
+            self.system,
+            Counter::Usable(section),
+            self.out,
+            self.err,
+        )
     }
 }
 
@@ -111,7 +118,16 @@ fn run_with_counter(
             });
             match parts {
                 Some((Some(scale), conv)) => (scale, conv, closing),
-                _ => return ptt::run(opts, locale, system, Counter::<PgSystemClock, PgSystemClock>::NotUsable(closing), out, err),
+                _ => {
+                    return ptt::run(
+                        opts,
+                        locale,
+                        system,
+                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(closing),
+                        out,
+                        err,
+                    )
+                }
             }
         }
         Some(CounterKind::GenericTimer) => {
@@ -134,7 +150,14 @@ fn run_with_counter(
                 ),
                 _ => {
                     let line = format!("{}\n", ptt::report::GENERIC_TIMER_NOT_USABLE).into_bytes();
-                    return ptt::run(opts, locale, system, Counter::<PgSystemClock, PgSystemClock>::NotUsable(Box::new(move |_, _| (line, 0u8))), out, err);
+                    return ptt::run(
+                        opts,
+                        locale,
+                        system,
+                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(Box::new(move |_, _| (line, 0u8))),
+                        out,
+                        err,
+                    );
                 }
             }
         }

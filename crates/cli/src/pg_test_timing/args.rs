@@ -125,7 +125,10 @@ pub fn parse_with(argv: &[OsString], ordering: Ordering, l: &PgLocale) -> Parsed
 
 /// "invalid argument for option" with the Try line.
 fn invalid(l: &PgLocale, p: Arg<'_>, option: &str) -> Vec<u8> {
-    let mut err = l.msg("%s: invalid argument for option %s\n", &[p, Arg::Str(option.as_bytes())]);
+    let mut err = l.msg(
+        "%s: invalid argument for option %s\n",
+        &[p, Arg::Str(option.as_bytes())],
+    );
     err.extend(l.msg(TRY_HELP, &[p]));
     err
 }

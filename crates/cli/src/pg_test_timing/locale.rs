@@ -108,7 +108,11 @@ pub fn name_variants(name: &str) -> Vec<String> {
     };
     let norm = codeset.map(glibc_locale::normalize_codeset);
     let mut out: Vec<String> = Vec::new();
-    let modifiers: Vec<Option<&str>> = if modifier.is_some() { vec![modifier, None] } else { vec![None] };
+    let modifiers: Vec<Option<&str>> = if modifier.is_some() {
+        vec![modifier, None]
+    } else {
+        vec![None]
+    };
     for m in &modifiers {
         for t in [territory, None] {
             for c in [codeset, norm.as_deref(), None] {
@@ -193,12 +197,20 @@ impl PgLocale {
         let locpath = src.get("LOCPATH");
         let finder = glibc_locale::Finder::new(&src.glibc_locale_dir, locpath.as_deref());
         // setlocale(LC_ALL, ""): all categories or none.
-        let names: Vec<(Category, String)> =
-            Category::ALL.iter().map(|&c| (c, src.category_name(c.env_name()))).collect();
+        let names: Vec<(Category, String)> = Category::ALL
+            .iter()
+            .map(|&c| (c, src.category_name(c.env_name())))
+            .collect();
         if names.iter().any(|(c, n)| !is_c(n) && !finder.exists(n, *c)) {
             return PgLocale::c();
         }
-        let name_of = |cat: Category| names.iter().find(|(c, _)| *c == cat).map(|(_, n)| n.as_str()).unwrap_or("C");
+        let name_of = |cat: Category| {
+            names
+                .iter()
+                .find(|(c, _)| *c == cat)
+                .map(|(_, n)| n.as_str())
+                .unwrap_or("C")
+        };
         let numeric = name_of(Category::Numeric);
         let decimal_point = if is_c(numeric) {
             ".".to_string()
@@ -217,7 +229,9 @@ impl PgLocale {
                 Some(list) => list.split(':').filter(|s| !s.is_empty()).map(str::to_string).collect(),
                 None => vec![messages.to_string()],
             };
-            src.catalog_dirs().iter().find_map(|d| find_catalog(d, &languages, DOMAIN))
+            src.catalog_dirs()
+                .iter()
+                .find_map(|d| find_catalog(d, &languages, DOMAIN))
         };
         PgLocale {
             decimal_point,
@@ -256,8 +270,7 @@ impl PgLocale {
     /// `ngettext(msgid, plural, n)`.
     pub fn ntr<'a>(&'a self, msgid: &'a str, plural: &'a str, n: u64) -> &'a str {
         let found = self.catalog.as_ref().and_then(|c| c.get_plural(msgid, n));
-        self.usable(msgid, found)
-            .unwrap_or(if n == 1 { msgid } else { plural })
+        self.usable(msgid, found).unwrap_or(if n == 1 { msgid } else { plural })
     }
 
     /// `printf(fmt, args...)` in this locale (`fmt` already translated).

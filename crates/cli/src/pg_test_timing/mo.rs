@@ -58,7 +58,9 @@ impl Reader<'_> {
 
     fn bytes(&self, off: u32, len: u32) -> Result<&[u8], BadCatalog> {
         let (off, len) = (off as usize, len as usize);
-        self.data.get(off..off.checked_add(len).ok_or(BadCatalog("offset"))?).ok_or(BadCatalog("truncated"))
+        self.data
+            .get(off..off.checked_add(len).ok_or(BadCatalog("offset"))?)
+            .ok_or(BadCatalog("truncated"))
     }
 
     /// The string of descriptor `i` of the table at `table`.
@@ -123,7 +125,10 @@ impl Catalog {
         if data.len() as u64 > MAX_MO_BYTES {
             return Err(BadCatalog("too large"));
         }
-        let le = Reader { data, big_endian: false };
+        let le = Reader {
+            data,
+            big_endian: false,
+        };
         let r = match le.u32_at(0)? {
             MAGIC => le,
             m if m.swap_bytes() == MAGIC => Reader { data, big_endian: true },
@@ -190,7 +195,11 @@ impl Catalog {
 
     /// `gettext`: the translation of `msgid`, if any.
     pub fn get(&self, msgid: &str) -> Option<&str> {
-        self.entries.get(msgid)?.first().map(String::as_str).filter(|s| !s.is_empty())
+        self.entries
+            .get(msgid)?
+            .first()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
     }
 
     /// `ngettext`: the plural form for `n`, if translated.
@@ -231,7 +240,11 @@ impl Plural {
                 nplurals = v.trim().parse::<u64>().ok().filter(|&n| (1..=100).contains(&n));
             } else if let Some(v) = part.strip_prefix("plural=") {
                 let tokens = tokenize(v)?;
-                let mut p = Parser { t: &tokens, i: 0, depth: 0 };
+                let mut p = Parser {
+                    t: &tokens,
+                    i: 0,
+                    depth: 0,
+                };
                 let e = p.cond()?;
                 (p.i == tokens.len()).then_some(())?;
                 expr = Some(e);

@@ -52,8 +52,14 @@ fn reads_msgfmt_catalogs_in_both_byte_orders() {
         assert_eq!(c.get("untranslated"), None, "{endian}");
         // The system-dependent string, expanded as libintl does on LP64.
         assert_eq!(c.get("Time warp: %ld ns\n"), Some("Сдвиг: %ld нс\n"));
-        let forms: Vec<_> = [1, 2, 5, 11, 21, 22].iter().map(|&n| c.get_plural("Testing %u second.\n", n).unwrap()).collect();
-        assert_eq!(forms, ["one %u\n", "few %u\n", "many %u\n", "many %u\n", "one %u\n", "few %u\n"]);
+        let forms: Vec<_> = [1, 2, 5, 11, 21, 22]
+            .iter()
+            .map(|&n| c.get_plural("Testing %u second.\n", n).unwrap())
+            .collect();
+        assert_eq!(
+            forms,
+            ["one %u\n", "few %u\n", "many %u\n", "many %u\n", "one %u\n", "few %u\n"]
+        );
     }
 }
 
@@ -80,7 +86,8 @@ fn control_characters_and_bad_utf8_are_never_kept() {
     let c = Catalog::parse(&msgfmt(po, &[])).unwrap();
     assert_eq!(c.get("a"), None);
     assert_eq!(c.get("b\n"), Some("fine\n"));
-    let po = b"msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=ISO-8859-1\\n\"\n\nmsgid \"a\"\nmsgstr \"caf\xe9\"\n";
+    let po =
+        b"msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=ISO-8859-1\\n\"\n\nmsgid \"a\"\nmsgstr \"caf\xe9\"\n";
     let latin1 = msgfmt(po, &[]);
     // msgfmt keeps the catalog's own charset: Latin-1 bytes, not UTF-8.
     assert_eq!(Catalog::parse(&latin1).unwrap().get("a"), None);

@@ -74,7 +74,10 @@ pub enum Counter<'a, P: ClockSource, F: ClockSource> {
 pub fn tsc_closing(l: &PgLocale, info: &PgTscInfo, measured: bool) -> (Vec<u8>, u8) {
     let mut out = Vec::new();
     if !info.frequency_source.is_empty() {
-        out.extend(l.msg("TSC frequency source: %s\n", &[Arg::Str(info.frequency_source.as_bytes())]));
+        out.extend(l.msg(
+            "TSC frequency source: %s\n",
+            &[Arg::Str(info.frequency_source.as_bytes())],
+        ));
     }
     out.extend(l.msg("TSC frequency in use: %d kHz\n", &[Arg::Int(info.frequency_khz.into())]));
     match info.calibration_diff_pct() {

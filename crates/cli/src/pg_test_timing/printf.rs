@@ -253,14 +253,19 @@ mod tests {
     #[test]
     fn pads_in_bytes_as_printf_does() {
         // "число" is 5 characters, 10 bytes: no padding at width 10.
-        let f = |w, s: &str| String::from_utf8(format("%*s|", &[Arg::Int(w), Arg::Str(s.as_bytes())], ".").unwrap()).unwrap();
+        let f = |w, s: &str| {
+            String::from_utf8(format("%*s|", &[Arg::Int(w), Arg::Str(s.as_bytes())], ".").unwrap()).unwrap()
+        };
         assert_eq!(f(10, "число"), "число|");
         assert_eq!(f(8, "count"), "   count|");
     }
 
     #[test]
     fn signatures_compare_a_translation_with_its_msgid() {
-        assert_eq!(signature("%s: %s must be in range %u..%u\n"), Some(vec![Kind::Str, Kind::Str, Kind::Int, Kind::Int]));
+        assert_eq!(
+            signature("%s: %s must be in range %u..%u\n"),
+            Some(vec![Kind::Str, Kind::Str, Kind::Int, Kind::Int])
+        );
         assert_eq!(signature("%2$s %1$u"), Some(vec![Kind::Int, Kind::Str]));
         assert_eq!(signature("%n"), None);
         assert_eq!(signature("%1$s %1$d"), None);

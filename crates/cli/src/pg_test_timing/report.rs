@@ -72,7 +72,16 @@ pub fn write_histograms(out: &mut dyn Write, l: &PgLocale, run: &PgTimingRun, cu
     let row = |label: i128, prct: f64, rprct: f64, count: u64| {
         l.format(
             "%*llu   %*.4f %*.4f %*lld\n",
-            &[w1, int(label), w2, Arg::Float(prct), w3, Arg::Float(rprct), w4, int(count)],
+            &[
+                w1,
+                int(label),
+                w2,
+                Arg::Float(prct),
+                w3,
+                Arg::Float(rprct),
+                w4,
+                int(count),
+            ],
         )
     };
     out.write_all(l.tr("Histogram of timing durations:\n").as_bytes())?;
