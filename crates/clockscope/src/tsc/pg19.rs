@@ -191,6 +191,92 @@ pub fn read_current_clocksource(root: &std::path::Path) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// What PostgreSQL 19 will do with the TSC here, for `clockscope tsc` and
+/// `check -v`: pg_test_timing's lines, its 10% cross-check, `auto`'s
+/// choice, the spread of its calibration over several runs and how far
+/// its frequency is from clockscope's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pg19View {
+    /// `TSC frequency source: ...` as pg_test_timing prints it.
+    pub frequency_source: String,
+    /// `TSC frequency in use`, kHz (0: PostgreSQL cannot read the TSC).
+    pub frequency_khz: i64,
+    /// The frequency in use is PostgreSQL's own calibration (different in
+    /// every process), not a CPUID value.
+    pub from_calibration: bool,
+    /// PostgreSQL's calibration, run in this process, kHz each (0: did not
+    /// converge). The first is the one pg_test_timing would print (and use,
+    /// when `from_calibration`); the others show its spread.
+    pub calibration_runs_khz: Vec<u64>,
+    /// `(max - min) / median` of the converged runs, ppm (two runs or more).
+    pub calibration_spread_ppm: Option<f64>,
+    /// `TSC frequency from calibration` vs in use, percent (`None`: the
+    /// calibration did not converge or the TSC is not usable).
+    pub cross_check_diff_pct: Option<f64>,
+    /// pg_test_timing would print its WARNING and HINT and exit 1 (more
+    /// than 10.0% apart).
+    pub cross_check_fails: bool,
+    /// `timing_clock_source = auto` picks the TSC.
+    pub auto_uses_tsc: bool,
+    /// The frequency in use against clockscope's, ppm (`None` when either
+    /// is unknown).
+    pub ppm_vs_clockscope: Option<f64>,
+    /// PostgreSQL would calibrate here but its calibration was not run (a
+    /// CPUID dump, a report without calibration): the frequency it would
+    /// use is unknown, not 0.
+    pub calibration_not_run: bool,
+}
+
+impl Pg19View {
+    /// PostgreSQL's decision over `facts` with its calibration's runs
+    /// (`runs[0]` is the one it would use), against clockscope's `clockscope_khz`.
+    pub fn new(
+        f: &CpuidFacts,
+        current_clocksource: Option<&[u8]>,
+        runs: &[u64],
+        clockscope_khz: Option<u64>,
+    ) -> Pg19View {
+        let first = runs.first().map_or(0, |&k| k.min(u64::from(u32::MAX)) as u32);
+        let needed = std::cell::Cell::new(false);
+        let mut info = PgTscInfo::detect(f, current_clocksource, || {
+            needed.set(true);
+            first
+        });
+        info.complete(|| first);
+        let mut view = Pg19View {
+            frequency_source: info.frequency_source.clone(),
+            frequency_khz: i64::from(info.frequency_khz.max(0)),
+            from_calibration: info.from_calibration(),
+            calibration_runs_khz: Vec::new(),
+            calibration_spread_ppm: None,
+            cross_check_diff_pct: info.calibration_diff_pct().filter(|p| p.is_finite()),
+            cross_check_fails: info.cross_check_fails(),
+            auto_uses_tsc: info.auto_uses_tsc(),
+            ppm_vs_clockscope: clockscope_khz
+                .filter(|&k| k > 0 && info.usable())
+                .map(|k| (info.frequency_khz as f64 - k as f64) / k as f64 * 1e6),
+            calibration_not_run: needed.get() && runs.is_empty(),
+        };
+        // PostgreSQL calibrates only with RDTSCP and an invariant TSC.
+        if f.rdtscp && f.invariant_tsc {
+            view.add_calibration_runs(runs);
+        }
+        view
+    }
+
+    /// Adds further runs of PostgreSQL's calibration (kHz, 0: did not
+    /// converge) and recomputes the spread.
+    pub fn add_calibration_runs(&mut self, runs: &[u64]) {
+        self.calibration_runs_khz.extend_from_slice(runs);
+        let mut ok: Vec<u64> = self.calibration_runs_khz.iter().copied().filter(|&k| k > 0).collect();
+        ok.sort_unstable();
+        self.calibration_spread_ppm = (ok.len() >= 2).then(|| {
+            let median = ok[ok.len() / 2] as f64;
+            (ok[ok.len() - 1] - ok[0]) as f64 / median * 1e6
+        });
+    }
+}
+
 #[cfg(test)]
 #[path = "pg19_tests.rs"]
 mod tests;

@@ -181,3 +181,37 @@ fn recorded_dumps() {
         "Kaby Lake R: 0x15 has no crystal"
     );
 }
+
+#[test]
+fn view_tells_the_decision_the_spread_and_the_distance_to_clockscope() {
+    let f = cpu([0; 4], 0, true, true, Some((SIGNATURE_KVM, 0x4000_0001, 0)));
+    let mut v = Pg19View::new(&f, Some(b"tsc\n"), &[2_595_000], Some(2_596_298));
+    assert_eq!(v.frequency_source, "x86, hypervisor, calibration");
+    assert_eq!(
+        (v.frequency_khz, v.from_calibration, v.auto_uses_tsc),
+        (2_595_000, true, true)
+    );
+    assert_eq!(v.cross_check_diff_pct, Some(0.0));
+    assert!(!v.cross_check_fails);
+    let ppm = v.ppm_vs_clockscope.unwrap();
+    assert!((ppm - (-1298.0 / 2_596_298.0 * 1e6)).abs() < 1e-9, "{ppm}");
+    assert_eq!(v.calibration_spread_ppm, None, "one run has no spread");
+    v.add_calibration_runs(&[2_596_000, 0, 2_595_500]);
+    assert_eq!(v.calibration_runs_khz, [2_595_000, 2_596_000, 0, 2_595_500]);
+    let spread = v.calibration_spread_ppm.unwrap();
+    assert!((spread - 1000.0 / 2_595_500.0 * 1e6).abs() < 1e-9, "{spread}");
+    // CPUID gives 2 600 000 kHz; a calibration 15% off fails the check.
+    let f = cpu([0; 4], 0, true, true, Some((SIGNATURE_KVM, 0x4000_0010, 2_600_000)));
+    let v = Pg19View::new(&f, None, &[2_990_000], None);
+    assert_eq!((v.frequency_khz, v.from_calibration), (2_600_000, false));
+    assert!(v.cross_check_fails && v.ppm_vs_clockscope.is_none());
+    // No RDTSCP: nothing calibrated, nothing in use.
+    let f = cpu([0; 4], 2100, false, true, None);
+    let v = Pg19View::new(&f, None, &[2_100_000], Some(2_100_000));
+    assert_eq!((v.frequency_source.as_str(), v.frequency_khz), ("x86, no rdtscp", 0));
+    assert!(v.calibration_runs_khz.is_empty() && v.ppm_vs_clockscope.is_none());
+    assert!(!v.calibration_not_run);
+    // A dump of a KVM guest: PostgreSQL would calibrate, nothing was run.
+    let f = cpu([0; 4], 0, true, true, Some((SIGNATURE_KVM, 0x4000_0001, 0)));
+    assert!(Pg19View::new(&f, None, &[], None).calibration_not_run);
+}
