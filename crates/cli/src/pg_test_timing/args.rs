@@ -99,11 +99,19 @@ pub fn parse_with(argv: &[OsString], ordering: Ordering, l: &PgLocale) -> Parsed
 
     let mut opts = Options::default();
     let mut getopt = GetoptLong::new(&args, SHORTS, &LONGS, ordering);
-    for item in getopt.by_ref() {
+    while let Some(item) = getopt.next() {
         let result = match item {
             Item::Option(b'd', value) => duration(value, l, p).map(|d| opts.duration_s = d),
             Item::Option(_, value) => cutoff(value, l, p).map(|c| opts.cutoff_pct = c),
-            Item::Error(mut message) => {
+            Item::Error(english) => {
+                // glibc's own message, through glibc's catalog as its getopt does.
+                let mut message = match getopt.last_error() {
+                    Some(m) => {
+                        let args: Vec<Arg> = m.args.iter().map(|a| Arg::Str(a)).collect();
+                        l.libc_msg(m.msgid, &args, &m.tail)
+                    }
+                    None => english,
+                };
                 message.extend(l.msg(TRY_HELP, &[p]));
                 Err(message)
             }

@@ -36,6 +36,9 @@ pub struct PgLocale {
     catalog: Option<Catalog>,
     /// Non-ASCII translations can be printed (`LC_CTYPE` is UTF-8).
     utf8: bool,
+    /// glibc's own `libc` catalog (its getopt messages), from the system's
+    /// catalog directory.
+    libc: Option<Catalog>,
 }
 
 impl Default for PgLocale {
@@ -149,8 +152,22 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// A usable catalog of `domain` for `languages` under `dir`.
-fn find_catalog(dir: &Path, languages: &[String], domain: &str) -> Option<Catalog> {
+/// PostgreSQL's pg_test_timing catalogs name their project
+/// `pg_test_timing (PostgreSQL) 19`, `PostgreSQL 17` or `postgresql`; another
+/// program's (`psql (PostgreSQL) 19`) is another domain.
+fn is_pg_test_timing(project: &str) -> bool {
+    let p = project.to_ascii_lowercase();
+    p.contains("pg_test_timing") || p.starts_with("postgresql")
+}
+
+/// glibc's catalogs: `GNU libc 2.34.9000`, `libc 2.33.9000`, `libc-2.33.9000`.
+fn is_libc(project: &str) -> bool {
+    ["GNU libc ", "libc ", "libc-"].iter().any(|p| project.starts_with(p))
+}
+
+/// A usable catalog of `domain` for `languages` under `dir`, whose header's
+/// `Project-Id-Version` is `project`'s.
+fn find_catalog(dir: &Path, languages: &[String], domain: &str, project: fn(&str) -> bool) -> Option<Catalog> {
     for lang in languages {
         if is_c(lang) {
             return None;
@@ -164,7 +181,7 @@ fn find_catalog(dir: &Path, languages: &[String], domain: &str) -> Option<Catalo
             // A corrupt, truncated, huge or foreign catalog is skipped
             // (English), never printed.
             match Catalog::parse(&data) {
-                Ok(c) if c.project.starts_with("pg_test_timing ") => return Some(c),
+                Ok(c) if project(&c.project) => return Some(c),
                 _ => continue,
             }
         }
@@ -179,6 +196,7 @@ impl PgLocale {
             decimal_point: ".".to_string(),
             catalog: None,
             utf8: false,
+            libc: None,
         }
     }
 
@@ -222,21 +240,25 @@ impl PgLocale {
         let utf8 = ctype
             .split_once('.')
             .is_some_and(|(_, c)| glibc_locale::normalize_codeset(c.split('@').next().unwrap_or(c)) == "utf8");
-        let catalog = if is_c(messages) {
-            None
+        let (catalog, libc) = if is_c(messages) {
+            (None, None)
         } else {
             let languages: Vec<String> = match src.get("LANGUAGE") {
                 Some(list) => list.split(':').filter(|s| !s.is_empty()).map(str::to_string).collect(),
                 None => vec![messages.to_string()],
             };
-            src.catalog_dirs()
+            let catalog = src
+                .catalog_dirs()
                 .iter()
-                .find_map(|d| find_catalog(d, &languages, DOMAIN))
+                .find_map(|d| find_catalog(d, &languages, DOMAIN, is_pg_test_timing));
+            let libc = find_catalog(&src.system_catalog_dir, &languages, "libc", is_libc);
+            (catalog, libc)
         };
         PgLocale {
             decimal_point,
             catalog,
             utf8,
+            libc,
         }
     }
 
@@ -246,6 +268,7 @@ impl PgLocale {
             decimal_point: decimal_point.to_string(),
             catalog,
             utf8,
+            libc: None,
         }
     }
 
@@ -276,6 +299,16 @@ impl PgLocale {
     /// `printf(fmt, args...)` in this locale (`fmt` already translated).
     pub fn format(&self, fmt: &str, args: &[Arg<'_>]) -> Vec<u8> {
         printf::format(fmt, args, &self.decimal_point).unwrap_or_else(|| fmt.as_bytes().to_vec())
+    }
+
+    /// glibc's getopt message `msgid` through glibc's `libc` catalog (as its
+    /// `_()` does), with `args` and the untranslated `tail`.
+    pub fn libc_msg(&self, msgid: &str, args: &[Arg<'_>], tail: &[u8]) -> Vec<u8> {
+        let found = self.libc.as_ref().and_then(|c| c.get(msgid));
+        let fmt = self.usable(msgid, found).unwrap_or(msgid);
+        let mut out = printf::format(fmt, args, &self.decimal_point).unwrap_or_else(|| msgid.as_bytes().to_vec());
+        out.extend_from_slice(tail);
+        out
     }
 
     /// `printf(_(msgid), args...)`.

@@ -197,3 +197,45 @@ fn this_machines_glibc_locales_when_generated() {
     }
     assert!(!f.exists("qq_QQ.UTF-8", glibc_locale::Category::Numeric));
 }
+
+#[test]
+fn getopt_messages_go_through_glibcs_own_catalog() {
+    let f = fixture();
+    let po = "msgid \"\"\nmsgstr \"Project-Id-Version: libc 2.33.9000\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n\
+              msgid \"%s: invalid option -- '%c'\\n\"\nmsgstr \"%s: неверный ключ — «%c»\\n\"\n";
+    let dir = f.catalogs.join("xx/LC_MESSAGES");
+    std::fs::write(dir.join("libc.po"), po).unwrap();
+    let ok = Command::new("msgfmt")
+        .arg("-o")
+        .arg(dir.join("libc.mo"))
+        .arg(dir.join("libc.po"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let l = resolve(&f, &[("LANG", "xx_XX.UTF-8")]);
+    let msg = "%s: invalid option -- '%c'\n";
+    assert_eq!(
+        text(l.libc_msg(msg, &[Arg::Str(b"p"), Arg::Str(b"x")], b"")),
+        "p: неверный ключ — «x»\n"
+    );
+    let l = resolve(&f, &[("LANG", "yy_YY.UTF-8")]);
+    assert_eq!(
+        text(l.libc_msg(msg, &[Arg::Str(b"p"), Arg::Str(b"x")], b"")),
+        "p: invalid option -- 'x'\n"
+    );
+}
+
+#[test]
+fn postgresql_catalog_projects() {
+    for ok in [
+        "pg_test_timing (PostgreSQL) 19",
+        "PostgreSQL 17",
+        "postgresql",
+        "pg_test_timing (PostgreSQL 17)",
+    ] {
+        assert!(is_pg_test_timing(ok), "{ok}");
+    }
+    assert!(!is_pg_test_timing("psql (PostgreSQL) 19"));
+    assert!(is_libc("GNU libc 2.34.9000") && is_libc("libc-2.33.9000") && !is_libc("libcrypt 1"));
+}

@@ -108,7 +108,8 @@ fn parse(fmt: &str) -> Option<Vec<Result<&str, Spec>>> {
             j += 1;
         }
         spec.kind = match b.get(j)? {
-            b's' => Kind::Str,
+            // `%c` takes a one-byte string here (getopt's option letter).
+            b's' | b'c' => Kind::Str,
             b'd' | b'i' | b'u' => Kind::Int,
             b'f' => Kind::Float,
             _ => return None,

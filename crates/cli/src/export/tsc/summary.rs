@@ -28,10 +28,15 @@ pub fn write(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
             (k, cal, ppm) => format!(
                 "{k} kHz from {}{}",
                 if cal { "its own calibration" } else { "CPUID" },
-                ppm.map(|p| format!(", {p:+.0} ppm from clockscope's")).unwrap_or_default()
+                ppm.map(|p| format!(", {p:+.0} ppm from clockscope's"))
+                    .unwrap_or_default()
             ),
         };
-        let check = if v.cross_check_fails { "; its 10% cross-check FAILS" } else { "" };
+        let check = if v.cross_check_fails {
+            "; its 10% cross-check FAILS"
+        } else {
+            ""
+        };
         writeln_escaped!(out, "  its frequency ({}): {freq}{check}", v.frequency_source)?;
     }
     let trusted = if r.clockscope_decision.trusted {
