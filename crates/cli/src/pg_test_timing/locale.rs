@@ -279,9 +279,13 @@ impl PgLocale {
         if !self.utf8 && !tr.is_ascii() {
             return None;
         }
-        // The same conversions, or (a header such as "% of total", which
-        // PostgreSQL prints through `%s`) neither is a format we handle.
-        (printf::signature(tr) == printf::signature(msgid)).then_some(tr)
+        // The same conversions; or the msgid is no format at all (a header
+        // such as "% of total", `xgettext:no-c-format`, printed through
+        // `%s`), so neither is the translation used as one ("% du total").
+        match printf::signature(msgid) {
+            None => Some(tr),
+            sig => (printf::signature(tr) == sig).then_some(tr),
+        }
     }
 
     /// `_(msgid)`.

@@ -47,6 +47,9 @@ msgstr ""
 msgid "count"
 msgstr "число"
 
+msgid "% of total"
+msgstr "% du total"
+
 msgid "Average loop time including overhead: %0.2f ns\n"
 msgstr "Время цикла: %0.2f нс\n"
 
@@ -105,6 +108,7 @@ fn decimal_comma_and_catalog_from_lang() {
     let l = resolve(&f, &[("LANG", "xx_XX.UTF-8")]);
     assert_eq!(l.decimal_point, ",");
     assert_eq!(l.tr("count"), "число");
+    assert_eq!(l.tr("% of total"), "% du total", "no-c-format headers");
     let avg = "Average loop time including overhead: %0.2f ns\n";
     assert_eq!(text(l.msg(avg, &[Arg::Float(63.075)])), "Время цикла: 63,08 нс\n");
     // A translation whose conversions differ from the msgid's is not used.
