@@ -281,23 +281,19 @@ fn hot_loop<C: ClockSource>(
             return Err(diff_ticks.wrapping_neg());
         }
         let diff = conv.ticks_to_ns(diff_ticks);
-        // pg_leftmost_one_pos64(diff) + 1, or 0 for no difference. Both
-        // this and the largest-difference update below are branches in
-        // PostgreSQL's compiled loop (gcc lays the rare sides out of line);
-        // left alone, LLVM turns them into conditional moves, whose chain
-        // through `largest` is carried from one iteration to the next. The
-        // cold functions keep upstream's shape (see bench/README.md).
+        // pg_leftmost_one_pos64(diff) + 1, or 0 for no difference.
         let bits = if diff > 0 {
             (u64::BITS - diff.leading_zeros()) as usize
         } else {
-            zero_bucket()
+            0
         };
         histogram[bits] += 1;
         if diff < NUM_DIRECT as u64 {
             direct[diff as usize] += 1;
         }
         if diff > largest {
-            (largest, largest_count) = new_largest(diff);
+            largest = diff;
+            largest_count = 1;
         } else if diff == largest {
             largest_count += 1;
         }
@@ -307,21 +303,6 @@ fn hot_loop<C: ClockSource>(
     run.largest_diff_count = largest_count;
     run.loop_count = loop_count;
     Ok(())
-}
-
-/// The log2 bucket of a zero difference, out of line as in upstream's loop.
-#[cold]
-#[inline(never)]
-fn zero_bucket() -> usize {
-    0
-}
-
-/// A new largest difference: `largest_diff = diff; largest_diff_count = 1`,
-/// out of line as in upstream's loop.
-#[cold]
-#[inline(never)]
-fn new_largest(diff: u64) -> (u64, u64) {
-    (diff, 1)
 }
 
 #[cfg(test)]
