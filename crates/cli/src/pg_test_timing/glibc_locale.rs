@@ -175,7 +175,7 @@ impl Finder {
         let dirs: Vec<PathBuf> = match &self.locpath {
             Some(dirs) => dirs.clone(),
             None => {
-                if let Some(d) = self.from_archive(name, cat, read) {
+                if let Some(d) = self.in_archive(name, cat, read) {
                     return Some(d);
                 }
                 vec![self.dir.clone()]
@@ -205,7 +205,7 @@ impl Finder {
     }
 
     /// The record of `name` for `cat` in the locale archive.
-    fn from_archive(&self, name: &str, cat: Category, read: bool) -> Option<Vec<u8>> {
+    fn in_archive(&self, name: &str, cat: Category, read: bool) -> Option<Vec<u8>> {
         let mut f = std::fs::File::open(self.dir.join("locale-archive")).ok()?;
         if f.metadata().ok()?.len() > MAX_ARCHIVE_BYTES {
             return None;
