@@ -18,6 +18,8 @@ struct Scripted {
     hz: u64,
     budgets: Vec<u64>,
     postgresql_runs: u32,
+    /// What PostgreSQL's algorithm converges to (`None`: not run).
+    postgresql_khz: Option<u64>,
 }
 
 impl Scripted {
@@ -26,6 +28,7 @@ impl Scripted {
             hz,
             budgets: Vec::new(),
             postgresql_runs: 0,
+            postgresql_khz: None,
         }
     }
 }
@@ -43,7 +46,9 @@ impl Calibrator for Scripted {
     }
     fn postgresql(&mut self) -> Calibration {
         self.postgresql_runs += 1;
-        Calibration::unavailable("scripted: not run", METHOD_POSTGRESQL)
+        let mut c = Calibration::unavailable("scripted: not run", METHOD_POSTGRESQL);
+        c.khz = self.postgresql_khz;
+        c
     }
 }
 
@@ -191,6 +196,7 @@ fn a_refused_budget_skips_the_calibration_and_the_decision_says_so() {
 #[test]
 fn postgresql_view_calibrates_only_without_its_cpuid_frequency() {
     let mut cal = Scripted::new(2_445_401_000);
+    cal.postgresql_khz = Some(2_445_123);
     let r = discover_tsc(
         evidence(Some(2_445_402)),
         &Discovery::postgresql(CALIBRATION_NS),
@@ -198,14 +204,18 @@ fn postgresql_view_calibrates_only_without_its_cpuid_frequency() {
         &mut cal,
     );
     // KVM without the timing leaf: PostgreSQL's CPUID rules give nothing, so
-    // it calibrates (the kernel log is not one of its sources).
-    assert_eq!(cal.budgets, vec![CALIBRATION_NS]);
+    // it runs its own calibration (the kernel log is not one of its sources,
+    // nor is clockscope's calibration), once, and uses that.
+    assert!(cal.budgets.is_empty(), "clockscope's calibration is not PostgreSQL's");
+    assert_eq!(cal.postgresql_runs, 1);
     let pg = r.postgres.tsc.as_ref().expect("x86 TSC with RDTSCP and invariant TSC");
-    assert_eq!(pg.frequency_khz, Some(2_445_401));
-    assert_eq!(pg.frequency_source.as_deref(), Some("x86, calibration"));
+    assert_eq!(pg.frequency_khz, Some(2_445_123));
+    assert_eq!(pg.calibrated_khz, Some(2_445_123), "cached: the same number");
+    assert_eq!(pg.frequency_source.as_deref(), Some("x86, hypervisor, calibration"));
     assert!(pg.use_by_default, "TSC_ADJUST or clocksource tsc");
-    assert_eq!(r.frequency.khz, Some(2_445_401));
+    assert_eq!(r.frequency.khz, Some(2_445_123));
     assert_eq!(r.postgres.auto_uses_counter, Some(true));
+    assert_eq!(r.calibration_budget_ns, CALIBRATION_NS);
 }
 
 #[test]

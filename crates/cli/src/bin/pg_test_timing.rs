@@ -1,7 +1,7 @@
-//! `pg_test_timing`: a drop-in for PostgreSQL 19's, on any machine.
+//! `pg_test_timing`: a drop-in for PostgreSQL 19.0's, on any machine.
 //! Parse argv byte for byte as PostgreSQL does, then measure the system clock
 //! and the CPU counter (RDTSCP/RDTSC on x86-64, ISB;CNTVCT_EL0/CNTVCT_EL0 on
-//! aarch64).
+//! aarch64), in the user's locale as PostgreSQL prints it.
 
 #![forbid(unsafe_code)]
 
@@ -9,9 +9,13 @@ use clockscope::clock::posix::PgSystemClock;
 use clockscope::counter::calibrate::calibrate_postgresql_native;
 use clockscope::counter::discover::full_budget;
 use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
-use clockscope::ClockSource;
+use clockscope::measure::pg_loop::PgTicksToNs;
+use clockscope::tsc::cpuid::CpuidFacts;
+use clockscope::tsc::pg19::{read_current_clocksource, PgTscInfo};
+use clockscope::{ClockSource, Scale};
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::getopt::Ordering;
+use clockscope_cli::pg_test_timing::locale::PgLocale;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
 use std::ffi::OsString;
 use std::io::Write;
@@ -19,8 +23,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // set_pglocale_pgservice: setlocale(LC_ALL, "") and the catalog.
+    let locale = PgLocale::from_env();
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let opts = match args::parse_with(&argv, Ordering::from_env()) {
+    let opts = match args::parse_with(&argv, Ordering::from_env(), &locale) {
         Parsed::Print(text) => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&text).and_then(|_| out.flush());
@@ -36,7 +42,7 @@ fn main() -> ExitCode {
     let stderr = std::io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());
     let system = PgSystemClock;
-    match run_with_counter(&opts, &system, &mut out, &mut err) {
+    match run_with_counter(&opts, &locale, &system, &mut out, &mut err) {
         Ok(code) => ExitCode::from(code),
         // PostgreSQL never checks printf: an unwritable stdout (a closed pipe,
         // a full disk) ends the run quietly with status 0, as its would.
@@ -47,9 +53,11 @@ fn main() -> ExitCode {
 /// Hands the counter's precise and fast reads to pg_test_timing's run.
 struct RunWith<'a> {
     opts: &'a args::Options,
+    locale: &'a PgLocale,
     system: &'a PgSystemClock,
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
+    conv: PgTicksToNs,
     closing_lines: ptt::ClosingLines<'a>,
 }
 
@@ -59,64 +67,113 @@ impl CounterPairVisitor for RunWith<'_> {
         let section = ptt::CounterSection {
             precise: &precise,
             fast: &fast,
+            conv: self.conv,
             closing_lines: self.closing_lines,
         };
-        ptt::run(self.opts, self.system, Counter::Usable(section), self.out, self.err)
+        ptt::run(
+            self.opts,
+            self.locale,
+            self.system,
+            Counter::Usable(section),
+            self.out,
+            self.err,
+        )
     }
 }
 
-/// PostgreSQL 19's TSC section on x86-64: the frequency in use (the one the
-/// RDTSCP and RDTSC blocks are converted with, exactly) is PostgreSQL's CPUID
-/// frequency, else clockscope's calibration (PostgreSQL would use its own
-/// calibration there); `TSC frequency from calibration` is a fresh run of
-/// PostgreSQL's calibration algorithm after the blocks, as upstream prints it.
-/// On aarch64 the ARM generic timer where PostgreSQL shows the TSC
-/// (PostgreSQL itself has no ARM counter support; the layout is kept);
-/// elsewhere the system clock only, as PostgreSQL builds without a counter
-/// clock.
+/// PostgreSQL's calibration of this CPU's TSC, as its `uint32` kHz (0: did
+/// not converge).
+fn pg_calibrate() -> u32 {
+    calibrate_postgresql_native()
+        .khz
+        .map_or(0, |k| k.min(u64::from(u32::MAX)) as u32)
+}
+
+/// PostgreSQL 19's TSC part on x86-64 ([`PgTscInfo`]: its CPUID rules, its
+/// own calibration once per process, cached, its `auto` policy); on aarch64
+/// the ARM generic timer where PostgreSQL shows the TSC (PostgreSQL itself
+/// has no ARM counter support; the layout is kept); elsewhere the system
+/// clock only, as PostgreSQL builds without a counter clock.
 fn run_with_counter(
     opts: &args::Options,
+    locale: &PgLocale,
     system: &PgSystemClock,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
-    let budget = clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS;
-    let report = counter::discover_with(Path::new("/"), None, &Discovery::postgresql(budget), &full_budget);
-    let (lines, not_usable) = match (counter::native_kind(), &report.postgres.tsc, report.generic_timer()) {
-        (None, _, _) => return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, system, Counter::Absent, out, err),
-        (Some(CounterKind::Tsc), Some(tsc), _) => (
-            tsc.frequency_khz.map(|in_use_khz| {
-                let use_by_default = tsc.use_by_default;
-                Box::new(move || ptt::tsc_lines(in_use_khz, calibrate_postgresql_native().khz, use_by_default))
-                    as ptt::ClosingLines
-            }),
-            ptt::report::TSC_NOT_USABLE,
-        ),
-        (Some(CounterKind::Tsc), None, _) => (None, ptt::report::TSC_NOT_USABLE),
-        (Some(CounterKind::GenericTimer), _, timer) => (
-            timer.map(|t| {
+    let (scale, conv, closing_lines): (Scale, PgTicksToNs, ptt::ClosingLines) = match counter::native_kind() {
+        None => return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err),
+        Some(CounterKind::Tsc) => {
+            let Some(facts) = CpuidFacts::native() else {
+                return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err);
+            };
+            // Before the first block, as pg_set_timing_clock_source does.
+            let clocksource = read_current_clocksource(Path::new("/"));
+            let mut info = PgTscInfo::detect(&facts, clocksource.as_deref(), pg_calibrate);
+            let khz = u64::try_from(info.frequency_khz).unwrap_or(0);
+            let parts = PgTicksToNs::counter_khz(khz).map(|conv| (Scale::from_khz(khz), conv));
+            let closing = Box::new(move |l: &PgLocale, measured: bool| {
+                info.complete(pg_calibrate);
+                ptt::tsc_closing(l, &info, measured)
+            });
+            match parts {
+                Some((Some(scale), conv)) => (scale, conv, closing),
+                _ => {
+                    return ptt::run(
+                        opts,
+                        locale,
+                        system,
+                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(closing),
+                        out,
+                        err,
+                    )
+                }
+            }
+        }
+        Some(CounterKind::GenericTimer) => {
+            let report = counter::discover_with(
+                Path::new("/"),
+                None,
+                &Discovery::postgresql(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS),
+                &full_budget,
+            );
+            let timer = report.generic_timer().map(|t| {
                 let mut lines = t.frequency_lines();
                 lines.push(t.decision_line());
-                Box::new(move || lines) as ptt::ClosingLines
-            }),
-            ptt::report::GENERIC_TIMER_NOT_USABLE,
-        ),
-    };
-    let visited = match (lines, report.scale()) {
-        (Some(closing_lines), Some(scale)) => {
-            let run = RunWith {
-                opts,
-                system,
-                out: &mut *out,
-                err: &mut *err,
-                closing_lines,
-            };
-            counter::arch::visit_pair(scale, run).ok()
+                lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes()
+            });
+            match (timer, report.scale()) {
+                (Some(lines), Some(scale)) => (
+                    scale,
+                    PgTicksToNs::for_scale(scale),
+                    Box::new(move |_: &PgLocale, _| (lines, 0u8)) as ptt::ClosingLines,
+                ),
+                _ => {
+                    let line = format!("{}\n", ptt::report::GENERIC_TIMER_NOT_USABLE).into_bytes();
+                    return ptt::run(
+                        opts,
+                        locale,
+                        system,
+                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(Box::new(move |_, _| (line, 0u8))),
+                        out,
+                        err,
+                    );
+                }
+            }
         }
-        _ => None,
     };
-    match visited {
-        Some(result) => result,
-        None => ptt::run::<_, PgSystemClock, PgSystemClock>(opts, system, Counter::NotUsable(not_usable), out, err),
+    let run = RunWith {
+        opts,
+        locale,
+        system,
+        out: &mut *out,
+        err: &mut *err,
+        conv,
+        closing_lines,
+    };
+    match counter::arch::visit_pair(scale, run) {
+        Ok(result) => result,
+        // Unreachable where PostgreSQL can read the TSC (RDTSCP is required).
+        Err(_) => ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err),
     }
 }

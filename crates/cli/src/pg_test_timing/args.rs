@@ -13,6 +13,8 @@
 
 use super::c_numbers::{strtod, strtoul_u32};
 use super::getopt::{GetoptLong, Item, LongOption, Ordering};
+use super::locale::PgLocale;
+use super::printf::Arg;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
@@ -56,43 +58,39 @@ pub fn progname(argv0: &OsStr) -> Vec<u8> {
     bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes).to_vec()
 }
 
-fn line(parts: &[&[u8]]) -> Vec<u8> {
-    let mut v = parts.concat();
-    v.push(b'\n');
-    v
-}
+const TRY_HELP: &str = "Try \"%s --help\" for more information.\n";
 
-fn try_help(prog: &[u8]) -> Vec<u8> {
-    line(&[b"Try \"", prog, b" --help\" for more information."])
-}
-
-/// pg_test_timing's option table: `"d:c:"` and its long names.
-const SHORTS: &[u8] = b"dc";
+/// pg_test_timing's option table: `"c:d:"` and its long names, in 19.0's
+/// order (3277e69b8e, "Fix options listing of pg_test_timing --cutoff").
+const SHORTS: &[u8] = b"cd";
 const LONGS: [LongOption; 2] = [
-    LongOption {
-        name: b"duration",
-        short: b'd',
-    },
     LongOption {
         name: b"cutoff",
         short: b'c',
     },
+    LongOption {
+        name: b"duration",
+        short: b'd',
+    },
 ];
 
 /// Parses `argv` (including `argv[0]`) the way PostgreSQL 19's pg_test_timing
-/// does with glibc's default ordering (`POSIXLY_CORRECT` unset).
+/// does with glibc's default ordering (`POSIXLY_CORRECT` unset), in the C
+/// locale.
 pub fn parse(argv: &[OsString]) -> Parsed {
-    parse_with(argv, Ordering::Permute)
+    parse_with(argv, Ordering::Permute, &PgLocale::c())
 }
 
 /// [`parse`] with the operand ordering given (the binary passes
-/// [`Ordering::from_env`]).
-pub fn parse_with(argv: &[OsString], ordering: Ordering) -> Parsed {
+/// [`Ordering::from_env`]) and PostgreSQL's locale: its messages through the
+/// catalog, `-c` read with the locale's decimal point as `strtod` reads it.
+pub fn parse_with(argv: &[OsString], ordering: Ordering, l: &PgLocale) -> Parsed {
     let args: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let prog = progname(OsStr::from_bytes(args.first().copied().unwrap_or(b"pg_test_timing")));
+    let p = Arg::Str(&prog);
     if let Some(&first) = args.get(1) {
         if first == b"--help" || first == b"-?" {
-            return Parsed::Print(line(&[b"Usage: ", &prog, b" [-d DURATION] [-c CUTOFF]"]));
+            return Parsed::Print(l.msg("Usage: %s [-c CUTOFF] [-d DURATION]\n", &[p]));
         }
         if first == b"--version" || first == b"-V" {
             return Parsed::Print(version_line().into_bytes());
@@ -101,12 +99,20 @@ pub fn parse_with(argv: &[OsString], ordering: Ordering) -> Parsed {
 
     let mut opts = Options::default();
     let mut getopt = GetoptLong::new(&args, SHORTS, &LONGS, ordering);
-    for item in getopt.by_ref() {
+    while let Some(item) = getopt.next() {
         let result = match item {
-            Item::Option(b'd', value) => duration(value, &prog).map(|d| opts.duration_s = d),
-            Item::Option(_, value) => cutoff(value, &prog).map(|c| opts.cutoff_pct = c),
-            Item::Error(mut message) => {
-                message.extend(try_help(&prog));
+            Item::Option(b'd', value) => duration(value, l, p).map(|d| opts.duration_s = d),
+            Item::Option(_, value) => cutoff(value, l, p).map(|c| opts.cutoff_pct = c),
+            Item::Error(english) => {
+                // glibc's own message, through glibc's catalog as its getopt does.
+                let mut message = match getopt.last_error() {
+                    Some(m) => {
+                        let args: Vec<Arg> = m.args.iter().map(|a| Arg::Str(a)).collect();
+                        l.libc_msg(m.msgid, &args, &m.tail)
+                    }
+                    None => english,
+                };
+                message.extend(l.msg(TRY_HELP, &[p]));
                 Err(message)
             }
         };
@@ -115,37 +121,70 @@ pub fn parse_with(argv: &[OsString], ordering: Ordering) -> Parsed {
         }
     }
     if let Some(first) = getopt.operands().first() {
-        let mut err = line(&[&prog, b": too many command-line arguments (first is \"", first, b"\")"]);
-        err.extend(try_help(&prog));
+        let mut err = l.msg(
+            "%s: too many command-line arguments (first is \"%s\")\n",
+            &[p, Arg::Str(first)],
+        );
+        err.extend(l.msg(TRY_HELP, &[p]));
         return Parsed::Fail(err);
     }
     Parsed::Run(opts)
 }
 
+/// "invalid argument for option" with the Try line.
+fn invalid(l: &PgLocale, p: Arg<'_>, option: &str) -> Vec<u8> {
+    let mut err = l.msg(
+        "%s: invalid argument for option %s\n",
+        &[p, Arg::Str(option.as_bytes())],
+    );
+    err.extend(l.msg(TRY_HELP, &[p]));
+    err
+}
+
 /// `-d`: PostgreSQL's two messages, "invalid argument" (with the Try line)
 /// and the range message for 0 (without).
-fn duration(value: &[u8], prog: &[u8]) -> Result<u32, Vec<u8>> {
+fn duration(value: &[u8], l: &PgLocale, p: Arg<'_>) -> Result<u32, Vec<u8>> {
     let Some(v) = strtoul_u32(value) else {
-        let mut err = line(&[prog, b": invalid argument for option --duration"]);
-        err.extend(try_help(prog));
-        return Err(err);
+        return Err(invalid(l, p, "--duration"));
     };
     if v == 0 {
-        return Err(line(&[prog, b": --duration must be in range 1..4294967295"]));
+        let range = [p, Arg::Str(b"--duration"), Arg::Int(1), Arg::Int(u32::MAX.into())];
+        return Err(l.msg("%s: %s must be in range %u..%u\n", &range));
     }
     Ok(v)
 }
 
+/// The argument as the C library's `strtod` sees it in a locale whose
+/// radix character is `decimal_point`: that sequence reads as `.`, and a
+/// `.` (not the radix there) as a byte `strtod` stops at.
+fn in_c_locale(value: &[u8], decimal_point: &str) -> Vec<u8> {
+    if decimal_point == "." {
+        return value.to_vec();
+    }
+    let dp = decimal_point.as_bytes();
+    let mut out = Vec::with_capacity(value.len());
+    let mut i = 0;
+    while i < value.len() {
+        if value[i..].starts_with(dp) {
+            out.push(b'.');
+            i += dp.len();
+        } else {
+            out.push(if value[i] == b'.' { 0x01 } else { value[i] });
+            i += 1;
+        }
+    }
+    out
+}
+
 /// `-c`: "invalid argument" (with the Try line), and the range message for
 /// values outside 0..100 and, unlike PostgreSQL, NaN (see the module doc).
-fn cutoff(value: &[u8], prog: &[u8]) -> Result<f64, Vec<u8>> {
-    let Some(v) = strtod(value) else {
-        let mut err = line(&[prog, b": invalid argument for option --cutoff"]);
-        err.extend(try_help(prog));
-        return Err(err);
+fn cutoff(value: &[u8], l: &PgLocale, p: Arg<'_>) -> Result<f64, Vec<u8>> {
+    let Some(v) = strtod(&in_c_locale(value, &l.decimal_point)) else {
+        return Err(invalid(l, p, "--cutoff"));
     };
     if v.is_nan() || !(0.0..=100.0).contains(&v) {
-        return Err(line(&[prog, b": --cutoff must be in range 0..100"]));
+        let range = [p, Arg::Str(b"--cutoff"), Arg::Int(0), Arg::Int(100)];
+        return Err(l.msg("%s: %s must be in range %u..%u\n", &range));
     }
     Ok(v)
 }
@@ -209,11 +248,11 @@ mod tests {
     fn help_and_version_only_as_first_argument() {
         assert_eq!(
             parse(&args(&["/usr/bin/pg_test_timing", "--help"])),
-            Parsed::Print(b"Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".to_vec())
+            Parsed::Print(b"Usage: pg_test_timing [-c CUTOFF] [-d DURATION]\n".to_vec())
         );
         assert_eq!(
             parse(&args(&["pg_test_timing", "-?"])),
-            Parsed::Print(b"Usage: pg_test_timing [-d DURATION] [-c CUTOFF]\n".to_vec())
+            Parsed::Print(b"Usage: pg_test_timing [-c CUTOFF] [-d DURATION]\n".to_vec())
         );
         assert_eq!(
             parse(&args(&["pg_test_timing", "-V"])),
@@ -327,14 +366,14 @@ mod tests {
     fn posixly_correct_stops_at_the_first_operand() {
         let argv = args(&["pg_test_timing", "foo", "-x"]);
         assert_eq!(
-            parse_with(&argv, Ordering::RequireOrder),
+            parse_with(&argv, Ordering::RequireOrder, &PgLocale::c()),
             Parsed::Fail(
                 format!("pg_test_timing: too many command-line arguments (first is \"foo\")\n{TRY}").into_bytes()
             )
         );
         let argv = args(&["pg_test_timing", "-d", "0", "foo"]);
         assert_eq!(
-            parse_with(&argv, Ordering::RequireOrder),
+            parse_with(&argv, Ordering::RequireOrder, &PgLocale::c()),
             Parsed::Fail(b"pg_test_timing: --duration must be in range 1..4294967295\n".to_vec())
         );
     }
@@ -343,12 +382,12 @@ mod tests {
     fn empty_long_name_is_ambiguous_and_progname_is_kept_verbatim() {
         assert_eq!(
             fail(&["pg_test_timing", "--=5"]),
-            format!("pg_test_timing: option '--=5' is ambiguous; possibilities: '--duration' '--cutoff'\n{TRY}")
+            format!("pg_test_timing: option '--=5' is ambiguous; possibilities: '--cutoff' '--duration'\n{TRY}")
         );
         // get_progname strips ".exe" only on Windows.
         assert_eq!(
             parse(&args(&["/opt/pg15.exe", "--help"])),
-            Parsed::Print(b"Usage: pg15.exe [-d DURATION] [-c CUTOFF]\n".to_vec())
+            Parsed::Print(b"Usage: pg15.exe [-c CUTOFF] [-d DURATION]\n".to_vec())
         );
         assert_eq!(fail(&["", "-d", "0"]), ": --duration must be in range 1..4294967295\n");
     }

@@ -50,6 +50,19 @@ pub enum Item<'a> {
     Error(Vec<u8>),
 }
 
+/// glibc's message for the last error, as its `fprintf(stderr, _(msgid), ...)`
+/// call makes it: the msgid of glibc's `libc` catalog, its arguments, and
+/// what glibc prints after it untranslated (the ambiguous option's list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GetoptMessage {
+    /// glibc 2.26+'s msgid.
+    pub msgid: &'static str,
+    /// Its `%s`/`%c` arguments (argv[0] first).
+    pub args: Vec<Vec<u8>>,
+    /// Printed after it, untranslated (`" '--cutoff' '--duration'\n"`).
+    pub tail: Vec<u8>,
+}
+
 /// The parser: iterate for the options, then [`GetoptLong::operands`].
 pub struct GetoptLong<'a> {
     args: &'a [&'a [u8]],
@@ -59,6 +72,7 @@ pub struct GetoptLong<'a> {
     next: usize,
     operands: Vec<&'a [u8]>,
     done: bool,
+    last_error: Option<GetoptMessage>,
 }
 
 impl<'a> GetoptLong<'a> {
@@ -73,6 +87,7 @@ impl<'a> GetoptLong<'a> {
             next: 1,
             operands: Vec::new(),
             done: false,
+            last_error: None,
         }
     }
 
@@ -86,10 +101,16 @@ impl<'a> GetoptLong<'a> {
         self.args.first().copied().unwrap_or(b"")
     }
 
-    fn error(&mut self, parts: &[&[u8]]) -> Item<'a> {
+    /// The message of the last [`Item::Error`], for translation.
+    pub fn last_error(&self) -> Option<&GetoptMessage> {
+        self.last_error.as_ref()
+    }
+
+    fn error(&mut self, parts: &[&[u8]], message: GetoptMessage) -> Item<'a> {
         self.done = true;
         let mut line = parts.concat();
         line.push(b'\n');
+        self.last_error = Some(message);
         Item::Error(line)
     }
 
@@ -114,16 +135,36 @@ impl<'a> GetoptLong<'a> {
         let Some(&LongOption { name: full, short }) = found else {
             if prefixed.len() > 1 {
                 let mut parts: Vec<&[u8]> = vec![self.argv0(), b": option '", arg, b"' is ambiguous; possibilities:"];
+                let mut tail = Vec::new();
                 for o in &prefixed {
                     parts.extend([b" '--".as_slice(), o.name, b"'"]);
+                    tail.extend([b" '--".as_slice(), o.name, b"'"].concat());
                 }
-                return self.error(&parts);
+                tail.push(b'\n');
+                let m = GetoptMessage {
+                    msgid: "%s: option '%s%s' is ambiguous; possibilities:",
+                    args: vec![self.argv0().to_vec(), b"--".to_vec(), body.to_vec()],
+                    tail,
+                };
+                return self.error(&parts, m);
             }
-            return self.error(&[self.argv0(), b": unrecognized option '", arg, b"'"]);
+            let m = GetoptMessage {
+                msgid: "%s: unrecognized option '%s%s'\n",
+                args: vec![self.argv0().to_vec(), b"--".to_vec(), body.to_vec()],
+                tail: Vec::new(),
+            };
+            return self.error(&[self.argv0(), b": unrecognized option '", arg, b"'"], m);
         };
         match inline.or_else(|| self.next_arg()) {
             Some(value) => Item::Option(short, value),
-            None => self.error(&[self.argv0(), b": option '--", full, b"' requires an argument"]),
+            None => {
+                let m = GetoptMessage {
+                    msgid: "%s: option '%s%s' requires an argument\n",
+                    args: vec![self.argv0().to_vec(), b"--".to_vec(), full.to_vec()],
+                    tail: Vec::new(),
+                };
+                self.error(&[self.argv0(), b": option '--", full, b"' requires an argument"], m)
+            }
         }
     }
 
@@ -131,7 +172,12 @@ impl<'a> GetoptLong<'a> {
         let c = arg[1];
         // ':' marks arguments in an option string; it is never an option.
         if c == b':' || !self.shorts.contains(&c) {
-            return self.error(&[self.argv0(), b": invalid option -- '", &[c], b"'"]);
+            let m = GetoptMessage {
+                msgid: "%s: invalid option -- '%c'\n",
+                args: vec![self.argv0().to_vec(), vec![c]],
+                tail: Vec::new(),
+            };
+            return self.error(&[self.argv0(), b": invalid option -- '", &[c], b"'"], m);
         }
         let attached = &arg[2..];
         if !attached.is_empty() {
@@ -139,7 +185,14 @@ impl<'a> GetoptLong<'a> {
         }
         match self.next_arg() {
             Some(value) => Item::Option(c, value),
-            None => self.error(&[self.argv0(), b": option requires an argument -- '", &[c], b"'"]),
+            None => {
+                let m = GetoptMessage {
+                    msgid: "%s: option requires an argument -- '%c'\n",
+                    args: vec![self.argv0().to_vec(), vec![c]],
+                    tail: Vec::new(),
+                };
+                self.error(&[self.argv0(), b": option requires an argument -- '", &[c], b"'"], m)
+            }
         }
     }
 }

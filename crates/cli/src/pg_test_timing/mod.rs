@@ -1,35 +1,46 @@
-//! The drop-in for PostgreSQL 19's `pg_test_timing`: the same command line,
-//! messages, exit codes and output, on any machine, with clockscope's clocks.
+//! The drop-in for PostgreSQL 19.0's `pg_test_timing`: the same command
+//! line, messages, exit codes and output, on any machine, with clockscope's
+//! clocks. The reference is the REL_19_STABLE branch point (9cfd19bc10ac,
+//! 19beta1; `src/bin/pg_test_timing/pg_test_timing.c` and
+//! `src/common/instr_time.c`), which 19.0 ships unchanged.
 //!
-//! The layout is upstream PostgreSQL's committed `pg_test_timing.c` (master
-//! at catversion 202604061, after the TSC clock source was committed):
-//! `Testing timing overhead ...`, the system clock block (`clock_gettime
-//! (CLOCK_MONOTONIC)`), then on x86-64 an empty line and either PostgreSQL's
-//! "not usable" sentence or the precise read (RDTSCP) block, an empty line,
-//! the fast read (RDTSC) block, an empty line, `TSC frequency in use`, the
-//! calibration line (a fresh run of PostgreSQL's calibration, after the
-//! blocks, as upstream runs it) and whether PostgreSQL 19 would use the TSC
-//! by default. A backward step ends the run with PostgreSQL's two-line
-//! message and exit 1.
+//! `Testing timing overhead ...`, the system clock block, then on x86-64
+//! `test_tsc_timing()`: an empty line; when PostgreSQL can read the TSC the
+//! precise (RDTSCP) block, an empty line, the fast (RDTSC) block, an empty
+//! line; then always `TSC frequency source`, `TSC frequency in use`, the
+//! calibration line (PostgreSQL's calibration, run once per process and
+//! cached: [`clockscope::tsc::pg19`]), the >10% WARNING/HINT with exit 1,
+//! and the closing sentence after an empty line. A backward step ends the
+//! run with PostgreSQL's two-line message and exit 1.
 //!
 //! - [`args`]: PostgreSQL's `handle_args`, over [`getopt`] (glibc's
 //!   `getopt_long`) and [`c_numbers`] (the C library's `strtoul`/`strtod`).
 //! - [`report`]: the average line and the two tables of each block.
+//! - [`locale`], [`glibc_locale`], [`mo`], [`printf`]: PostgreSQL's locale:
+//!   the decimal point of `LC_NUMERIC` and the `pg_test_timing-19` catalog.
 
 pub mod args;
 // The crate's only unsafe code: calls into the C library's strtod/strtoul.
 #[allow(unsafe_code)]
 pub mod c_numbers;
 pub mod getopt;
+pub mod glibc_locale;
+pub mod locale;
+pub mod mo;
+pub mod printf;
 pub mod report;
 
-use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
+use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs, PgTimingRun};
+use clockscope::tsc::pg19::PgTscInfo;
 use clockscope::ClockSource;
+use locale::PgLocale;
+use printf::Arg;
 use std::io::{self, Write};
 
-/// The lines printed after the fast block, computed at that point (the
-/// calibration runs there, as upstream's does).
-pub type ClosingLines<'a> = Box<dyn FnOnce() -> Vec<String> + 'a>;
+/// What is printed after the counter's blocks, computed at that point (the
+/// calibration may run there, as upstream's does), with the exit code;
+/// called with the locale and whether the counter's blocks ran.
+pub type ClosingLines<'a> = Box<dyn FnOnce(&PgLocale, bool) -> (Vec<u8>, u8) + 'a>;
 
 /// The CPU-counter part of the run: its precise and fast reads and the lines
 /// that close it.
@@ -39,62 +50,83 @@ pub struct CounterSection<'a, P: ClockSource, F: ClockSource> {
     /// Read inside the `Fast clock source:` loop (RDTSC); its ordered read
     /// takes the start and end.
     pub fast: &'a F,
-    /// Printed after the fast block and an empty line (on x86-64
-    /// [`tsc_lines`]: frequency in use, from calibration, the policy).
+    /// PostgreSQL's conversion of the counter's ticks (its kHz).
+    pub conv: PgTicksToNs,
+    /// Printed after the fast block and an empty line ([`tsc_closing`] on
+    /// x86-64).
     pub closing_lines: ClosingLines<'a>,
 }
 
 /// Whether the counter can be measured, and if not, what to print instead.
 pub enum Counter<'a, P: ClockSource, F: ClockSource> {
     Usable(CounterSection<'a, P, F>),
-    /// PostgreSQL's "not usable" sentence (x86-64 without a TSC frequency).
-    NotUsable(&'static str),
+    /// Printed after the system block's empty line (x86-64: [`tsc_closing`]
+    /// of an unusable TSC).
+    NotUsable(ClosingLines<'a>),
     /// Nothing at all (PostgreSQL builds without a counter clock).
     Absent,
 }
 
-/// The lines upstream PostgreSQL prints after the fast block:
-/// `TSC frequency in use: N kHz`, then `TSC frequency from calibration: N kHz`
-/// or `TSC calibration did not converge`, then the `auto` policy's sentence
-/// (no empty line before it).
-///
-/// `in_use_khz` is the frequency the TSC blocks were converted with;
-/// `calibrated_khz` is PostgreSQL's calibration's result (`None` or 0: did
-/// not converge).
-pub fn tsc_lines(in_use_khz: u64, calibrated_khz: Option<u64>, use_by_default: bool) -> Vec<String> {
-    let calibration = match calibrated_khz.filter(|&k| k > 0) {
-        Some(k) => format!("TSC frequency from calibration: {k} kHz"),
-        None => "TSC calibration did not converge".to_string(),
-    };
-    let decision = if use_by_default {
-        "TSC clock source will be used by default, unless timing_clock_source is set to 'system'."
+/// `test_tsc_timing()` after the blocks, from PostgreSQL's TSC state
+/// (already [`PgTscInfo::complete`]d): the source line when not empty, the
+/// frequency in use, the calibration line or the 10% WARNING and HINT (exit
+/// 1), then the closing sentence. `measured`: the TSC blocks ran.
+pub fn tsc_closing(l: &PgLocale, info: &PgTscInfo, measured: bool) -> (Vec<u8>, u8) {
+    let mut out = Vec::new();
+    if !info.frequency_source.is_empty() {
+        out.extend(l.msg(
+            "TSC frequency source: %s\n",
+            &[Arg::Str(info.frequency_source.as_bytes())],
+        ));
+    }
+    out.extend(l.msg("TSC frequency in use: %d kHz\n", &[Arg::Int(info.frequency_khz.into())]));
+    match info.calibration_diff_pct() {
+        Some(diff_pct) => {
+            out.extend(l.msg(
+                "TSC frequency from calibration: %d kHz\n",
+                &[Arg::Int(info.calibrated_frequency_khz.into())],
+            ));
+            if info.cross_check_fails() {
+                out.extend(l.msg(
+                    "WARNING: Calibrated TSC frequency differs by %.1f%% from the TSC frequency in use\n",
+                    &[Arg::Float(diff_pct)],
+                ));
+                out.extend(l.msg(
+                    "HINT: Consider setting timing_clock_source to 'system'. Report bugs to <%s>.\n",
+                    &[Arg::Str(report::BUG_REPORT.as_bytes())],
+                ));
+                return (out, 1);
+            }
+        }
+        None => out.extend_from_slice(l.tr("TSC calibration did not converge\n").as_bytes()),
+    }
+    let closing = if !measured {
+        report::TSC_NOT_USABLE
+    } else if info.auto_uses_tsc() {
+        "\nTSC clock source will be used by default, unless timing_clock_source is set to 'system'.\n"
     } else {
-        "TSC clock source will not be used by default, unless timing_clock_source is set to 'tsc'."
+        "\nTSC clock source will not be used by default, unless timing_clock_source is set to 'tsc'.\n"
     };
-    vec![
-        format!("TSC frequency in use: {in_use_khz} kHz"),
-        calibration,
-        decision.to_string(),
-    ]
+    out.extend_from_slice(l.tr(closing).as_bytes());
+    (out, 0)
 }
 
-/// One timed block, PostgreSQL 19's loop converting with PostgreSQL's
-/// arithmetic for the clock's scale; `Err(backward_ns)` when time went
+/// One timed block, PostgreSQL 19's `test_timing()` converting with `conv`:
+/// the loop and its average line; `Err(backward_ns)` when time went
 /// backwards.
 fn timed_block<C: ClockSource>(
     out: &mut dyn Write,
+    l: &PgLocale,
     clock: &C,
+    conv: PgTicksToNs,
     duration_s: u32,
-    cutoff_pct: f64,
-) -> io::Result<Result<(), u64>> {
+) -> io::Result<Result<Box<PgTimingRun>, u64>> {
     out.flush()?;
-    let conv = PgTicksToNs::for_scale(clock.scale());
-    match pg_test_timing_loop(clock, conv, duration_s as u64 * 1_000_000_000) {
+    match pg_test_timing_loop(clock, conv, u64::from(duration_s) * 1_000_000_000) {
         PgOutcome::Backward { ns } => Ok(Err(ns)),
         PgOutcome::Done(run) => {
-            report::write_average(out, &run)?;
-            report::write_histograms(out, &run, cutoff_pct)?;
-            Ok(Ok(()))
+            report::write_average(out, l, &run)?;
+            Ok(Ok(run))
         }
     }
 }
@@ -102,44 +134,60 @@ fn timed_block<C: ClockSource>(
 /// Runs pg_test_timing with `opts` on the given clocks; returns the exit code.
 pub fn run<S: ClockSource, P: ClockSource, F: ClockSource>(
     opts: &args::Options,
+    l: &PgLocale,
     system: &S,
     counter: Counter<'_, P, F>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {
-    let warp = |err: &mut dyn Write, ns| report::write_time_warp(err, ns).map(|_| 1u8);
-    report::write_intro(out, opts.duration_s)?;
-    writeln!(out, "System clock source: {}", system.name())?;
-    if let Err(ns) = timed_block(out, system, opts.duration_s, opts.cutoff_pct)? {
+    let warp = |out: &mut dyn Write, err: &mut dyn Write, ns| {
         out.flush()?;
-        return warp(err, ns);
+        report::write_time_warp(err, l, ns).map(|_| 1u8)
+    };
+    let (d, cutoff) = (opts.duration_s, opts.cutoff_pct);
+    report::write_intro(out, l, d)?;
+    out.write_all(&l.msg("System clock source: %s\n", &[Arg::Str(system.name().as_bytes())]))?;
+    match timed_block(out, l, system, PgTicksToNs::SYSTEM, d)? {
+        Err(ns) => return warp(out, err, ns),
+        Ok(run) => report::write_histograms(out, l, &run, cutoff)?,
     }
-    match counter {
-        Counter::Absent => {}
-        Counter::NotUsable(sentence) => {
+    let (closing, code) = match counter {
+        Counter::Absent => (Vec::new(), 0),
+        Counter::NotUsable(closing) => {
             writeln!(out)?;
-            writeln!(out, "{sentence}")?;
+            closing(l, false)
         }
         Counter::Usable(section) => {
             writeln!(out)?;
-            writeln!(out, "Clock source: {}", section.precise.name())?;
-            if let Err(ns) = timed_block(out, section.precise, opts.duration_s, opts.cutoff_pct)? {
-                out.flush()?;
-                return warp(err, ns);
+            out.write_all(&l.msg("Clock source: %s\n", &[Arg::Str(section.precise.name().as_bytes())]))?;
+            let mut loops = match timed_block(out, l, section.precise, section.conv, d)? {
+                Err(ns) => return warp(out, err, ns),
+                Ok(run) => {
+                    // Upstream prints the tables, and runs the fast block,
+                    // only after a precise block with loops.
+                    if run.loop_count > 0 {
+                        report::write_histograms(out, l, &run, cutoff)?;
+                    }
+                    run.loop_count
+                }
+            };
+            if loops > 0 {
+                writeln!(out)?;
+                out.write_all(&l.msg("Fast clock source: %s\n", &[Arg::Str(section.fast.name().as_bytes())]))?;
+                match timed_block(out, l, section.fast, section.conv, d)? {
+                    Err(ns) => return warp(out, err, ns),
+                    Ok(run) => {
+                        report::write_histograms(out, l, &run, cutoff)?;
+                        loops = run.loop_count;
+                    }
+                }
+                writeln!(out)?;
             }
-            writeln!(out)?;
-            writeln!(out, "Fast clock source: {}", section.fast.name())?;
-            if let Err(ns) = timed_block(out, section.fast, opts.duration_s, opts.cutoff_pct)? {
-                out.flush()?;
-                return warp(err, ns);
-            }
-            writeln!(out)?;
             out.flush()?;
-            for line in (section.closing_lines)() {
-                writeln!(out, "{line}")?;
-            }
+            (section.closing_lines)(l, loops > 0)
         }
-    }
+    };
+    out.write_all(&closing)?;
     out.flush()?;
-    Ok(0)
+    Ok(code)
 }

@@ -10,8 +10,8 @@
 //!   (`cross_check_ns` when an authoritative source exists, `calibration_ns`
 //!   when none does) and, if asked, PostgreSQL 19's own calibration algorithm.
 //! - [`Mode::Postgresql`]: what PostgreSQL 19's `pg_initialize_timing` does
-//!   (the TSC by its CPUID rules, else a calibration of `calibration_ns`;
-//!   `postgres_tsc_from`); on ARM, the generic timer with its
+//!   (the TSC by its CPUID rules, else PostgreSQL's own calibration algorithm
+//!   when `calibration_ns` is granted; `postgres_tsc_from`); on ARM, the generic timer with its
 //!   cross-check (`cross_check_ns`), which pg_test_timing prints in its place.
 //!
 //! The evidence is injected ([`TscEvidence`], a root path and CNTFRQ_EL0 for
@@ -342,12 +342,22 @@ fn postgresql_tsc(
     budget: &dyn Fn(u64) -> Result<u64, String>,
     cal: &mut dyn Calibrator,
 ) -> CounterReport {
-    let clocksource = ev.kernel.current_clocksource.found().map(String::as_str);
+    // The file's first line as PostgreSQL's fgets reads it.
+    let clocksource = ev
+        .kernel
+        .current_clocksource
+        .found()
+        .map(|s| format!("{s}\n").into_bytes());
     let mut spent = 0;
     let pg = ev.cpuid.as_ref().and_then(|f| {
-        crate::tsc::postgres_tsc_from(f, clocksource, || {
-            spent = budget(d.calibration_ns).ok()?;
-            cal.counter(spent).khz
+        crate::tsc::postgres_tsc_from(f, clocksource.as_deref(), || match budget(d.calibration_ns) {
+            // PostgreSQL's own calibration (bounded at its 50 ms), as its
+            // frequency in use; `(uint32)` of its kHz, 0: did not converge.
+            Ok(b) => {
+                spent = b;
+                cal.postgresql().khz.map_or(0, |k| k.min(u32::MAX as u64) as u32)
+            }
+            Err(_) => 0,
         })
     });
     let frequency = CounterFrequency {

@@ -135,8 +135,22 @@ impl PgTicksToNs {
             .wrapping_add(rest.wrapping_mul(scaled) >> SHIFT)
     }
 
-    /// `pg_ns_to_ticks` for `ns` that is not negative, saturating where
-    /// upstream's int64 would overflow (a duration of over a century).
+    /// `pg_ticks_to_ns` on a signed tick count (the elapsed time of a
+    /// block: `end - start` in int64), with PostgreSQL's `-fwrapv`
+    /// arithmetic: a negative count converts to a negative duration.
+    pub fn ticks_to_ns_signed(&self, ticks: i64) -> i64 {
+        if self.ticks_per_ns_scaled == 0 {
+            return ticks;
+        }
+        if ticks > self.max_ticks_no_overflow as i64 {
+            return self.ticks_to_ns_split(ticks as u64) as i64;
+        }
+        ticks.wrapping_mul(self.ticks_per_ns_scaled as i64) >> SHIFT
+    }
+
+    /// `pg_ns_to_ticks` for `ns` that is not negative, in PostgreSQL's
+    /// `-fwrapv` int64 arithmetic: above about 2^63 ticks (`-d` beyond a
+    /// century at GHz rates) `count << 14` wraps, as upstream's does.
     pub const fn ns_to_ticks(&self, ns: u64) -> u64 {
         let scaled = self.ticks_per_ns_scaled;
         if scaled == 0 {
@@ -145,10 +159,10 @@ impl PgTicksToNs {
         let (mut ticks, mut ns) = (0u64, ns);
         if ns > (i64::MAX as u64 >> SHIFT) {
             let count = ns / scaled;
-            ticks = count.saturating_mul(1 << SHIFT);
+            ticks = count << SHIFT;
             ns -= count * scaled;
         }
-        ticks.saturating_add((ns << SHIFT) / scaled)
+        ticks.wrapping_add((ns << SHIFT) / scaled)
     }
 }
 
@@ -166,8 +180,9 @@ pub struct PgTimingRun {
     pub largest_diff_count: u64,
     /// `loop_count`.
     pub loop_count: u64,
-    /// ns from the precise start read to the precise end read.
-    pub elapsed_ns: u64,
+    /// ns from the precise start read to the precise end read
+    /// (`INSTR_TIME_SUBTRACT(end_time, start_time)`, converted).
+    pub elapsed_ns: i64,
 }
 
 impl PgTimingRun {
@@ -222,9 +237,10 @@ pub enum PgOutcome {
 pub fn pg_test_timing_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, duration_ns: u64) -> PgOutcome {
     let mut run = PgTimingRun::zeroed();
     let start = clock.now_ordered().raw();
-    // Saturating where upstream's int64 would wrap (a duration of over a
-    // century at GHz rates): the run then lasts "forever", not zero loops.
-    let end = start.saturating_add(conv.ns_to_ticks(duration_ns)).min(i64::MAX as u64);
+    // `INSTR_TIME_ADD_NANOSEC(end_time, duration * NS_PER_S)`: int64 ticks,
+    // wrapping as upstream's `-fwrapv` build does (a duration beyond a
+    // century at GHz rates ends before the first loop, as upstream's).
+    let end = start.wrapping_add(conv.ns_to_ticks(duration_ns));
     match hot_loop(clock, conv, start, end, &mut run) {
         Ok(()) => {}
         Err(back_ticks) => {
@@ -234,7 +250,7 @@ pub fn pg_test_timing_loop<C: ClockSource>(clock: &C, conv: PgTicksToNs, duratio
         }
     }
     let stop = clock.now_ordered().raw();
-    run.elapsed_ns = conv.ticks_to_ns(stop.saturating_sub(start));
+    run.elapsed_ns = conv.ticks_to_ns_signed(stop.wrapping_sub(start) as i64);
     PgOutcome::Done(Box::new(run))
 }
 
@@ -431,21 +447,26 @@ mod tests {
         assert_eq!(r.direct_histogram[9], 1);
         assert_eq!(r.loop_count, 4);
         assert_eq!(r.largest_diff_ns, conv.ticks_to_ns(end + 1 - 225));
-        assert_eq!(r.elapsed_ns, conv.ticks_to_ns(end + 2));
+        assert_eq!(r.elapsed_ns, conv.ticks_to_ns(end + 2) as i64);
     }
 
     #[test]
-    fn a_huge_duration_runs_instead_of_wrapping() {
-        // 2^64-1 ns at 2.5 GHz is past any int64 tick count: the loop still
-        // runs (here until the scripted backward step ends it).
+    fn a_huge_duration_wraps_as_upstreams_and_runs_no_loop() {
+        // -d 4000000000 at 2.5 GHz: upstream's `count << 14` wraps the end
+        // tick negative, so `end > cur` is false at once: no loop, and the
+        // average is elapsed / 0 (infinite), as upstream prints it.
         let scale = Scale::from_khz(2_500_000).unwrap();
-        let c = ScriptedClock::from_readings("tsc", scale, vec![1 << 62, (1 << 62) + 10, (1 << 62) + 5]);
+        let c = ScriptedClock::from_readings("tsc", scale, vec![1000, 1500]);
         let conv = PgTicksToNs::for_scale(scale);
-        assert!(matches!(
-            pg_test_timing_loop(&c, conv, u64::MAX),
-            PgOutcome::Backward { .. }
-        ));
-        assert_eq!(c.reads(), 3);
+        assert!((conv.ns_to_ticks(4_000_000_000 * NS_PER_S) as i64) < 0);
+        let r = done(pg_test_timing_loop(&c, conv, 4_000_000_000 * NS_PER_S));
+        assert_eq!((r.loop_count, c.reads()), (0, 2));
+        assert_eq!(r.avg_loop_ns(), f64::INFINITY);
+        // The system clock's end never wraps for a u32 of seconds.
+        assert_eq!(
+            PgTicksToNs::SYSTEM.ns_to_ticks(u32::MAX as u64 * NS_PER_S),
+            u32::MAX as u64 * NS_PER_S
+        );
     }
 
     #[test]

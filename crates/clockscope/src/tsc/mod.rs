@@ -18,6 +18,7 @@
 
 pub mod cpuid;
 pub mod frequency;
+pub mod pg19;
 pub mod policy;
 pub mod report;
 pub mod rules;
@@ -30,60 +31,52 @@ pub use report::TscReport;
 /// (x86-64 only; elsewhere PostgreSQL has no TSC support).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PostgresTsc {
-    /// `TSC frequency in use`, kHz: from CPUID, else from calibration;
-    /// `None` when the TSC is not usable (no RDTSCP or invariant TSC, no
-    /// frequency, or not x86-64).
+    /// `TSC frequency in use`, kHz: from CPUID, else from PostgreSQL's own
+    /// calibration; `None` when the TSC is not usable (no RDTSCP or
+    /// invariant TSC, no frequency).
     pub frequency_khz: Option<u64>,
-    /// `TSC frequency source` (`x86, cpuid 0x15`, `x86, cpuid 0x16`,
-    /// `x86, hypervisor, cpuid 0x40000010`, `x86, calibration`).
+    /// `TSC frequency source`, PostgreSQL's whole string ([`pg19`]): e.g.
+    /// `x86, cpuid 0x15`, `x86, hypervisor, cpuid 0x40000010`,
+    /// `x86, hypervisor, calibration`, `x86, no rdtscp`.
     pub frequency_source: Option<String>,
-    /// clockscope's calibration ([`crate::counter::calibrate::calibrate_counter`]),
-    /// kHz; `None` when it did not converge or the TSC is not usable.
-    /// (pg_test_timing's `TSC frequency from calibration` line is PostgreSQL's
-    /// algorithm, run afresh: [`crate::counter::calibrate::calibrate_postgresql_native`].)
+    /// PostgreSQL's calibration ([`crate::counter::calibrate::calibrate_postgresql`]),
+    /// kHz, when it ran and converged: it runs when CPUID gives no frequency
+    /// (and is then the frequency in use, the same number).
     pub calibrated_khz: Option<u64>,
     /// PostgreSQL's `auto` policy: frequency known and (TSC_ADJUST or the
     /// kernel's current clocksource is exactly `tsc`).
     pub use_by_default: bool,
 }
 
+impl From<&pg19::PgTscInfo> for PostgresTsc {
+    fn from(i: &pg19::PgTscInfo) -> Self {
+        PostgresTsc {
+            frequency_khz: i.usable().then_some(i.frequency_khz as u64),
+            frequency_source: Some(i.frequency_source.clone()).filter(|s| !s.is_empty()),
+            calibrated_khz: (i.calibrated_frequency_khz > 0).then_some(i.calibrated_frequency_khz as u64),
+            use_by_default: i.auto_uses_tsc(),
+        }
+    }
+}
+
 /// Budget of the calibration PostgreSQL's view runs: PostgreSQL's own limit.
 pub const POSTGRES_CALIBRATION_BUDGET_NS: u64 = crate::evidence::calibration::PG_MAX_NS;
 
-/// What PostgreSQL 19's `pg_initialize_timing` does, over injected evidence:
-/// CPUID frequency by PostgreSQL's rules ([`frequency::postgres_cpuid_khz`]),
-/// calibration (`calibrate`, run only when the TSC is usable) when CPUID
-/// gives nothing, and the `auto` policy with the current clocksource.
-///
-/// The calibration is **clockscope's** (against CLOCK_MONOTONIC_RAW, bounded
-/// at PostgreSQL's 50 ms), not PostgreSQL's own algorithm, which stops after
-/// a short window, has a bias of hundreds of ppm on KVM guests (measured:
-/// `bench/README.md`) and no error bound. It is used both for
-/// `calibrated_khz` and, when CPUID gives nothing, for `frequency_khz`
-/// (source `x86, calibration`). `None` when PostgreSQL would not use the TSC
-/// at all.
+/// What PostgreSQL 19's `pg_initialize_timing` does, over injected evidence
+/// ([`pg19::PgTscInfo::detect`]): the CPUID frequency by PostgreSQL's rules,
+/// else `calibrate` (PostgreSQL's own algorithm and its `uint32` kHz, 0 when
+/// it did not converge; run only when PostgreSQL would run it), and the
+/// `auto` policy with the current clocksource file's content.
 pub(crate) fn postgres_tsc_from(
     facts: &cpuid::CpuidFacts,
-    current_clocksource: Option<&str>,
-    calibrate: impl FnOnce() -> Option<u64>,
+    current_clocksource: Option<&[u8]>,
+    calibrate: impl FnOnce() -> u32,
 ) -> Option<PostgresTsc> {
-    let pg = frequency::postgres_cpuid_khz(facts);
-    if !pg.tsc_usable {
-        return None;
-    }
-    let calibrated_khz = calibrate().filter(|&k| k > 0);
-    let (frequency_khz, frequency_source) = match (pg.khz.filter(|&k| k > 0), calibrated_khz) {
-        (Some(k), _) => (Some(k), pg.source),
-        (None, Some(c)) => (Some(c), Some(frequency::PG_SOURCE_CALIBRATION)),
-        (None, None) => (None, None),
-    };
-    let use_by_default = frequency_khz.is_some() && (facts.tsc_adjust || current_clocksource == Some("tsc"));
-    Some(PostgresTsc {
-        frequency_khz,
-        frequency_source: frequency_source.map(str::to_string),
-        calibrated_khz,
-        use_by_default,
-    })
+    Some(PostgresTsc::from(&pg19::PgTscInfo::detect(
+        facts,
+        current_clocksource,
+        calibrate,
+    )))
 }
 
 #[cfg(test)]
@@ -113,13 +106,13 @@ mod tests {
     }
 
     #[test]
-    fn cpuid_frequency_wins_and_calibration_is_still_reported() {
+    fn cpuid_frequency_wins_and_nothing_is_calibrated_yet() {
         // 0x15: 25 MHz crystal * 84 / 1 = 2 100 000 kHz.
         let f = intel([1, 84, 25_000_000, 0], true, None);
-        let pg = postgres_tsc_from(&f, Some("hpet"), || Some(2_100_123)).unwrap();
+        let pg = postgres_tsc_from(&f, Some(b"hpet\n"), || panic!("CPUID gave the frequency")).unwrap();
         assert_eq!(pg.frequency_khz, Some(2_100_000));
         assert_eq!(pg.frequency_source.as_deref(), Some("x86, cpuid 0x15"));
-        assert_eq!(pg.calibrated_khz, Some(2_100_123));
+        assert_eq!(pg.calibrated_khz, None);
         assert!(pg.use_by_default, "TSC_ADJUST is enough");
     }
 
@@ -127,23 +120,24 @@ mod tests {
     fn kvm_without_timing_leaf_calibrates() {
         // This machine's case: KVM, highest hypervisor leaf 0x40000001.
         let f = intel([0; 4], true, Some(0x4000_0001));
-        let pg = postgres_tsc_from(&f, Some("tsc"), || Some(2_599_990)).unwrap();
+        let pg = postgres_tsc_from(&f, Some(b"tsc\n"), || 2_599_990).unwrap();
         assert_eq!(pg.frequency_khz, Some(2_599_990));
-        assert_eq!(pg.frequency_source.as_deref(), Some("x86, calibration"));
+        assert_eq!(pg.calibrated_khz, Some(2_599_990));
+        assert_eq!(pg.frequency_source.as_deref(), Some("x86, hypervisor, calibration"));
         assert!(pg.use_by_default);
     }
 
     #[test]
     fn no_frequency_means_not_by_default() {
         let f = intel([0; 4], false, Some(0x4000_0001));
-        let pg = postgres_tsc_from(&f, Some("tsc"), || None).unwrap();
+        let pg = postgres_tsc_from(&f, Some(b"tsc\n"), || 0).unwrap();
         assert_eq!(
-            (pg.frequency_khz, pg.frequency_source, pg.calibrated_khz),
-            (None, None, None)
+            (pg.frequency_khz, pg.frequency_source.as_deref(), pg.calibrated_khz),
+            (None, Some("x86, hypervisor"), None)
         );
         assert!(!pg.use_by_default);
         // Frequency known but neither TSC_ADJUST nor clocksource tsc.
-        let pg = postgres_tsc_from(&f, Some("kvm-clock"), || Some(2_599_990)).unwrap();
+        let pg = postgres_tsc_from(&f, Some(b"kvm-clock\n"), || 2_599_990).unwrap();
         assert!(!pg.use_by_default);
     }
 
@@ -151,6 +145,8 @@ mod tests {
     fn without_invariant_tsc_there_is_no_tsc_and_no_calibration() {
         let mut f = intel([1, 84, 25_000_000, 0], true, None);
         f.invariant_tsc = false;
-        assert!(postgres_tsc_from(&f, Some("tsc"), || panic!("must not calibrate")).is_none());
+        let pg = postgres_tsc_from(&f, Some(b"tsc\n"), || panic!("must not calibrate")).unwrap();
+        assert_eq!(pg.frequency_source.as_deref(), Some("x86, not invariant"));
+        assert_eq!(pg.frequency_khz, None);
     }
 }

@@ -86,6 +86,10 @@ pub struct TscReport {
     pub calibration: Option<Calibration>,
     /// PostgreSQL 19's calibration as run (`null` for a dump or without a TSC).
     pub postgresql_calibration: Option<Calibration>,
+    /// What PostgreSQL 19 will do with the TSC here (pg_test_timing's
+    /// frequency lines, its 10% cross-check, `auto`, its calibration's
+    /// spread and distance to clockscope's frequency); `None` without CPUID.
+    pub postgresql19: Option<super::pg19::Pg19View>,
 }
 
 /// The kernel's own TSC kHz from the perf mmap page (time_mult/time_shift),
@@ -211,6 +215,7 @@ impl TscReport {
             },
         };
 
+        let cpuid_for_pg = cpuid.clone();
         TscReport {
             vendor: cpuid.as_ref().map(|f| f.vendor.clone()),
             family: cpuid.as_ref().map(|f| f.family),
@@ -238,6 +243,7 @@ impl TscReport {
             linux: live.as_ref().map(|l| l.kernel.clone()),
             calibration: live.as_ref().and_then(|l| l.calibration.clone().ok()),
             postgresql_calibration: live.as_ref().and_then(|l| l.postgresql_calibration.clone().ok()),
+            postgresql19: pg19_view(cpuid_for_pg.as_ref(), live.as_ref(), freq.clockscope.khz),
         }
     }
 
@@ -253,4 +259,31 @@ impl TscReport {
             .find(|s| s.id == id)
             .expect("every source is listed")
     }
+}
+
+/// PostgreSQL 19's view for the report: its CPUID decision, with its
+/// calibration when this machine's was run (a dump has none: a frequency
+/// that would come from it reads 0, "did not converge").
+fn pg19_view(
+    cpuid: Option<&CpuidFacts>,
+    live: Option<&LiveEvidence>,
+    clockscope_khz: Option<u64>,
+) -> Option<super::pg19::Pg19View> {
+    let f = cpuid?;
+    let clocksource = live.and_then(|l| {
+        l.kernel
+            .current_clocksource
+            .found()
+            .map(|s| format!("{s}\n").into_bytes())
+    });
+    let runs: Vec<u64> = live
+        .and_then(|l| l.postgresql_calibration.as_ref().ok())
+        .map(|c| vec![c.khz.unwrap_or(0)])
+        .unwrap_or_default();
+    Some(super::pg19::Pg19View::new(
+        f,
+        clocksource.as_deref(),
+        &runs,
+        clockscope_khz,
+    ))
 }

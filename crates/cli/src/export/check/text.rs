@@ -252,6 +252,12 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for ev in &e.counter_evidence {
         writeln!(out, "                {}", esc(ev))?;
     }
+    if let Some(clockscope::counter::CounterDetails::Tsc(t)) = &r.tsc {
+        if let Some(v) = &t.postgresql19 {
+            writeln!(out, "  PostgreSQL 19")?;
+            crate::export::tsc::pg19::write(out, "    ", v)?;
+        }
+    }
     writeln!(out, "  NTP")?;
     crate::export::tsc::evidence::write_ntp(
         out,

@@ -6,9 +6,11 @@
 //! - [`text`]: the full x86 TSC report (`--verbose`).
 //! - [`evidence`]: kernel messages, NTP and drift (also in `check`).
 //! - [`generic_timer`]: the ARM generic timer report, printed in its place on aarch64.
+//! - [`pg19`]: what PostgreSQL 19 will do with the TSC here (also in `check -v`).
 
 pub mod evidence;
 pub mod generic_timer;
+pub mod pg19;
 pub mod summary;
 pub mod text;
 

@@ -22,6 +22,23 @@ pub fn write(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         "uses the system clock (SHOW gives 'auto (system)')"
     };
     writeln_escaped!(out, "PostgreSQL 19 timing_clock_source=auto: {auto}")?;
+    if let Some(v) = &r.postgresql19 {
+        let freq = match (v.frequency_khz, v.from_calibration, v.ppm_vs_clockscope) {
+            (0, _, _) => "cannot read the TSC".to_string(),
+            (k, cal, ppm) => format!(
+                "{k} kHz from {}{}",
+                if cal { "its own calibration" } else { "CPUID" },
+                ppm.map(|p| format!(", {p:+.0} ppm from clockscope's"))
+                    .unwrap_or_default()
+            ),
+        };
+        let check = if v.cross_check_fails {
+            "; its 10% cross-check FAILS"
+        } else {
+            ""
+        };
+        writeln_escaped!(out, "  its frequency ({}): {freq}{check}", v.frequency_source)?;
+    }
     let trusted = if r.clockscope_decision.trusted {
         "trusted (every check passed)"
     } else {

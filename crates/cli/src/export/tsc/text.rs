@@ -41,6 +41,14 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
     writeln!(out)?;
     write_choices(out, r)?;
     writeln!(out)?;
+    if let Some(v) = &r.postgresql19 {
+        writeln!(
+            out,
+            "PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)"
+        )?;
+        super::pg19::write(out, "  ", v)?;
+        writeln!(out)?;
+    }
     write_decisions(out, r)
 }
 
