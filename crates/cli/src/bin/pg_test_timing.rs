@@ -18,7 +18,7 @@ use clockscope_cli::pg_test_timing::getopt::Ordering;
 use clockscope_cli::pg_test_timing::locale::PgLocale;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -38,6 +38,14 @@ fn main() -> ExitCode {
         }
         Parsed::Run(opts) => opts,
     };
+    // Whose output this is, for a person on a host with an older PostgreSQL:
+    // only to a terminal, so a captured stderr stays PostgreSQL 19's.
+    if std::io::stderr().is_terminal() {
+        let installed = clockscope_cli::gather::environment::installed_postgresql_majors(Path::new("/"));
+        if let Some(note) = ptt::older_postgresql_note(&installed) {
+            let _ = writeln!(std::io::stderr().lock(), "{note}");
+        }
+    }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());

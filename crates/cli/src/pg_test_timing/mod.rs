@@ -131,6 +131,23 @@ fn timed_block<C: ClockSource>(
     }
 }
 
+/// The one line on stderr that says whose output this is, when the newest
+/// PostgreSQL installed here (`installed`, its major versions) is older than
+/// 19: its own pg_test_timing prints microsecond buckets and tests the system
+/// clock only, and its server never reads the TSC. `None` when 19 or newer is
+/// installed, or none. The binary prints it only to a terminal, so stdout and
+/// a captured stderr stay PostgreSQL 19's byte for byte.
+pub fn older_postgresql_note(installed: &[u32]) -> Option<String> {
+    let newest = *installed.iter().max()?;
+    (newest < 19).then(|| {
+        format!(
+            "pg_test_timing: note: this is PostgreSQL 19's pg_test_timing (clockscope's drop-in); PostgreSQL \
+             {newest} is installed here, whose own pg_test_timing prints microsecond buckets and tests the system \
+             clock only (docs/pg_test_timing-before-19.md)"
+        )
+    })
+}
+
 /// Runs pg_test_timing with `opts` on the given clocks; returns the exit code.
 pub fn run<S: ClockSource, P: ClockSource, F: ClockSource>(
     opts: &args::Options,
@@ -190,4 +207,23 @@ pub fn run<S: ClockSource, P: ClockSource, F: ClockSource>(
     out.write_all(&closing)?;
     out.flush()?;
     Ok(code)
+}
+
+#[cfg(test)]
+mod note_tests {
+    use super::older_postgresql_note;
+
+    #[test]
+    fn the_note_names_the_newest_older_postgresql_and_only_then() {
+        assert_eq!(older_postgresql_note(&[]), None);
+        assert_eq!(older_postgresql_note(&[15, 19]), None);
+        assert_eq!(older_postgresql_note(&[20]), None);
+        let note = older_postgresql_note(&[13, 15]).unwrap();
+        assert!(note.contains("PostgreSQL 15 is installed here"), "{note}");
+        assert!(
+            note.starts_with("pg_test_timing: note: this is PostgreSQL 19's"),
+            "{note}"
+        );
+        assert_eq!(note.lines().count(), 1);
+    }
 }
