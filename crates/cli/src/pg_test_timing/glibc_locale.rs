@@ -182,7 +182,7 @@ impl Finder {
             }
         };
         for dir in dirs {
-            for variant in super::locale::name_variants(name) {
+            for variant in name_variants(name) {
                 let path = dir.join(&variant).join(cat.env_name());
                 let data = if path.is_dir() {
                     // LC_MESSAGES is a directory holding SYS_LC_MESSAGES.
@@ -260,4 +260,52 @@ impl Finder {
         let s = std::str::from_utf8(s).ok()?;
         (!s.is_empty() && s.len() <= 8 && !s.chars().any(char::is_control)).then(|| s.to_string())
     }
+}
+
+/// gettext's and glibc's name variants, most specific first:
+/// `ll_CC.codeset@mod`, with the codeset normalised (`UTF-8` -> `utf8`),
+/// then without the codeset, the territory, the modifier.
+pub fn name_variants(name: &str) -> Vec<String> {
+    let (rest, modifier) = match name.split_once('@') {
+        Some((r, m)) => (r, Some(m)),
+        None => (name, None),
+    };
+    let (rest, codeset) = match rest.split_once('.') {
+        Some((r, c)) => (r, Some(c)),
+        None => (rest, None),
+    };
+    let (language, territory) = match rest.split_once('_') {
+        Some((l, t)) => (l, Some(t)),
+        None => (rest, None),
+    };
+    let norm = codeset.map(normalize_codeset);
+    let mut out: Vec<String> = Vec::new();
+    let modifiers: Vec<Option<&str>> = if modifier.is_some() {
+        vec![modifier, None]
+    } else {
+        vec![None]
+    };
+    for m in &modifiers {
+        for t in [territory, None] {
+            for c in [codeset, norm.as_deref(), None] {
+                let mut s = language.to_string();
+                if let Some(t) = t {
+                    s.push('_');
+                    s.push_str(t);
+                }
+                if let Some(c) = c {
+                    s.push('.');
+                    s.push_str(c);
+                }
+                if let Some(m) = m {
+                    s.push('@');
+                    s.push_str(m);
+                }
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
 }

@@ -93,54 +93,6 @@ fn is_c(name: &str) -> bool {
     name == "C" || name == "POSIX"
 }
 
-/// gettext's and glibc's name variants, most specific first:
-/// `ll_CC.codeset@mod`, with the codeset normalised (`UTF-8` -> `utf8`),
-/// then without the codeset, the territory, the modifier.
-pub fn name_variants(name: &str) -> Vec<String> {
-    let (rest, modifier) = match name.split_once('@') {
-        Some((r, m)) => (r, Some(m)),
-        None => (name, None),
-    };
-    let (rest, codeset) = match rest.split_once('.') {
-        Some((r, c)) => (r, Some(c)),
-        None => (rest, None),
-    };
-    let (language, territory) = match rest.split_once('_') {
-        Some((l, t)) => (l, Some(t)),
-        None => (rest, None),
-    };
-    let norm = codeset.map(glibc_locale::normalize_codeset);
-    let mut out: Vec<String> = Vec::new();
-    let modifiers: Vec<Option<&str>> = if modifier.is_some() {
-        vec![modifier, None]
-    } else {
-        vec![None]
-    };
-    for m in &modifiers {
-        for t in [territory, None] {
-            for c in [codeset, norm.as_deref(), None] {
-                let mut s = language.to_string();
-                if let Some(t) = t {
-                    s.push('_');
-                    s.push_str(t);
-                }
-                if let Some(c) = c {
-                    s.push('.');
-                    s.push_str(c);
-                }
-                if let Some(m) = m {
-                    s.push('@');
-                    s.push_str(m);
-                }
-                if !out.contains(&s) {
-                    out.push(s);
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Reads at most [`MAX_MO_BYTES`] + 1 bytes of `path`.
 fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     let mut buf = Vec::new();
@@ -172,7 +124,7 @@ fn find_catalog(dir: &Path, languages: &[String], domain: &str, project: fn(&str
         if is_c(lang) {
             return None;
         }
-        for variant in name_variants(lang) {
+        for variant in glibc_locale::name_variants(lang) {
             if variant.contains('/') || variant.starts_with('.') {
                 continue;
             }

@@ -3,6 +3,7 @@
 //! msgfmt.
 
 use super::*;
+use crate::pg_test_timing::glibc_locale::name_variants;
 use std::collections::HashMap;
 use std::process::Command;
 
