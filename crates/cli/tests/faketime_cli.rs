@@ -158,41 +158,40 @@ fn a_monotonic_clock_stepped_back_still_reports_the_elapsed_time() {
     assert!(first.contains("are the sum of its forward steps"), "{first}");
 }
 
-#[test]
-fn tsc_drift_ends_when_every_clock_is_moved_back_a_day() {
-    let test = "tsc_drift_ends_when_every_clock_is_moved_back_a_day";
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("faketime.rc");
-    if let Err(why) = timestamp_file_works(&file) {
-        return skip(test, &why);
-    }
-    let mut child = Command::new(BIN)
-        .args(["tsc", "--drift", "3", "--format", "json"])
+/// `clockscope ARGS` under libfaketime reading `file` afresh at every call
+/// (stdin closed, stdout and stderr piped).
+fn spawn_faked(args: &[&str], file: &std::path::Path) -> std::process::Child {
+    Command::new(BIN)
+        .args(args)
+        .env("CLOCKSCOPE_TRACE_STARTUP", "1")
         .env("LD_PRELOAD", LIBFAKETIME)
-        .env("FAKETIME_TIMESTAMP_FILE", &file)
+        .env("FAKETIME_TIMESTAMP_FILE", file)
         .env("FAKETIME_NO_CACHE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    // The window starts when this line is printed; 300 ms into it, every
-    // faked clock (MONOTONIC, MONOTONIC_RAW, REALTIME) goes a day back.
+        .unwrap()
+}
+
+/// Reads `child`'s stderr until a line contains `needle` (`what` names it in
+/// the failure), then drains the rest in a thread (joined by
+/// [`wait_or_kill`]).
+fn wait_for_line(child: &mut std::process::Child, needle: &str, what: &str) -> std::thread::JoinHandle<()> {
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
-    while !line.contains("measuring the counter's drift") {
+    while !line.contains(needle) {
         line.clear();
-        assert!(
-            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
-            "no drift window started"
-        );
+        assert!(std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0, "{what}");
     }
-    let drain = std::thread::spawn(move || std::io::Read::read_to_string(&mut err, &mut String::new()));
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let tmp = file.with_extension("tmp");
-    std::fs::write(&tmp, "-1d\n").unwrap();
-    std::fs::rename(&tmp, &file).unwrap();
-    // A hang is caught by a generous limit (the window is 3 s of forward time), not timed.
+    std::thread::spawn(move || {
+        std::io::Read::read_to_string(&mut err, &mut String::new()).unwrap();
+    })
+}
+
+/// `child`'s output, or SIGKILL after 60 s: a hang is caught by a generous
+/// limit, not timed. `true` when it had to be killed.
+fn wait_or_kill(child: std::process::Child, drain: std::thread::JoinHandle<()>) -> (Output, bool) {
     let pid = child.id() as i32;
     let done = Arc::new(AtomicBool::new(false));
     let watchdog = {
@@ -211,8 +210,29 @@ fn tsc_drift_ends_when_every_clock_is_moved_back_a_day() {
     };
     let o = child.wait_with_output().unwrap();
     done.store(true, Ordering::SeqCst);
-    drain.join().unwrap().unwrap();
-    assert!(!watchdog.join().unwrap(), "tsc --drift 3 still ran after 60 s: killed");
+    drain.join().unwrap();
+    (o, watchdog.join().unwrap())
+}
+
+#[test]
+fn tsc_drift_ends_when_every_clock_is_moved_back_a_day() {
+    let test = "tsc_drift_ends_when_every_clock_is_moved_back_a_day";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("faketime.rc");
+    if let Err(why) = timestamp_file_works(&file) {
+        return skip(test, &why);
+    }
+    let mut child = spawn_faked(&["tsc", "--drift", "3", "--format", "json"], &file);
+    // The window starts when this line is printed; 300 ms into it, every
+    // faked clock (MONOTONIC, MONOTONIC_RAW, REALTIME) goes a day back.
+    let drain = wait_for_line(&mut child, "measuring the counter's drift", "no drift window started");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, "-1d\n").unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    // The window is 3 s of forward time.
+    let (o, killed) = wait_or_kill(child, drain);
+    assert!(!killed, "tsc --drift 3 still ran after 60 s: killed");
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
         "{:?} {}",
@@ -243,54 +263,17 @@ fn cross_cpu_ends_when_every_clock_is_moved_back_a_day() {
     if let Err(why) = timestamp_file_works(&file) {
         return skip(test, &why);
     }
-    let mut child = Command::new(BIN)
-        .args(["cross-cpu", "-d", "3", "--format", "json"])
-        .env("CLOCKSCOPE_TRACE_STARTUP", "1")
-        .env("LD_PRELOAD", LIBFAKETIME)
-        .env("FAKETIME_TIMESTAMP_FILE", &file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_faked(&["cross-cpu", "-d", "3", "--format", "json"], &file);
     // The tests start when the startup trace says so; from then on every
     // faked clock steps 100 s further back every 50 ms. The warp tests and
     // the ping-pong rounds end on their forward time, not never.
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("first measurement (cross-cpu)") {
-        line.clear();
-        assert!(
-            std::io::BufRead::read_line(&mut err, &mut line).unwrap() > 0,
-            "no test started"
-        );
-    }
-    let drain = std::thread::spawn(move || std::io::Read::read_to_string(&mut err, &mut String::new()));
+    let drain = wait_for_line(&mut child, "first measurement (cross-cpu)", "no test started");
     let stop = Arc::new(AtomicBool::new(false));
     let writer = step_back_until(file.clone(), stop.clone());
-    let pid = child.id() as i32;
-    let done = Arc::new(AtomicBool::new(false));
-    let watchdog = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            for _ in 0..1200 {
-                if done.load(Ordering::SeqCst) {
-                    return false;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            // SAFETY: a signal to our own child, still unreaped (done is false).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            true
-        })
-    };
-    let o = child.wait_with_output().unwrap();
-    done.store(true, Ordering::SeqCst);
+    let (o, killed) = wait_or_kill(child, drain);
     stop.store(true, Ordering::SeqCst);
     writer.join().unwrap();
-    drain.join().unwrap().unwrap();
-    assert!(!watchdog.join().unwrap(), "cross-cpu -d 3 still ran after 60 s: killed");
+    assert!(!killed, "cross-cpu -d 3 still ran after 60 s: killed");
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
         "{:?} {}",
