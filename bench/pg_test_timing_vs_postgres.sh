@@ -42,7 +42,7 @@ if [ -z "$pg_bin" ]; then
 fi
 
 cargo build --release -p clockscope-cli --bin pg_test_timing >&2
-cargo build --release -p clockscope --example bare_reads >&2
+cargo build --release -p clockscope-pg --example bare_reads >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 ours_bin="$target_dir/release/pg_test_timing"

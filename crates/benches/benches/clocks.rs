@@ -39,23 +39,22 @@ fn config() -> Criterion {
 }
 
 fn clocks(c: &mut Criterion) {
-    use clockscope::instant;
     // Initialise every library outside the measured loops.
-    let info = instant::init();
+    let info = clockscope::Instant::init();
     eprintln!(
-        "clockscope::instant: {} / {} at {} kHz ({}), init {:.3} ms",
+        "clockscope::Instant: {} / {} at {} kHz ({}), init {:.3} ms",
         info.clock_name,
         info.precise_clock_name,
-        info.frequency_khz,
+        info.scale.khz(),
         info.frequency_source,
-        info.init_ns as f64 / 1e6
+        info.elapsed_ns as f64 / 1e6
     );
     let _ = quanta::Instant::now();
     let _ = minstant::Instant::now();
 
     let mut g = c.benchmark_group("clocks");
-    g.bench_function("now_clockscope", |b| b.iter(instant::Instant::now));
-    g.bench_function("now_clockscope_precise", |b| b.iter(instant::Instant::now_precise));
+    g.bench_function("now_clockscope", |b| b.iter(clockscope::Instant::now));
+    g.bench_function("now_clockscope_precise", |b| b.iter(clockscope::Instant::now_precise));
     g.bench_function("now_std", |b| b.iter(StdInstant::now));
     g.bench_function("now_quanta", |b| b.iter(quanta::Instant::now));
     g.bench_function("now_minstant", |b| b.iter(minstant::Instant::now));
@@ -72,13 +71,19 @@ fn clocks(c: &mut Criterion) {
         });
     }
 
-    let ours = instant::Instant::now();
-    g.bench_function("elapsed_ns_clockscope", |b| {
-        b.iter(|| black_box(ours).elapsed().as_nanos() as u64)
-    });
+    let ours = clockscope::Instant::now();
+    g.bench_function("elapsed_ns_clockscope", |b| b.iter(|| black_box(ours).elapsed_nanos()));
     let ours_ticks = ours.ticks();
+    let ours_scale = clockscope::Instant::scale();
     g.bench_function("elapsed_ns_clockscope_raw_ticks", |b| {
-        b.iter(|| instant::ticks_to_ns(instant::raw_ticks().wrapping_sub(black_box(ours_ticks))))
+        b.iter(|| {
+            ours_scale.ticks_to_ns(
+                clockscope::Instant::now()
+                    .ticks()
+                    .raw()
+                    .wrapping_sub(black_box(ours_ticks).raw()),
+            )
+        })
     });
     let std_start = StdInstant::now();
     g.bench_function("elapsed_ns_std", |b| {
@@ -94,7 +99,7 @@ fn clocks(c: &mut Criterion) {
     });
     #[cfg(target_arch = "x86_64")]
     {
-        let scale = instant::scale();
+        let scale = clockscope::Instant::scale();
         let t0 = bare_rdtsc();
         g.bench_function("elapsed_ns_bare_rdtsc", |b| {
             b.iter(|| black_box(scale).ticks_to_ns(bare_rdtsc().wrapping_sub(black_box(t0))))
@@ -130,7 +135,7 @@ fn run_threads<T>(threads: usize, iters: u64, read: fn() -> T) -> Duration {
 }
 
 fn contention(c: &mut Criterion) {
-    clockscope::instant::init();
+    clockscope::Instant::init();
     let mut g = c.benchmark_group("contention");
     for threads in [1usize, 2] {
         g.bench_function(format!("threads_{threads}_clockscope"), |b| {

@@ -45,8 +45,8 @@ fn config() -> Criterion {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use clockscope::clock::arch::Rdtsc;
-    use clockscope::{instant, measure, Control};
+    use clockscope::Rdtsc;
+    use clockscope::{measure, Control};
     use criterion::measurement::WallTime;
     use criterion::{BenchmarkGroup, Criterion};
     use std::hint::black_box;
@@ -106,8 +106,8 @@ mod x86 {
     }
 
     pub fn loop_gap(c: &mut Criterion) {
-        let info = instant::init();
-        let khz = info.frequency_khz;
+        let info = clockscope::Instant::init();
+        let khz = info.scale.khz();
         let Some(clock) = Rdtsc::new(info.scale) else {
             eprintln!("loop_gap: no TSC");
             return;

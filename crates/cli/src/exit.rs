@@ -7,7 +7,7 @@
 //! | 2    | usage or runtime error (bad argument, unreadable file, no server) |
 //! | 130  | interrupted by Ctrl-C (what was measured is still printed) |
 
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

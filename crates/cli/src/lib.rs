@@ -33,12 +33,12 @@
 #![deny(unsafe_code)]
 
 /// `writeln!` whose whole line goes through
-/// [`clockscope::escape::escape_untrusted`]: for report lines that quote
+/// [`clockscope_system::escape::escape_untrusted`]: for report lines that quote
 /// untrusted text (CPUID brand strings, kernel log lines, sysfs values, file
 /// names) among our own words, which hold no control character to escape.
 macro_rules! writeln_escaped {
     ($out:expr, $($arg:tt)*) => {
-        writeln!($out, "{}", clockscope::escape::escape_untrusted(&format!($($arg)*)))
+        writeln!($out, "{}", clockscope_system::escape::escape_untrusted(&format!($($arg)*)))
     };
 }
 

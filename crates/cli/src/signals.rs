@@ -58,7 +58,7 @@ enum Condition {
 /// Files a `Condition::Reads` compares are at most this long (a sysfs value).
 pub const READS_MAX_BYTES: usize = 4096;
 /// Files a `Condition::Lists` searches are read up to this length (the
-/// bound of every one-value kernel file, `clockscope::input::KERNEL_VALUE`).
+/// bound of every one-value kernel file, `clockscope_system::input::KERNEL_VALUE`).
 pub const LISTS_MAX_BYTES: usize = 64 << 10;
 
 /// One action prepared in advance, run by [`Cleanup::run`] from a signal

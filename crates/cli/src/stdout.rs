@@ -6,13 +6,13 @@
 //!   all. Every other write error is returned (one line, exit 2).
 //! - With [`ReportWriter::terminal_safe`], no control character but newline
 //!   and tab reaches the output raw: each is written as `\xHH` (or `\u{HHHH}`)
-//!   by [`clockscope::escape::escape_untrusted`]. Untrusted values are already
+//!   by [`clockscope_system::escape::escape_untrusted`]. Untrusted values are already
 //!   escaped where a report renders them; this is the last line of defence for
 //!   every report, the explain one included.
 //! - [`stdout_is_closed`] tells a closed stdout (`>&-`), which Rust's runtime
 //!   silently replaces with `/dev/null`, from a real one (`/dev/null` too).
 
-use clockscope::escape::{escape_untrusted, escape_untrusted_bytes};
+use clockscope_system::escape::{escape_untrusted, escape_untrusted_bytes};
 use std::io::{self, Write};
 
 /// See the module documentation.

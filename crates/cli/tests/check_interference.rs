@@ -5,11 +5,8 @@
 //! measurement quality, the repeat of noisy runs, and the text, JSON and
 //! Prometheus forms.
 
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::testing::FakeRoot;
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::interference::{self, Interference, Snapshot};
-use clockscope::measure::{measure, Control, Measurement};
+use clockscope::ScriptedClock;
+use clockscope::{measure, Control, Measurement};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::commands::check::{build_report, measure_repeating_noisy, CheckArgs, Measured};
 use clockscope_cli::export;
@@ -17,6 +14,9 @@ use clockscope_cli::gather::environment::CounterSetup;
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::verdict::Status;
 use clockscope_cli::model::check::{CheckReport, MeasurementQuality};
+use clockscope_system::interference::{self, Interference, Snapshot};
+use clockscope_system::linux::testing::FakeRoot;
+use clockscope_system::linux::LinuxEvidence;
 
 /// A run of a clock read every `cost` ns that pauses `pause` ns every
 /// `every` reads (0: never), for `duration` ns of clock time.
@@ -46,7 +46,7 @@ fn report(stats: Vec<ClockStats>) -> CheckReport {
     // interference gaps (as `check` measures it, with an interval), set
     // against a 1.5 us page-cache read.
     let io_prices = stats.first().map(|c| {
-        use clockscope::predict::settings::Estimate;
+        use clockscope_pg::predict::settings::Estimate;
         let ns = c.read_cost_ns;
         clockscope_cli::judge::check::IoPrices {
             system: Some(Estimate::new(ns, Some(ns * 0.98), Some(ns * 1.02))),

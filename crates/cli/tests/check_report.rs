@@ -2,11 +2,8 @@
 //! root: exact text and JSON snapshots, the JSON schema, Prometheus parsed back,
 //! and the verdict for each kind of machine.
 
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::testing::FakeRoot;
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, Control};
-use clockscope::predict::ExecutorLoopCost;
+use clockscope::ScriptedClock;
+use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
@@ -18,6 +15,9 @@ use clockscope_cli::model::check::verdict::Status;
 use clockscope_cli::model::check::{CheckReport, Skipped};
 use clockscope_cli::output_file::OutputFile;
 use clockscope_cli::stdout::ReportWriter;
+use clockscope_pg::predict::ExecutorLoopCost;
+use clockscope_system::linux::testing::FakeRoot;
+use clockscope_system::linux::LinuxEvidence;
 use std::io::Write;
 
 fn snapshot_eq(name: &str, actual: &str) {
@@ -105,7 +105,7 @@ fn trusted_counter() -> CounterSetup {
 /// `read_ns` per read back to back (95% interval +-2%), an 8 kB page-cache
 /// read of 1.5 us (1.45 to 1.55).
 fn io_prices(read_ns: f64) -> verdict::IoPrices {
-    use clockscope::predict::settings::Estimate;
+    use clockscope_pg::predict::settings::Estimate;
     verdict::IoPrices {
         system: Some(Estimate::new(read_ns, Some(read_ns * 0.98), Some(read_ns * 1.02))),
         precise_tsc: None,
@@ -140,8 +140,8 @@ fn good_report() -> CheckReport {
             // What TIMING ON added per row in the model on the AMD EPYC guest
             // (bench/README.md): +36 ns with the system clock, +6 with RDTSC.
             executor_loops: vec![
-                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
-                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
+                clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+                clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
             ],
             io_prices: io_prices(20.3),
             ..Default::default()
@@ -385,7 +385,7 @@ fn syscall_clocksource_and_slow_clock_are_flagged() {
         Measured {
             stats,
             // The model with a syscall clock: most of the two reads stay.
-            executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+            executor_loops: vec![clockscope_pg::predict::ExecutorLoopCost::recorded(
                 ClockId::Monotonic.display_name(),
                 1300.0,
             )],
@@ -696,8 +696,8 @@ fn arm_counter_is_not_offered_to_postgresql() {
         Measured {
             stats,
             executor_loops: vec![
-                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
-                clockscope::predict::ExecutorLoopCost::recorded(ClockId::Cntvct.display_name(), 4.0),
+                clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+                clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Cntvct.display_name(), 4.0),
             ],
             ..Default::default()
         },
@@ -1200,7 +1200,7 @@ fn log_timing_is_costly_only_when_the_whole_interval_is_above_the_limit() {
             &trusted_counter(),
             Measured {
                 stats: stats.clone(),
-                executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+                executor_loops: vec![clockscope_pg::predict::ExecutorLoopCost::recorded(
                     ClockId::Monotonic.display_name(),
                     per_row,
                 )],
@@ -1228,7 +1228,7 @@ fn kernel_log_is_interpreted_in_the_environment() {
     let root = kvm_root();
     let log = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../clockscope/tests/data/linux/amd-kvm-guest.dmesg"
+        "/../system/tests/data/linux/amd-kvm-guest.dmesg"
     ))
     .unwrap();
     root.write(
@@ -1247,7 +1247,7 @@ fn kernel_log_is_interpreted_in_the_environment() {
         None,
     );
     let e = &r.environment;
-    assert_eq!(e.machine, Some(clockscope::linux::tsc_messages::Machine::Guest));
+    assert_eq!(e.machine, Some(clockscope_system::linux::tsc_messages::Machine::Guest));
     assert_eq!(e.kernel_messages.len(), 5);
     assert_eq!(e.ntp, None);
     assert_eq!(
@@ -1276,7 +1276,7 @@ fn kernel_log_is_interpreted_in_the_environment() {
 /// not mentioned there (the full report shows its state).
 #[test]
 fn ntp_not_synchronised_is_a_problem_on_the_default_screen() {
-    use clockscope::linux::ntp::{NtpState, RawTimex, STA_UNSYNC};
+    use clockscope_system::linux::ntp::{NtpState, RawTimex, STA_UNSYNC};
     let mut r = good_report();
     let ntp = NtpState::from_raw(&RawTimex {
         state: 0,

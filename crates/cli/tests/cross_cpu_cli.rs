@@ -3,14 +3,14 @@
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
 mod common;
-use clockscope::crosscpu::{
-    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, PlannedPair, Verdict,
-    WarpResult,
-};
-use clockscope::linux::{CpuList, CpuSet, Evidence};
 use clockscope_cli::export::cross_cpu as render;
 use clockscope_cli::model::cross_cpu::Outcome;
 use clockscope_cli::model::stamp::Stamped;
+use clockscope_system::crosscpu::{
+    ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, PlannedPair, Verdict,
+    WarpResult,
+};
+use clockscope_system::linux::{CpuList, CpuSet, Evidence};
 use common::{allowed_cpus, clockscope, has_taskset, test_stamp};
 use std::process::{Command, Output, Stdio};
 
@@ -250,7 +250,7 @@ fn clock_report(
     warp: WarpResult,
     offset: OffsetResult,
 ) -> ClockPairReport {
-    let c = clockscope::crosscpu::ClockUnderTest {
+    let c = clockscope_system::crosscpu::ClockUnderTest {
         id,
         scale: Some(scale),
         scale_source: Some("a test".into()),
@@ -423,9 +423,9 @@ fn json_of_a_constructed_result_keeps_the_cpu_list_files_keys() {
 }
 
 /// A fake sysfs tree of a 2-socket, 48-core, 2-thread server (192 CPUs).
-fn server_root() -> clockscope::linux::testing::FakeRoot {
-    let root = clockscope::linux::testing::FakeRoot::new();
-    clockscope::linux::testing::FakeHost::new(2, 1, 48, 2).write(&root);
+fn server_root() -> clockscope_system::linux::testing::FakeRoot {
+    let root = clockscope_system::linux::testing::FakeRoot::new();
+    clockscope_system::linux::testing::FakeHost::new(2, 1, 48, 2).write(&root);
     root
 }
 
@@ -552,7 +552,7 @@ fn plan_under_address_limit(root: &std::path::Path, args: &[&str]) -> Option<Out
 /// same under a `kernel_max` that allows them.
 #[test]
 fn hostile_trees_are_planned_or_refused_within_an_address_limit() {
-    let root = clockscope::linux::testing::FakeRoot::new();
+    let root = clockscope_system::linux::testing::FakeRoot::new();
     let cpu_dir = "sys/devices/system/cpu";
     root.write(&format!("{cpu_dir}/online"), "0-299\n");
     for cpu in 0..300 {
@@ -599,7 +599,7 @@ fn hostile_trees_are_planned_or_refused_within_an_address_limit() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(expected), "{err}");
     };
-    let wide = clockscope::linux::testing::FakeRoot::new();
+    let wide = clockscope_system::linux::testing::FakeRoot::new();
     wide.write(&format!("{cpu_dir}/online"), "0-9999\n");
     let online = wide.path().join(format!("{cpu_dir}/online"));
     let out = plan_under_address_limit(wide.path(), &["--pairs", "all"]).unwrap();
@@ -634,13 +634,13 @@ fn hostile_trees_are_planned_or_refused_within_an_address_limit() {
 /// rendered by its text report: the answer names package 1.
 #[test]
 fn text_report_names_the_package_that_is_off() {
-    use clockscope::crosscpu::{plan, run_plan, ClockUnderTest, NoPinning, Settings};
+    use clockscope_system::crosscpu::{plan, run_plan, ClockUnderTest, NoPinning, Settings};
     use std::sync::atomic::{AtomicU64, Ordering};
-    let root = clockscope::linux::testing::FakeRoot::new();
-    let host = clockscope::linux::testing::FakeHost::new(2, 1, 2, 2);
+    let root = clockscope_system::linux::testing::FakeRoot::new();
+    let host = clockscope_system::linux::testing::FakeHost::new(2, 1, 2, 2);
     host.write(&root);
     let cpus: Vec<usize> = (0..8).collect();
-    let topology = clockscope::linux::read_topology(root.path(), &cpus)
+    let topology = clockscope_system::linux::read_topology(root.path(), &cpus)
         .into_found()
         .unwrap();
     let counter = AtomicU64::new(1 << 40);

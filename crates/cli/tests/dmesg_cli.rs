@@ -6,9 +6,9 @@
 //! guest.
 
 mod common;
-use clockscope::kernel_log::summarise;
 use clockscope_cli::model::dmesg::{DmesgReport, SCHEMA_VERSION};
 use clockscope_cli::model::stamp::{ReportStamp, Stamped};
+use clockscope_system::kernel_log::summarise;
 use common::{clockscope, BIN};
 use serde_json::Value;
 use std::io::Write;
@@ -327,12 +327,12 @@ fn completions_offer_files_and_the_man_page_has_the_sections() {
     assert!(man.contains("something to act on"), "{man}");
 }
 
-/// The real pastes of crates/clockscope/tests/data/kmsg (index.tsv): the exit
+/// The real pastes of crates/system/tests/data/kmsg (index.tsv): the exit
 /// status is the summary's `act` (1: something to act on), the text names
 /// the hypervisor and the watchdog, and cites the lines.
 #[test]
 fn every_real_paste_exits_as_its_verdict_and_names_what_it_shows() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/kmsg");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/kmsg");
     let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap();
     for row in index.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = row.split('\t').collect();
@@ -447,7 +447,7 @@ fn a_non_utf8_byte_in_the_roots_kmsg_is_replaced_as_in_a_file() {
 #[test]
 fn paste_shapes_of_one_log_give_one_summary() {
     // One real paste (propolis #328) in the shapes people paste it.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/kmsg");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/kmsg");
     let base = std::fs::read_to_string(dir.join("propolis_328_bhyve_acpi_pm.txt")).unwrap();
     let summary = |text: &str| {
         let out = with_stdin(&["dmesg", "--format", "json", "-"], text.as_bytes());
@@ -494,7 +494,7 @@ fn paste_shapes_of_one_log_give_one_summary() {
 fn a_log_of_two_boots_judges_the_last_and_lists_the_first() {
     // Two real pastes one after the other (the Azure guest before and after a
     // host update), as a kern.log of both boots would hold them.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/kmsg");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/kmsg");
     let old = std::fs::read_to_string(dir.join("sozu_500_hpet.txt")).unwrap();
     let new = std::fs::read_to_string(dir.join("sap_118_azure_new_host.txt")).unwrap();
     let log = format!("{old}{new}");

@@ -31,7 +31,7 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
         frequency_khz: None,
         frequency_source: None,
         // Two reads per row add what two back-to-back reads cost.
-        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
+        executor_loop: Some(clockscope_pg::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
@@ -108,13 +108,13 @@ fn the_prediction_from_the_executor_like_loop_is_shown_with_its_interval() {
     };
     let mut m = machine(30.0, Some(20.0));
     // Two reads per row add 48 ns (24 per read) with the system clock, 16 with RDTSC.
-    let mut system = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0);
+    let mut system = clockscope_pg::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 48.0);
     // One slice before each pair (the A/A control's too: 18 in all), each
     // at the pooled cost: block by block the server's 49-51 ms per pair over
     // 2,000,006 reads against 24 ns per read.
     system.slice_medians_ns_per_row = vec![48.0; 18];
     m.system.executor_loop = Some(system);
-    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope_pg::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     let r = report::build(&Inputs {
         query: "SELECT count(*) FROM t",
         rows: 1_000_000,

@@ -289,16 +289,16 @@ fn a_default_server_is_told_to_turn_on_what_is_cheap() {
 /// ALTER SYSTEM line follows it (no server: injected prices).
 #[test]
 fn check_and_explain_decide_io_timing_alike() {
-    use clockscope::predict::settings::{Estimate, Verdict};
-    use clockscope::stats::Interval;
     use clockscope_cli::judge::check::{decide, IoPrices, VerdictInputs};
     use clockscope_explain::clockcost::{ClockCost, MachineClocks};
     use clockscope_explain::timing_settings::{judge, PageReadReference, ServerSetting};
+    use clockscope_pg::predict::settings::{Estimate, Verdict};
+    use clockscope_system::stats::Interval;
 
     let stats = clockscope_cli::model::check::stats::ClockStats::from_measurement(
         clockscope::ClockId::Monotonic,
-        &clockscope::measure::measure(
-            &clockscope::clock::scripted::ScriptedClock::new("mono", clockscope::Scale::NANOSECONDS, |n| 1000 + 20 * n),
+        &clockscope::measure(
+            &clockscope::ScriptedClock::new("mono", clockscope::Scale::NANOSECONDS, |n| 1000 + 20 * n),
             20_000,
             |_| clockscope::Control::Continue,
         ),

@@ -48,7 +48,7 @@ fn under_x10(args: &[&str]) -> Output {
 #[test]
 fn a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad() {
     let test = "a_clock_ten_times_fast_untrusts_the_tsc_and_is_bad";
-    if clockscope::counter::native_kind() != Some(clockscope::counter::CounterKind::Tsc) {
+    if clockscope_system::counter::native_kind() != Some(clockscope_system::counter::CounterKind::Tsc) {
         return skip_optional(test, "no TSC on this architecture");
     }
     if let Err(why) = faketime_works() {

@@ -309,7 +309,7 @@ fn a_missing_argument_is_named() {
 }
 
 fn dump(name: &str) -> String {
-    format!("{}/../clockscope/tests/data/cpuid/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/../system/tests/data/cpuid/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// This machine's recorded dump, with `brand` (up to 48 bytes) in leaves 0x80000002-4.

@@ -15,7 +15,7 @@ use common::BIN;
 
 const DUMP: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../clockscope/tests/data/cpuid/kvm_this_machine.cpuid-r.txt"
+    "/../system/tests/data/cpuid/kvm_this_machine.cpuid-r.txt"
 );
 const LOG: &str = "[    0.000000] Linux version 6.1.0\n[    0.100000] tsc: Detected 2595.124 MHz processor\n";
 

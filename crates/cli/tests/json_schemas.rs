@@ -8,8 +8,8 @@
 //! never asserted, only the shape.
 
 mod common;
-use clockscope::arm::CalibrationEvidence;
-use clockscope::linux::testing::FakeRoot;
+use clockscope_system::arm::CalibrationEvidence;
+use clockscope_system::linux::testing::FakeRoot;
 use common::{allowed_cpus, clockscope, has_taskset, PG_VARS};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -278,7 +278,7 @@ fn tsc_on_this_machine_matches_its_schema() {
 
 #[test]
 fn tsc_of_every_recorded_cpuid_dump_matches_the_schema() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/cpuid");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/cpuid");
     let mut dumps: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -354,8 +354,8 @@ fn tsc_with_missing_and_unreadable_kernel_evidence_matches_the_schema() {
 /// architectures other than x86-64 and aarch64), built from injected evidence.
 #[test]
 fn tsc_report_without_cpuid_matches_the_schema() {
-    use clockscope::tsc::policy::KernelEvidence;
-    use clockscope::tsc::report::{LiveEvidence, TscReport};
+    use clockscope_system::tsc::policy::KernelEvidence;
+    use clockscope_system::tsc::report::{LiveEvidence, TscReport};
     let v = validator("tsc.schema.json");
     let root = FakeRoot::new();
     let no_tsc = "no TSC: not an x86-64 CPU".to_string();
@@ -461,7 +461,7 @@ fn cross_cpu_matches_its_schema() {
 fn cross_cpu_plan_matches_its_schema() {
     let v = validator("cross-cpu-plan.schema.json");
     let root = FakeRoot::new();
-    clockscope::linux::testing::FakeHost::new(2, 4, 4, 2).write(&root);
+    clockscope_system::linux::testing::FakeHost::new(2, 4, 4, 2).write(&root);
     let r = root.path().to_str().unwrap();
     let doc = cross_cpu_json(&["--plan", "--root", r, "--smt-pairs"], "cross-cpu --plan --root");
     assert_valid(&v, &doc, "cross-cpu --plan --root <2x4 dies> --smt-pairs");
@@ -573,7 +573,7 @@ fn big_little_root() -> FakeRoot {
 #[test]
 fn generic_timer_report_matches_its_schema() {
     let v = validator("generic-timer.schema.json");
-    let to_json = |r: &clockscope::arm::GenericTimerReport| serde_json::to_value(r).unwrap();
+    let to_json = |r: &clockscope_system::arm::GenericTimerReport| serde_json::to_value(r).unwrap();
 
     let n1 = neoverse_root();
     let cal = CalibrationEvidence {
@@ -581,7 +581,7 @@ fn generic_timer_report_matches_its_schema() {
         calibrated_hz: 24_000_003.5,
         uncertainty_ppm: 0.8,
     };
-    let report = clockscope::arm::gather(n1.path(), 24_000_000, Some(&cal));
+    let report = clockscope_system::arm::gather(n1.path(), 24_000_000, Some(&cal));
     let doc = to_json(&report);
     assert_valid(&v, &doc, "Neoverse N1 report");
     assert!(report.trusted, "{:?}", report.reasons);
@@ -604,14 +604,14 @@ fn generic_timer_report_matches_its_schema() {
 
     // Nothing known: the nulls, and a reason.
     let empty = FakeRoot::new();
-    let doc = to_json(&clockscope::arm::gather(empty.path(), 1_000_000, None));
+    let doc = to_json(&clockscope_system::arm::gather(empty.path(), 1_000_000, None));
     assert_valid(&v, &doc, "empty-root report");
     assert!(doc["resolution_ns"].is_number() && doc["coarse_warning"].is_string());
     assert_rejects(&v, &[("trusted with a reason", with(&doc, "/trusted", json!(true)))]);
 
     // Mixed cores, an AArch64 erratum, ACPI, a broken MIDR file, CNTFRQ_EL0 = 0.
     let bl = big_little_root();
-    let report = clockscope::arm::gather(bl.path(), 0, None);
+    let report = clockscope_system::arm::gather(bl.path(), 0, None);
     let doc = to_json(&report);
     assert_valid(&v, &doc, "big.LITTLE report");
     assert!(!report.trusted && !report.homogeneous && report.firmware.gtdt.is_some());

@@ -363,6 +363,8 @@ fn no_file_level_import_cycle_in_any_crate() {
     let mut failures = String::new();
     for krate in [
         load("clockscope", "crates/clockscope/src"),
+        load("clockscope-system", "crates/system/src"),
+        load("clockscope-pg", "crates/pg/src"),
         load("clockscope-explain", "crates/explain/src"),
         load("clockscope-cli", "crates/cli/src"),
     ] {
@@ -428,55 +430,73 @@ fn every_json_goes_through_export_json() {
     );
 }
 
-/// The library's top-level modules, lowest first; a module may import only
-/// those on its own line or above. `escape`, `input`, `ticks`, `convert` and
-/// `stats` are plain values, bounded reads and arithmetic; `linux` reads the
-/// kernel's evidence; `evidence` holds what the counter's judges and its
-/// gatherer share (a calibration's result, a decision line, interposition);
-/// `arm` and `tsc` decode the CPU's; `counter` and `clock`
-/// read time and discover the counter's frequency from that evidence;
-/// `measure` loops over a clock; `crosscpu`, `predict` and `instant` build on
-/// all of it; `fit` formats text (and leaves for the CLI).
-const LIBRARY_LAYERS: &[&[&str]] = &[
-    // The raw instructions (RDTSC, RDTSCP, CPUID, CNTVCT_EL0): they import nothing.
-    &["cpu"],
-    &["escape", "input", "ticks", "convert", "stats", "forward"],
-    // The kernel log's interpretation: plain text in, imports nothing; the
-    // `/dev/kmsg` reader (linux) and everything above use it.
-    &["kernel_log"],
-    &["linux"],
-    // What the counter's judges and its gatherer share: a calibration's
-    // result, a decision line, the signs of time interposition.
-    &["evidence"],
-    &["arm", "tsc"],
-    &["clock", "counter"],
-    &["measure"],
-    &["crosscpu", "predict", "instant"],
+/// Each library crate's layers, bottom first: a module imports only modules
+/// of its own layer or the ones below. Between crates the order is a compile
+/// error already (`clockscope` <- `clockscope-system` <- `clockscope-pg`):
+/// the published `clockscope` reads clocks; `clockscope-system` gathers and
+/// judges the machine's evidence; `clockscope-pg` models PostgreSQL's loops.
+const LIBRARY_LAYERS: &[(&str, &str, &[&[&str]])] = &[
+    (
+        "clockscope",
+        "crates/clockscope/src",
+        &[
+            &["ticks", "convert"],
+            // The counter instructions (arch/, the only unsafe besides
+            // clock_gettime) and the clock sources built on them.
+            &["arch", "clock", "counter"],
+            &["calibrate", "measure"],
+            &["trust"],
+            &["instant"],
+        ],
+    ),
+    (
+        "clockscope-system",
+        "crates/system/src",
+        &[
+            &["escape", "input", "stats", "forward"],
+            // The kernel log's interpretation: plain text in; the
+            // `/dev/kmsg` reader (linux) and everything above use it.
+            &["kernel_log"],
+            &["linux", "interference"],
+            // What the counter's judges and its gatherer share: a
+            // calibration's result, a decision line, time interposition.
+            &["evidence"],
+            &["arm", "tsc", "counter"],
+            &["crosscpu"],
+        ],
+    ),
+    (
+        "clockscope-pg",
+        "crates/pg/src",
+        &[&["system_clock", "pg_loop"], &["predict"]],
+    ),
 ];
 
-fn layer(module: &str) -> Option<usize> {
+fn layer(layers: &[&[&str]], module: &str) -> Option<usize> {
     let top = module.split("::").next().unwrap();
-    LIBRARY_LAYERS.iter().position(|l| l.contains(&top))
+    layers.iter().position(|l| l.contains(&top))
 }
 
 #[test]
 fn library_lower_layers_never_import_higher_ones() {
-    let krate = load("clockscope", "crates/clockscope/src");
-    let g = graph(&krate);
     let mut failures = String::new();
-    for (from, targets) in &g {
-        if from.is_empty() {
-            continue; // lib.rs re-exports from every layer
-        }
-        let Some(lf) = layer(from) else {
-            failures.push_str(&format!("  {from}: not in LIBRARY_LAYERS\n"));
-            continue;
-        };
-        for to in targets.iter().filter(|t| !t.is_empty()) {
-            match layer(to) {
-                Some(lt) if lt > lf => failures.push_str(&format!("  {from} -> {to}\n")),
-                None => failures.push_str(&format!("  {to}: not in LIBRARY_LAYERS\n")),
-                _ => {}
+    for &(name, dir, layers) in LIBRARY_LAYERS {
+        let krate = load(name, dir);
+        let g = graph(&krate);
+        for (from, targets) in &g {
+            if from.is_empty() {
+                continue; // lib.rs re-exports from every layer
+            }
+            let Some(lf) = layer(layers, from) else {
+                failures.push_str(&format!("  {name}: {from}: not in LIBRARY_LAYERS\n"));
+                continue;
+            };
+            for to in targets.iter().filter(|t| !t.is_empty()) {
+                match layer(layers, to) {
+                    Some(lt) if lt > lf => failures.push_str(&format!("  {name}: {from} -> {to}\n")),
+                    None => failures.push_str(&format!("  {name}: {to}: not in LIBRARY_LAYERS\n")),
+                    _ => {}
+                }
             }
         }
     }
@@ -492,7 +512,13 @@ const MAX_SOURCE_LINES: usize = 600;
 #[test]
 fn no_source_file_over_600_lines() {
     let mut files = Vec::new();
-    for dir in ["crates/clockscope/src", "crates/explain/src", "crates/cli/src"] {
+    for dir in [
+        "crates/clockscope/src",
+        "crates/system/src",
+        "crates/pg/src",
+        "crates/explain/src",
+        "crates/cli/src",
+    ] {
         rust_files(&workspace().join(dir), &mut files);
     }
     assert!(files.len() > 50, "found only {} source files", files.len());

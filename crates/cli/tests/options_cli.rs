@@ -6,7 +6,7 @@
 //! `sweep --sysfs-root` refused), durations with units on every duration
 //! option with one-line errors, and completions offering no hidden option.
 
-use clockscope::linux::testing::{FakeHost, FakeRoot};
+use clockscope_system::linux::testing::{FakeHost, FakeRoot};
 use std::path::Path;
 use std::process::{Command, Output};
 

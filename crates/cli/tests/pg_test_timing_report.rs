@@ -5,13 +5,13 @@
 //! source, in use and calibration lines, then an empty line before the
 //! policy sentence), in the C locale and in a locale the tests make.
 
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
-use clockscope::tsc::cpuid::{CpuidFacts, RecordedCpuid, SIGNATURE_KVM};
-use clockscope::tsc::pg19::PgTscInfo;
 use clockscope::Scale;
+use clockscope::ScriptedClock;
 use clockscope_cli::pg_test_timing::locale::PgLocale;
 use clockscope_cli::pg_test_timing::{args::Options, report, run, tsc_closing, Counter, CounterSection};
+use clockscope_pg::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs};
+use clockscope_system::tsc::cpuid::{CpuidFacts, RecordedCpuid, SIGNATURE_KVM};
+use clockscope_system::tsc::pg19::PgTscInfo;
 use std::cell::Cell;
 
 const C: fn() -> PgLocale = PgLocale::c;

@@ -6,16 +6,16 @@
 //! atomically and refuses a missing or unwritable directory before measuring.
 
 mod common;
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::testing::FakeRoot;
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, Control};
+use clockscope::ScriptedClock;
+use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
 use clockscope_cli::export::check::prometheus;
 use clockscope_cli::gather::environment::CounterSetup;
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::{CheckReport, Skipped};
+use clockscope_system::linux::testing::FakeRoot;
+use clockscope_system::linux::LinuxEvidence;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -86,8 +86,8 @@ fn full_report() -> CheckReport {
         // The instrumentation model's results (the EXPLAIN metrics need a
         // resolved prediction).
         executor_loops: vec![
-            clockscope::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
-            clockscope::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
+            clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Monotonic.display_name(), 36.0),
+            clockscope_pg::predict::ExecutorLoopCost::recorded(ClockId::Rdtsc.display_name(), 6.0),
         ],
         ..Default::default()
     };
@@ -97,8 +97,8 @@ fn full_report() -> CheckReport {
     };
     let mut r = build_report(&args, &linux, &counter, measured, None);
     // A fake root reads no NTP state: give the report a synchronised one.
-    r.environment.ntp = Some(clockscope::linux::ntp::NtpState::from_raw(
-        &clockscope::linux::ntp::RawTimex {
+    r.environment.ntp = Some(clockscope_system::linux::ntp::NtpState::from_raw(
+        &clockscope_system::linux::ntp::RawTimex {
             state: 0,
             status: 0,
             freq: 0,

@@ -6,10 +6,8 @@
 //! exempt: it prints PostgreSQL's report byte for byte.
 
 mod common;
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::testing::FakeRoot;
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::{measure, Control};
+use clockscope::ScriptedClock;
+use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
 use clockscope_cli::export;
@@ -18,6 +16,8 @@ use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::{CheckReport, Skipped};
 use clockscope_cli::model::clocks::{ClockEntry, ClocksReport};
 use clockscope_cli::model::stamp::Stamped;
+use clockscope_system::linux::testing::FakeRoot;
+use clockscope_system::linux::LinuxEvidence;
 use common::{clockscope, test_stamp};
 
 const COLUMNS: usize = 100;
@@ -110,7 +110,7 @@ fn check_report(model: &str, clocksource: &str, stats: Vec<ClockStats>) -> Check
         }],
         interrupted: false,
         allowed_cpus: Some(vec![0, 1]),
-        executor_loops: vec![clockscope::predict::ExecutorLoopCost::recorded(
+        executor_loops: vec![clockscope_pg::predict::ExecutorLoopCost::recorded(
             "clock_gettime (CLOCK_MONOTONIC)",
             47.3,
         )],
@@ -218,15 +218,15 @@ fn clocks_text_fits_100_columns() {
 
 #[test]
 fn tsc_text_of_every_recorded_dump_fits_100_columns() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../clockscope/tests/data/cpuid");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../system/tests/data/cpuid");
     let mut seen = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
-        let Ok(dump) = clockscope::tsc::cpuid::parse_dump(&text) else {
+        let Ok(dump) = clockscope_system::tsc::cpuid::parse_dump(&text) else {
             continue;
         };
-        let report = clockscope::tsc::TscReport::from_dump(&dump);
+        let report = clockscope_system::tsc::TscReport::from_dump(&dump);
         let out = rendered(|o| export::tsc::text::write(o, &report, Some(&path)).unwrap());
         assert_fits(&path.display().to_string(), &out);
         seen += 1;
@@ -264,7 +264,7 @@ fn recorded_machine_clocks() -> clockscope_explain::clockcost::MachineClocks {
         clock: clock.into(),
         per_read_ns: ns,
         read_cost_ns: ns - 0.4,
-        read_cost_interval: Some(clockscope::stats::Interval {
+        read_cost_interval: Some(clockscope_system::stats::Interval {
             low: ns - 0.9,
             high: ns + 0.3,
             coverage: 0.96,
@@ -273,7 +273,10 @@ fn recorded_machine_clocks() -> clockscope_explain::clockcost::MachineClocks {
         method: "pg_test_timing loop".into(),
         frequency_khz: Some(2_445_402),
         frequency_source: Some("kernel log (tsc: Detected/Refined)".into()),
-        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns - 11.5)),
+        executor_loop: Some(clockscope_pg::predict::ExecutorLoopCost::recorded(
+            clock,
+            2.0 * ns - 11.5,
+        )),
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", 30.1),

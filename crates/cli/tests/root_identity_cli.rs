@@ -29,7 +29,7 @@ fn json(o: &Output) -> Value {
 /// Whether this machine has its clocksource files on a sysfs at /sys.
 fn live_sysfs_here() -> bool {
     Path::new("/sys").join(DIR).join("current_clocksource").is_file()
-        && clockscope::linux::identity::is_kernel_sysfs(Path::new("/sys"))
+        && clockscope_system::linux::identity::is_kernel_sysfs(Path::new("/sys"))
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn the_kernels_sysfs_under_another_name_is_the_kernels() {
     // The lock such a sweep would take is the machine's own.
     for sysfs in ["/sys/../sys", "/proc/self/root/sys"] {
         assert_eq!(
-            clockscope::linux::clocksource::SwitchLock::path_for(Path::new(sysfs)).unwrap(),
+            clockscope_system::linux::clocksource::SwitchLock::path_for(Path::new(sysfs)).unwrap(),
             Path::new("/run/clockscope-sweep.lock")
         );
     }

@@ -158,7 +158,7 @@ fn an_original_that_could_not_be_written_back_is_refused_before_the_first_switch
 
 #[test]
 fn the_help_names_the_lock_files_the_sweep_takes() {
-    use clockscope::linux::clocksource::SwitchLock;
+    use clockscope_system::linux::clocksource::SwitchLock;
     let o = Command::new(BIN).args(["sweep", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&o.stdout)
         .split_whitespace()

@@ -2,11 +2,11 @@
 //! SIGTERM runs before the process exits at once) restores the original
 //! clocksource by itself. Its own test binary: the hooks are process-wide.
 
-use clockscope::linux::clocksource::{SysfsClocksource, CLOCKSOURCE0};
-use clockscope::linux::testing::FakeRoot;
 use clockscope_cli::commands::sweep::{sweep, unprotected, SweepArgs};
 use clockscope_cli::exit;
 use clockscope_cli::model::check::stats::ClockStats;
+use clockscope_system::linux::clocksource::{SysfsClocksource, CLOCKSOURCE0};
+use clockscope_system::linux::testing::FakeRoot;
 use std::sync::Arc;
 
 #[test]

@@ -5,15 +5,15 @@
 //! vanished, that the error gives the command to restore it).
 
 mod common;
-use clockscope::clock::scripted::ScriptedClock;
-use clockscope::linux::clocksource::CLOCKSOURCE0;
-use clockscope::linux::testing::{FakeRoot, LoggedClocksource};
-use clockscope::measure::{measure, Control};
+use clockscope::ScriptedClock;
+use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::sweep::{renderer, sweep, unprotected, SweepArgs, ROUNDS};
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::sweep::{RestoreOutcome, SweepReport};
+use clockscope_system::linux::clocksource::CLOCKSOURCE0;
+use clockscope_system::linux::testing::{FakeRoot, LoggedClocksource};
 use std::sync::Arc;
 
 struct Fake {

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 fn dump(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../clockscope/tests/data/cpuid")
+        .join("../system/tests/data/cpuid")
         .join(name)
         .display()
         .to_string()
@@ -601,7 +601,7 @@ fn amd_guest_root() -> tempfile::TempDir {
          flags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc tsc_known_freq hypervisor\n\n",
     );
     let log = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../clockscope/tests/data/linux/amd-kvm-guest.dmesg"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/linux/amd-kvm-guest.dmesg"),
     )
     .unwrap();
     // A hostile line too: the kernel's text is untrusted.

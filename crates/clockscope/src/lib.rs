@@ -29,87 +29,63 @@
 //! # `Instant`: what its first use does
 //!
 //! [`Instant`] chooses its clock once per process, at the first reading or
-//! at [`instant::init`], in at most 100 ms (then each reading is one byte
-//! load, a predicted branch and the counter read). Unless
-//! `CLOCKSCOPE_CLOCK=system` forces CLOCK_MONOTONIC, that first use, on
-//! x86-64 Linux, executes CPUID, reads a few small files under `/sys` and
-//! `/proc`, reads the kernel log (`/dev/kmsg`, non-blocking, bounded in
-//! records; an unreadable log is evidence missing, not an error), calls
-//! `perf_event_open(2)` for the perf user page's TSC conversion (mapped,
-//! read, unmapped and closed; refused under `perf_event_paranoid` it is
-//! evidence missing), and calibrates the counter against
-//! CLOCK_MONOTONIC_RAW for 5 to 50 ms. On aarch64 it reads CNTFRQ_EL0 and
-//! cross-checks it the same way. A program that must not pay this at its
-//! first measurement calls [`instant::init`] at start-up; details in
-//! [`instant`] and `instant::detect`.
+//! at [`Instant::init`], with [`trust()`]: CPUID, one read of the kernel's
+//! `current_clocksource`, and a calibration of the counter against
+//! CLOCK_MONOTONIC_RAW for at most 10 ms; nothing more. Then each reading is
+//! one byte load, a predicted branch and the counter read.
+//! `CLOCKSCOPE_CLOCK=system` forces CLOCK_MONOTONIC.
 //!
-//! # Layers
+//! # What is here
 //!
-//! Each layer imports only the layers above it in this list (the test
-//! `crates/cli/tests/layers.rs`, `LIBRARY_LAYERS`, enforces it):
+//! ```text
+//! Instant, trust(), Trust          a fast clock for other programs and its one decision
+//! Ticks, Scale                     opaque readings; exact ticks -> ns
+//! ClockSource, ClockId, visit()    every clock source, by id, monomorphised for a ClockVisitor
+//! PosixClock                       clock_gettime(2)
+//! Rdtsc, Rdtscp, LfenceRdtsc       the x86-64 counter reads (Cntvct, IsbCntvct on aarch64)
+//! CounterKind, visit_ordered(),    this build's counter and its reads as concrete sources
+//!   visit_pair()
+//! measure(), Histogram             PostgreSQL 19's pg_test_timing loop over any source
+//! calibrate(), calibrate_with()    the counter's frequency with a bound on its error
+//! ```
 //!
-//! 1. [`cpu`]: the raw instructions (RDTSC, RDTSCP, CPUID, CNTVCT_EL0); it
-//!    imports nothing.
-//! 2. [`escape`] (untrusted text made safe to print), [`input`] (every input
-//!    file read bounded: regular files only, a size cap per kind),
-//!    [`ticks`], [`convert`] (ticks-to-ns fixed point, exact to 1 ns over all
-//!    `u64`), [`stats`] (medians and their distribution-free confidence
-//!    intervals).
-//! 3. [`kernel_log`]: a kernel log (this machine's or a pasted one) read in
-//!    every paste style, every TSC/clocksource message format since 3.x
-//!    recognised, summarised and explained: plain text in.
-//! 4. [`linux`]: evidence the kernel publishes (sysfs, /proc, `/dev/kmsg`,
-//!    the perf page, cgroups), read under a root path so tests use a fake
-//!    tree; switching the clocksource for `sweep` (fake roots only in tests).
-//! 5. [`evidence`]: what the counter's judges (`tsc`, `arm`) and its
-//!    gatherer (`counter`) share: a calibration's result, one decision
-//!    line, the signs of time interposition.
-//! 6. [`arm`] (the ARM generic timer: MIDR decoding, core homogeneity, known
-//!    errata, frequency cross-checks, the trust decision) and [`tsc`] (CPUID
-//!    decoding, the TSC frequency from every source, PostgreSQL's `auto`
-//!    policy and clockscope's own trust decision).
-//! 7. [`clock`] (every clock source: POSIX clocks, the counter's reads as
-//!    sources, a scripted clock for tests) and [`counter`] (the one place
-//!    for CPU-counter platform code: the fenced reads, the calibration, one
-//!    frequency discovery with a calibration budget, one
-//!    [`CounterReport`](counter::CounterReport) with its checks).
-//! 8. [`mod@measure`]: PostgreSQL 19's pg_test_timing loop, its histogram and
-//!    what disturbed it.
-//! 9. [`crosscpu`] (whether a clock agrees across CPUs: the kernel's warp
-//!    test and a ping-pong offset estimate per CPU pair, planned by
-//!    topology, judged and summarised by package), [`predict`] (EXPLAIN
-//!    ANALYZE's timing overhead: PostgreSQL's per-row instrumentation
-//!    modelled and measured on this machine) and [`instant`] (the library
-//!    as a fast clock for other programs).
+//! The only `unsafe` is in `arch/` (the counter instructions, one file per
+//! architecture) and `clock/posix.rs` (clock_gettime). The tools' evidence
+//! readers, kernel-log reader, TSC policy, cross-CPU tests and EXPLAIN
+//! model live in unpublished crates of the same workspace
+//! (`clockscope-system`, `clockscope-pg`).
 //!
 //! # Trade-offs
 //! The TSC (or ARM generic timer) is 1.5-3x cheaper to read than a vDSO
 //! clock_gettime, but it is only correct when its frequency is known and it is
-//! invariant and synchronised across CPUs. clockscope reports every piece of
-//! evidence for that and decides with all of it (AND, not OR).
+//! invariant and synchronised across CPUs. [`trust()`] requires all of it
+//! (AND, not OR).
 #![deny(missing_docs)]
 
-pub mod arm;
-pub mod clock;
-pub mod convert;
-pub mod counter;
-pub mod cpu;
-pub mod crosscpu;
-pub mod escape;
-pub mod evidence;
-pub mod forward;
-pub mod input;
-pub mod instant;
-pub mod kernel_log;
-pub mod linux;
-pub mod measure;
-pub mod predict;
-pub mod stats;
-pub mod ticks;
-pub mod tsc;
+#[cfg_attr(target_arch = "x86_64", path = "arch/x86_64.rs")]
+#[cfg_attr(target_arch = "aarch64", path = "arch/aarch64.rs")]
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), path = "arch/fallback.rs")]
+mod arch;
+mod calibrate;
+mod clock;
+mod convert;
+mod counter;
+mod instant;
+mod measure;
+mod ticks;
+mod trust;
 
-pub use clock::{ClockError, ClockId, ClockSource, ClockVisitor};
+#[cfg(target_arch = "aarch64")]
+pub use arch::{Cntvct, IsbCntvct};
+#[cfg(target_arch = "x86_64")]
+pub use arch::{LfenceRdtsc, Rdtsc, Rdtscp};
+pub use calibrate::{calibrate, calibrate_with, Calibration};
+#[cfg(any(test, feature = "testing"))]
+pub use clock::ScriptedClock;
+pub use clock::{visit, ClockError, ClockId, ClockSource, ClockVisitor, PosixClock};
 pub use convert::Scale;
+pub use counter::{visit_ordered, visit_pair, CounterKind, CounterPairVisitor, CounterVisitor};
 pub use instant::Instant;
-pub use measure::{measure, Control, Histogram, Measurement};
+pub use measure::{measure, BackwardSteps, Control, ElapsedSource, Histogram, Measurement, Percentile, Progress};
 pub use ticks::Ticks;
+pub use trust::{trust, Trust};

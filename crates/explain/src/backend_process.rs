@@ -25,9 +25,9 @@
 
 use crate::error::Error;
 use crate::session::PgSession;
-use clockscope::escape::escape_untrusted;
-use clockscope::linux::process::read_process_age;
-use clockscope::linux::Evidence;
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::linux::process::read_process_age;
+use clockscope_system::linux::Evidence;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn the_server_runs_get_the_rest() {
-        let t0 = clockscope::forward::now();
+        let t0 = clockscope_system::forward::now();
         let b = Budget::new(t0, Duration::from_secs(1));
         assert_eq!(b.deadline(), t0 + Duration::from_secs(1));
         // 100 ms went to connecting and set-up; 250 ms are kept.

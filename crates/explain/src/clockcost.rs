@@ -3,7 +3,7 @@
 //!
 //! - EXPLAIN's per-row reads (the prediction): the library's model of
 //!   PostgreSQL's per-row instrumentation
-//!   ([`clockscope::predict::executor_loop`]), TIMING ON against TIMING OFF
+//!   ([`clockscope_pg::predict::executor_loop`]), TIMING ON against TIMING OFF
 //!   with the server version's shape (PostgreSQL 19: inlined, int64 ticks,
 //!   the fast read behind `timing_tsc_enabled`; 16-18: int64 ns; 15 and
 //!   older: `struct timespec`). Run on the system clock
@@ -13,21 +13,21 @@
 //! - The I/O timing settings' reads (`INSTR_TIME_SET_CURRENT` around each
 //!   I/O): the back-to-back read cost of the system clock and of RDTSCP
 //!   (PostgreSQL 19's precise TSC read), pg_test_timing's loop in chunks
-//!   ([`clockscope::predict::read_cost`]), with an interval.
+//!   ([`clockscope_pg::predict::read_cost`]), with an interval.
 //! - pg_test_timing's "Average loop time including overhead" of the system
 //!   clock and RDTSC, kept for comparison.
 
-use clockscope::clock::posix::PosixClock;
-use clockscope::counter::discover::full_budget;
-use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
-use clockscope::crosscpu::affinity;
-use clockscope::escape::escape_untrusted;
-use clockscope::linux::process::{read_process_place, ProcessPlace};
-use clockscope::linux::Evidence;
-use clockscope::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
-use clockscope::predict::read_cost::{self, ReadCost};
-use clockscope::stats::Interval;
 use clockscope::ClockSource;
+use clockscope::PosixClock;
+use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
+use clockscope_pg::predict::read_cost::{self, ReadCost};
+use clockscope_system::counter::discover::full_budget;
+use clockscope_system::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope_system::crosscpu::affinity;
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::linux::process::{read_process_place, ProcessPlace};
+use clockscope_system::linux::Evidence;
+use clockscope_system::stats::Interval;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -257,7 +257,7 @@ impl ModelSlices {
                     config: self.tsc.config_for_next(),
                     keep_going,
                 };
-                if let Ok(Some(run)) = counter::arch::visit_pair(scale, visitor) {
+                if let Ok(Some(run)) = clockscope::visit_pair(scale, visitor) {
                     self.tsc.add_on(run, cpu);
                 }
                 drop(pinned);
@@ -289,7 +289,7 @@ pub struct MachineClocks {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rdtsc_unavailable: Option<String>,
     /// Whether PostgreSQL 19's `timing_clock_source = auto` would pick the
-    /// TSC here (its policy, [`clockscope::tsc::PostgresTsc::use_by_default`]).
+    /// TSC here (its policy, [`clockscope_system::tsc::PostgresTsc::use_by_default`]).
     pub tsc_auto: bool,
 }
 
@@ -336,11 +336,11 @@ pub(crate) fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> b
 }
 
 /// What PostgreSQL 19 concludes about this machine's TSC, from the counter
-/// layer ([`clockscope::counter::Mode::Postgresql`]): no TSC off x86-64.
-pub fn postgres_tsc() -> clockscope::tsc::PostgresTsc {
-    let discovery = Discovery::postgresql(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
+/// layer ([`clockscope_system::counter::Mode::Postgresql`]): no TSC off x86-64.
+pub fn postgres_tsc() -> clockscope_system::tsc::PostgresTsc {
+    let discovery = Discovery::postgresql(clockscope_system::tsc::POSTGRES_CALIBRATION_BUDGET_NS);
     let report = counter::discover_with(std::path::Path::new("/"), None, &discovery, &full_budget);
-    report.postgres.tsc.unwrap_or(clockscope::tsc::PostgresTsc {
+    report.postgres.tsc.unwrap_or(clockscope_system::tsc::PostgresTsc {
         frequency_khz: None,
         frequency_source: None,
         calibrated_khz: None,
@@ -354,7 +354,7 @@ pub fn postgres_tsc() -> clockscope::tsc::PostgresTsc {
 /// RDTSC as PostgreSQL 19's fast read. `Err` when PostgreSQL 19 could not
 /// use the TSC here.
 pub(crate) fn measure_tsc(
-    tsc: &clockscope::tsc::PostgresTsc,
+    tsc: &clockscope_system::tsc::PostgresTsc,
     req: MachineRequest,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<(ClockCost, ClockCost), String> {
@@ -398,7 +398,7 @@ fn tsc_loops(
         return Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into());
     }
     let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
-    counter::arch::visit_pair(scale, TscLoops { req, keep_going }).map_err(str::to_string)?
+    clockscope::visit_pair(scale, TscLoops { req, keep_going }).map_err(str::to_string)?
 }
 
 #[cfg(test)]
@@ -422,7 +422,7 @@ mod tests {
 
     #[test]
     fn no_tsc_frequency_means_no_rdtsc_cost() {
-        let tsc = clockscope::tsc::PostgresTsc {
+        let tsc = clockscope_system::tsc::PostgresTsc {
             frequency_khz: None,
             frequency_source: None,
             calibrated_khz: None,

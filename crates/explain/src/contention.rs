@@ -95,7 +95,9 @@ impl CpuSample {
     /// real machine); `None` when either is missing or unreadable.
     pub fn read(root: &Path) -> Option<CpuSample> {
         let (busy, total, cpus) = parse_proc_stat(&read_bounded(&root.join("proc/stat"))?)?;
-        let ours = clockscope::linux::process::read_own_place(root).found()?.cpu_ticks;
+        let ours = clockscope_system::linux::process::read_own_place(root)
+            .found()?
+            .cpu_ticks;
         Some(CpuSample {
             busy,
             total,

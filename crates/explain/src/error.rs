@@ -4,7 +4,7 @@
 //! PostgreSQL's own error display spans lines (DETAIL, HINT); the messages
 //! here are built from its fields instead so a failure prints as one line.
 
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::fmt::Write as _;
 
 /// What can go wrong measuring EXPLAIN's overhead.

@@ -132,7 +132,7 @@ pub fn run_with(
     observer: &mut dyn FnMut(&Step) -> Control,
     interruption: Interruption,
 ) -> Result<Report, Error> {
-    let budget = budget::Budget::new(clockscope::forward::now(), opts.max_time);
+    let budget = budget::Budget::new(clockscope_system::forward::now(), opts.max_time);
     opts.validate()?;
     let target = connect::resolve_from_env(opts.dsn.as_deref())?;
     let stop = interruption.requested;
@@ -307,7 +307,7 @@ fn on_server(
     // The runs' own cap: the time left, less what this machine's
     // measurements will need.
     let mut run_opts = opts.clone();
-    run_opts.max_time = budget.server_runs_at(clockscope::forward::now(), opts.clock_measure_ns);
+    run_opts.max_time = budget.server_runs_at(clockscope_system::forward::now(), opts.clock_measure_ns);
     let measured =
         prepared.and_then(|()| measure::run_sources(session, clock_setting, &run_opts, &mut stopped_observer));
     let cpu_after = cpu_before.and_then(|_| contention::CpuSample::read(std::path::Path::new("/")));

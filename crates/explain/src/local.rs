@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Passes over the file of the page-cache reference read
 /// ([`timing_settings::measure_page_cache_read`]): 2,560 reads, a few ms.
-pub(crate) use clockscope::predict::settings::page_read::PAGE_READ_ROUNDS;
+pub(crate) use clockscope_pg::predict::settings::page_read::PAGE_READ_ROUNDS;
 
 /// What was measured on this machine.
 pub(crate) struct Local {
@@ -50,7 +50,7 @@ pub struct Plan {
     pub server_version_num: u32,
 }
 
-/// What the thread sends by `by` on [`clockscope::forward::now`]'s time:
+/// What the thread sends by `by` on [`clockscope_system::forward::now`]'s time:
 /// received in slices of 20 ms, each a relative wait, so a monotonic clock
 /// moved back (which would stretch one `recv_timeout` to `by`) cannot hold
 /// the wait past its forward time.
@@ -60,7 +60,7 @@ fn receive_by<T>(rx: &mpsc::Receiver<T>, by: std::time::Instant) -> Option<T> {
         match rx.recv_timeout(SLICE) {
             Ok(v) => return Some(v),
             Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-            Err(mpsc::RecvTimeoutError::Timeout) if clockscope::forward::now() >= by => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) if clockscope_system::forward::now() >= by => return None,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
@@ -69,7 +69,9 @@ fn receive_by<T>(rx: &mpsc::Receiver<T>, by: std::time::Instant) -> Option<T> {
 /// Measures this machine's clocks and the page-cache read within
 /// `plan.deadline`; `stop` (Ctrl-C) ends them early too.
 pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
-    let left = plan.deadline.saturating_duration_since(clockscope::forward::now());
+    let left = plan
+        .deadline
+        .saturating_duration_since(clockscope_system::forward::now());
     let clock_measure_ns = clock_measure_ns_within(left, plan.clock_measure_ns);
     let (deadline, server_is_local) = (plan.deadline, plan.server_is_local);
     let request = clockcost::MachineRequest {
@@ -78,7 +80,7 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
     };
     let stop_thread = StopCheck::clone(&stop);
     let work = move || {
-        let mut keep_going = || !stop_thread() && clockscope::forward::now() < deadline;
+        let mut keep_going = || !stop_thread() && clockscope_system::forward::now() < deadline;
         let machine = clockcost::measure_machine(request, &mut keep_going);
         let page_read = keep_going().then(|| page_read(server_is_local)).flatten();
         (machine, page_read)
@@ -176,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_passed_deadline_ends_the_measurements_at_once_and_says_so() {
-        let start = clockscope::forward::now();
+        let start = clockscope_system::forward::now();
         let local = measure(&plan(start), Arc::new(|| false));
         // The 10 ms chunks, the TSC's calibration (at most 50 ms), and at
         // most LOCAL_OVERRUN of waiting, with room for a debug build.

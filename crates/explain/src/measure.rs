@@ -156,9 +156,9 @@ pub fn run_sources(
     opts: &Options,
     observer: &mut dyn FnMut(&Step) -> Control,
 ) -> Result<ServerRuns, Error> {
-    let start = clockscope::forward::now();
+    let start = clockscope_system::forward::now();
     run_sources_timed(server, clock_setting, opts, observer, &mut || {
-        clockscope::forward::since(start)
+        clockscope_system::forward::since(start)
     })
 }
 

@@ -62,7 +62,7 @@ fn raw_node(v: &Value, depth: usize, parent: Option<usize>) -> Result<Raw, Error
     let rows = num("Actual Rows").unwrap_or(0.0);
     let loops = num("Actual Loops").unwrap_or(0.0);
     Ok(Raw {
-        node: clockscope::escape::escape_untrusted(&node).into_owned(),
+        node: clockscope_system::escape::escape_untrusted(&node).into_owned(),
         depth,
         rows_total: (rows * loops).round() as u64,
         loops: loops.round() as u64,

@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::session::sizing::{estimated_table_bytes, HEAP_BYTES_PER_INT4_ROW};
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::time::Duration;
 
 /// Default table size: large enough that the per-row cost dominates the

@@ -1,5 +1,5 @@
 //! libpq's two connection files, read as libpq reads them (bounded, through
-//! [`clockscope::input`]):
+//! [`clockscope_system::input`]):
 //!
 //! - the service file: `[name]` sections of `key=value` lines, `#` comments.
 //!   A service is looked up in PGSERVICEFILE (else `~/.pg_service.conf`),
@@ -25,8 +25,8 @@
 //! Written by hand: no maintained crate reads these files.
 
 use crate::error::Error;
-use clockscope::escape::escape_untrusted;
-use clockscope::input::{self, InputLimit};
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::input::{self, InputLimit};
 use std::path::{Path, PathBuf};
 use tokio_postgres::config::Host;
 use tokio_postgres::Config;

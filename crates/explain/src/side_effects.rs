@@ -161,7 +161,7 @@ pub(crate) fn escape_of(name: &str) -> Option<Escape> {
 
 fn add(found: &mut Vec<Found>, name: &str) {
     if let Some(e) = escape_of(name) {
-        let function = clockscope::escape::escape_untrusted(&name.to_lowercase()).into_owned();
+        let function = clockscope_system::escape::escape_untrusted(&name.to_lowercase()).into_owned();
         if !found.iter().any(|f| f.function == function) {
             found.push(Found { function, why: e.why });
         }

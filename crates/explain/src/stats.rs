@@ -4,7 +4,7 @@
 //!
 //! # The interval
 //! The sign-test interval of the median from order statistics,
-//! [`clockscope::stats::median_interval`] (documented there): needs n >= 6
+//! [`clockscope_system::stats::median_interval`] (documented there): needs n >= 6
 //! ratios at 95%; the same runs give the same interval.
 
 use serde::Serialize;
@@ -18,10 +18,10 @@ pub(crate) struct Spread {
 }
 
 impl Spread {
-    /// `None` for no samples; the median is [`clockscope::stats::median`]
+    /// `None` for no samples; the median is [`clockscope_system::stats::median`]
     /// (the mean of the middle two for an even count).
     pub fn of(samples: &[f64]) -> Option<Spread> {
-        let median = clockscope::stats::median(samples)?;
+        let median = clockscope_system::stats::median(samples)?;
         // The ends of the same total order the median sorts by.
         let min = samples.iter().copied().min_by(f64::total_cmp)?;
         let max = samples.iter().copied().max_by(f64::total_cmp)?;
@@ -29,7 +29,7 @@ impl Spread {
     }
 }
 
-pub use clockscope::stats::{median_interval, Interval, CONFIDENCE};
+pub use clockscope_system::stats::{median_interval, Interval, CONFIDENCE};
 
 /// The precision the noise control aims for: the interval within +-5% of
 /// the median.

@@ -59,9 +59,9 @@ pub use model::{
 pub(crate) use price::measure_page_cache_read;
 
 // One judge, one set of constants, shared with `clockscope check`.
-use clockscope::predict::settings::{self as judge_of, Estimate, SettingDecision, Verdict};
-pub use clockscope::predict::settings::{IO_TIMING_MAX_SHARE, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO};
-pub(crate) use clockscope::predict::settings::{READS_PER_ROW_PER_NODE, READS_PER_WAL_IO};
+use clockscope_pg::predict::settings::{self as judge_of, Estimate, SettingDecision, Verdict};
+pub use clockscope_pg::predict::settings::{IO_TIMING_MAX_SHARE, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO};
+pub(crate) use clockscope_pg::predict::settings::{READS_PER_ROW_PER_NODE, READS_PER_WAL_IO};
 /// The `auto_explain.log_min_duration` recommended in place of 0: the value
 /// in the configuration example of PostgreSQL's auto_explain documentation
 /// (F.4.3); use your own slow-query threshold.

@@ -20,11 +20,11 @@
 //!
 //! Stricter than libpq, on purpose: a file named explicitly (in the DSN, a
 //! `PGSSL*` variable or the service file) that is missing is an error, not
-//! silently skipped. Every file is read bounded ([`clockscope::input`]).
+//! silently skipped. Every file is read bounded ([`clockscope_system::input`]).
 
 use crate::error::Error;
-use clockscope::escape::escape_untrusted;
-use clockscope::input::{self, InputLimit};
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::input::{self, InputLimit};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};

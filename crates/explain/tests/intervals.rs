@@ -6,11 +6,11 @@
 
 mod common;
 
-use clockscope::predict::ExecutorLoopCost;
 use clockscope_explain::clockcost::{ClockCost, MachineClocks};
 use clockscope_explain::measure::{ControlRuns, SourceRuns, StopReason};
 use clockscope_explain::report::{self, Inputs, Report};
 use clockscope_explain::timing_settings::ServerSetting;
+use clockscope_pg::predict::ExecutorLoopCost;
 use proptest::prelude::*;
 
 fn cost(clock: &str, ns: f64, slices: Vec<f64>) -> ClockCost {

@@ -301,7 +301,7 @@ fn machine() -> MachineClocks {
             frequency_khz: None,
             frequency_source: None,
             // The instrumentation model ran (its absence is a warning of its own).
-            executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(
+            executor_loop: Some(clockscope_pg::predict::ExecutorLoopCost::recorded(
                 "clock_gettime (CLOCK_MONOTONIC)",
                 40.0,
             )),

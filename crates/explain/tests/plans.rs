@@ -73,7 +73,7 @@ fn machine(system_ns: f64, rdtsc_ns: Option<f64>) -> MachineClocks {
         frequency_khz: None,
         frequency_source: None,
         // Two reads per row add what two back-to-back reads cost.
-        executor_loop: Some(clockscope::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
+        executor_loop: Some(clockscope_pg::predict::ExecutorLoopCost::recorded(clock, 2.0 * ns)),
     };
     MachineClocks {
         system: cost("clock_gettime (CLOCK_MONOTONIC)", system_ns),
@@ -93,7 +93,7 @@ fn steady_control() -> ControlRuns {
 }
 
 fn median(v: &[f64]) -> f64 {
-    clockscope::stats::median(v).unwrap()
+    clockscope_system::stats::median(v).unwrap()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -266,11 +266,11 @@ fn remote_servers_and_noise_are_warned_about() {
 /// per read) with the system clock, 16 with RDTSC.
 fn model_machine() -> MachineClocks {
     let mut m = machine(30.0, Some(20.0));
-    m.system.executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded(
+    m.system.executor_loop = Some(clockscope_pg::predict::ExecutorLoopCost::recorded(
         "clock_gettime (CLOCK_MONOTONIC)",
         48.0,
     ));
-    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
+    m.rdtsc.as_mut().unwrap().executor_loop = Some(clockscope_pg::predict::ExecutorLoopCost::recorded("RDTSC", 16.0));
     m
 }
 
@@ -378,7 +378,7 @@ fn without_the_model_there_is_no_prediction_and_it_says_why() {
 #[test]
 fn a_model_that_could_not_resolve_the_cost_gives_no_number() {
     let mut m3 = model_machine();
-    let mut unresolved = clockscope::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 1.0);
+    let mut unresolved = clockscope_pg::predict::ExecutorLoopCost::recorded("clock_gettime (CLOCK_MONOTONIC)", 1.0);
     unresolved.added_ns_per_row = None;
     unresolved.added_ns_per_read = None;
     unresolved.resolved = false;

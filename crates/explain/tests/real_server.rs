@@ -50,11 +50,14 @@ const PERMANENT_RELATIONS: &str = "SELECT count(*) FROM pg_class c JOIN pg_names
 fn a_small_run_over_the_unix_socket() {
     let server = testing::shared();
     let before = count(&server, PERMANENT_RELATIONS);
-    let cpus_before = clockscope::crosscpu::affinity::allowed_cpus().unwrap();
+    let cpus_before = clockscope_system::crosscpu::affinity::allowed_cpus().unwrap();
     let r = run(&small(server.socket_dsn(SUPERUSER, "postgres"))).unwrap();
     // The model's slices ran on this thread pinned to the backend's CPU,
     // each time putting the thread's mask back.
-    assert_eq!(clockscope::crosscpu::affinity::allowed_cpus().unwrap(), cpus_before);
+    assert_eq!(
+        clockscope_system::crosscpu::affinity::allowed_cpus().unwrap(),
+        cpus_before
+    );
 
     assert!(r.server_version_num >= 150_000, "{}", r.server_version_num);
     assert!(r

@@ -5,18 +5,18 @@
 
 #![forbid(unsafe_code)]
 
-use clockscope::clock::posix::PgSystemClock;
-use clockscope::counter::calibrate::calibrate_postgresql_native;
-use clockscope::counter::discover::full_budget;
-use clockscope::counter::{self, CounterKind, CounterPairVisitor, Discovery};
-use clockscope::measure::pg_loop::PgTicksToNs;
-use clockscope::tsc::cpuid::CpuidFacts;
-use clockscope::tsc::pg19::{read_current_clocksource, PgTscInfo};
 use clockscope::{ClockSource, Scale};
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::getopt::Ordering;
 use clockscope_cli::pg_test_timing::locale::PgLocale;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
+use clockscope_pg::pg_loop::PgTicksToNs;
+use clockscope_pg::system_clock::PgSystemClock;
+use clockscope_system::counter::calibrate::calibrate_postgresql_native;
+use clockscope_system::counter::discover::full_budget;
+use clockscope_system::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope_system::tsc::cpuid::CpuidFacts;
+use clockscope_system::tsc::pg19::{read_current_clocksource, PgTscInfo};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -142,7 +142,7 @@ fn run_with_counter(
             let report = counter::discover_with(
                 Path::new("/"),
                 None,
-                &Discovery::postgresql(clockscope::tsc::POSTGRES_CALIBRATION_BUDGET_NS),
+                &Discovery::postgresql(clockscope_system::tsc::POSTGRES_CALIBRATION_BUDGET_NS),
                 &full_budget,
             );
             let timer = report.generic_timer().map(|t| {
@@ -179,7 +179,7 @@ fn run_with_counter(
         conv,
         closing_lines,
     };
-    match counter::arch::visit_pair(scale, run) {
+    match clockscope::visit_pair(scale, run) {
         Ok(result) => result,
         // Unreachable where PostgreSQL can read the TSC (RDTSCP is required).
         Err(_) => ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err),

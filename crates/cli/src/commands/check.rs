@@ -20,15 +20,15 @@ use crate::output_file::{self, Destination, OutputFile};
 use crate::{export, progress};
 use anyhow::{bail, Context};
 use clap::Args;
-use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::counter::{self, CounterDetails};
-use clockscope::escape::escape_untrusted;
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::interference::{self, Interference, RunQuality, Snapshot};
-use clockscope::measure::{measure, observed_step_ns, Control, Measurement};
-use clockscope::predict::executor_loop::{self, ExecutorLoopCost};
-use clockscope::predict::read_cost;
-use clockscope::predict::settings::{page_read, Estimate};
+use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::{measure, Control, Measurement};
+use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost};
+use clockscope_pg::predict::read_cost;
+use clockscope_pg::predict::settings::{page_read, Estimate};
+use clockscope_system::counter::{self, CounterDetails};
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::interference::{self, Interference, RunQuality, Snapshot};
+use clockscope_system::linux::LinuxEvidence;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -92,7 +92,10 @@ impl CheckArgs {
 /// The clocks measured by default: the system clock and the CPU counter's
 /// precise and fast reads (PostgreSQL 19's three).
 pub fn default_clocks() -> Vec<ClockId> {
-    let counters = [counter::arch::PRECISE, counter::arch::FAST];
+    let counters = [
+        counter::native_kind().map(|k| k.ordered_read()),
+        counter::native_kind().map(|k| k.fast_read()),
+    ];
     let mut v = vec![ClockId::Monotonic];
     v.extend(counters.into_iter().flatten().filter(|c| c.is_supported().is_ok()));
     v
@@ -128,7 +131,7 @@ pub fn measure_once<C: ClockSource>(
     clock: &C,
     duration_ns: u64,
     cpus: Option<&[usize]>,
-    mut control: impl FnMut(&clockscope::measure::Progress) -> Control,
+    mut control: impl FnMut(&clockscope::Progress) -> Control,
 ) -> (Measurement, Interference) {
     let root = Path::new("/");
     let before = Snapshot::take(root, cpus);
@@ -193,13 +196,13 @@ impl ClockVisitor for MeasureClock<'_> {
                 }
             })
         });
-        let step = observed_step_ns(clock, &m);
+        let step = m.observed_step_ns(clock);
         (m, step, i)
     }
 }
 
 /// Runs the library's model of PostgreSQL 19's per-row instrumentation
-/// (clockscope::predict::executor_loop) with one clock in its fast-read slot:
+/// (clockscope_pg::predict::executor_loop) with one clock in its fast-read slot:
 /// the system clock behind the `timing_tsc_enabled` branch, or the counter's
 /// fast read; its run time bounded by `budget_ns`, in slices pinned to this
 /// process's CPUs in turn.
@@ -243,7 +246,7 @@ pub fn measure_executor_loops(
             counter: id.is_counter(),
             budget_ns,
         };
-        if let Ok(Some(cost)) = clock::visit(id, counter.scale, visitor) {
+        if let Ok(Some(cost)) = clockscope::visit(id, counter.scale, visitor) {
             out.push(cost);
         }
         bar.inc(1);
@@ -253,7 +256,7 @@ pub fn measure_executor_loops(
 }
 
 /// One clock's back-to-back read cost with its 95% interval
-/// ([`clockscope::predict::read_cost`]): `INSTR_TIME_SET_CURRENT`'s price
+/// ([`clockscope_pg::predict::read_cost`]): `INSTR_TIME_SET_CURRENT`'s price
 /// around an I/O, as `clockscope explain` measures it.
 struct ReadCostOf {
     budget_ns: u64,
@@ -283,7 +286,11 @@ pub fn measure_io_prices(
         stats
             .iter()
             .any(|c| c.name == id.cli_name() && c.loops > 0)
-            .then(|| clock::visit(id, counter.scale, ReadCostOf { budget_ns }).ok().flatten())
+            .then(|| {
+                clockscope::visit(id, counter.scale, ReadCostOf { budget_ns })
+                    .ok()
+                    .flatten()
+            })
             .flatten()
     };
     verdict::IoPrices {
@@ -353,7 +360,7 @@ pub fn measure_clocks(
     let mut stats = Vec::new();
     let mut skipped = Vec::new();
     let mut interrupted = false;
-    let cpus = clockscope::crosscpu::affinity::allowed_cpus().ok();
+    let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
     for &id in clocks {
         if interrupted {
             skipped.push(Skipped {
@@ -367,7 +374,7 @@ pub fn measure_clocks(
             bar: &bar,
             cpus: cpus.as_deref(),
         };
-        match clock::visit(id, counter_scale, visitor) {
+        match clockscope::visit(id, counter_scale, visitor) {
             Ok((m, step, interference)) => {
                 interrupted |= m.interrupted;
                 let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
@@ -523,7 +530,7 @@ pub fn run(args: &CheckArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         stats,
         skipped,
         interrupted,
-        allowed_cpus: clockscope::crosscpu::affinity::allowed_cpus().ok(),
+        allowed_cpus: clockscope_system::crosscpu::affinity::allowed_cpus().ok(),
         executor_loops,
         io_prices,
     };

@@ -8,10 +8,10 @@ use crate::gather::environment;
 use crate::model::clocks::{ClockEntry, ClocksReport, PROBE_NS, SCHEMA_VERSION};
 use crate::model::stamp::{ReportStamp, Stamped};
 use clap::Args;
-use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::linux::LinuxEvidence;
-use clockscope::measure::interference::{self, Interference};
-use clockscope::measure::{observed_step_ns, Control};
+use clockscope::Control;
+use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope_system::interference::{self, Interference};
+use clockscope_system::linux::LinuxEvidence;
 use std::io::Write;
 use std::path::Path;
 
@@ -38,13 +38,13 @@ impl ClockVisitor for Probe<'_> {
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
         let (m, i) = crate::commands::check::measure_once(clock, PROBE_NS, self.cpus, |_| Control::Continue);
         let cost = interference::read_cost_ns(&m, &interference::find_gaps(&m.histogram));
-        (observed_step_ns(clock, &m), m.avg_loop_ns(), cost, i)
+        (m.observed_step_ns(clock), m.avg_loop_ns(), cost, i)
     }
 }
 
 /// Probes every clock.
 pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
-    let cpus = clockscope::crosscpu::affinity::allowed_cpus().ok();
+    let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
     let clocks = ClockId::ALL
         .into_iter()
         .map(|id| {
@@ -52,7 +52,7 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
                 .then(|| counter.scale.map(|s| 1e9 / s.hz() as f64))
                 .flatten();
             let probe = Probe { cpus: cpus.as_deref() };
-            let (works, reason, res, avg, cost, interference) = match clock::visit(id, counter.scale, probe) {
+            let (works, reason, res, avg, cost, interference) = match clockscope::visit(id, counter.scale, probe) {
                 Ok((res, avg, cost, i)) => (true, None, res, avg, cost, Some(i)),
                 Err(e) => {
                     let reason = counter.skip_reason(&e);

@@ -3,9 +3,9 @@
 //! counter (RDTSCP / ISB;CNTVCT_EL0) and clock_gettime(CLOCK_MONOTONIC).
 //!
 //! Pipeline: CPUs (affinity mask, online, cgroup cpuset) -> topology
-//! (`clockscope::linux::read_topology`) -> plan (`clockscope::crosscpu::plan`:
+//! (`clockscope_system::linux::read_topology`) -> plan (`clockscope_system::crosscpu::plan`:
 //! pairs and time; `--plan` prints it and stops) -> counter frequency
-//! (calibration) -> `clockscope::crosscpu::run_plan` -> text or JSON, with the
+//! (calibration) -> `clockscope_system::crosscpu::run_plan` -> text or JSON, with the
 //! results by package pair.
 //! Exit status: 0 nothing wrong, 1 a warp or a proven offset, 2 an error, 130
 //! interrupted (what was measured is printed).
@@ -19,10 +19,12 @@ use crate::args::{parse_seconds, seconds_to_ns};
 use crate::{exit, progress};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use clockscope::counter::calibrate::calibrate_counter;
-use clockscope::crosscpu::{self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, PlanError, Settings};
-use clockscope::linux::{self, CpuList, Evidence};
 use clockscope::Scale;
+use clockscope_system::counter::calibrate::calibrate_counter;
+use clockscope_system::crosscpu::{
+    self, clocks, CpuContext, CrossCpuReport, OsPinner, PairMode, Plan, PlanError, Settings,
+};
+use clockscope_system::linux::{self, CpuList, Evidence};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,13 +1,13 @@
 //! `clockscope dmesg [FILE|-]`: explains a kernel log — this machine's
 //! (`/dev/kmsg`), a saved file, or one pasted on stdin (`-`) — with the
-//! interpretation `check` and `tsc` use ([`clockscope::kernel_log`]): the
+//! interpretation `check` and `tsc` use ([`clockscope_system::kernel_log`]): the
 //! TSC and clocksource events in order, what they add up to, what it means
 //! for PostgreSQL and what to do.
 //!
 //! Bounded like every input: a file must be a regular file of at most
-//! [`clockscope::input::KERNEL_LOG_TEXT`] (8 MiB; a FIFO, socket or device
+//! [`clockscope_system::input::KERNEL_LOG_TEXT`] (8 MiB; a FIFO, socket or device
 //! is refused without being opened); stdin is read up to the same cap; the
-//! interpretation reads at most [`clockscope::kernel_log::MAX_LOG_LINES`]
+//! interpretation reads at most [`clockscope_system::kernel_log::MAX_LOG_LINES`]
 //! lines. Exit status (one meaning across commands): 0 nothing to act on,
 //! 1 something the user should act on (the log ends on a clocksource that
 //! costs a system call per read, or the kernel marked the TSC unstable and no
@@ -20,9 +20,9 @@ use crate::export::{self, Renderer};
 use crate::model::dmesg::{DmesgReport, SCHEMA_VERSION};
 use crate::model::stamp::{ReportStamp, Stamped};
 use clap::Args;
-use clockscope::input::{InputError, KERNEL_LOG_TEXT};
-use clockscope::kernel_log::{self, Machine};
-use clockscope::linux::{self, LinuxEvidence};
+use clockscope_system::input::{InputError, KERNEL_LOG_TEXT};
+use clockscope_system::kernel_log::{self, Machine};
+use clockscope_system::linux::{self, LinuxEvidence};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -72,11 +72,11 @@ fn read_stdin(input: &mut dyn Read) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// A saved log: a regular file through [`clockscope::input`]. Bytes that are
+/// A saved log: a regular file through [`clockscope_system::input`]. Bytes that are
 /// not UTF-8 (a paste through a Latin-1 terminal) are replaced, not refused.
 fn read_file(path: &Path) -> anyhow::Result<String> {
     let bytes =
-        clockscope::input::read_bytes(path, &KERNEL_LOG_TEXT).map_err(|e: InputError| anyhow::anyhow!("{e}"))?;
+        clockscope_system::input::read_bytes(path, &KERNEL_LOG_TEXT).map_err(|e: InputError| anyhow::anyhow!("{e}"))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

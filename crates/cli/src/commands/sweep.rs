@@ -5,7 +5,7 @@
 //! Without `--apply` it lists the clocksources and says what it would do.
 //! With `--apply` (root only) it takes the machine's sweep lock
 //! ([`SwitchLock`]: one sweep at a time), switches to each one through
-//! [`clockscope::linux::clocksource`] (a name still available, written, then
+//! [`clockscope_system::linux::clocksource`] (a name still available, written, then
 //! read back), measures the system clock with `check`'s engine (the
 //! library's loop, `check`'s statistics and verdict: PostgreSQL's rule,
 //! syscall fallback, the EXPLAIN prediction) in [`ROUNDS`] interleaved
@@ -31,12 +31,12 @@ use crate::model::sweep::{SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
-use clockscope::clock::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::escape::escape_untrusted;
-use clockscope::linux::clocksource::{
+use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::{measure, Control};
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::linux::clocksource::{
     check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
-use clockscope::measure::{measure, Control};
 use std::any::Any;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -174,7 +174,7 @@ impl ClockVisitor for MeasureSystemClock<'_> {
             }
         });
         let mut s = ClockStats::from_measurement(ClockId::Monotonic, &m, None);
-        s.resolution_ns = clockscope::measure::observed_step_ns(clock, &m);
+        s.resolution_ns = m.observed_step_ns(clock);
         s
     }
 }
@@ -183,7 +183,7 @@ impl ClockVisitor for MeasureSystemClock<'_> {
 pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Result<ClockStats> {
     let bar = progress::bar("measuring", duration_ns);
     bar.set_prefix(format!("clocksource {}", escape_untrusted(clocksource)));
-    let stats = clock::visit(ClockId::Monotonic, None, MeasureSystemClock { duration_ns, bar: &bar })?;
+    let stats = clockscope::visit(ClockId::Monotonic, None, MeasureSystemClock { duration_ns, bar: &bar })?;
     bar.finish_and_clear();
     Ok(stats)
 }
@@ -283,7 +283,7 @@ pub fn sweep(
         stamp: crate::model::stamp::ReportStamp::now(SCHEMA_VERSION),
         clocksource_dir: clocksource_dir.to_string(),
         // By what the files are (on a sysfs mount), not how the path is spelled.
-        live_sysfs: clockscope::linux::identity::is_kernel_clocksource_dir(&args.sysfs().join(CLOCKSOURCE0)),
+        live_sysfs: clockscope_system::linux::identity::is_kernel_clocksource_dir(&args.sysfs().join(CLOCKSOURCE0)),
         original: original.clone(),
         available,
         planned: planned.clone(),
@@ -455,7 +455,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let sysfs = args.sysfs();
     let control = Arc::new(SysfsClocksource::new(&sysfs));
     let dir = sysfs.join(CLOCKSOURCE0).to_string_lossy().into_owned();
-    let euid = clockscope::linux::clocksource::effective_uid();
+    let euid = clockscope_system::linux::clocksource::effective_uid();
     let lock = if args.apply {
         require_root(euid)?;
         // Bad names and missing files are refused before the lock file is made.

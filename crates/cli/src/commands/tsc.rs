@@ -1,6 +1,6 @@
 //! `clockscope tsc`: the TSC's CPUID and kernel evidence, its frequency from
 //! every source, which frequency PostgreSQL 19 and clockscope use, and both
-//! trust decisions, as text or JSON ([`clockscope::tsc::TscReport`]); with
+//! trust decisions, as text or JSON ([`clockscope_system::tsc::TscReport`]); with
 //! the independent evidence beside it: the NTP state (adjtimex) and, with
 //! `--drift SECONDS`, the counter's rate against CLOCK_REALTIME and
 //! CLOCK_MONOTONIC_RAW over a window ([`TscOutput`]).
@@ -11,10 +11,10 @@ use crate::export::{self, Renderer};
 use crate::model::stamp::{ReportStamp, Stamped};
 use crate::model::tsc::{GenericTimerOutput, TscOutput, GENERIC_TIMER_SCHEMA_VERSION, SCHEMA_VERSION};
 use clap::Args;
-use clockscope::counter::drift::{DriftPlan, DriftReport};
-use clockscope::counter::{self, CounterKind, Discovery};
-use clockscope::tsc::cpuid::{parse_dump, record_native};
-use clockscope::tsc::TscReport;
+use clockscope_system::counter::drift::{DriftPlan, DriftReport};
+use clockscope_system::counter::{self, CounterKind, Discovery};
+use clockscope_system::tsc::cpuid::{parse_dump, record_native};
+use clockscope_system::tsc::TscReport;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -66,11 +66,12 @@ pub struct TscArgs {
     pub verbose: crate::args::VerboseArg,
 }
 
-/// Reads a dump file as text through [`clockscope::input`]: a regular file
+/// Reads a dump file as text through [`clockscope_system::input`]: a regular file
 /// only (a FIFO or device is refused at once), at most
-/// [`clockscope::input::CPUID_DUMP`] bytes (4 MiB).
+/// [`clockscope_system::input::CPUID_DUMP`] bytes (4 MiB).
 fn read_dump(path: &Path) -> anyhow::Result<String> {
-    clockscope::input::read_text(path, &clockscope::input::CPUID_DUMP).map_err(|e| anyhow::anyhow!("--cpuid-dump {e}"))
+    clockscope_system::input::read_text(path, &clockscope_system::input::CPUID_DUMP)
+        .map_err(|e| anyhow::anyhow!("--cpuid-dump {e}"))
 }
 
 /// Measures `--drift` against `nominal_hz`, telling stderr what it does.
@@ -81,7 +82,7 @@ fn measure_drift(seconds: u64, nominal_hz: f64) -> anyhow::Result<DriftReport> {
         "measuring the counter's drift for {seconds} s (Ctrl-C stops it with a partial result)"
     );
     let plan = DriftPlan::new(seconds, nominal_hz);
-    clockscope::counter::drift::measure_native_drift(&plan, exit::interrupted)
+    clockscope_system::counter::drift::measure_native_drift(&plan, exit::interrupted)
         .map_err(|e| anyhow::anyhow!("--drift: {e}"))
 }
 
@@ -99,7 +100,7 @@ fn add_postgresql_calibration_runs(r: &mut TscReport) {
     }
     let runs: Vec<u64> = (1..POSTGRESQL_CALIBRATION_RUNS)
         .map(|_| {
-            clockscope::counter::calibrate::calibrate_postgresql_native()
+            clockscope_system::counter::calibrate::calibrate_postgresql_native()
                 .khz
                 .unwrap_or(0)
         })
@@ -152,7 +153,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             let dump = parse_dump(&text).map_err(|e| {
                 anyhow::anyhow!(
                     "--cpuid-dump {}: {e}",
-                    clockscope::escape::escape_untrusted(&path.to_string_lossy())
+                    clockscope_system::escape::escape_untrusted(&path.to_string_lossy())
                 )
             })?;
             TscReport::from_dump(&dump)
@@ -161,7 +162,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             if !root.is_dir() {
                 anyhow::bail!("--root {}: not a directory", root.display());
             }
-            let mut r = clockscope::counter::detect_tsc(&root, args.calibration_ms * 1_000_000);
+            let mut r = clockscope_system::counter::detect_tsc(&root, args.calibration_ms * 1_000_000);
             add_postgresql_calibration_runs(&mut r);
             r
         }

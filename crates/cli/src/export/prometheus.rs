@@ -4,7 +4,7 @@
 //! with its other formats (`export::check::prometheus`, ...) and is listed in
 //! `docs/metrics.md`.
 
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -13,8 +13,8 @@
 
 pub use super::fit::{cut, fit_line, FitWriter, REPORT_COLUMNS};
 use crate::model::stamp::ReportStamp;
-use clockscope::counter::Check;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::counter::Check;
+use clockscope_system::escape::escape_untrusted;
 use std::io::{self, Write};
 
 /// `out`, with every line fitted to [`REPORT_COLUMNS`].

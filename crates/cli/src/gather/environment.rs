@@ -4,11 +4,11 @@
 
 use crate::export::text::{check_line, CheckStyle};
 use crate::model::check::Environment;
-use clockscope::counter::{self, CounterDetails, Discovery};
-use clockscope::linux::ntp::NtpState;
-use clockscope::linux::tsc_messages::{self, Machine};
-use clockscope::linux::LinuxEvidence;
 use clockscope::Scale;
+use clockscope_system::counter::{self, CounterDetails, Discovery};
+use clockscope_system::linux::ntp::NtpState;
+use clockscope_system::linux::tsc_messages::{self, Machine};
+use clockscope_system::linux::LinuxEvidence;
 use std::path::Path;
 
 /// How the CPU counter (TSC / generic timer) will be converted and whether it is trusted.
@@ -28,7 +28,7 @@ pub struct CounterSetup {
     pub unusable_reason: Option<String>,
     pub hypervisor: Option<String>,
     /// CPUID as read before measuring (x86-64).
-    pub cpuid: Option<clockscope::tsc::cpuid::CpuidFacts>,
+    pub cpuid: Option<clockscope_system::tsc::cpuid::CpuidFacts>,
     /// Set when the counter's calibration is grossly off its frequency:
     /// time is changed on its way to clockscope (the full report only).
     pub time_interposition: Option<String>,
@@ -48,7 +48,7 @@ impl CounterSetup {
 /// Budget of the calibration run before measuring when no authoritative
 /// frequency exists (CPUID, hypervisor leaf, perf page, kernel log): the
 /// library's default, PostgreSQL's own 50 ms bound.
-pub const QUICK_CALIBRATION_NS: u64 = clockscope::counter::calibrate::DEFAULT_BUDGET_NS;
+pub const QUICK_CALIBRATION_NS: u64 = clockscope::Calibration::DEFAULT_BUDGET_NS;
 /// Budget of the cross-check calibration in the full report, run after the
 /// measurements (the `clockscope tsc` default).
 pub const REPORT_CALIBRATION_NS: u64 = 200_000_000;
@@ -171,8 +171,8 @@ pub fn build(linux: &LinuxEvidence, counter: &CounterSetup, allowed_cpus: Option
 /// the kernel files are this machine's (`/` under any name: known by its
 /// device and inode, not its spelling).
 pub fn read_ntp_under(root: &Path) -> Result<NtpState, String> {
-    if clockscope::linux::identity::is_this_root(root) {
-        clockscope::linux::ntp::read_ntp(&clockscope::linux::ntp::SystemNtp)
+    if clockscope_system::linux::identity::is_this_root(root) {
+        clockscope_system::linux::ntp::read_ntp(&clockscope_system::linux::ntp::SystemNtp)
     } else {
         Err("not read: kernel files under another root".to_string())
     }

@@ -7,9 +7,9 @@
 //! burst of interference (another process on the CPU for a second) lands
 //! in one slice of one clocksource, not in one clocksource's whole run. A
 //! slice's read cost is `check`'s (the mean read without interference gaps,
-//! [`clockscope::measure::interference::read_cost_ns`]); a row's read cost
+//! [`clockscope_system::interference::read_cost_ns`]); a row's read cost
 //! is the median of its slices, with the median's order-statistics 95%
-//! interval ([`clockscope::stats::median_interval`], which needs 6 samples;
+//! interval ([`clockscope_system::stats::median_interval`], which needs 6 samples;
 //! [`ROUNDS`] says why 10). A median always lies inside its interval.
 //!
 //! A change is advised only when both hold: the intervals of the cheapest
@@ -20,7 +20,7 @@
 
 use crate::model::check::stats::{ClockStats, Percentiles};
 use crate::model::sweep::{Recommendation, SweepResult};
-use clockscope::stats::{median, median_interval, Interval, CONFIDENCE};
+use clockscope_system::stats::{median, median_interval, Interval, CONFIDENCE};
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
 /// times, `-d / ROUNDS` each. 6 is the fewest samples with a 95% interval

@@ -1,7 +1,7 @@
 //! What `clockscope clocks` found: every clock source, whether it works here,
 //! and its resolution.
 
-use clockscope::measure::interference::Interference;
+use clockscope_system::interference::Interference;
 use serde::Serialize;
 
 /// Version of the JSON layout (`schema_version`); bumped on incompatible changes.

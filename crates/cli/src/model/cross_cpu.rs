@@ -2,8 +2,8 @@
 //! plan, the counter calibration and the library's report.
 
 use crate::exit;
-use clockscope::counter::calibrate::Calibration;
-use clockscope::crosscpu::{CpuContext, CrossCpuReport, Plan};
+use clockscope_system::counter::calibrate::Calibration;
+use clockscope_system::crosscpu::{CpuContext, CrossCpuReport, Plan};
 
 /// Version of `cross-cpu`'s JSON layout (`schema_version`, docs/schema/cross-cpu.schema.json).
 pub const SCHEMA_VERSION: u32 = 1;

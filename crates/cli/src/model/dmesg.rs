@@ -1,8 +1,8 @@
 //! What `clockscope dmesg` reports: a kernel log's TSC and clocksource
-//! events and their summary ([`clockscope::kernel_log::Summary`]), with where
+//! events and their summary ([`clockscope_system::kernel_log::Summary`]), with where
 //! the log came from.
 
-use clockscope::kernel_log::Summary;
+use clockscope_system::kernel_log::Summary;
 use serde::Serialize;
 
 /// Version of `docs/schema/dmesg.schema.json`.

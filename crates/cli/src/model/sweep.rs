@@ -25,7 +25,7 @@ pub struct SweepResult {
     /// Each round's read cost, ns, in the order measured.
     pub read_cost_rounds_ns: Vec<f64>,
     /// The 95% interval of the median read cost (order statistics); null under 6 rounds.
-    pub read_cost_interval_ns: Option<clockscope::stats::Interval>,
+    pub read_cost_interval_ns: Option<clockscope_system::stats::Interval>,
     /// pg_test_timing's average loop time, ns.
     pub avg_loop_ns: f64,
     pub loops: u64,

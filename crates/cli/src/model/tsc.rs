@@ -1,9 +1,9 @@
 //! What `clockscope tsc` measured, as written to JSON: the library's TSC or
 //! generic-timer report with the evidence read beside it (NTP, `--drift`).
 
-use clockscope::counter::drift::DriftReport;
-use clockscope::linux::ntp::NtpState;
-use clockscope::tsc::TscReport;
+use clockscope_system::counter::drift::DriftReport;
+use clockscope_system::linux::ntp::NtpState;
+use clockscope_system::tsc::TscReport;
 use serde::Serialize;
 use std::path::Path;
 
@@ -35,7 +35,7 @@ pub struct TscOutput<'a> {
 #[derive(Serialize)]
 pub struct GenericTimerOutput<'a> {
     #[serde(flatten)]
-    pub report: &'a clockscope::arm::GenericTimerReport,
+    pub report: &'a clockscope_system::arm::GenericTimerReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<&'a DriftReport>,
 }

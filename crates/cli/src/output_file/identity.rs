@@ -9,7 +9,7 @@
 //! file). A character device (`/dev/null`, a terminal) is never "the same
 //! file": two streams written to one replace nothing.
 
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::AsFd;

@@ -30,7 +30,7 @@ pub use identity::{refuse_input_as_output, refuse_same_file, Destination, Input}
 
 use crate::exit;
 use anyhow::anyhow;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use replace::{Keep, Replacement, Temp};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

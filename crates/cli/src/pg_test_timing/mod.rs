@@ -9,7 +9,7 @@
 //! precise (RDTSCP) block, an empty line, the fast (RDTSC) block, an empty
 //! line; then always `TSC frequency source`, `TSC frequency in use`, the
 //! calibration line (PostgreSQL's calibration, run once per process and
-//! cached: [`clockscope::tsc::pg19`]), the >10% WARNING/HINT with exit 1,
+//! cached: [`clockscope_system::tsc::pg19`]), the >10% WARNING/HINT with exit 1,
 //! and the closing sentence after an empty line. A backward step ends the
 //! run with PostgreSQL's two-line message and exit 1.
 //!
@@ -30,9 +30,9 @@ pub mod mo;
 pub mod printf;
 pub mod report;
 
-use clockscope::measure::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs, PgTimingRun};
-use clockscope::tsc::pg19::PgTscInfo;
 use clockscope::ClockSource;
+use clockscope_pg::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs, PgTimingRun};
+use clockscope_system::tsc::pg19::PgTscInfo;
 use locale::PgLocale;
 use printf::Arg;
 use std::io::{self, Write};

@@ -1,12 +1,12 @@
 //! PostgreSQL 19's pg_test_timing output, byte for byte, from a
-//! [`PgTimingRun`] (PostgreSQL 19's loop, `clockscope::measure::pg_loop`):
+//! [`PgTimingRun`] (PostgreSQL 19's loop, `clockscope_pg::pg_loop`):
 //! the average loop time, the log2 histogram and the list of exact durations
 //! up to the cutoff, each message through the locale ([`PgLocale`]: its
 //! catalog and its decimal point) and formatted as C's `printf` formats it.
 
 use super::locale::PgLocale;
 use super::printf::Arg;
-use clockscope::measure::pg_loop::{PgTimingRun, NUM_DIRECT};
+use clockscope_pg::pg_loop::{PgTimingRun, NUM_DIRECT};
 use std::io::{self, Write};
 
 /// `PACKAGE_BUGREPORT`.

@@ -7,11 +7,11 @@
 
 /// libfaketime: whether it works here, a clock stepped back mid-run.
 pub mod faketime;
-#[path = "../../../clockscope/tests/common/skip.rs"]
+#[path = "../../../system/tests/common/skip.rs"]
 pub mod skip;
 /// Snapshots and the one-screen line count (issue 24).
 pub mod snapshot;
-#[path = "../../../clockscope/tests/common/time_limit.rs"]
+#[path = "../../../system/tests/common/time_limit.rs"]
 pub mod time_limit;
 
 use std::process::{Command, Output, Stdio};
@@ -30,7 +30,7 @@ pub fn clockscope(args: &[&str]) -> Output {
 
 /// The CPUs this process may run on.
 pub fn allowed_cpus() -> Vec<usize> {
-    clockscope::crosscpu::affinity::allowed_cpus().unwrap()
+    clockscope_system::crosscpu::affinity::allowed_cpus().unwrap()
 }
 
 /// Whether util-linux's `taskset` is installed (to narrow the affinity mask).

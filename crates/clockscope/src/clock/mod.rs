@@ -7,18 +7,19 @@
 //! per read). [`ClockId`] names every source the tools know; [`visit`] turns an
 //! id into a concrete source and hands it to a [`ClockVisitor`].
 //!
-//! The counter sources are chosen per platform: `arch` is `x86_64.rs` (RDTSC,
-//! RDTSCP, LFENCE;RDTSC), `aarch64.rs` (CNTVCT_EL0) or `fallback.rs` (no
-//! counter); the instructions themselves are [`crate::cpu`]'s, the one
-//! place that executes them. `posix.rs` holds the
+//! The counter sources are the platform's (`arch/x86_64.rs`: RDTSC, RDTSCP,
+//! LFENCE;RDTSC; `arch/aarch64.rs`: CNTVCT_EL0; `arch/fallback.rs`: none),
+//! the one place that executes those instructions. `posix.rs` holds the
 //! clock_gettime/gettimeofday sources every Unix has.
 
-#[cfg_attr(target_arch = "x86_64", path = "x86_64.rs")]
-#[cfg_attr(target_arch = "aarch64", path = "aarch64.rs")]
-#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), path = "fallback.rs")]
-pub mod arch;
-pub mod posix;
-pub mod scripted;
+mod posix;
+#[cfg(any(test, feature = "testing"))]
+mod scripted;
+
+use crate::arch;
+pub use posix::PosixClock;
+#[cfg(any(test, feature = "testing"))]
+pub use scripted::ScriptedClock;
 
 use crate::convert::Scale;
 use crate::ticks::Ticks;
@@ -64,7 +65,7 @@ impl<C: ClockSource + ?Sized> ClockSource for &C {
 
 /// What a clock counts, so reports can say where its resolution comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockKind {
+pub(crate) enum ClockKind {
     /// A POSIX clock read with clock_gettime (vDSO or syscall).
     Posix(libc::clockid_t),
     /// gettimeofday(2): microseconds of wall time.
@@ -184,7 +185,7 @@ impl ClockId {
     }
 
     /// What the source counts.
-    pub const fn kind(self) -> ClockKind {
+    pub(crate) const fn kind(self) -> ClockKind {
         match self {
             ClockId::Monotonic => ClockKind::Posix(libc::CLOCK_MONOTONIC),
             ClockId::MonotonicRaw => ClockKind::Posix(libc::CLOCK_MONOTONIC_RAW),
@@ -273,7 +274,7 @@ pub trait ClockVisitor {
 pub fn visit<V: ClockVisitor>(id: ClockId, counter_scale: Option<Scale>, visitor: V) -> Result<V::Output, ClockError> {
     id.is_supported()?;
     match id.kind() {
-        ClockKind::Posix(cid) => Ok(visitor.visit(&posix::PosixClock::new(cid, id.display_name()))),
+        ClockKind::Posix(cid) => Ok(visitor.visit(&PosixClock::new(cid, id.display_name()))),
         ClockKind::GetTimeOfDay => Ok(visitor.visit(&posix::GetTimeOfDay)),
         ClockKind::StdInstant => Ok(visitor.visit(&posix::StdInstant::new())),
         ClockKind::Counter => {

@@ -41,7 +41,7 @@ impl PosixClock {
     #[inline(always)]
     // `time_t` and `c_long` are i32 on 32-bit targets: the casts are no-ops only here.
     #[allow(clippy::unnecessary_cast)]
-    pub(crate) fn now_timespec(&self) -> (i64, i64) {
+    pub fn now_timespec(&self) -> (i64, i64) {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: as in `gettime_ns`: a valid, writable timespec; an invalid
         // id leaves it zeroed.
@@ -71,43 +71,6 @@ impl ClockSource for PosixClock {
     #[inline(always)]
     fn now(&self) -> Ticks {
         Ticks::from_raw(gettime_ns(self.id))
-    }
-    fn scale(&self) -> Scale {
-        Scale::NANOSECONDS
-    }
-}
-
-/// PostgreSQL 19's system read, `pg_get_ticks_system()`: clock_gettime
-/// (CLOCK_MONOTONIC) into a timespec that is not zeroed first, then
-/// `tv_sec * 10^9 + tv_nsec`. The drop-in `pg_test_timing` reads its system
-/// block with it so that its loop does upstream's work and no more;
-/// [`PosixClock`] zeroes its timespec before each call (one more store per
-/// read, which measured about 1.5% of the loop on the AMD EPYC guest,
-/// bench/README.md). Where upstream ignores the return value, we test it
-/// (never reading a timespec the call did not fill): a predicted branch.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PgSystemClock;
-
-impl ClockSource for PgSystemClock {
-    fn name(&self) -> &'static str {
-        "clock_gettime (CLOCK_MONOTONIC)"
-    }
-    #[inline(always)]
-    fn now(&self) -> Ticks {
-        let mut ts = std::mem::MaybeUninit::<libc::timespec>::uninit();
-        // SAFETY: `ts` points to writable memory for one timespec, which
-        // clock_gettime fills when it returns 0; CLOCK_MONOTONIC exists on
-        // every Linux.
-        if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, ts.as_mut_ptr()) } != 0 {
-            return Ticks::from_raw(0);
-        }
-        // SAFETY: the call returned 0, so it wrote the whole timespec.
-        let ts = unsafe { ts.assume_init() };
-        Ticks::from_raw(
-            (ts.tv_sec as u64)
-                .wrapping_mul(1_000_000_000)
-                .wrapping_add(ts.tv_nsec as u64),
-        )
     }
     fn scale(&self) -> Scale {
         Scale::NANOSECONDS
@@ -201,25 +164,5 @@ impl ClockSource for StdInstant {
     }
     fn scale(&self) -> Scale {
         Scale::NANOSECONDS
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn postgresql_system_read_is_clock_monotonic() {
-        // CLOCK_MONOTONIC never goes back: a PgSystemClock read lies between
-        // two PosixClock::monotonic reads taken around it.
-        let (posix, pg) = (PosixClock::monotonic(), PgSystemClock);
-        for _ in 0..1000 {
-            let a = posix.now();
-            let b = pg.now();
-            let c = posix.now();
-            assert!(a <= b && b <= c, "{a:?} {b:?} {c:?}");
-        }
-        assert_eq!(pg.name(), posix.name());
-        assert_eq!(pg.scale(), Scale::NANOSECONDS);
     }
 }

@@ -14,9 +14,9 @@
 use serde::Serialize;
 
 /// Differences below this many ns are counted exactly.
-pub const EXACT_LIMIT_NS: u64 = 10_000;
+pub(crate) const EXACT_LIMIT_NS: u64 = 10_000;
 /// Log2 buckets: 0 and one per bit of a u64.
-pub const BUCKETS: usize = 65;
+pub(crate) const BUCKETS: usize = 65;
 
 /// Counts of successive-reading differences, in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +40,24 @@ pub struct Percentile {
     pub exact: bool,
 }
 
+impl Histogram {
+    /// Differences below this many ns are counted exactly (one slot per ns).
+    pub const EXACT_LIMIT_NS: u64 = EXACT_LIMIT_NS;
+    /// Log2 buckets: 0 and one per bit of a u64.
+    pub const BUCKETS: usize = BUCKETS;
+
+    /// The log2 bucket of a difference: 0 for 0, else highest set bit + 1.
+    #[inline(always)]
+    pub const fn bucket_of(ns: u64) -> usize {
+        bucket_of(ns)
+    }
+
+    /// The largest value bucket `b` holds: `2^b - 1`.
+    pub const fn bucket_upper_ns(b: usize) -> u64 {
+        bucket_upper_ns(b)
+    }
+}
+
 impl Default for Histogram {
     fn default() -> Self {
         Histogram::new()
@@ -48,12 +66,12 @@ impl Default for Histogram {
 
 /// The log2 bucket of a difference: 0 for 0, else highest set bit + 1.
 #[inline(always)]
-pub const fn bucket_of(ns: u64) -> usize {
+pub(crate) const fn bucket_of(ns: u64) -> usize {
     (u64::BITS - ns.leading_zeros()) as usize
 }
 
 /// The largest value bucket `b` holds: `2^b - 1`.
-pub const fn bucket_upper_ns(b: usize) -> u64 {
+pub(crate) const fn bucket_upper_ns(b: usize) -> u64 {
     if b >= 64 {
         u64::MAX
     } else {

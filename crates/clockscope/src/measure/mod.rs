@@ -36,18 +36,17 @@
 //! compare and one increment besides the read: our loop stays within a few ns
 //! of a bare read, where PostgreSQL's converts and buckets every difference.
 
-pub mod histogram;
-pub mod interference;
-pub mod pg_loop;
+mod histogram;
 
-pub use histogram::{Histogram, Percentile, EXACT_LIMIT_NS};
+use histogram::EXACT_LIMIT_NS;
+pub use histogram::{Histogram, Percentile};
 
 use crate::clock::ClockSource;
 use crate::convert::Scale;
 use crate::ticks::Ticks;
 
 /// Length of one uninterrupted stretch of the hot loop (10 ms).
-pub const CHUNK_NS: u64 = 10_000_000;
+pub(crate) const CHUNK_NS: u64 = 10_000_000;
 
 /// Backward steps seen in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -107,6 +106,15 @@ impl Measurement {
     /// Every iteration, backward steps included.
     pub fn reads(&self) -> u64 {
         self.histogram.count() + self.backward.count
+    }
+
+    /// The observed resolution of `clock` after this run: the histogram's
+    /// smallest non-zero step when it is exact; for a coarse clock (steps
+    /// beyond 10 us, known only by log2 bucket) the smallest step seen in
+    /// 50 ms more of reads; `None` when the clock never advanced or the run
+    /// was interrupted before that could be told.
+    pub fn observed_step_ns<C: ClockSource>(&self, clock: &C) -> Option<u64> {
+        observed_step_ns(clock, self)
     }
 
     /// Average time per loop iteration in ns, computed as PostgreSQL does
@@ -282,14 +290,14 @@ fn long_or_backward(scale: &Scale, diff: u64, histogram: &mut Histogram, backwar
 
 /// How long a clock whose steps exceed the exact range is read to find its
 /// exact step: 50 ms, a dozen ticks of a 4 ms coarse clock.
-pub const COARSE_PROBE_NS: u64 = 50_000_000;
+pub(crate) const COARSE_PROBE_NS: u64 = 50_000_000;
 
 /// The observed resolution of `clock` after run `m`: the histogram's smallest
 /// non-zero step when it is exact; for a coarse clock (steps beyond 10 us,
 /// known only by log2 bucket) the step found by [`smallest_step_ns`] in
 /// [`COARSE_PROBE_NS`]; `None` when the clock never advanced or the run was
 /// interrupted before that could be told.
-pub fn observed_step_ns<C: ClockSource>(clock: &C, m: &Measurement) -> Option<u64> {
+pub(crate) fn observed_step_ns<C: ClockSource>(clock: &C, m: &Measurement) -> Option<u64> {
     match m.histogram.min_nonzero() {
         Some(p) if p.exact => Some(p.ns),
         Some(_) if !m.interrupted => smallest_step_ns(clock, COARSE_PROBE_NS),
@@ -302,7 +310,7 @@ pub fn observed_step_ns<C: ClockSource>(clock: &C, m: &Measurement) -> Option<u6
 /// clock stepped back does not stretch the probe) and keeping the smallest
 /// forward difference. For coarse clocks whose steps exceed the histogram's
 /// exact range (CLOCK_*_COARSE: 1-4 ms); not part of the measuring loop.
-pub fn smallest_step_ns<C: ClockSource>(clock: &C, max_ns: u64) -> Option<u64> {
+pub(crate) fn smallest_step_ns<C: ClockSource>(clock: &C, max_ns: u64) -> Option<u64> {
     let scale = clock.scale();
     let max_ticks = scale.ns_to_ticks(max_ns);
     let mut prev = clock.now_ordered();
@@ -332,7 +340,7 @@ fn record_backward(backward: &mut BackwardSteps, ns: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::scripted::ScriptedClock;
+    use crate::clock::ScriptedClock;
 
     fn ns_clock(readings: Vec<u64>) -> ScriptedClock {
         ScriptedClock::from_readings("scripted", Scale::NANOSECONDS, readings)

@@ -26,7 +26,7 @@ pub use locality::Locality;
 use crate::error::Error;
 use crate::pgfiles::{self, DEFAULT_SOCKET_DIRS};
 use crate::tls;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use conninfo::{dsn_params, strip_params};
 use locality::locality;
 use std::net::IpAddr;

@@ -8,7 +8,7 @@ use super::model::{
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
-use clockscope::predict::{executor_loop, ExplainOverhead};
+use clockscope_pg::predict::{executor_loop, ExplainOverhead};
 
 fn uses_tsc(clock_source: &str) -> bool {
     crate::clock_source::current_is(clock_source, "tsc")
@@ -17,7 +17,7 @@ fn uses_tsc(clock_source: &str) -> bool {
 /// The library's prediction for a run of `rows` rows taking `timing_off_ms`
 /// with TIMING OFF, `reads_per_row` clock reads of `per_read_ns` each.
 fn predict(timing_off_ms: f64, rows: f64, reads_per_row: f64, per_read_ns: f64) -> ExplainOverhead {
-    clockscope::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
+    clockscope_pg::predict::explain_overhead(timing_off_ms * 1e6 / rows, reads_per_row, per_read_ns, rows)
 }
 
 fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Option<SourceResult> {
@@ -228,8 +228,8 @@ pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]
         })
         .collect();
     ratios.sort_by(f64::total_cmp);
-    let median = clockscope::stats::median(&ratios)?;
-    let interval = clockscope::stats::median_interval(&ratios, clockscope::stats::CONFIDENCE);
+    let median = clockscope_system::stats::median(&ratios)?;
+    let interval = clockscope_system::stats::median_interval(&ratios, clockscope_system::stats::CONFIDENCE);
     Some(PairedInTime {
         pairs: ratios.len(),
         observed_over_predicted: median,

@@ -15,14 +15,14 @@
 //! overhead_per_read_ns    = (ON - OFF) * 1e6 / clock reads per run     (see plan.rs)
 //! predicted_per_read_ns   = what TIMING ON adds per row per node in this machine's model of
 //!                           the server version's instrumentation, its work per row set to
-//!                           the TIMING OFF time per row (clockscope::predict::executor_loop:
+//!                           the TIMING OFF time per row (clockscope_pg::predict::executor_loop:
 //!                           added_ns_per_row / 2); none when the model did not resolve it
 //!                           (prediction_status says why: one method, no fallback)
 //! predicted_overhead_per_row_ns = clock reads per row * predicted_per_read_ns
 //!                         = reads per row / 2 * added_ns_per_row
 //! predicted_timing_on_ms  = OFF + clock reads * predicted_per_read_ns / 1e6
 //! predicted_slowdown      = predicted_timing_on_ms / OFF
-//!                           (clockscope::predict::explain_overhead, per row)
+//!                           (clockscope_pg::predict::explain_overhead, per row)
 //! observed_over_predicted = overhead_per_read_ns / predicted_per_read_ns
 //! paired_in_time          = median over pairs k of
 //!                           ((ON_k - OFF_k) * 1e6 / clock reads per run) / (slice_k's median / 2),

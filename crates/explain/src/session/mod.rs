@@ -66,7 +66,7 @@ pub use wait::{statement_timeout_for, CancelRequest, StopCheck, DEADLINE_GRACE};
 
 use crate::connect::Target;
 use crate::error::Error;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -208,7 +208,7 @@ impl PgSession {
             return Err(Error::Interrupted);
         }
         let setup = target.setup_timeout();
-        let setup_deadline = setup.map(|t| clockscope::forward::now() + t);
+        let setup_deadline = setup.map(|t| clockscope_system::forward::now() + t);
         let run_deadline = budget.map(|b| b.deadline());
         // The run's deadline binds when it comes first.
         let run_binds = match (setup_deadline, run_deadline) {
@@ -282,7 +282,8 @@ impl PgSession {
 
     /// Whether `--max-time`'s deadline has passed.
     pub(crate) fn past_deadline(&self) -> bool {
-        self.budget.is_some_and(|b| clockscope::forward::now() >= b.deadline())
+        self.budget
+            .is_some_and(|b| clockscope_system::forward::now() >= b.deadline())
     }
 
     /// What happened at `--max-time`'s deadline, when it passed during a

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::timing_settings::model::{ServerSetting, TIMING_SETTINGS};
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::time::Duration;
 
 impl PgSession {

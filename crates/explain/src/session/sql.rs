@@ -3,7 +3,7 @@
 //! statement EXPLAIN cannot run, the time limit, the server's error).
 
 use crate::error::Error;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 
 /// SQLSTATE read_only_sql_transaction: CREATE on a standby or in a read-only
 /// transaction.

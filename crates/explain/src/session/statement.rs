@@ -18,7 +18,7 @@ impl PgSession {
         let by = self
             .cleanup_by
             .get()
-            .unwrap_or_else(|| clockscope::forward::now() + CLEANUP_BUDGET);
+            .unwrap_or_else(|| clockscope_system::forward::now() + CLEANUP_BUDGET);
         self.cleanup_by.set(Some(by));
         by
     }
@@ -58,13 +58,13 @@ impl PgSession {
             return Err(Error::Interrupted);
         }
         let run_deadline = self.budget.map(|b| b.deadline());
-        if run_deadline.is_some_and(|d| clockscope::forward::now() >= d) {
+        if run_deadline.is_some_and(|d| clockscope_system::forward::now() >= d) {
             return Err(Error::MaxTime(format!(
                 "the {} deadline passed before {step}",
                 seconds(self.max_time())
             )));
         }
-        let own = clockscope::forward::now() + self.deadline;
+        let own = clockscope_system::forward::now() + self.deadline;
         let (deadline, run_binds) = match run_deadline {
             Some(d) if d <= own => (d, true),
             _ => (own, false),
@@ -89,7 +89,7 @@ impl PgSession {
                 }
                 Waited::TimedOut => {
                     let outcome = self
-                        .cancel_and_settle(fut, clockscope::forward::now() + CLEANUP_BUDGET)
+                        .cancel_and_settle(fut, clockscope_system::forward::now() + CLEANUP_BUDGET)
                         .await;
                     Err(Error::Server {
                         step: step.to_string(),
@@ -117,7 +117,7 @@ impl PgSession {
     where
         F: Future<Output = Result<T, tokio_postgres::Error>>,
     {
-        let asked = clockscope::forward::now();
+        let asked = clockscope_system::forward::now();
         let cancel_by = by.min(asked + CANCEL_TIMEOUT);
         let sent = match within(cancel_by, self.cancel.cancel_query(self.tls.clone())).await {
             Some(Ok(())) => "cancel sent".to_string(),
@@ -169,10 +169,10 @@ impl PgSession {
         let own_by = self
             .cleanup_by
             .get()
-            .unwrap_or_else(|| clockscope::forward::now() + self.deadline);
+            .unwrap_or_else(|| clockscope_system::forward::now() + self.deadline);
         let run_by = self.budget.map(|b| b.deadline() + DEADLINE_GRACE);
         let by = run_by.map_or(own_by, |r| r.min(own_by));
-        let sent = clockscope::forward::now();
+        let sent = clockscope_system::forward::now();
         match self.rt.block_on(within(by, fut)) {
             Some(r) => r.map_err(|e| self.server_error(step, &e)),
             // --max-time's grace ended it: no cancel for a cleanup statement.

@@ -2,7 +2,7 @@
 
 use crate::connect::Target;
 use crate::error::Error;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 
 /// A certificate failure, said in libpq's terms: which file did not vouch
 /// for the server, or which sslmode checks the host name.

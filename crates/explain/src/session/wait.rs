@@ -71,7 +71,7 @@ impl CancelRequest {
             return false;
         };
         rt.block_on(async {
-            let by = clockscope::forward::now() + CANCEL_TIMEOUT;
+            let by = clockscope_system::forward::now() + CANCEL_TIMEOUT;
             matches!(
                 within(by, self.token.cancel_query(self.tls.clone())).await,
                 Some(Ok(()))
@@ -90,7 +90,7 @@ pub(crate) enum Waited<T> {
 
 /// Polls `fut` until it completes, `deadline` passes, or `stop()` says so
 /// (checked every [`STOP_POLL`]). The deadline is on
-/// [`clockscope::forward::now`], and the wake-ups come from a thread that
+/// [`clockscope_system::forward::now`], and the wake-ups come from a thread that
 /// sleeps [`STOP_POLL`] at a time, not from tokio's timers: tokio's clock is
 /// `Instant::now()`, so a monotonic clock moved back a day (faketime, a bad
 /// hypervisor) would hold a tokio sleep for that day.
@@ -104,7 +104,7 @@ pub(crate) async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dy
         if stop() {
             return Poll::Ready(Waited::Stopped);
         }
-        if deadline.is_some_and(|d| clockscope::forward::now() >= d) {
+        if deadline.is_some_and(|d| clockscope_system::forward::now() >= d) {
             return Poll::Ready(Waited::TimedOut);
         }
         // Wakes this poll again in STOP_POLL to look at `stop` and the deadline.
@@ -114,7 +114,7 @@ pub(crate) async fn wait<F: Future>(fut: F, deadline: Option<Instant>, stop: &dy
     .await
 }
 
-/// `fut`'s output if it ends by `by` ([`clockscope::forward::now`]'s time).
+/// `fut`'s output if it ends by `by` ([`clockscope_system::forward::now`]'s time).
 pub(crate) async fn within<F: Future>(by: Instant, fut: F) -> Option<F::Output> {
     match wait(fut, Some(by), &|| false).await {
         Waited::Done(v) => Some(v),
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_wait_ends_at_its_deadline_or_a_stop() {
-        let soon = Some(clockscope::forward::now() + Duration::from_millis(30));
+        let soon = Some(clockscope_system::forward::now() + Duration::from_millis(30));
         assert_eq!(
             block_on(wait(std::future::pending::<()>(), soon, &|| false)),
             Waited::TimedOut

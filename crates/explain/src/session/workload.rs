@@ -5,7 +5,7 @@
 use super::{query_error, PgSession, INSUFFICIENT_PRIVILEGE, READ_ONLY_TRANSACTION};
 use crate::error::Error;
 use crate::measure::ExplainServer;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::time::Duration;
 use tokio_postgres::SimpleQueryMessage;
 

@@ -41,7 +41,7 @@
 use super::{called_names, escape_of, words, Words};
 use crate::error::Error;
 use crate::session::PgSession;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::collections::{BTreeSet, HashMap};
 
 /// Objects below this oid are built in (PostgreSQL's `FirstNormalObjectId`).

@@ -2,7 +2,7 @@
 //! costs, the judgement and recommendation, the prices they were set with
 //! (it imports nothing of this crate, so the report's model can hold it).
 
-use clockscope::predict::settings::SettingDecision;
+use clockscope_pg::predict::settings::SettingDecision;
 use serde::Serialize;
 
 /// The settings read from `pg_settings`, in report order.
@@ -17,7 +17,7 @@ pub(crate) const TIMING_SETTINGS: [&str; 7] = [
 ];
 
 /// Pages in the file `measure_page_cache_read` reads (2 MiB).
-pub(crate) use clockscope::predict::settings::page_read::PAGE_READ_PAGES;
+pub(crate) use clockscope_pg::predict::settings::page_read::PAGE_READ_PAGES;
 
 /// One row of `pg_settings`, as read (text escaped).
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +82,7 @@ pub struct JudgedSetting {
     pub judgement: String,
     pub recommendation: Option<Recommendation>,
     /// The judge's decision, as `clockscope check` gives it for the same
-    /// setting (`clockscope::predict::settings`); null for the settings
+    /// setting (`clockscope_pg::predict::settings`); null for the settings
     /// the judge does not price (auto_explain.log_analyze, log_min_duration).
     pub decision: Option<SettingDecision>,
 }

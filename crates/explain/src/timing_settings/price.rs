@@ -43,7 +43,7 @@ fn from_read_cost(c: &ClockCost, why: &str) -> Option<ReadPrice> {
             "INSTR_TIME_SET_CURRENT {why}: this machine's {} read cost back to back (pg_test_timing's loop without \
              interference, median of {} chunks)",
             c.clock,
-            clockscope::predict::read_cost::CHUNKS
+            clockscope_pg::predict::read_cost::CHUNKS
         ),
     })
 }
@@ -145,5 +145,5 @@ pub(crate) fn explain_read_price<'a>(
 
 /// The 8 kB page-cache read the I/O timing costs are set against: the
 /// library's, which `clockscope check` measures too (one reference, one
-/// judge: [`clockscope::predict::settings`]).
-pub(crate) use clockscope::predict::settings::page_read::measure_page_cache_read;
+/// judge: [`clockscope_pg::predict::settings`]).
+pub(crate) use clockscope_pg::predict::settings::page_read::measure_page_cache_read;

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::clockcost::ClockCost;
-use clockscope::stats::Interval;
+use clockscope_system::stats::Interval;
 
 fn setting(name: &str, setting: &str, vartype: &str) -> ServerSetting {
     ServerSetting {

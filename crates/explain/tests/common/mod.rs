@@ -1,9 +1,9 @@
 //! Helpers shared by the integration tests: the recorded EXPLAIN plans in
 //! tests/data, the report inputs the report tests share, and `skip!`.
 
-#[path = "../../../clockscope/tests/common/skip.rs"]
+#[path = "../../../system/tests/common/skip.rs"]
 pub mod skip;
-#[path = "../../../clockscope/tests/common/time_limit.rs"]
+#[path = "../../../system/tests/common/time_limit.rs"]
 pub mod time_limit;
 
 /// The recorded file `tests/data/<name>`; panics naming the path when it

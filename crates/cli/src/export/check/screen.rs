@@ -7,7 +7,7 @@ use super::text::{measured_time, status_word};
 use crate::export::fit::{fit_line, wrap, REPORT_COLUMNS};
 use crate::model::check::stats::ClockStats;
 use crate::model::check::CheckReport;
-use clockscope::escape::escape_untrusted as esc;
+use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
 /// Most lines the one-screen report prints for the default clocks.

@@ -6,7 +6,7 @@
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{ExplainPrediction, Status};
 use crate::model::check::{CheckReport, MeasurementQuality};
-use clockscope::escape::escape_untrusted as esc;
+use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
 fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
@@ -74,7 +74,7 @@ pub fn measured_time(r: &CheckReport) -> String {
 /// 10%)".
 pub fn interference_words(r: &CheckReport) -> String {
     let pct = r.interference_lost_fraction * 100.0;
-    let from = clockscope::measure::interference::NOISY_LOST_FRACTION * 100.0;
+    let from = clockscope_system::interference::NOISY_LOST_FRACTION * 100.0;
     // One decimal, two below 1% (a quiet run is not "0.0%").
     let figure = if pct >= 1.0 {
         format!("{pct:.1}%")
@@ -252,7 +252,7 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for ev in &e.counter_evidence {
         writeln!(out, "                {}", esc(ev))?;
     }
-    if let Some(clockscope::counter::CounterDetails::Tsc(t)) = &r.tsc {
+    if let Some(clockscope_system::counter::CounterDetails::Tsc(t)) = &r.tsc {
         if let Some(v) = &t.postgresql19 {
             writeln!(out, "  PostgreSQL 19")?;
             crate::export::tsc::pg19::write(out, "    ", v)?;

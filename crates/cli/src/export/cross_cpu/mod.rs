@@ -10,10 +10,10 @@ mod table;
 
 use crate::model::cross_cpu::{Outcome, PlanView};
 use crate::model::stamp::Stamped;
-use clockscope::counter::calibrate::Calibration;
-use clockscope::crosscpu::plan::{PlanGroup, Representative};
-use clockscope::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
-use clockscope::linux::{CpuList, CpuSet, Evidence};
+use clockscope_system::counter::calibrate::Calibration;
+use clockscope_system::crosscpu::plan::{PlanGroup, Representative};
+use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
+use clockscope_system::linux::{CpuList, CpuSet, Evidence};
 use serde::Serialize;
 use std::io::{self, Write};
 use table::table;
@@ -292,11 +292,11 @@ pub fn write_json(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<(
     crate::export::json::write(out, &Stamped { stamp, report: &j })
 }
 
-fn pair_mode_name(m: clockscope::crosscpu::PairMode) -> &'static str {
+fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
     match m {
-        clockscope::crosscpu::PairMode::Topology => "topology",
-        clockscope::crosscpu::PairMode::All => "all",
-        clockscope::crosscpu::PairMode::First => "first",
+        clockscope_system::crosscpu::PairMode::Topology => "topology",
+        clockscope_system::crosscpu::PairMode::All => "all",
+        clockscope_system::crosscpu::PairMode::First => "first",
     }
 }
 
@@ -439,8 +439,10 @@ fn write_plan_pairs(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> std::io::
         .map(|(k, n)| format!("{n} {}", k.label()))
         .collect();
     let smt = match (p.mode, p.smt_pairs) {
-        (clockscope::crosscpu::PairMode::Topology, false) => "; SMT siblings not paired (--smt-pairs pairs them)",
-        (clockscope::crosscpu::PairMode::Topology, true) => "; SMT siblings paired (--smt-pairs)",
+        (clockscope_system::crosscpu::PairMode::Topology, false) => {
+            "; SMT siblings not paired (--smt-pairs pairs them)"
+        }
+        (clockscope_system::crosscpu::PairMode::Topology, true) => "; SMT siblings paired (--smt-pairs)",
         _ => "",
     };
     writeln_escaped!(
@@ -489,7 +491,7 @@ fn write_plan_tests(out: &mut dyn Write, p: &Plan) -> std::io::Result<()> {
         p.expected_ns as f64 / 1e9,
         p.budget_ns as f64 / 1e9,
         p.max_time_ns as f64 / 1e9,
-        ms(clockscope::crosscpu::MIN_TEST_NS)
+        ms(clockscope_system::crosscpu::MIN_TEST_NS)
     )?;
     if let Some(why) = &p.extended {
         writeln_escaped!(out, "{}-d {why}", label("Note"))?;

@@ -7,7 +7,7 @@
 use crate::export::prometheus::{flag, secs, unix_seconds, Families};
 use crate::model::cross_cpu::Outcome;
 use crate::model::stamp::Stamped;
-use clockscope::crosscpu::{ClockPairReport, Verdict};
+use clockscope_system::crosscpu::{ClockPairReport, Verdict};
 use std::io::{self, Write};
 use std::time::SystemTime;
 

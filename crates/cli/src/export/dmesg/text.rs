@@ -10,7 +10,7 @@
 
 use crate::model::dmesg::DmesgReport;
 use crate::model::stamp::Stamped;
-use clockscope::kernel_log::{Citation, Event, Kind, LogTime, Summary};
+use clockscope_system::kernel_log::{Citation, Event, Kind, LogTime, Summary};
 use std::io::{self, Write};
 
 /// Timeline rows shown by default: the first and the last half of them.
@@ -225,7 +225,7 @@ fn write_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     write_switches(out, s)?;
     let hv = match (&s.hypervisor, s.machine) {
         (Some(h), _) => h.clone(),
-        (None, clockscope::kernel_log::Machine::BareMetal) => "none (bare metal)".to_string(),
+        (None, clockscope_system::kernel_log::Machine::BareMetal) => "none (bare metal)".to_string(),
         (None, _) => "not shown (no line of the log names one)".to_string(),
     };
     writeln_escaped!(out, "  hypervisor: {hv}{}", cited(s.cited.hypervisor.as_ref()))?;

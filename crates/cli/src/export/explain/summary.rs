@@ -18,7 +18,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(
         out,
         "Query:    {} ({} rows)",
-        clockscope::escape::escape_untrusted(&clockscope_explain::error::one_line(&r.query)),
+        clockscope_system::escape::escape_untrusted(&clockscope_explain::error::one_line(&r.query)),
         super::text::thousands(r.rows)
     )?;
     writeln!(out)?;

@@ -90,7 +90,7 @@ fn write_setup(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         writeln!(
             out,
             "Query:    {} (--query; each run in BEGIN READ ONLY ... ROLLBACK)",
-            clockscope::escape::escape_untrusted(&clockscope_explain::error::one_line(&r.query))
+            clockscope_system::escape::escape_untrusted(&clockscope_explain::error::one_line(&r.query))
         )?;
     } else if r.workload == clockscope_explain::options::Workload::Series {
         writeln!(

@@ -4,10 +4,10 @@
 //! adjtimex, and the `--drift` result. Every line fits [`WIDTH`] columns;
 //! kernel text is untrusted and escaped.
 
-use clockscope::counter::drift::{DriftReport, RateEstimate};
-use clockscope::escape::escape_untrusted;
-use clockscope::linux::ntp::NtpState;
-use clockscope::linux::tsc_messages::{KernelMessage, Machine, Severity};
+use clockscope_system::counter::drift::{DriftReport, RateEstimate};
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::linux::ntp::NtpState;
+use clockscope_system::linux::tsc_messages::{KernelMessage, Machine, Severity};
 use std::io::{self, Write};
 
 /// Widest line these sections print.
@@ -126,8 +126,8 @@ pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clockscope::linux::ntp::{RawTimex, STA_UNSYNC, TIME_ERROR};
-    use clockscope::linux::tsc_messages::interpret;
+    use clockscope_system::linux::ntp::{RawTimex, STA_UNSYNC, TIME_ERROR};
+    use clockscope_system::linux::tsc_messages::interpret;
 
     fn text(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {
         let mut v = Vec::new();

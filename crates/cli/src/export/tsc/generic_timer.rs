@@ -3,8 +3,8 @@
 //! tested everywhere).
 
 use crate::export::text::{check_line, CheckStyle};
-use clockscope::arm::{cpu_list, GenericTimerReport};
-use clockscope::counter::Check;
+use clockscope_system::arm::{cpu_list, GenericTimerReport};
+use clockscope_system::counter::Check;
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
@@ -148,7 +148,7 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clockscope::linux::testing::FakeRoot;
+    use clockscope_system::linux::testing::FakeRoot;
 
     #[test]
     fn neoverse_n1_server_report() {
@@ -159,7 +159,7 @@ mod tests {
                 "0x00000000413fd0c1\n",
             );
         }
-        let r = clockscope::arm::gather(root.path(), 25_000_000, None);
+        let r = clockscope_system::arm::gather(root.path(), 25_000_000, None);
         let mut out = Vec::new();
         write(&mut out, &r).unwrap();
         let text = String::from_utf8(out).unwrap();

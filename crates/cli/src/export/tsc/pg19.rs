@@ -3,14 +3,14 @@
 //! lines its pg_test_timing prints, its own calibration with its spread and
 //! its distance to clockscope's frequency, its 10% cross-check, `auto`.
 
-use clockscope::tsc::pg19::Pg19View;
+use clockscope_system::tsc::pg19::Pg19View;
 use std::io::{self, Write};
 
 /// The lines, each after `indent`.
 pub fn lines(v: &Pg19View) -> Vec<String> {
     let mut out = vec![format!(
         "TSC frequency source: {}",
-        clockscope::escape::escape_untrusted(&v.frequency_source)
+        clockscope_system::escape::escape_untrusted(&v.frequency_source)
     )];
     let in_use = if v.calibration_not_run {
         "its own calibration, not run here (a CPUID dump): unknown".to_string()

@@ -5,7 +5,7 @@
 
 use crate::export::text::{check_line, CheckStyle};
 use crate::model::tsc::TscOutput;
-use clockscope::tsc::TscReport;
+use clockscope_system::tsc::TscReport;
 use std::io::{self, Write};
 
 /// Writes the summary (every line fitted to 100 columns).

@@ -1,14 +1,14 @@
 //! The text form of `clockscope tsc` on x86: CPUID and kernel evidence, the
 //! frequency from every source, and both trust decisions
-//! ([`clockscope::tsc::TscReport`]).
+//! ([`clockscope_system::tsc::TscReport`]).
 
 use crate::export::text::{check_line, CheckStyle};
-use clockscope::linux::tsc_messages::Machine;
-use clockscope::linux::{KernelCmdline, TscFlags};
-use clockscope::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
-use clockscope::tsc::policy::{KernelLogTsc, Reason};
-use clockscope::tsc::report::ReportSource;
-use clockscope::tsc::TscReport;
+use clockscope_system::linux::tsc_messages::Machine;
+use clockscope_system::linux::{KernelCmdline, TscFlags};
+use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
+use clockscope_system::tsc::policy::{KernelLogTsc, Reason};
+use clockscope_system::tsc::report::ReportSource;
+use clockscope_system::tsc::TscReport;
 use std::io::Write;
 use std::path::Path;
 

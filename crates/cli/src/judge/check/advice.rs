@@ -2,13 +2,13 @@
 //! track_wal_io_timing, auto_explain.log_timing, PostgreSQL 19's
 //! timing_clock_source, and the verdict's one-line summary. Each setting is
 //! decided by the one judge `clockscope explain` uses too
-//! ([`clockscope::predict::settings`]): the same prices give the same
+//! ([`clockscope_pg::predict::settings`]): the same prices give the same
 //! decision in both commands; this file puts it in check's words.
 
 use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{Advice, ExplainPrediction, Status};
-use clockscope::predict::settings::{self as judge_of, ClockSourceFacts, Estimate, SettingDecision, Verdict};
+use clockscope_pg::predict::settings::{self as judge_of, ClockSourceFacts, Estimate, SettingDecision, Verdict};
 
 /// A slowdown at the baseline: labelled an example unless the user
 /// measured the query's own time per row.

@@ -4,7 +4,7 @@
 //!
 //! The EXPLAIN prediction's headline is the ns a timed plan node adds per row:
 //! what TIMING ON adds per row in a model of PostgreSQL 19's per-row
-//! instrumentation ([`clockscope::predict::executor_loop`]), measured per
+//! instrumentation ([`clockscope_pg::predict::executor_loop`]), measured per
 //! clock, with its 95% interval. One method: when the model did not run, or
 //! its ON-OFF difference is inside the noise, the prediction says "not
 //! measured" or "not resolved" and gives no number (the pg_test_timing loop
@@ -42,8 +42,8 @@ mod tests;
 
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{ExplainPrediction, Verdict};
-use clockscope::predict::settings::Estimate;
-use clockscope::predict::ExecutorLoopCost;
+use clockscope_pg::predict::settings::Estimate;
+use clockscope_pg::predict::ExecutorLoopCost;
 use serde::Serialize;
 
 /// PostgreSQL's pg_test_timing rule (docs 9.2-18): more than 90% of reads under 1 us...
@@ -60,7 +60,7 @@ pub const MODERN_P99_NS: u64 = 200;
 pub const SYSCALL_AVG_LOOP_NS: f64 = 150.0;
 // The timing settings are decided by the one judge `clockscope explain` uses too, with its constants:
 // reads per block I/O and per WAL write, the 10% share of a page-cache read, the 1.3x slowdown.
-pub use clockscope::predict::settings::{LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
+pub use clockscope_pg::predict::settings::{LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
 /// Clock reads per row of a count(*) under EXPLAIN ANALYZE: the scan node is entered and left once per row
 /// (InstrStartNode/InstrStopNode), two reads; the aggregate above it runs once.
 pub const READS_PER_ROW_COUNT: f64 = 2.0;
@@ -91,7 +91,7 @@ pub struct VerdictInputs {
     pub tsc_reason: Option<String>,
     /// Set when the counter's calibration is grossly off its frequency:
     /// something between clockscope and the kernel changes time
-    /// (`clockscope::counter::interposition`), so no measurement here
+    /// (`clockscope_system::counter::interposition`), so no measurement here
     /// describes the kernel's clocks.
     pub time_interposition: Option<String>,
     /// ns per row of count(*) with TIMING OFF, and where that number comes from.
@@ -104,16 +104,16 @@ pub struct VerdictInputs {
     /// measured clock (matched by display name); empty when it did not run.
     pub executor_loops: Vec<ExecutorLoopCost>,
     /// The kernel's NTP state (adjtimex), when read.
-    pub ntp: Option<clockscope::linux::ntp::NtpState>,
+    pub ntp: Option<clockscope_system::linux::ntp::NtpState>,
     /// What the I/O timing settings are priced with.
     pub io_prices: IoPrices,
 }
 
 /// The prices of the I/O timing settings, as `clockscope explain` takes
 /// them: `INSTR_TIME_SET_CURRENT`'s back-to-back read cost with its 95%
-/// interval (`clockscope::predict::read_cost`), the system clock's and, where
+/// interval (`clockscope_pg::predict::read_cost`), the system clock's and, where
 /// PostgreSQL 19 reads it, RDTSCP's; and the 8 kB page-cache read they are
-/// set against (`clockscope::predict::settings::page_read`).
+/// set against (`clockscope_pg::predict::settings::page_read`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct IoPrices {
     pub system: Option<Estimate>,
@@ -135,7 +135,7 @@ fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> 
         .as_ref()
         .map_or_else(|| NOT_MEASURED.to_string(), |e| e.status.clone());
     let at = |per_row: f64| {
-        clockscope::predict::explain_overhead(
+        clockscope_pg::predict::explain_overhead(
             inputs.baseline_row_ns,
             READS_PER_ROW_COUNT,
             per_row / READS_PER_ROW_COUNT,
@@ -191,7 +191,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .as_ref()
         .filter(|p| p.executor_loop.is_some())
         .map(|p| advice::log_timing(p, explain_tsc.as_ref(), inputs));
-    let native_tsc = clockscope::counter::native_kind() == Some(clockscope::counter::CounterKind::Tsc);
+    let native_tsc = clockscope_system::counter::native_kind() == Some(clockscope_system::counter::CounterKind::Tsc);
     let timing_clock_source = advice::clock_source_decision(inputs);
     let tcs_here = advice::timing_clock_source(inputs, &timing_clock_source, native_tsc);
     let timing_clock_source_recommendation = tcs_here

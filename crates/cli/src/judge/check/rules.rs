@@ -114,7 +114,7 @@ const NTP_NO_BOUND_US: i64 = 16_000_000;
 /// A problem when NTP is not synchronised: the kernel does not correct its
 /// clock, so wall-clock time (log lines, `now()`) drifts and nothing checks
 /// the clocksource's rate; with the error adjtimex gives.
-pub(super) fn ntp_unsynchronised(n: &clockscope::linux::ntp::NtpState) -> Option<String> {
+pub(super) fn ntp_unsynchronised(n: &clockscope_system::linux::ntp::NtpState) -> Option<String> {
     if n.synchronised {
         return None;
     }

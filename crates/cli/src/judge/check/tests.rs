@@ -6,7 +6,7 @@ use super::rules::{self, StatusFacts};
 use super::*;
 use crate::model::check::stats::Percentiles;
 use crate::model::check::verdict::Status;
-use clockscope::predict::settings::Estimate;
+use clockscope_pg::predict::settings::Estimate;
 
 /// A clock `name` whose reads cost `read_cost_ns` (the average loop the
 /// same), `under_1us_pct` of differences under 1 us, p99 `p99_ns`.
@@ -231,7 +231,7 @@ fn priced(read_ns: f64) -> VerdictInputs {
 
 #[test]
 fn io_timing_is_decided_by_the_judge_in_both_directions() {
-    use clockscope::predict::settings::Verdict;
+    use clockscope_pg::predict::settings::Verdict;
     // 2 x 20 ns of a 1.5 us cached read: 2.7%, wholly below 10%: turn it on.
     let a = advice::io_timing(&advice::TRACK_IO_TIMING, &cheap(), None, &priced(20.0));
     let d = a.decision.as_ref().unwrap();
@@ -419,8 +419,8 @@ fn decide_puts_the_problems_in_order() {
 }
 
 /// adjtimex's answer: `status` bits, clock state, estimated and maximum error (µs).
-fn ntp(status: i32, state: i32, esterror: i64, maxerror: i64) -> clockscope::linux::ntp::NtpState {
-    clockscope::linux::ntp::NtpState::from_raw(&clockscope::linux::ntp::RawTimex {
+fn ntp(status: i32, state: i32, esterror: i64, maxerror: i64) -> clockscope_system::linux::ntp::NtpState {
+    clockscope_system::linux::ntp::NtpState::from_raw(&clockscope_system::linux::ntp::RawTimex {
         state,
         status,
         freq: 0,
@@ -432,7 +432,7 @@ fn ntp(status: i32, state: i32, esterror: i64, maxerror: i64) -> clockscope::lin
 
 #[test]
 fn ntp_not_synchronised_is_a_problem_with_its_error_and_exit_1() {
-    use clockscope::linux::ntp::{STA_UNSYNC, TIME_ERROR};
+    use clockscope_system::linux::ntp::{STA_UNSYNC, TIME_ERROR};
     // Synchronised: nothing to act on, exit 0.
     let i = VerdictInputs {
         ntp: Some(ntp(0, 0, 120, 300_000)),

@@ -5,7 +5,7 @@
 pub mod stats;
 pub mod verdict;
 
-use clockscope::counter::CounterDetails;
+use clockscope_system::counter::CounterDetails;
 use serde::Serialize;
 use stats::ClockStats;
 use verdict::Verdict;
@@ -42,13 +42,13 @@ pub struct Environment {
     pub postgresql_installed_majors: Vec<u32>,
     /// The kernel's NTP state (adjtimex, read-only): independent evidence of
     /// the clock's rate when synchronised; `null` when not read (`ntp_unavailable` says why).
-    pub ntp: Option<clockscope::linux::ntp::NtpState>,
+    pub ntp: Option<clockscope_system::linux::ntp::NtpState>,
     pub ntp_unavailable: Option<String>,
     /// How the kernel messages were read: `bare_metal`, `guest` or `unknown`.
-    pub machine: Option<clockscope::linux::tsc_messages::Machine>,
+    pub machine: Option<clockscope_system::linux::tsc_messages::Machine>,
     /// The kernel log's TSC and clocksource messages, each with what it
     /// means here (empty when the log was not readable).
-    pub kernel_messages: Vec<clockscope::linux::tsc_messages::KernelMessage>,
+    pub kernel_messages: Vec<clockscope_system::linux::tsc_messages::KernelMessage>,
 }
 
 /// A clock that was asked for but could not be measured.
@@ -71,7 +71,7 @@ pub struct CheckReport {
     pub skipped: Vec<Skipped>,
     pub verdict: Verdict,
     /// "clean" or "noisy": noisy when `interference_lost_fraction` is at
-    /// least 0.10 (`clockscope::measure::interference::NOISY_LOST_FRACTION`).
+    /// least 0.10 (`clockscope_system::interference::NOISY_LOST_FRACTION`).
     pub measurement_quality: MeasurementQuality,
     /// Share of the measured time lost to interference (preemption, steal,
     /// cgroup throttling: the gaps), over every measured clock's kept run
@@ -114,12 +114,12 @@ pub fn repeats_words(c: &ClockStats, duration_s: f64) -> String {
 
 /// The run's quality: the share of every clock's kept run lost to
 /// interference, together, and noisy by the one definition
-/// ([`clockscope::measure::interference::is_noisy`]). The reason names each
+/// ([`clockscope_system::interference::is_noisy`]). The reason names each
 /// clock that was noisy or repeated, what it saw and what was kept
 /// ("monotonic: 45.0% of the run lost in 120 gaps > 1000 ns; 3 runs within
 /// the 1 s budget, kept run 2 (0.25 s)"); `duration_s` is the budget per clock.
 pub fn assess_quality(clocks: &[ClockStats], duration_s: f64) -> (MeasurementQuality, f64, Option<String>) {
-    use clockscope::measure::interference;
+    use clockscope_system::interference;
     let lost = interference::lost_fraction_of(clocks.iter().map(|c| (c.interference.lost_ns, c.elapsed_ns)));
     let quality = if interference::is_noisy(lost) {
         MeasurementQuality::Noisy

@@ -1,12 +1,12 @@
 //! Per-clock statistics for `clockscope check`, computed from a
 //! [`Measurement`]'s histogram after the loop (the loop itself pays nothing
 //! for percentiles), with the interference gaps and the read cost without
-//! them ([`clockscope::measure::interference`]).
+//! them ([`clockscope_system::interference`]).
 
-use clockscope::measure::histogram::bucket_upper_ns;
-use clockscope::measure::interference::{self, Interference};
-use clockscope::measure::{ElapsedSource, Measurement};
 use clockscope::ClockId;
+use clockscope::Histogram;
+use clockscope::{ElapsedSource, Measurement};
+use clockscope_system::interference::{self, Interference};
 use serde::Serialize;
 
 /// Percentiles of the successive-reading differences, in ns. Values above
@@ -106,7 +106,7 @@ impl ClockStats {
             largest_backward_ns: m.backward.largest_ns,
             histogram: (0..=h.max_bucket())
                 .map(|b| Bucket {
-                    le_ns: bucket_upper_ns(b),
+                    le_ns: Histogram::bucket_upper_ns(b),
                     count: h.buckets()[b],
                 })
                 .collect(),
@@ -142,9 +142,9 @@ impl ClockStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clockscope::clock::scripted::ScriptedClock;
-    use clockscope::measure::{measure, Control};
     use clockscope::Scale;
+    use clockscope::ScriptedClock;
+    use clockscope::{measure, Control};
 
     #[test]
     fn stats_from_scripted_clock() {

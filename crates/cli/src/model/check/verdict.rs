@@ -2,8 +2,8 @@
 //! rule's result, the EXPLAIN ANALYZE prediction and the advice. How they are
 //! decided is [`crate::judge::check`].
 
-use clockscope::predict::settings::{SettingDecision, Verdict as Decided};
-use clockscope::predict::ExecutorLoopCost;
+use clockscope_pg::predict::settings::{SettingDecision, Verdict as Decided};
+use clockscope_pg::predict::ExecutorLoopCost;
 use serde::Serialize;
 
 /// Overall status, worst first.
@@ -87,7 +87,7 @@ pub struct Advice {
     pub safe: bool,
     pub why: String,
     /// The judge's decision, in the shape `clockscope explain` gives it
-    /// (`clockscope::predict::settings`).
+    /// (`clockscope_pg::predict::settings`).
     pub decision: Option<SettingDecision>,
 }
 

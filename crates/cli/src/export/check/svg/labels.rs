@@ -5,7 +5,7 @@ use super::{read_cost_ns, PlotHeader};
 use crate::args::PlotKind;
 use crate::model::check::stats::ClockStats;
 use crate::model::check::CheckReport;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use std::time::SystemTime;
 
 /// "2026-11-23 19:40 UTC".

@@ -6,7 +6,7 @@ use super::style::{look, LineStyle};
 use super::{anyhow_err, LEGEND_ROW};
 use crate::args::PlotKind;
 use crate::model::check::CheckReport;
-use clockscope::escape::escape_untrusted;
+use clockscope_system::escape::escape_untrusted;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
