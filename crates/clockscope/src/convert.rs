@@ -23,6 +23,13 @@ use serde::Serialize;
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// The fixed ratio between one clock source's ticks and nanoseconds.
+///
+/// ```
+/// use clockscope::Scale;
+/// let tsc = Scale::from_khz(2_596_134).unwrap();
+/// assert_eq!(tsc.ticks_to_ns(2_596_134_000), 1_000_000_000); // exact to 1 ns
+/// assert_eq!(Scale::NANOSECONDS.ticks_to_ns(42), 42);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Scale {
     hz: u64,

@@ -8,6 +8,14 @@
 
 /// One reading of a clock source, in that source's ticks (TSC cycles,
 /// generic-timer counts, nanoseconds or microseconds).
+///
+/// ```
+/// use clockscope::{ClockSource, PosixClock, Ticks};
+/// let clock = PosixClock::monotonic();
+/// let (a, b) = (clock.now(), clock.now());
+/// assert!(b.delta_since(a) >= 0); // signed: < 0 would be a backward step
+/// assert_eq!(Ticks::from_raw(5).delta_since(Ticks::from_raw(7)), -2);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(transparent)]
 pub struct Ticks(u64);

@@ -26,6 +26,17 @@ use crate::ticks::Ticks;
 use std::fmt;
 
 /// A source of time readings.
+///
+/// ```
+/// use clockscope::{ClockSource, PosixClock};
+/// fn elapsed_ns<C: ClockSource>(clock: &C, work: impl FnOnce()) -> i64 {
+///     let start = clock.now_ordered();
+///     work();
+///     let d = clock.now_ordered().delta_since(start);
+///     clock.scale().ticks_to_ns(d.unsigned_abs()) as i64 * d.signum()
+/// }
+/// assert!(elapsed_ns(&PosixClock::monotonic(), || {}) >= 0);
+/// ```
 pub trait ClockSource {
     /// The display name PostgreSQL uses, e.g. `clock_gettime (CLOCK_MONOTONIC)`, `RDTSCP`.
     fn name(&self) -> &'static str;
@@ -78,6 +89,15 @@ pub(crate) enum ClockKind {
 
 /// Every clock source clockscope knows, on every platform (a source of another
 /// architecture is simply unavailable).
+///
+/// ```
+/// use clockscope::ClockId;
+/// assert_eq!(ClockId::parse("monotonic"), Some(ClockId::Monotonic));
+/// assert!(ClockId::Rdtsc.is_counter());
+/// for id in ClockId::ALL {
+///     println!("{id}: {:?}", id.is_supported());
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ClockId {
     /// `CLOCK_MONOTONIC`.
@@ -245,6 +265,19 @@ impl fmt::Display for ClockId {
 }
 
 /// Why a clock source cannot be read.
+///
+/// ```
+/// use clockscope::{visit, ClockError, ClockId, ClockSource, ClockVisitor};
+/// struct Name;
+/// impl ClockVisitor for Name {
+///     type Output = &'static str;
+///     fn visit<C: ClockSource>(self, c: &C) -> &'static str {
+///         c.name()
+///     }
+/// }
+/// // A counter needs its frequency.
+/// assert!(matches!(visit(ClockId::Rdtsc, None, Name), Err(ClockError::NoFrequency(_) | ClockError::OtherArchitecture(_))));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ClockError {
     /// The source belongs to another architecture.
@@ -262,6 +295,23 @@ pub enum ClockError {
 }
 
 /// Receives a concrete, monomorphised clock source from [`visit`].
+///
+/// ```
+/// use clockscope::{visit, ClockId, ClockSource, ClockVisitor};
+/// struct Resolution;
+/// impl ClockVisitor for Resolution {
+///     type Output = i64;
+///     fn visit<C: ClockSource>(self, c: &C) -> i64 {
+///         let a = c.now();
+///         let mut b = c.now();
+///         while b == a {
+///             b = c.now();
+///         }
+///         b.delta_since(a)
+///     }
+/// }
+/// assert!(visit(ClockId::Monotonic, None, Resolution).unwrap() > 0);
+/// ```
 pub trait ClockVisitor {
     /// What [`ClockVisitor::visit`] returns.
     type Output;
@@ -271,6 +321,19 @@ pub trait ClockVisitor {
 
 /// Builds the source named by `id` and passes it to `visitor`. Counters need
 /// `counter_scale` (the TSC or generic-timer frequency).
+///
+/// ```
+/// use clockscope::{visit, ClockId, ClockSource, ClockVisitor, Scale};
+/// struct Name;
+/// impl ClockVisitor for Name {
+///     type Output = &'static str;
+///     fn visit<C: ClockSource>(self, c: &C) -> &'static str {
+///         c.name()
+///     }
+/// }
+/// assert_eq!(visit(ClockId::Monotonic, None, Name).unwrap(), "clock_gettime (CLOCK_MONOTONIC)");
+/// let _ = visit(ClockId::Rdtscp, Scale::from_khz(2_600_000), Name); // Err where the CPU lacks it
+/// ```
 pub fn visit<V: ClockVisitor>(id: ClockId, counter_scale: Option<Scale>, visitor: V) -> Result<V::Output, ClockError> {
     id.is_supported()?;
     match id.kind() {

@@ -11,6 +11,14 @@ use crate::convert::Scale;
 use crate::ticks::Ticks;
 
 /// A POSIX clock read with clock_gettime.
+///
+/// ```
+/// use clockscope::{ClockSource, PosixClock};
+/// let raw = PosixClock::monotonic_raw();
+/// let (a, b) = (raw.now(), raw.now());
+/// assert!(b >= a);
+/// assert_eq!(raw.scale(), clockscope::Scale::NANOSECONDS);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct PosixClock {
     id: libc::clockid_t,

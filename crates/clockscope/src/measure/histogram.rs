@@ -19,6 +19,14 @@ pub(crate) const EXACT_LIMIT_NS: u64 = 10_000;
 pub(crate) const BUCKETS: usize = 65;
 
 /// Counts of successive-reading differences, in nanoseconds.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 5_000_000, |_progress| Control::Continue);
+/// assert!(m.loops() > 0 && m.backward.count == 0);
+/// let median = m.histogram.percentile(0.5);
+/// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Histogram {
     buckets: [u64; BUCKETS],
@@ -26,11 +34,19 @@ pub struct Histogram {
     largest_ns: u64,
     largest_count: u64,
     count: u64,
-    /// Per log2 bucket, the sum in ns of its differences >= [`EXACT_LIMIT_NS`].
+    /// Per log2 bucket, the sum in ns of its differences >= [`Histogram::EXACT_LIMIT_NS`].
     long_sums_ns: [u64; BUCKETS],
 }
 
 /// A percentile read from a [`Histogram`].
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 5_000_000, |_progress| Control::Continue);
+/// assert!(m.loops() > 0 && m.backward.count == 0);
+/// let median = m.histogram.percentile(0.5);
+/// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Percentile {
     /// The value in ns; an upper bound when `exact` is false.
@@ -150,7 +166,7 @@ impl Histogram {
     }
 
     /// Per log2 bucket, the exact sum in ns of the differences of
-    /// [`EXACT_LIMIT_NS`] and more it holds (0 for the buckets below).
+    /// [`Histogram::EXACT_LIMIT_NS`] and more it holds (0 for the buckets below).
     pub fn long_sums_ns(&self) -> &[u64; BUCKETS] {
         &self.long_sums_ns
     }

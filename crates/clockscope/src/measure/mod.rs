@@ -49,6 +49,23 @@ use crate::ticks::Ticks;
 pub(crate) const CHUNK_NS: u64 = 10_000_000;
 
 /// Backward steps seen in one run.
+///
+/// ```
+/// use clockscope::{measure, ClockSource, Control, Scale, Ticks};
+/// use std::cell::Cell;
+/// // A clock that steps back 40 ns once: the step is counted, not hidden.
+/// struct SteppedBack(Cell<u64>);
+/// impl ClockSource for SteppedBack {
+///     fn name(&self) -> &'static str { "stepped back" }
+///     fn now(&self) -> Ticks {
+///         let n = self.0.replace(self.0.get() + 1);
+///         Ticks::from_raw(if n == 3 { 160 } else { n * 100 })
+///     }
+///     fn scale(&self) -> Scale { Scale::NANOSECONDS }
+/// }
+/// let m = measure(&SteppedBack(Cell::new(0)), 1_000, |_| Control::Continue);
+/// assert_eq!((m.backward.count, m.backward.largest_ns), (1, 40));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BackwardSteps {
     /// How many successive readings went backwards.
@@ -62,6 +79,14 @@ pub struct BackwardSteps {
 }
 
 /// Where [`Measurement::elapsed_ns`] came from.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 5_000_000, |_progress| Control::Continue);
+/// assert_eq!(m.elapsed_source, clockscope::ElapsedSource::EndMinusStart);
+/// let median = m.histogram.percentile(0.5);
+/// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ElapsedSource {
@@ -76,6 +101,14 @@ pub enum ElapsedSource {
 }
 
 /// The result of one run of the loop over one clock.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 5_000_000, |_progress| Control::Continue);
+/// assert!(m.loops() > 0 && m.backward.count == 0);
+/// let median = m.histogram.percentile(0.5);
+/// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Measurement {
     /// The clock's display name.
@@ -126,6 +159,16 @@ impl Measurement {
 }
 
 /// What the caller learns between chunks.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// // Stop after the first chunk, as a Ctrl-C handler would.
+/// let m = measure(&PosixClock::monotonic(), 10_000_000_000, |p| {
+///     assert!(p.elapsed_ns <= p.target_ns);
+///     Control::Stop
+/// });
+/// assert!(m.interrupted);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
     /// ns since the start reading.
@@ -137,6 +180,12 @@ pub struct Progress {
 }
 
 /// The caller's answer between chunks.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 1_000_000, |_| Control::Continue);
+/// assert!(!m.interrupted);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
     /// Measure the next chunk.
@@ -147,6 +196,14 @@ pub enum Control {
 
 /// Runs the loop on `clock` for `duration_ns` (at least one iteration),
 /// calling `control` between chunks.
+///
+/// ```
+/// use clockscope::{measure, Control, PosixClock};
+/// let m = measure(&PosixClock::monotonic(), 5_000_000, |_progress| Control::Continue);
+/// assert!(m.loops() > 0 && m.backward.count == 0);
+/// let median = m.histogram.percentile(0.5);
+/// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
+/// ```
 pub fn measure<C: ClockSource>(
     clock: &C,
     duration_ns: u64,
