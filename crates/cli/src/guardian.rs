@@ -1,6 +1,6 @@
 //! A child process that outlives this one for one purpose: when this
-//! process dies without saying "done" (SIGKILL, a crash, an abort that no
-//! handler sees), the child runs a [`Cleanup`] prepared in advance, such as
+//! process dies without saying "done" (any signal, a forced exit, SIGKILL,
+//! a crash), the child runs a [`Cleanup`] prepared in advance, such as
 //! putting the kernel's clocksource back, and exits.
 //!
 //! The child runs in a session of its own (`setsid`): a signal to this
