@@ -22,7 +22,7 @@
 //! Written over `libc`: no crate forks a non-exec child with a pipe-EOF
 //! watch (`std::process` only spawns programs).
 
-use crate::signals::Cleanup;
+use crate::cleanup::Cleanup;
 use std::io;
 use std::os::fd::RawFd;
 
@@ -114,7 +114,7 @@ mod child {
     //! What the forked child does: async-signal-safe calls only.
 
     use super::close;
-    use crate::signals::Cleanup;
+    use crate::cleanup::Cleanup;
     use std::ffi::CStr;
     use std::os::fd::RawFd;
 

@@ -227,7 +227,7 @@ pub fn protect_sysfs(
     original: &str,
     lock_fd: Option<std::os::fd::RawFd>,
 ) -> anyhow::Result<crate::guardian::Guardian> {
-    use crate::signals::Cleanup;
+    use crate::cleanup::Cleanup;
     let current = control.current_path();
     // Names are validated (letters, digits, '_', '-', '.'): safe to print.
     let cleanup = Cleanup::write(&current, format!("{original}\n").as_bytes())?

@@ -213,10 +213,8 @@ pub(crate) mod alone {
     /// Set in the child: the test runs its body there.
     const CHILD: &str = "CLOCKSCOPE_TEST_ALONE";
 
-    /// For a test that writes output files: other tests of this binary run
-    /// every registered signal cleanup (`signals::run_registered`), which
-    /// would remove this test's temporary files between their creation and
-    /// their rename. Returns true in the parent, after the test `name` (its
+    /// For a test that counts the files of a directory while it writes
+    /// output files, alone in its process. Returns true in the parent, after the test `name` (its
     /// path below the crate) passed in a child running only it; false in
     /// that child, which then runs the body.
     pub fn in_child(name: &str) -> bool {

@@ -11,12 +11,12 @@
 //!   where `/proc` is missing): the target's own name when there is no
 //!   target, else a temporary name renamed over the target at once. Only in
 //!   that window of two system calls does a temporary name exist; a
-//!   catchable signal then removes it, SIGKILL would not.
+//!   [`crate::guardian`] removes it if the process dies then (any death).
 //! - Elsewhere (another system, a file system without `O_TMPFILE`, a
 //!   descriptor that cannot be linked): a named temporary file, created only
-//!   at commit, when the content is ready, and removed on an error, on every
-//!   catchable terminating signal ([`crate::signals`]; a second Ctrl-C runs
-//!   the same cleanups). When the output is prepared
+//!   at commit, when the content is ready, and removed on an error, or by a
+//!   [`crate::guardian`] if the process dies before the rename (any death,
+//!   SIGKILL included). When the output is prepared
 //!   one is created and removed at once, so that an unwritable directory
 //!   fails before measuring.
 //!
@@ -29,7 +29,8 @@
 //! 0666 less the umask. The replacement is a new inode: other hard links to
 //! the old file keep the old content.
 
-use crate::signals::{self, Cleanup};
+use crate::cleanup::Cleanup;
+use crate::guardian::Guardian;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Write};
@@ -163,19 +164,19 @@ fn sync_dir(dir: &Path) {
     let _ = File::open(dir).and_then(|d| d.sync_all());
 }
 
-/// Removes `path`, a temporary file this process created, if a catchable
-/// signal ends the process while the guard lives (a second Ctrl-C runs the
-/// same cleanups before exiting).
-fn remove_on_exit(path: &Path) -> io::Result<signals::CleanupGuard> {
-    signals::on_fatal_signal(Cleanup::unlink(path)?)
+/// Removes `path`, a temporary file this process created, if the process
+/// dies (any signal, a second Ctrl-C's forced exit, SIGKILL, a crash) while
+/// the returned guardian lives.
+fn remove_on_exit(path: &Path) -> io::Result<Guardian> {
+    Guardian::spawn(Cleanup::unlink(path)?, &[])
 }
 
-/// A named temporary file this process created, removed if it ends by a
-/// signal while this lives.
+/// A named temporary file this process created, removed if the process
+/// dies while this lives.
 struct NamedTemp {
     file: File,
     path: PathBuf,
-    guard: signals::CleanupGuard,
+    guard: Guardian,
 }
 
 impl NamedTemp {
@@ -190,7 +191,7 @@ impl NamedTemp {
                 .open(&path)?;
             Ok((file, path))
         })?;
-        // Registered once created: never a cleanup for a name someone else holds.
+        // Guarded once created: never a cleanup for a name someone else holds.
         match remove_on_exit(&path) {
             Ok(guard) => Ok(NamedTemp { file, path, guard }),
             Err(e) => {
@@ -447,9 +448,8 @@ mod tests {
     const CHILD_DEATH: &str = "CLOCKSCOPE_TEST_NAMED_TEMP_DEATH";
 
     /// Not a test by itself: the body of the child processes
-    /// [`a_signal_removes_a_named_temp`] starts (it does nothing without
-    /// their environment). Running the cleanups in this test process would
-    /// run every other test's too.
+    /// [`any_death_removes_a_named_temp`] starts (it does nothing without
+    /// their environment): the process must die.
     #[test]
     fn named_temp_in_a_child() {
         let (Some(dir), Some(death)) = (std::env::var_os(CHILD_DIR), std::env::var(CHILD_DEATH).ok()) else {
@@ -472,9 +472,9 @@ mod tests {
     }
 
     #[test]
-    fn a_signal_removes_a_named_temp() {
+    fn any_death_removes_a_named_temp() {
         use std::os::unix::process::ExitStatusExt;
-        for death in ["QUIT", "USR1", "USR2", "ALRM", "XCPU", "VTALRM", "TERM"] {
+        for death in ["KILL", "QUIT", "USR1", "USR2", "ALRM", "XCPU", "VTALRM", "TERM"] {
             let dir = tempfile::tempdir().unwrap();
             // No core file from SIGQUIT or SIGXCPU.
             let child = std::process::Command::new("sh")
