@@ -33,14 +33,13 @@ static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(0);
 
 /// Installs the Ctrl-C / SIGTERM handler once: the first signal asks measuring
 /// loops (and network waits) to stop; a second one runs the registered
-/// [`on_forced_exit`] hooks and the [`crate::signals`] cleanups, and exits at once.
+/// [`on_forced_exit`] hooks and exits at once (a [`crate::guardian`] then
+/// cleans up what the process leaves: a switched clocksource, a temp file).
 pub fn install_interrupt_handler() {
     HANDLER.get_or_init(|| {
         ctrlc::set_handler(|| {
             if INTERRUPT.swap(true, Ordering::SeqCst) {
                 run_forced_exit_hooks();
-                // And what was prepared for fatal signals (crate::signals).
-                crate::signals::run_registered();
                 std::process::exit(INTERRUPTED as i32);
             }
         })

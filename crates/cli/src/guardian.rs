@@ -1,6 +1,6 @@
 //! A child process that outlives this one for one purpose: when this
-//! process dies without saying "done" (SIGKILL, a crash, an abort that no
-//! handler sees), the child runs a [`Cleanup`] prepared in advance, such as
+//! process dies without saying "done" (any signal, a forced exit, SIGKILL,
+//! a crash), the child runs a [`Cleanup`] prepared in advance, such as
 //! putting the kernel's clocksource back, and exits.
 //!
 //! The child runs in a session of its own (`setsid`): a signal to this
@@ -22,7 +22,7 @@
 //! Written over `libc`: no crate forks a non-exec child with a pipe-EOF
 //! watch (`std::process` only spawns programs).
 
-use crate::signals::Cleanup;
+use crate::cleanup::Cleanup;
 use std::io;
 use std::os::fd::RawFd;
 
@@ -114,7 +114,7 @@ mod child {
     //! What the forked child does: async-signal-safe calls only.
 
     use super::close;
-    use crate::signals::Cleanup;
+    use crate::cleanup::Cleanup;
     use std::ffi::CStr;
     use std::os::fd::RawFd;
 

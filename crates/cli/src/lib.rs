@@ -22,8 +22,8 @@
 //! Beside them:
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
-//! - [`signals`]: cleanups prepared in advance, run when any catchable signal ends the process.
-//! - [`guardian`]: a child that runs such a cleanup when the process dies of SIGKILL or a crash.
+//! - [`cleanup`]: cleanups prepared in advance, run by a [`guardian`] when the process dies.
+//! - [`guardian`]: a child that runs such a cleanup when the process dies (any signal, SIGKILL, a crash).
 //! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.
@@ -62,6 +62,6 @@ pub mod progress;
 pub mod guardian;
 // Signal handlers: unsafe by nature (sigaction, async-signal-safe system calls).
 #[allow(unsafe_code)]
-pub mod signals;
+pub mod cleanup;
 pub mod startup;
 pub mod stdout;

@@ -313,10 +313,9 @@ fn a_short_real_sweep_restores_and_reports_each_clocksource() {
 #[test]
 fn a_second_signal_still_restores_the_original() {
     // Two SIGINTs back to back: either the normal path restores (report on
-    // stdout) or the forced-exit hook does before exiting at once (nothing
-    // on stdout); both must leave the original in place and exit 130. (The
-    // kernel may merge the two signals; sweep_forced_exit.rs runs the hook
-    // itself deterministically.)
+    // stdout) or the process exits at once (nothing on stdout) and the
+    // guardian restores; both must leave the original in place and exit 130.
+    // (The kernel may merge the two signals.)
     let s = Sysfs::new("tsc", "tsc hpet acpi_pm");
     let child = Command::new(BIN)
         .args(["sweep", "--root", s.root(), "--apply", "-d", "60", "--format", "json"])

@@ -1,12 +1,13 @@
 //! The real `clockscope sweep --apply` binary against fake sysfs roots
 //! (never the real /sys), killed in every way while a clocksource is
 //! switched: SIGQUIT, SIGUSR1, SIGALRM, SIGXCPU and the other catchable
-//! terminating signals restore the original before the process dies of the
-//! signal; SIGKILL leaves it to the guardian child, which restores it when
-//! the process is gone. Also: two sweeps at once (the second refuses and
-//! changes nothing), and changes made under a sweep by someone else (a row
-//! marked invalid, their choice left alone, a clocksource no longer
-//! available never written). Every wait is a handshake on the fake files;
+//! terminating signals, SIGKILL of the process or of its group: the process
+//! dies of the signal and the guardian child restores the original once the
+//! process is gone (the test's read of stderr ends when the guardian
+//! exits). Also: two sweeps at once (the second refuses and changes
+//! nothing), and changes made under a sweep by someone else (a row marked
+//! invalid, their choice left alone, a clocksource no longer available
+//! never written). Every wait is a handshake on the fake files;
 //! deadlines are generous and only there so a broken build fails instead of
 //! hanging.
 
@@ -111,9 +112,12 @@ fn dies_of(signal: i32) {
     kill(&child, signal);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.signal(), Some(signal), "{o:?}");
-    assert_eq!(s.current(), "tsc\n", "restored before the process died");
+    assert_eq!(s.current(), "tsc\n", "restored once the process died");
     assert!(
-        stderr(&o).contains("clockscope: a signal ended the sweep with clocksource hpet in place: tsc written back"),
+        stderr(&o).contains(
+            "clockscope: the sweep died (a signal, SIGKILL or a crash) with clocksource hpet in place: its guardian \
+             wrote tsc back"
+        ),
         "{}",
         stderr(&o)
     );
@@ -171,7 +175,7 @@ fn sigkill_is_undone_by_the_guardian() {
     assert_eq!(o.status.signal(), Some(libc::SIGKILL));
     assert!(
         stderr(&o).contains(
-            "the sweep died (SIGKILL or a crash) with clocksource hpet in place: its guardian wrote tsc back"
+            "the sweep died (a signal, SIGKILL or a crash) with clocksource hpet in place: its guardian wrote tsc back"
         ),
         "{}",
         stderr(&o)
@@ -286,7 +290,7 @@ fn after_a_change_by_someone_else_neither_signal_nor_guardian_writes() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.signal(), Some(libc::SIGQUIT));
     assert_eq!(s.current(), "hpet\n");
-    assert!(!stderr(&o).contains("written back"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("guardian wrote"), "{}", stderr(&o));
 }
 
 #[test]

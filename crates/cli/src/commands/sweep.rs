@@ -13,13 +13,13 @@
 //! read costs' intervals are apart), reads `current_clocksource`
 //! back after each measurement (a change it did not make invalidates the row
 //! and ends the sweep), and restores the original, only over a clocksource
-//! it put in place itself: explicitly at the end or on an error, by the
-//! guard's drop while a panic unwinds, after the first SIGINT/SIGTERM/SIGHUP
-//! (the loop stops, then the normal path restores), from the forced-exit
-//! hook on a second one, from a [`crate::signals`] cleanup on any other
-//! catchable terminating signal (SIGQUIT, SIGUSR1, SIGALRM, SIGXCPU...: then
-//! the process dies of it), and from a [`crate::guardian`] child when the
-//! process dies of SIGKILL or a crash. When even that fails, the error line
+//! it put in place itself, by one of two hands. While the process lives,
+//! the guard ([`ClocksourceGuard`]) restores: at the end, on an error, while
+//! a panic unwinds, and after the first SIGINT/SIGTERM/SIGHUP (the loop
+//! stops, then the normal path restores). When the process dies instead (a
+//! second Ctrl-C's forced exit, any other terminating signal, SIGKILL, a
+//! crash), a [`crate::guardian`] child started before each switch restores
+//! it. When even that fails, the error line
 //! ends with the command that restores it by hand.
 
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
@@ -40,7 +40,7 @@ use clockscope_system::linux::clocksource::{
 use std::any::Any;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The live sysfs mount.
 pub const LIVE_SYSFS: &str = "/sys";
@@ -210,52 +210,35 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
 /// [`protect_sysfs`]; in-process tests: [`unprotected`] or their own.
 pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
 
-/// No protection beyond the guard and the forced-exit hook.
+/// No protection beyond the guard (in-process tests: the process does not die).
 pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
     Ok(Box::new(()))
 }
 
-/// A signal cleanup and a guardian that write `original` back to the
-/// clocksource files while they read `switched` and `original` is still
-/// available: the signal cleanup on any catchable terminating signal, the
-/// guardian when the process dies without dismissing it (SIGKILL, a crash).
-pub struct Protection {
-    _signal: crate::signals::CleanupGuard,
-    _guardian: crate::guardian::Guardian,
-}
-
-/// The [`Protection`] of the files of `control` while `switched` is in place;
-/// the guardian also holds `lock_fd` (the sweep lock) until it exits.
+/// The guardian of the clocksource files of `control` while `switched` is in
+/// place: a child process that writes `original` back when this process
+/// dies without dismissing it (any death: a signal, a second Ctrl-C's
+/// forced exit, SIGKILL, a crash), if the file still reads `switched` and
+/// `original` is still available. It also holds `lock_fd` (the sweep lock)
+/// until it exits, so no second sweep starts over a half-restored state.
 pub fn protect_sysfs(
     control: &SysfsClocksource,
     switched: &str,
     original: &str,
     lock_fd: Option<std::os::fd::RawFd>,
-) -> anyhow::Result<Protection> {
-    use crate::signals::Cleanup;
-    let (current, available) = (control.current_path(), control.available_path());
-    let cleanup = |note: String| -> std::io::Result<Cleanup> {
-        Ok(Cleanup::write(&current, format!("{original}\n").as_bytes())?
-            .if_file_reads(&current, switched)?
-            .if_file_lists(&available, original)?
-            .with_note(&note))
-    };
+) -> anyhow::Result<crate::guardian::Guardian> {
+    use crate::cleanup::Cleanup;
+    let current = control.current_path();
     // Names are validated (letters, digits, '_', '-', '.'): safe to print.
-    let signal = crate::signals::on_fatal_signal(cleanup(format!(
-        "clockscope: a signal ended the sweep with clocksource {switched} in place: {original} written back"
-    ))?)?;
-    let guardian = crate::guardian::Guardian::spawn(
-        cleanup(format!(
-            "clockscope: the sweep died (SIGKILL or a crash) with clocksource {switched} in place: its guardian \
-             wrote {original} back"
-        ))?,
-        lock_fd.as_slice(),
-    )
-    .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))?;
-    Ok(Protection {
-        _signal: signal,
-        _guardian: guardian,
-    })
+    let cleanup = Cleanup::write(&current, format!("{original}\n").as_bytes())?
+        .if_file_reads(&current, switched)?
+        .if_file_lists(&control.available_path(), original)?
+        .with_note(&format!(
+            "clockscope: the sweep died (a signal, SIGKILL or a crash) with clocksource {switched} in place: its \
+             guardian wrote {original} back"
+        ));
+    crate::guardian::Guardian::spawn(cleanup, lock_fd.as_slice())
+        .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))
 }
 
 /// The sweep itself, with its inputs injected: the clocksource files
@@ -312,23 +295,9 @@ pub fn sweep(
     let guard = ClocksourceGuard::new(control.clone())?;
     // The one the guard restores (read again just before the first switch).
     report.original = guard.original().to_string();
-    // Switches happen under this lock; the forced-exit hook takes it and
-    // keeps it, so no switch can follow its restore before the process exits.
-    let switching = Arc::new(Mutex::new(()));
-    let _hook = {
-        let (restorer, switching) = (guard.restorer(), switching.clone());
-        exit::on_forced_exit(move || {
-            let held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Err(e) = restorer.restore() {
-                eprintln!("clockscope: error: {e}");
-            }
-            std::mem::forget(held);
-        })
-    };
     let outcome = visit_each(
         &planned,
         &guard,
-        &switching,
         &mut Steps {
             measure_one,
             protect,
@@ -381,7 +350,6 @@ struct Steps<'m, 'p, 'o> {
 fn visit_each(
     planned: &[String],
     guard: &ClocksourceGuard,
-    switching: &Mutex<()>,
     steps: &mut Steps<'_, '_, '_>,
     report: &mut SweepReport,
 ) -> anyhow::Result<()> {
@@ -396,10 +364,7 @@ fn visit_each(
             }
             // In place before the write, so no moment is unprotected.
             let next = (steps.protect)(name, &report.original)?;
-            {
-                let _held = switching.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                guard.switch_to(name)?;
-            }
+            guard.switch_to(name)?;
             *steps.protection = Some(next);
             let stats = (steps.measure_one)(name)?;
             let after = guard.control().current()?;

@@ -207,38 +207,6 @@ impl OutputFile {
     }
 }
 
-/// Running a test in a process of its own.
-#[cfg(test)]
-pub(crate) mod alone {
-    /// Set in the child: the test runs its body there.
-    const CHILD: &str = "CLOCKSCOPE_TEST_ALONE";
-
-    /// For a test that writes output files: other tests of this binary run
-    /// every registered signal cleanup (`signals::run_registered`), which
-    /// would remove this test's temporary files between their creation and
-    /// their rename. Returns true in the parent, after the test `name` (its
-    /// path below the crate) passed in a child running only it; false in
-    /// that child, which then runs the body.
-    pub fn in_child(name: &str) -> bool {
-        if std::env::var_os(CHILD).is_some() {
-            return false;
-        }
-        let o = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", name, "--test-threads=1", "--nocapture"])
-            .env(CHILD, "1")
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{name} in its own process: {said}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(said.contains("1 passed"), "{name} did not run: {said}");
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,9 +239,6 @@ mod tests {
 
     #[test]
     fn replaced_atomically_with_the_old_mode() {
-        if alone::in_child("output_file::tests::replaced_atomically_with_the_old_mode") {
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plot.svg");
         std::fs::write(&file, "keep").unwrap();
@@ -297,9 +262,6 @@ mod tests {
 
     #[test]
     fn dropped_without_commit_leaves_the_old_file_and_no_temp() {
-        if alone::in_child("output_file::tests::dropped_without_commit_leaves_the_old_file_and_no_temp") {
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plot.svg");
         std::fs::write(&file, "keep").unwrap();

@@ -11,31 +11,32 @@
 //!   where `/proc` is missing): the target's own name when there is no
 //!   target, else a temporary name renamed over the target at once. Only in
 //!   that window of two system calls does a temporary name exist; a
-//!   catchable signal then removes it, SIGKILL would not.
+//!   [`crate::guardian`] removes it if the process dies then (any death).
 //! - Elsewhere (another system, a file system without `O_TMPFILE`, a
 //!   descriptor that cannot be linked): a named temporary file, created only
-//!   at commit, when the content is ready, and removed on an error, on every
-//!   catchable terminating signal ([`crate::signals`]; a second Ctrl-C runs
-//!   the same cleanups). When the output is prepared
+//!   at commit, when the content is ready, and removed on an error, or by a
+//!   [`crate::guardian`] if the process dies before the rename (any death,
+//!   SIGKILL included). When the output is prepared
 //!   one is created and removed at once, so that an unwritable directory
 //!   fails before measuring.
 //!
-//! A temporary name is `.NAME.XXXXXX.tmp` when that fits in a file name
-//! (255 bytes), else the short `.XXXXXX.tmp`, also used when the file system
-//! refuses the long one: any name the file system accepts for the target
+//! A temporary name is `.NAME.XXXXXX.tmp` (the `tempfile` crate draws it),
+//! or the short `.XXXXXX.tmp` when the file system refuses the long one (a
+//! name near 255 bytes): any name the file system accepts for the target
 //! works. The replacement gets the old file's owner and group (when allowed),
 //! then its whole mode, setuid, setgid and sticky bits included, after the
 //! content is written (a write clears setuid and setgid). A new file gets
 //! 0666 less the umask. The replacement is a new inode: other hard links to
 //! the old file keep the old content.
 
-use crate::signals::{self, Cleanup};
+use crate::cleanup::Cleanup;
+use crate::guardian::Guardian;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Write};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use tempfile::{Builder, NamedTempFile};
 
 /// What the replacement keeps of the file it replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,8 +95,7 @@ impl Replacement {
         };
         if unnamed.is_none() {
             // Fail now, not after measuring, where the directory takes no file.
-            let named = NamedTemp::create(&dir, &name, 0o600)?;
-            named.remove();
+            drop(temp_in(&dir, &name, |path| create_new(path, 0o600))?);
         }
         Ok(Replacement {
             dir,
@@ -126,15 +126,10 @@ impl Replacement {
                 Err(e) => return Err(e),
             }
         }
-        let mut named = NamedTemp::create(&self.dir, &self.name, creation_mode(self.keep))?;
-        let written = fill(&mut named.file, bytes, self.keep).and_then(|()| std::fs::rename(&named.path, &target));
-        match written {
-            Ok(()) => named.forget(),
-            Err(e) => {
-                named.remove();
-                return Err(e);
-            }
-        }
+        // On an error the temporary file is removed as it is dropped.
+        let mut named = temp_in(&self.dir, &self.name, |path| create_new(path, creation_mode(self.keep)))?;
+        fill(&mut named.as_file_mut().0, bytes, self.keep)?;
+        named.persist(&target).map_err(|e| e.error)?;
         sync_dir(&self.dir);
         Ok(())
     }
@@ -163,101 +158,61 @@ fn sync_dir(dir: &Path) {
     let _ = File::open(dir).and_then(|d| d.sync_all());
 }
 
-/// Removes `path`, a temporary file this process created, if a catchable
-/// signal ends the process while the guard lives (a second Ctrl-C runs the
-/// same cleanups before exiting).
-fn remove_on_exit(path: &Path) -> io::Result<signals::CleanupGuard> {
-    signals::on_fatal_signal(Cleanup::unlink(path)?)
-}
-
-/// A named temporary file this process created, removed if it ends by a
-/// signal while this lives.
-struct NamedTemp {
-    file: File,
-    path: PathBuf,
-    guard: signals::CleanupGuard,
-}
-
-impl NamedTemp {
-    fn create(dir: &Path, name: &OsStr, mode: u32) -> io::Result<NamedTemp> {
-        let (file, path) = with_temp_name(name, |temp| {
-            let path = dir.join(temp);
-            let file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .custom_flags(libc::O_NOCTTY)
-                .open(&path)?;
-            Ok((file, path))
-        })?;
-        // Registered once created: never a cleanup for a name someone else holds.
-        match remove_on_exit(&path) {
-            Ok(guard) => Ok(NamedTemp { file, path, guard }),
+/// A temporary name for `name` in `dir` that `make` gives a file (creates
+/// one, or links one there), guarded by a [`Guardian`] that removes it if
+/// the process dies (any signal, a second Ctrl-C's forced exit, SIGKILL, a
+/// crash) before the name is renamed away; on every other path the
+/// [`NamedTempFile`]'s drop removes it. The name is `.NAME.XXXXXX.tmp`, or
+/// `.XXXXXX.tmp` where the file system refuses that one (a NAME near 255
+/// bytes): tempfile's [`Builder`] draws the random part and tries again
+/// where a name is taken.
+fn temp_in<R>(
+    dir: &Path,
+    name: &OsStr,
+    mut make: impl FnMut(&Path) -> io::Result<R>,
+) -> io::Result<NamedTempFile<(R, Guardian)>> {
+    let mut guarded = |path: &Path| {
+        let made = make(path)?;
+        // Guarded once made: never a cleanup for a name someone else holds.
+        match Cleanup::unlink(path).and_then(|c| Guardian::spawn(c, &[])) {
+            Ok(guardian) => Ok((made, guardian)),
             Err(e) => {
-                let _ = std::fs::remove_file(&path);
+                let _ = std::fs::remove_file(path);
                 Err(e)
             }
         }
-    }
-
-    /// Removes the file (an error, or the prepare-time probe).
-    fn remove(self) {
-        let _ = std::fs::remove_file(&self.path);
-        drop(self.guard);
-    }
-
-    /// The file was renamed into place: nothing to remove.
-    fn forget(self) {
-        drop(self.guard);
+    };
+    let mut long = OsString::from(".");
+    long.push(name);
+    long.push(".");
+    let mut temp = |prefix: &OsStr| {
+        Builder::new()
+            .prefix(prefix)
+            .suffix(".tmp")
+            .rand_bytes(6)
+            .make_in(dir, &mut guarded)
+    };
+    match temp(&long) {
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => temp(OsStr::new(".")),
+        result => result,
     }
 }
 
-/// Tries `attempt` with fresh temporary names for `name` until one is free.
-fn with_temp_name<T>(name: &OsStr, mut attempt: impl FnMut(&OsStr) -> io::Result<T>) -> io::Result<T> {
-    let mut short = false;
-    for tries in 0..32u32 {
-        let temp = temp_name(name, short, tries);
-        match attempt(&temp) {
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) && !short => short = true,
-            result => return result,
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free temporary file name after 32 tries",
-    ))
-}
-
-/// The longest file name Linux file systems take (NAME_MAX).
-const NAME_MAX: usize = 255;
-
-/// `.NAME.XXXXXX.tmp`, or `.XXXXXX.tmp` when `short` or when the long one would not fit.
-fn temp_name(name: &OsStr, short: bool, tries: u32) -> OsString {
-    use std::hash::{BuildHasher, RandomState};
-    // RandomState's keys are random per process (seeded by the OS) and change with every `new`.
-    let mut x = RandomState::new().hash_one((std::process::id(), tries));
-    let mut suffix = [0u8; 6];
-    for c in &mut suffix {
-        *c = b"abcdefghijklmnopqrstuvwxyz0123456789"[(x % 36) as usize];
-        x /= 36;
-    }
-    let long_len = name.len() + ".".len() * 2 + suffix.len() + ".tmp".len();
-    let mut out = vec![b'.'];
-    if !short && long_len <= NAME_MAX {
-        out.extend_from_slice(name.as_bytes());
-        out.push(b'.');
-    }
-    out.extend_from_slice(&suffix);
-    out.extend_from_slice(b".tmp");
-    OsString::from_vec(out)
+/// Creates the file `path` (never over an existing one) with `mode`.
+fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOCTTY)
+        .open(path)
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod unnamed {
     //! `O_TMPFILE` and `linkat`, through nix's safe wrappers.
 
-    use super::{remove_on_exit, with_temp_name};
+    use super::temp_in;
     use nix::errno::Errno;
     use nix::fcntl::{AtFlags, OFlag, AT_FDCWD};
     use nix::sys::stat::Mode;
@@ -311,19 +266,8 @@ mod unnamed {
                 result => return result,
             }
         }
-        let temp = with_temp_name(name, |temp| {
-            let path = dir.join(temp);
-            link(file, &path).map(|()| path)
-        })?;
-        let renamed = remove_on_exit(&temp).and_then(|guard| {
-            let renamed = std::fs::rename(&temp, &target);
-            drop(guard);
-            renamed
-        });
-        if renamed.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        renamed
+        let temp = temp_in(dir, name, |path| link(file, path))?;
+        temp.persist(&target).map(drop).map_err(|e| e.error)
     }
 }
 
@@ -365,25 +309,23 @@ mod tests {
 
     #[test]
     fn temp_names_fit_any_name_the_file_system_takes() {
-        let t = temp_name(OsStr::new("r.prom"), false, 0);
-        let t = t.to_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let named = |name: &str| {
+            let t = temp_in(dir.path(), OsStr::new(name), |path| create_new(path, 0o600)).unwrap();
+            t.path().file_name().unwrap().to_str().unwrap().to_string()
+        };
+        let t = named("r.prom");
         assert!(t.starts_with(".r.prom.") && t.ends_with(".tmp") && t.len() == 18, "{t}");
-        assert_ne!(temp_name(OsStr::new("r.prom"), false, 1).to_str().unwrap(), t);
-        let long = "x".repeat(255);
-        let t = temp_name(OsStr::new(&long), false, 0);
-        assert_eq!(t.len(), 11, "{t:?}");
-        assert_eq!(temp_name(OsStr::new("r.prom"), true, 0).len(), 11);
+        assert_ne!(named("r.prom"), t);
+        assert!(entries(dir.path()).is_empty(), "removed as they are dropped");
+        // The file system refuses the long form: the short one.
+        assert_eq!(named(&"x".repeat(255)).len(), 11);
         // The longest name that keeps the readable form.
-        assert_eq!(temp_name(OsStr::new(&"x".repeat(243)), false, 0).len(), 255);
+        assert_eq!(named(&"x".repeat(243)).len(), 255);
     }
 
     #[test]
     fn both_ways_create_and_replace_keeping_special_bits() {
-        if crate::output_file::alone::in_child(
-            "output_file::replace::tests::both_ways_create_and_replace_keeping_special_bits",
-        ) {
-            return;
-        }
         for temp in [Temp::Unnamed, Temp::Named] {
             let dir = tempfile::tempdir().unwrap();
             let r = prepare(dir.path(), "new.prom", temp);
@@ -409,10 +351,6 @@ mod tests {
     #[test]
     #[cfg(any(target_os = "linux", target_os = "android"))]
     fn the_unnamed_file_has_no_name_until_commit() {
-        if crate::output_file::alone::in_child("output_file::replace::tests::the_unnamed_file_has_no_name_until_commit")
-        {
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("old"), "keep").unwrap();
         let r = prepare(dir.path(), "old", Temp::Unnamed);
@@ -428,9 +366,6 @@ mod tests {
 
     #[test]
     fn a_255_byte_name_is_written_both_ways() {
-        if crate::output_file::alone::in_child("output_file::replace::tests::a_255_byte_name_is_written_both_ways") {
-            return;
-        }
         let name = "n".repeat(250) + ".prom";
         for temp in [Temp::Unnamed, Temp::Named] {
             let dir = tempfile::tempdir().unwrap();
@@ -447,9 +382,8 @@ mod tests {
     const CHILD_DEATH: &str = "CLOCKSCOPE_TEST_NAMED_TEMP_DEATH";
 
     /// Not a test by itself: the body of the child processes
-    /// [`a_signal_removes_a_named_temp`] starts (it does nothing without
-    /// their environment). Running the cleanups in this test process would
-    /// run every other test's too.
+    /// [`any_death_removes_a_named_temp`] starts (it does nothing without
+    /// their environment): the process must die.
     #[test]
     fn named_temp_in_a_child() {
         let (Some(dir), Some(death)) = (std::env::var_os(CHILD_DIR), std::env::var(CHILD_DEATH).ok()) else {
@@ -459,8 +393,8 @@ mod tests {
             // The first SIGTERM asks the run to stop; a later one forces the exit (130).
             crate::exit::install_interrupt_handler();
         }
-        let named = NamedTemp::create(Path::new(&dir), OsStr::new("p.svg"), 0o600).unwrap();
-        assert!(named.path.exists());
+        let named = temp_in(Path::new(&dir), OsStr::new("p.svg"), |path| create_new(path, 0o600)).unwrap();
+        assert!(named.path().exists());
         let me = std::process::id().to_string();
         loop {
             // Sent until the process ends (a signal may be delivered to any thread, and
@@ -472,9 +406,9 @@ mod tests {
     }
 
     #[test]
-    fn a_signal_removes_a_named_temp() {
+    fn any_death_removes_a_named_temp() {
         use std::os::unix::process::ExitStatusExt;
-        for death in ["QUIT", "USR1", "USR2", "ALRM", "XCPU", "VTALRM", "TERM"] {
+        for death in ["KILL", "QUIT", "USR1", "USR2", "ALRM", "XCPU", "VTALRM", "TERM"] {
             let dir = tempfile::tempdir().unwrap();
             // No core file from SIGQUIT or SIGXCPU.
             let child = std::process::Command::new("sh")

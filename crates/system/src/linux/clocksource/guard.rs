@@ -1,11 +1,12 @@
 //! The guard that puts the original clocksource back: only over a
 //! clocksource the sweep itself put in place, on drop (also while a panic
-//! unwinds) or explicitly, and from another thread through a [`Restorer`].
+//! unwinds) or explicitly.
 
 use super::{switch_to, ClocksourceControl, SwitchError};
 use crate::escape::escape_untrusted;
+use std::cell::RefCell;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What a restore found and did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,30 +24,19 @@ pub enum Restored {
     },
 }
 
-/// What a guard and its [`Restorer`]s share.
-struct GuardState {
-    control: Arc<dyn ClocksourceControl>,
-    original: String,
-    /// The clocksource the sweep itself last put in place (confirmed by a read-back).
-    ours: Mutex<Option<String>>,
-}
-
 /// Holds the clocksource that was in use before a sweep and puts it back
 /// when dropped (also while a panic unwinds), but only over a clocksource
 /// the sweep itself put in place: a change made by someone else since the
 /// last switch is left alone. [`ClocksourceGuard::finish`] restores
 /// explicitly and returns the outcome; a drop that cannot restore prints the
-/// exact command to do it by hand on stderr.
+/// exact command to do it by hand on stderr. (A process that dies without
+/// unwinding is covered by the CLI's guardian process, not by this guard.)
 pub struct ClocksourceGuard {
-    state: Arc<GuardState>,
+    control: Arc<dyn ClocksourceControl>,
+    original: String,
+    /// The clocksource the sweep itself last put in place (confirmed by a read-back).
+    ours: RefCell<Option<String>>,
     done: bool,
-}
-
-/// A handle that restores like the guard (from a forced-exit hook on
-/// another thread); the guard stays the owner.
-#[derive(Clone)]
-pub struct Restorer {
-    state: Arc<GuardState>,
 }
 
 impl ClocksourceGuard {
@@ -54,37 +44,28 @@ impl ClocksourceGuard {
     pub fn new(control: Arc<dyn ClocksourceControl>) -> Result<Self, SwitchError> {
         let original = control.current()?;
         Ok(ClocksourceGuard {
-            state: Arc::new(GuardState {
-                control,
-                original,
-                ours: Mutex::new(None),
-            }),
+            control,
+            original,
+            ours: RefCell::new(None),
             done: false,
         })
     }
 
     /// The clocksource in use when the guard was made.
     pub fn original(&self) -> &str {
-        &self.state.original
+        &self.original
     }
 
     /// The control the guard restores through.
     pub fn control(&self) -> &Arc<dyn ClocksourceControl> {
-        &self.state.control
-    }
-
-    /// A handle that restores as the guard does.
-    pub fn restorer(&self) -> Restorer {
-        Restorer {
-            state: self.state.clone(),
-        }
+        &self.control
     }
 
     /// Switches to `name` (if still available) and checks the kernel took it.
     pub fn switch_to(&self, name: &str) -> Result<(), SwitchError> {
-        let result = switch_to(&*self.state.control, name);
+        let result = switch_to(&*self.control, name);
         if result.is_ok() {
-            *self.state.lock_ours() = Some(name.to_string());
+            *self.ours.borrow_mut() = Some(name.to_string());
         }
         result
     }
@@ -92,23 +73,11 @@ impl ClocksourceGuard {
     /// Restores the original now (see [`Restored`]); the guard then does nothing on drop.
     pub fn finish(mut self) -> Result<Restored, RestoreError> {
         self.done = true;
-        self.state.restore()
+        self.restore()
     }
-}
 
-impl Restorer {
     /// Restores the original if the clocksource in use is the one the sweep put there.
     pub fn restore(&self) -> Result<Restored, RestoreError> {
-        self.state.restore()
-    }
-}
-
-impl GuardState {
-    fn lock_ours(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.ours.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn restore(&self) -> Result<Restored, RestoreError> {
         let fail = |error| RestoreError {
             original: self.original.clone(),
             error,
@@ -118,11 +87,11 @@ impl GuardState {
         if current == self.original {
             return Ok(Restored::InPlace);
         }
-        if self.lock_ours().as_deref() != Some(current.as_str()) {
+        if self.ours.borrow().as_deref() != Some(current.as_str()) {
             return Ok(Restored::LeftAlone { current });
         }
         switch_to(&*self.control, &self.original).map_err(fail)?;
-        *self.lock_ours() = None;
+        *self.ours.borrow_mut() = None;
         Ok(Restored::Restored)
     }
 }
@@ -131,12 +100,12 @@ impl Drop for ClocksourceGuard {
     fn drop(&mut self) {
         if !self.done {
             self.done = true;
-            match self.state.restore() {
+            match self.restore() {
                 Err(e) => eprintln!("clockscope: error: {e}"),
                 Ok(Restored::LeftAlone { current }) => eprintln!(
                     "clockscope: clocksource '{}' was put in place by someone else: left alone; the original was '{}'",
                     escape_untrusted(&current),
-                    escape_untrusted(&self.state.original)
+                    escape_untrusted(&self.original)
                 ),
                 Ok(_) => {}
             }

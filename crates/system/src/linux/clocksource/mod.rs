@@ -14,12 +14,12 @@
 //! written, so no odd byte reaches the kernel.
 //!
 //! Files: here the names, the control and a switch; `guard.rs` the restore
-//! ([`ClocksourceGuard`], [`Restorer`]); `lock.rs` [`SwitchLock`].
+//! ([`ClocksourceGuard`]); `lock.rs` [`SwitchLock`].
 
 mod guard;
 pub mod lock;
 
-pub use guard::{ClocksourceGuard, RestoreError, Restored, Restorer};
+pub use guard::{ClocksourceGuard, RestoreError, Restored};
 pub use lock::{holder_of, LockHolder, SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
 
 use crate::escape::escape_untrusted;

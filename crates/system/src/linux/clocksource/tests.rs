@@ -186,7 +186,7 @@ fn the_guard_restores_only_its_own_switch() {
     g.switch_to("hpet").unwrap();
     std::fs::write(c.current_path(), "acpi_pm\n").unwrap();
     assert_eq!(
-        g.restorer().restore().unwrap(),
+        g.restore().unwrap(),
         Restored::LeftAlone {
             current: "acpi_pm".into()
         }
@@ -194,7 +194,7 @@ fn the_guard_restores_only_its_own_switch() {
     assert_eq!(c.current().unwrap(), "acpi_pm");
     // Its own switch again: restored; then nothing left to do.
     g.switch_to("hpet").unwrap();
-    assert_eq!(g.restorer().restore().unwrap(), Restored::Restored);
+    assert_eq!(g.restore().unwrap(), Restored::Restored);
     assert_eq!(g.finish().unwrap(), Restored::InPlace);
     assert_eq!(c.current().unwrap(), "tsc");
 }

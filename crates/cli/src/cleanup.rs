@@ -1,0 +1,257 @@
+//! A cleanup prepared in advance ([`Cleanup::write`], [`Cleanup::unlink`],
+//! with optional conditions and a note for stderr) for [`crate::guardian`]'s
+//! child to run after this process died, whatever the death (any signal, a
+//! forced exit, SIGKILL, a crash). [`Cleanup::run`] only makes
+//! async-signal-safe system calls (open, read, write, unlink, close) on
+//! memory allocated before the `fork`: no allocation, no lock, no formatting.
+
+use std::ffi::CString;
+use std::io;
+use std::path::Path;
+
+/// What a cleanup does.
+enum Action {
+    /// Write these bytes to an existing file (never created), in one write.
+    Write { path: CString, bytes: Vec<u8> },
+    /// Remove a file.
+    Unlink { path: CString },
+}
+
+/// A check made (async-signal-safely) before the action: all must hold.
+enum Condition {
+    /// The file's content, without leading and trailing ASCII whitespace, is exactly `text`.
+    Reads { path: CString, text: Vec<u8> },
+    /// The file (at most [`LISTS_MAX_BYTES`]) has `word` among its whitespace-separated words.
+    Lists { path: CString, word: Vec<u8> },
+}
+
+/// Files a `Condition::Reads` compares are at most this long (a sysfs value).
+pub const READS_MAX_BYTES: usize = 4096;
+/// Files a `Condition::Lists` searches are read up to this length (the
+/// bound of every one-value kernel file, `clockscope_system::input::KERNEL_VALUE`).
+pub const LISTS_MAX_BYTES: usize = 64 << 10;
+
+/// One action prepared in advance, run by [`Cleanup::run`] in
+/// [`crate::guardian`]'s child after `fork`.
+pub struct Cleanup {
+    action: Action,
+    conditions: Vec<Condition>,
+    note: Vec<u8>,
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
+}
+
+impl Cleanup {
+    /// Writes `bytes` to the existing file `path` (opened without creating,
+    /// truncating, not following a symlink, never blocking), in one write.
+    pub fn write(path: &Path, bytes: &[u8]) -> io::Result<Cleanup> {
+        Ok(Cleanup {
+            action: Action::Write {
+                path: c_path(path)?,
+                bytes: bytes.to_vec(),
+            },
+            conditions: Vec::new(),
+            note: Vec::new(),
+        })
+    }
+
+    /// Removes `path` (a temporary file this process created).
+    pub fn unlink(path: &Path) -> io::Result<Cleanup> {
+        Ok(Cleanup {
+            action: Action::Unlink { path: c_path(path)? },
+            conditions: Vec::new(),
+            note: Vec::new(),
+        })
+    }
+
+    /// Acts only if `path` then reads `text` (surrounding whitespace ignored).
+    pub fn if_file_reads(mut self, path: &Path, text: &str) -> io::Result<Cleanup> {
+        self.conditions.push(Condition::Reads {
+            path: c_path(path)?,
+            text: text.trim().as_bytes().to_vec(),
+        });
+        Ok(self)
+    }
+
+    /// Acts only if `word` is one of the whitespace-separated words of `path`.
+    pub fn if_file_lists(mut self, path: &Path, word: &str) -> io::Result<Cleanup> {
+        self.conditions.push(Condition::Lists {
+            path: c_path(path)?,
+            word: word.as_bytes().to_vec(),
+        });
+        Ok(self)
+    }
+
+    /// Writes `note` (one line, newline added) to stderr after the action succeeded.
+    pub fn with_note(mut self, note: &str) -> Cleanup {
+        self.note = format!("{}\n", note.trim_end()).into_bytes();
+        self
+    }
+
+    /// Checks the conditions and does the action; true when it was done.
+    /// Async-signal-safe: system calls only, on memory allocated beforehand.
+    pub fn run(&self) -> bool {
+        if !self.conditions.iter().all(sys::condition_holds) {
+            return false;
+        }
+        let done = match &self.action {
+            Action::Write { path, bytes } => sys::write_existing(path, bytes),
+            Action::Unlink { path } => sys::unlink(path),
+        };
+        if done && !self.note.is_empty() {
+            sys::write_stderr(&self.note);
+        }
+        done
+    }
+}
+
+#[cfg(unix)]
+mod sys {
+    //! The system calls a cleanup makes.
+
+    use super::{Condition, LISTS_MAX_BYTES, READS_MAX_BYTES};
+    use libc::c_int;
+    use std::ffi::CStr;
+
+    const O_FLAGS: c_int = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+
+    /// Reads `path` into `buf`; the length, or None if unreadable or longer than `buf`.
+    fn read_small(path: &CStr, buf: &mut [u8]) -> Option<usize> {
+        // SAFETY: `path` is NUL-terminated; open/read/close are async-signal-safe
+        // and read writes at most the slice's remaining length into it.
+        unsafe {
+            let fd = libc::open(path.as_ptr(), libc::O_RDONLY | O_FLAGS);
+            if fd < 0 {
+                return None;
+            }
+            let mut len = 0;
+            let ok = loop {
+                let rest = &mut buf[len..];
+                if rest.is_empty() {
+                    let mut probe = [0u8; 1];
+                    break libc::read(fd, probe.as_mut_ptr().cast(), 1) == 0;
+                }
+                let n = libc::read(fd, rest.as_mut_ptr().cast(), rest.len());
+                // (last_os_error only reads errno: no allocation.)
+                if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                if n <= 0 {
+                    break n == 0;
+                }
+                len += n as usize;
+            };
+            libc::close(fd);
+            ok.then_some(len)
+        }
+    }
+
+    fn trim(b: &[u8]) -> &[u8] {
+        let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+        let end = b
+            .iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(start, |e| e + 1);
+        b.get(start..end).unwrap_or_default()
+    }
+
+    pub(super) fn condition_holds(c: &Condition) -> bool {
+        match c {
+            Condition::Reads { path, text } => {
+                let mut buf = [0u8; READS_MAX_BYTES];
+                read_small(path, &mut buf).is_some_and(|n| trim(buf.get(..n).unwrap_or_default()) == &text[..])
+            }
+            Condition::Lists { path, word } => {
+                let mut buf = [0u8; LISTS_MAX_BYTES];
+                // A file cut at the bound is still searched in what was read.
+                let n = read_small(path, &mut buf).unwrap_or(0);
+                buf.get(..n)
+                    .unwrap_or_default()
+                    .split(u8::is_ascii_whitespace)
+                    .any(|w| !w.is_empty() && w == &word[..])
+            }
+        }
+    }
+
+    pub(super) fn write_existing(path: &CStr, bytes: &[u8]) -> bool {
+        // SAFETY: `path` is NUL-terminated, `st` a valid out-struct, `bytes`
+        // a live slice; open/fstat/write/close are async-signal-safe.
+        unsafe {
+            let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | O_FLAGS);
+            if fd < 0 {
+                return false;
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            let regular = libc::fstat(fd, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
+            // One write, as `echo` does: sysfs takes the value from a single write.
+            let ok = regular && libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+            libc::close(fd) == 0 && ok
+        }
+    }
+
+    pub(super) fn unlink(path: &CStr) -> bool {
+        // SAFETY: `path` is NUL-terminated; unlink is async-signal-safe.
+        unsafe { libc::unlink(path.as_ptr()) == 0 }
+    }
+
+    pub(super) fn write_stderr(bytes: &[u8]) {
+        // SAFETY: a live slice; write is async-signal-safe. A failure is ignored.
+        unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    //! No guardian there: cleanups never run.
+    use super::Condition;
+    use std::ffi::CStr;
+    pub(super) fn condition_holds(_: &Condition) -> bool {
+        false
+    }
+    pub(super) fn write_existing(_: &CStr, _: &[u8]) -> bool {
+        false
+    }
+    pub(super) fn unlink(_: &CStr) -> bool {
+        false
+    }
+    pub(super) fn write_stderr(_: &[u8]) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_gate_the_write_and_nothing_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let cur = dir.path().join("current");
+        let avail = dir.path().join("available");
+        std::fs::write(&cur, "hpet\n").unwrap();
+        std::fs::write(&avail, "tsc  hpet\tacpi_pm \n").unwrap();
+        let c = |reads: &str, lists: &str| {
+            Cleanup::write(&cur, b"tsc\n")
+                .unwrap()
+                .if_file_reads(&cur, reads)
+                .unwrap()
+                .if_file_lists(&avail, lists)
+                .unwrap()
+        };
+        assert!(!c("acpi_pm", "tsc").run(), "current is not what it expects");
+        assert!(!c("hpet", "ts").run(), "a word, not a prefix");
+        assert_eq!(std::fs::read_to_string(&cur).unwrap(), "hpet\n");
+        assert!(c("hpet", "acpi_pm").run());
+        assert_eq!(std::fs::read_to_string(&cur).unwrap(), "tsc\n");
+        let missing = dir.path().join("missing");
+        assert!(!Cleanup::write(&missing, b"x").unwrap().run());
+        assert!(!missing.exists(), "never created");
+        std::os::unix::fs::symlink(&cur, &missing).unwrap();
+        assert!(!Cleanup::write(&missing, b"x").unwrap().run(), "no symlink followed");
+        assert!(Cleanup::unlink(&cur).unwrap().run());
+        assert!(!cur.exists());
+        assert!(Cleanup::write(Path::new("a\0b"), b"").is_err());
+    }
+}
