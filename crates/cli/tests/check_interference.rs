@@ -8,10 +8,11 @@
 use clockscope::clock::scripted::ScriptedClock;
 use clockscope::linux::testing::FakeRoot;
 use clockscope::linux::LinuxEvidence;
+use clockscope::measure::engine::measure_repeating_noisy;
 use clockscope::measure::interference::{self, Interference, Snapshot};
 use clockscope::measure::{measure, Control, Measurement};
 use clockscope::{ClockId, Scale};
-use clockscope_cli::commands::check::{build_report, measure_repeating_noisy, CheckArgs, Measured};
+use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
 use clockscope_cli::export;
 use clockscope_cli::gather::environment::CounterSetup;
 use clockscope_cli::model::check::stats::ClockStats;

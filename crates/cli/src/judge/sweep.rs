@@ -20,7 +20,8 @@
 
 use crate::model::check::stats::{ClockStats, Percentiles};
 use crate::model::sweep::{Recommendation, SweepResult};
-use clockscope::stats::{median, median_interval, Interval, CONFIDENCE};
+use clockscope::measure::engine::Estimate;
+use clockscope::stats::Interval;
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
 /// times, `-d / ROUNDS` each. 6 is the fewest samples with a 95% interval
@@ -55,7 +56,7 @@ pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
     } else {
         0.0
     };
-    all.read_cost_ns = median(&read_costs(slices)).unwrap_or(0.0);
+    all.read_cost_ns = Estimate::of(read_costs(slices)).map_or(0.0, |e| e.median_ns);
     let pick = |f: fn(&Percentiles) -> u64| median_u64(slices.iter().map(|s| f(&s.percentiles_ns)).collect());
     all.percentiles_ns = Percentiles {
         p50: pick(|p| p.p50),
@@ -81,9 +82,10 @@ pub fn read_costs(slices: &[ClockStats]) -> Vec<f64> {
     slices.iter().map(|s| s.read_cost_ns).collect()
 }
 
-/// The 95% interval of the median of `samples`; `None` under 6 samples.
+/// The 95% interval of the median of `samples` (the read-cost engine's
+/// [`Estimate`]); `None` under 6 samples.
 pub fn read_cost_interval(samples: &[f64]) -> Option<Interval> {
-    median_interval(samples, CONFIDENCE)
+    Estimate::of(samples.to_vec()).and_then(|e| e.interval)
 }
 
 fn shown(r: &SweepResult) -> String {

@@ -36,6 +36,7 @@
 //! compare and one increment besides the read: our loop stays within a few ns
 //! of a bare read, where PostgreSQL's converts and buckets every difference.
 
+pub mod engine;
 pub mod histogram;
 pub mod interference;
 pub mod pg_loop;
