@@ -36,6 +36,7 @@ use clockscope::escape::escape_untrusted;
 use clockscope::linux::clocksource::{
     check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
+use clockscope::measure::engine::Estimate;
 use clockscope::measure::Control;
 use std::any::Any;
 use std::io::Write;
@@ -131,10 +132,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
     SweepResult {
         clocksource: clocksource.to_string(),
         read_back: clocksource.to_string(),
-        read_cost_ns: stats.read_cost_ns,
-        rounds: 1,
-        read_cost_rounds_ns: vec![stats.read_cost_ns],
-        read_cost_interval_ns: None,
+        read_cost: Estimate::of(vec![stats.read_cost_ns]).expect("one sample"),
         avg_loop_ns: stats.avg_loop_ns,
         loops: stats.loops,
         percentiles_ns: stats.percentiles_ns,
@@ -423,9 +421,9 @@ fn visit_each(
             continue;
         };
         let mut r = result_for(name, all, report.baseline_row_ns, &report.baseline_source);
-        r.rounds = measured.len() as u32;
-        r.read_cost_rounds_ns = crate::judge::sweep::read_costs(measured);
-        r.read_cost_interval_ns = crate::judge::sweep::read_cost_interval(&r.read_cost_rounds_ns);
+        if let Some(e) = Estimate::of(crate::judge::sweep::read_costs(measured)) {
+            r.read_cost = e;
+        }
         if let Some((_, after)) = changed.as_ref().filter(|(j, _)| *j == i) {
             r.valid = false;
             r.invalid_reason = Some(format!(

@@ -89,14 +89,16 @@ pub fn read_cost_interval(samples: &[f64]) -> Option<Interval> {
 }
 
 fn shown(r: &SweepResult) -> String {
-    match &r.read_cost_interval_ns {
+    match &r.read_cost.interval {
         Some(i) => format!(
             "{} {:.1} ns (95% interval {:.1} to {:.1})",
-            r.clocksource, r.read_cost_ns, i.low, i.high
+            r.clocksource, r.read_cost.median_ns, i.low, i.high
         ),
         None => format!(
             "{} {:.1} ns (no interval: {} round(s), 6 needed)",
-            r.clocksource, r.read_cost_ns, r.rounds
+            r.clocksource,
+            r.read_cost.median_ns,
+            r.read_cost.samples_ns.len()
         ),
     }
 }
@@ -104,9 +106,11 @@ fn shown(r: &SweepResult) -> String {
 /// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
 /// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
 pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
-    match (&cheap.read_cost_interval_ns, &dear.read_cost_interval_ns) {
+    match (&cheap.read_cost.interval, &dear.read_cost.interval) {
         (Some(c), Some(d)) => {
-            c.high < d.low && dear.read_cost_ns - cheap.read_cost_ns >= KEEP_CURRENT_WITHIN * dear.read_cost_ns
+            c.high < d.low
+                && dear.read_cost.median_ns - cheap.read_cost.median_ns
+                    >= KEEP_CURRENT_WITHIN * dear.read_cost.median_ns
         }
         _ => false,
     }
@@ -127,7 +131,9 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
         .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
         .collect();
     let pool = if good.is_empty() { &sound } else { &good };
-    let best = *pool.iter().min_by(|a, b| a.read_cost_ns.total_cmp(&b.read_cost_ns))?;
+    let best = *pool
+        .iter()
+        .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns))?;
     let threshold = format!("{:.0}%", KEEP_CURRENT_WITHIN * 100.0);
     let keep = |why: String, distinguishable: bool| Recommendation {
         clocksource: original.to_string(),
@@ -151,7 +157,7 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
             .iter()
             .copied()
             .filter(|r| r.clocksource != original)
-            .min_by(|a, b| a.read_cost_ns.total_cmp(&b.read_cost_ns));
+            .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns));
         let apart = next.is_some_and(|n| told_apart(current, n));
         return Some(keep(
             format!(
@@ -175,7 +181,7 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
                  {threshold} of the read cost in use{}",
                 shown(best),
                 shown(current),
-                current.read_cost_ns - best.read_cost_ns,
+                current.read_cost.median_ns - best.read_cost.median_ns,
                 if good.is_empty() {
                     "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
                 } else {
@@ -223,6 +229,7 @@ pub fn persistence_advice(name: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clockscope::stats::{median, CONFIDENCE};
 
     /// Every read-cost interval the sweep prints holds its estimate (the
     /// median), whatever the rounds: 2000 sets of 6 to 40 rounds, costs
