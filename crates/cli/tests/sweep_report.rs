@@ -251,6 +251,21 @@ fn noise_gives_no_advice_and_the_clocksource_in_use_is_kept() {
     );
     assert!(rec.why.contains("the 95% intervals do not overlap"), "{}", rec.why);
     assert!(r.persistence[0].contains("clocksource=tsc"));
+    // The row's JSON keeps schema 3's read-cost keys, in their order.
+    let row = serde_json::to_string(&r.results[0]).unwrap();
+    let at = |k: &str| {
+        row.find(&format!("\"{k}\":"))
+            .unwrap_or_else(|| panic!("{k} missing: {row}"))
+    };
+    assert!(
+        at("read_back") < at("read_cost_ns")
+            && at("read_cost_ns") < at("rounds")
+            && at("rounds") < at("read_cost_rounds_ns")
+            && at("read_cost_rounds_ns") < at("read_cost_interval_ns")
+            && at("read_cost_interval_ns") < at("avg_loop_ns"),
+        "{row}"
+    );
+    assert!(row.contains("\"rounds\":10,"), "{row}");
     // Every interval holds its estimate.
     for x in &r.results {
         let i = x.read_cost.interval.unwrap();
