@@ -21,7 +21,6 @@
 use crate::model::check::stats::{ClockStats, Percentiles};
 use crate::model::sweep::{Recommendation, SweepResult};
 use clockscope::measure::engine::Estimate;
-use clockscope::stats::Interval;
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
 /// times, `-d / ROUNDS` each. 6 is the fewest samples with a 95% interval
@@ -80,12 +79,6 @@ pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
 /// Each slice's read cost, in the order measured.
 pub fn read_costs(slices: &[ClockStats]) -> Vec<f64> {
     slices.iter().map(|s| s.read_cost_ns).collect()
-}
-
-/// The 95% interval of the median of `samples` (the read-cost engine's
-/// [`Estimate`]); `None` under 6 samples.
-pub fn read_cost_interval(samples: &[f64]) -> Option<Interval> {
-    Estimate::of(samples.to_vec()).and_then(|e| e.interval)
 }
 
 fn shown(r: &SweepResult) -> String {
@@ -253,19 +246,22 @@ mod tests {
                 })
                 .collect();
             let m = median(&samples).unwrap();
-            let i = read_cost_interval(&samples).unwrap();
+            let i = Estimate::of(samples.clone()).unwrap().interval.unwrap();
             assert!(i.low <= m && m <= i.high, "{samples:?}: {m} outside {i:?}");
             assert!(i.coverage >= CONFIDENCE, "{i:?}");
         }
         // Under 6 rounds: no interval at all, never one without its estimate.
-        assert!(read_cost_interval(&[20.0, 21.0, 22.0, 23.0, 24.0]).is_none());
+        assert!(Estimate::of(vec![20.0, 21.0, 22.0, 23.0, 24.0])
+            .unwrap()
+            .interval
+            .is_none());
     }
 
     #[test]
     fn ten_rounds_keep_one_disturbed_round_out_of_the_interval() {
         let mut rounds = vec![24.0; 9];
         rounds.insert(0, 300.0);
-        let i = read_cost_interval(&rounds).unwrap();
+        let i = Estimate::of(rounds.to_vec()).unwrap().interval.unwrap();
         assert_eq!((i.low, i.high), (24.0, 24.0));
         assert_eq!(rounds.len(), ROUNDS as usize);
     }
