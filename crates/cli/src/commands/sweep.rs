@@ -164,8 +164,10 @@ impl ClockVisitor for MeasureSystemClock<'_> {
     type Output = ClockStats;
     fn visit<C: ClockSource>(self, clock: &C) -> ClockStats {
         // The read-cost engine, as `check` measures a clock: interference
-        // taken out, a noisy run repeated inside the slice.
-        let (m, i) = clockscope::measure::engine::measure_clean(clock, self.duration_ns, None, |_, p| {
+        // taken out (steal summed over the CPUs this process may use), a
+        // noisy run repeated inside the slice.
+        let cpus = clockscope::crosscpu::affinity::allowed_cpus().ok();
+        let (m, i) = clockscope::measure::engine::measure_clean(clock, self.duration_ns, cpus.as_deref(), |_, p| {
             self.bar.set_position(p.elapsed_ns.min(p.target_ns));
             if exit::interrupted() {
                 Control::Stop
