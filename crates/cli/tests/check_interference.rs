@@ -8,12 +8,13 @@
 use clockscope::ScriptedClock;
 use clockscope::{measure, Control, Measurement};
 use clockscope::{ClockId, Scale};
-use clockscope_cli::commands::check::{build_report, measure_repeating_noisy, CheckArgs, Measured};
+use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
 use clockscope_cli::export;
 use clockscope_cli::gather::environment::CounterSetup;
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::check::verdict::Status;
 use clockscope_cli::model::check::{CheckReport, MeasurementQuality};
+use clockscope_system::engine::measure_repeating_noisy;
 use clockscope_system::interference::{self, Interference, Snapshot};
 use clockscope_system::linux::testing::FakeRoot;
 use clockscope_system::linux::LinuxEvidence;

@@ -457,7 +457,7 @@ const LIBRARY_LAYERS: &[(&str, &str, &[&[&str]])] = &[
             // The kernel log's interpretation: plain text in; the
             // `/dev/kmsg` reader (linux) and everything above use it.
             &["kernel_log"],
-            &["linux", "interference"],
+            &["linux", "interference", "engine"],
             // What the counter's judges and its gatherer share: a
             // calibration's result, a decision line, time interposition.
             &["evidence"],

@@ -123,13 +123,13 @@ fn sweeps_every_clocksource_and_restores_the_original() {
     assert_eq!(names, ["tsc", "kvm-clock", "acpi_pm"]);
     let tsc = &r.results[0];
     assert_eq!(
-        (tsc.read_cost_ns.round() as u64, tsc.avg_loop_ns.round() as u64),
+        (tsc.read_cost.median_ns.round() as u64, tsc.avg_loop_ns.round() as u64),
         (20, 20)
     );
     assert_eq!(tsc.clock_gettime, "vdso");
     assert!(tsc.postgresql_rule.as_ref().unwrap().passed);
     let acpi = &r.results[2];
-    assert_eq!(acpi.read_cost_ns.round() as u64, 720);
+    assert_eq!(acpi.read_cost.median_ns.round() as u64, 720);
     assert_eq!(acpi.percentiles_ns.p99, 720);
     assert_eq!(acpi.clock_gettime, "syscall");
     assert!(acpi
@@ -199,10 +199,13 @@ fn noise_gives_no_advice_and_the_clocksource_in_use_is_kept() {
     assert_eq!(f.writes(), rounds_of(&["tsc", "kvm-clock"], Some("tsc")));
     let (tsc, kvm) = (&r.results[0], &r.results[1]);
     assert_eq!(
-        tsc.read_cost_rounds_ns.iter().map(|c| c.round()).collect::<Vec<_>>(),
+        tsc.read_cost.samples_ns.iter().map(|c| c.round()).collect::<Vec<_>>(),
         [24.0, 30.0, 22.0, 31.0, 25.0, 29.0, 23.0, 30.0, 26.0, 28.0]
     );
-    assert_eq!((tsc.read_cost_ns.round(), kvm.read_cost_ns.round()), (27.0, 24.0));
+    assert_eq!(
+        (tsc.read_cost.median_ns.round(), kvm.read_cost.median_ns.round()),
+        (27.0, 24.0)
+    );
     let rec = r.recommendation.as_ref().unwrap();
     assert_eq!(
         (rec.clocksource.as_str(), rec.in_use, rec.distinguishable),
@@ -248,10 +251,28 @@ fn noise_gives_no_advice_and_the_clocksource_in_use_is_kept() {
     );
     assert!(rec.why.contains("the 95% intervals do not overlap"), "{}", rec.why);
     assert!(r.persistence[0].contains("clocksource=tsc"));
+    // The row's JSON keeps schema 3's read-cost keys, in their order.
+    let row = serde_json::to_string(&r.results[0]).unwrap();
+    let at = |k: &str| {
+        row.find(&format!("\"{k}\":"))
+            .unwrap_or_else(|| panic!("{k} missing: {row}"))
+    };
+    assert!(
+        at("read_back") < at("read_cost_ns")
+            && at("read_cost_ns") < at("rounds")
+            && at("rounds") < at("read_cost_rounds_ns")
+            && at("read_cost_rounds_ns") < at("read_cost_interval_ns")
+            && at("read_cost_interval_ns") < at("avg_loop_ns"),
+        "{row}"
+    );
+    assert!(row.contains("\"rounds\":10,"), "{row}");
     // Every interval holds its estimate.
     for x in &r.results {
-        let i = x.read_cost_interval_ns.unwrap();
-        assert!(i.low <= x.read_cost_ns && x.read_cost_ns <= i.high, "{x:?}");
+        let i = x.read_cost.interval.unwrap();
+        assert!(
+            i.low <= x.read_cost.median_ns && x.read_cost.median_ns <= i.high,
+            "{x:?}"
+        );
     }
 }
 

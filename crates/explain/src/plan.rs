@@ -74,8 +74,9 @@ pub struct PlanSummary {
     pub gathers: Vec<GatherCounts>,
 }
 
-/// Clock reads per node call with TIMING ON (InstrStartNode + InstrStopNode).
-pub(crate) const READS_PER_NODE_CALL: u64 = 2;
+/// Clock reads per node call with TIMING ON (InstrStartNode + InstrStopNode),
+/// as a count: [`clockscope_pg::predict::settings::READS_PER_ROW_PER_NODE`].
+pub(crate) const READS_PER_NODE_CALL: u64 = clockscope_pg::predict::settings::READS_PER_ROW_PER_NODE as u64;
 
 impl PlanSummary {
     /// Node calls over the whole plan.

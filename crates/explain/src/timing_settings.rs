@@ -59,9 +59,11 @@ pub use model::{
 pub(crate) use price::measure_page_cache_read;
 
 // One judge, one set of constants, shared with `clockscope check`.
-use clockscope_pg::predict::settings::{self as judge_of, Estimate, SettingDecision, Verdict};
+pub(crate) use clockscope_pg::predict::settings::READS_PER_ROW_PER_NODE;
+use clockscope_pg::predict::settings::{
+    self as judge_of, Estimate, IoSetting, SettingDecision, Verdict, TRACK_IO_TIMING, TRACK_WAL_IO_TIMING,
+};
 pub use clockscope_pg::predict::settings::{IO_TIMING_MAX_SHARE, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO};
-pub(crate) use clockscope_pg::predict::settings::{READS_PER_ROW_PER_NODE, READS_PER_WAL_IO};
 /// The `auto_explain.log_min_duration` recommended in place of 0: the value
 /// in the configuration example of PostgreSQL's auto_explain documentation
 /// (F.4.3); use your own slow-query threshold.
@@ -180,20 +182,20 @@ fn io_cost(
 /// on and costly, turn it off; otherwise no change.
 fn judge_io_timing(
     s: &ServerSetting,
-    per: &str,
-    reads: f64,
+    setting: &IoSetting,
     price: Result<&ReadPrice, &str>,
     page: Option<&PageReadReference>,
 ) -> JudgedSetting {
     let state = if is_on(s) { "on" } else { "off" };
+    let IoSetting { per, reads, .. } = *setting;
     let price = match price {
         Ok(p) => p,
         Err(why) => {
-            let d = judge_of::io_timing(&s.name, per, reads, None, page.map(page_estimate));
+            let d = judge_of::io_timing(setting, None, page.map(page_estimate));
             return decided(s, None, format!("{state}; not priced: {why}"), None, Some(d));
         }
     };
-    let d = judge_of::io_timing(&s.name, per, reads, Some(estimate(price)), page.map(page_estimate));
+    let d = judge_of::io_timing(setting, Some(estimate(price)), page.map(page_estimate));
     let c = io_cost(per, reads, price, page, &d);
     let rec = d.change_from(&s.setting).and_then(|value| {
         let why = match d.verdict {
@@ -227,17 +229,11 @@ pub fn judge(
     let get = |name: &str| settings.iter().find(|s| s.name == name);
     let mut out = Vec::new();
     let io_ref = io.as_ref().map_err(String::as_str);
-    if let Some(s) = get("track_io_timing") {
-        out.push(judge_io_timing(s, "block I/O", READS_PER_IO, io_ref, page.as_ref()));
+    if let Some(s) = get(TRACK_IO_TIMING.name) {
+        out.push(judge_io_timing(s, &TRACK_IO_TIMING, io_ref, page.as_ref()));
     }
-    if let Some(s) = get("track_wal_io_timing") {
-        out.push(judge_io_timing(
-            s,
-            "WAL write or sync",
-            READS_PER_WAL_IO,
-            io_ref,
-            page.as_ref(),
-        ));
+    if let Some(s) = get(TRACK_WAL_IO_TIMING.name) {
+        out.push(judge_io_timing(s, &TRACK_WAL_IO_TIMING, io_ref, page.as_ref()));
     }
     if let Some(s) = get("timing_clock_source") {
         out.push(judge_clock_source(s, sources));

@@ -20,7 +20,8 @@
 //! 3. [`linux`]: evidence the kernel publishes (sysfs, /proc, `/dev/kmsg`,
 //!    the perf page, cgroups), read under a root path so tests use a fake
 //!    tree; switching the clocksource for `sweep` (fake roots only in tests).
-//!    [`interference`]: what disturbed a measuring run (preemption, steal).
+//!    [`interference`]: what disturbed a measuring run (preemption, steal);
+//!    [`engine`]: the one read-cost measurement over it.
 //! 4. [`evidence`]: what the counter's judges (`tsc`, `arm`) and its
 //!    gatherer (`counter`) share: a calibration's result, one decision
 //!    line, the signs of time interposition.
@@ -39,6 +40,7 @@
 pub mod arm;
 pub mod counter;
 pub mod crosscpu;
+pub mod engine;
 pub mod escape;
 pub mod evidence;
 pub mod forward;

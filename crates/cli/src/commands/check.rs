@@ -21,13 +21,13 @@ use crate::{export, progress};
 use anyhow::{bail, Context};
 use clap::Args;
 use clockscope::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::{measure, Control, Measurement};
+use clockscope::{Control, Measurement};
 use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost};
 use clockscope_pg::predict::read_cost;
 use clockscope_pg::predict::settings::{page_read, Estimate};
 use clockscope_system::counter::{self, CounterDetails};
+use clockscope_system::engine;
 use clockscope_system::escape::escape_untrusted;
-use clockscope_system::interference::{self, Interference, RunQuality, Snapshot};
 use clockscope_system::linux::LinuxEvidence;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -125,76 +125,29 @@ struct MeasureClock<'a> {
     cpus: Option<&'a [usize]>,
 }
 
-/// One run of the loop on `clock`, with the interference sources read just
-/// before and after it (outside the loop, on the measuring thread).
-pub fn measure_once<C: ClockSource>(
-    clock: &C,
-    duration_ns: u64,
-    cpus: Option<&[usize]>,
-    mut control: impl FnMut(&clockscope::Progress) -> Control,
-) -> (Measurement, Interference) {
-    let root = Path::new("/");
-    let before = Snapshot::take(root, cpus);
-    let m = measure(clock, duration_ns, &mut control);
-    let after = Snapshot::take(root, cpus);
-    let gaps = interference::find_gaps(&m.histogram);
-    let i = Interference::from_gaps(&gaps, m.elapsed_ns).with_sources(&before, &after, m.elapsed_ns);
-    (m, i)
-}
-
-/// The time of run `n` (from 1) of a clock whose measurements may take
-/// `budget_ns` in all: the first run half of it, each repeat of a noisy run
-/// half of what is left, the last ([`interference::MAX_RUNS`]) all that is
-/// left, so that the repeats fit inside the clock's `-d`.
-pub fn run_budget_ns(budget_ns: u64, n: u32) -> u64 {
-    let mut left = budget_ns;
-    for _ in 1..n {
-        left -= left / 2;
-    }
-    if n >= interference::MAX_RUNS {
-        left
-    } else {
-        left / 2
-    }
-}
-
-/// Measures with `run(n)` and repeats while the run is noisy, at most
-/// [`interference::MAX_RUNS`] runs (inside one budget: [`run_budget_ns`]),
-/// keeping the cleanest; the kept run's interference says how many runs
-/// were made and what each saw.
-pub fn measure_repeating_noisy(mut run: impl FnMut(u32) -> (Measurement, Interference)) -> (Measurement, Interference) {
-    let r = interference::repeat_while_noisy(interference::MAX_RUNS, &mut run, |(m, i)| RunQuality {
-        noise: i.noise_by_run.first().cloned().flatten(),
-        lost_fraction: i.lost_fraction,
-        interrupted: m.interrupted,
-    });
-    let (m, mut i) = r.kept;
-    i.runs = r.runs;
-    i.kept_run = r.kept_run;
-    i.noise_by_run = r.noise;
-    (m, i)
-}
-
 impl ClockVisitor for MeasureClock<'_> {
-    type Output = (Measurement, Option<u64>, Interference);
+    type Output = (Measurement, Option<u64>, clockscope_system::interference::Interference);
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
         crate::startup::first_measurement(clock.name());
-        let (m, i) = measure_repeating_noisy(|n| {
-            self.bar.set_position(0);
-            self.bar.set_length(run_budget_ns(self.duration_ns, n).max(1));
-            self.bar.set_prefix(if n == 1 {
-                clock.name().to_string()
-            } else {
-                format!("{} (noisy: run {n})", clock.name())
-            });
-            measure_once(clock, run_budget_ns(self.duration_ns, n), self.cpus, |p| {
-                self.bar.set_position(p.elapsed_ns.min(p.target_ns));
-                if crate::exit::interrupted() {
-                    Control::Stop
+        let budget_ns = self.duration_ns;
+        let mut run = 0;
+        let (m, i) = engine::measure_clean(clock, budget_ns, self.cpus, |n, p| {
+            if n != run {
+                run = n;
+                self.bar.set_position(0);
+                self.bar.set_length(engine::run_budget_ns(budget_ns, n).max(1));
+                self.bar.set_prefix(if n == 1 {
+                    clock.name().to_string()
                 } else {
-                    Control::Continue
-                }
-            })
+                    format!("{} (noisy: run {n})", clock.name())
+                });
+            }
+            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
+            if crate::exit::interrupted() {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
         });
         let step = m.observed_step_ns(clock);
         (m, step, i)

@@ -10,7 +10,8 @@ use crate::model::stamp::{ReportStamp, Stamped};
 use clap::Args;
 use clockscope::Control;
 use clockscope::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope_system::interference::{self, Interference};
+use clockscope_system::engine;
+use clockscope_system::interference::Interference;
 use clockscope_system::linux::LinuxEvidence;
 use std::io::Write;
 use std::path::Path;
@@ -36,9 +37,10 @@ type ProbeResult = (Option<u64>, Option<f64>, Option<f64>, Interference);
 impl ClockVisitor for Probe<'_> {
     type Output = ProbeResult;
     fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        let (m, i) = crate::commands::check::measure_once(clock, PROBE_NS, self.cpus, |_| Control::Continue);
-        let cost = interference::read_cost_ns(&m, &interference::find_gaps(&m.histogram));
-        (m.observed_step_ns(clock), m.avg_loop_ns(), cost, i)
+        // The engine's first run is half its budget: a clean probe is one
+        // PROBE_NS run, a noisy one is repeated inside 2 x PROBE_NS.
+        let (m, i) = engine::measure_clean(clock, 2 * PROBE_NS, self.cpus, |_, _| Control::Continue);
+        (m.observed_step_ns(clock), m.avg_loop_ns(), engine::read_cost_ns(&m), i)
     }
 }
 

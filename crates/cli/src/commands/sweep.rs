@@ -31,8 +31,9 @@ use crate::model::sweep::{SweepReport, SweepResult, SCHEMA_VERSION};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
+use clockscope::Control;
 use clockscope::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::{measure, Control};
+use clockscope_system::engine::Estimate;
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::clocksource::{
     check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
@@ -131,10 +132,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
     SweepResult {
         clocksource: clocksource.to_string(),
         read_back: clocksource.to_string(),
-        read_cost_ns: stats.read_cost_ns,
-        rounds: 1,
-        read_cost_rounds_ns: vec![stats.read_cost_ns],
-        read_cost_interval_ns: None,
+        read_cost: Estimate::of(vec![stats.read_cost_ns]).expect("one sample"),
         avg_loop_ns: stats.avg_loop_ns,
         loops: stats.loops,
         percentiles_ns: stats.percentiles_ns,
@@ -165,7 +163,11 @@ struct MeasureSystemClock<'a> {
 impl ClockVisitor for MeasureSystemClock<'_> {
     type Output = ClockStats;
     fn visit<C: ClockSource>(self, clock: &C) -> ClockStats {
-        let m = measure(clock, self.duration_ns, |p| {
+        // The read-cost engine, as `check` measures a clock: interference
+        // taken out (steal summed over the CPUs this process may use), a
+        // noisy run repeated inside the slice.
+        let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
+        let (m, i) = clockscope_system::engine::measure_clean(clock, self.duration_ns, cpus.as_deref(), |_, p| {
             self.bar.set_position(p.elapsed_ns.min(p.target_ns));
             if exit::interrupted() {
                 Control::Stop
@@ -175,6 +177,7 @@ impl ClockVisitor for MeasureSystemClock<'_> {
         });
         let mut s = ClockStats::from_measurement(ClockId::Monotonic, &m, None);
         s.resolution_ns = m.observed_step_ns(clock);
+        s.interference = i;
         s
     }
 }
@@ -385,9 +388,9 @@ fn visit_each(
             continue;
         };
         let mut r = result_for(name, all, report.baseline_row_ns, &report.baseline_source);
-        r.rounds = measured.len() as u32;
-        r.read_cost_rounds_ns = crate::judge::sweep::read_costs(measured);
-        r.read_cost_interval_ns = crate::judge::sweep::read_cost_interval(&r.read_cost_rounds_ns);
+        if let Some(e) = Estimate::of(crate::judge::sweep::read_costs(measured)) {
+            r.read_cost = e;
+        }
         if let Some((_, after)) = changed.as_ref().filter(|(j, _)| *j == i) {
             r.valid = false;
             r.invalid_reason = Some(format!(

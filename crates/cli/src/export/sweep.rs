@@ -122,7 +122,7 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
             out,
             "{:<w$} {:>7.1} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
             x.clocksource,
-            x.read_cost_ns,
+            x.read_cost.median_ns,
             x.avg_loop_ns,
             x.percentiles_ns.p99,
             x.percentiles_ns.max,
@@ -158,14 +158,16 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
         .results
         .iter()
         .filter(|x| x.valid)
-        .map(|x| match &x.read_cost_interval_ns {
+        .map(|x| match &x.read_cost.interval {
             Some(i) => format!(
                 "{} {:.1} ({:.1} to {:.1})",
-                x.clocksource, x.read_cost_ns, i.low, i.high
+                x.clocksource, x.read_cost.median_ns, i.low, i.high
             ),
             None => format!(
                 "{} {:.1} (no interval: {} round(s))",
-                x.clocksource, x.read_cost_ns, x.rounds
+                x.clocksource,
+                x.read_cost.median_ns,
+                x.read_cost.samples_ns.len()
             ),
         })
         .collect();
@@ -273,17 +275,17 @@ fn per_clocksource_gauges() -> [PerClocksource; 9] {
         (
             "read_cost_ns",
             "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps; the median of the interleaved rounds), nanoseconds.",
-            |x| Some(x.read_cost_ns),
+            |x| Some(x.read_cost.median_ns),
         ),
         (
             "read_cost_low_ns",
             "Lower end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
-            |x| x.read_cost_interval_ns.map(|i| i.low),
+            |x| x.read_cost.interval.map(|i| i.low),
         ),
         (
             "read_cost_high_ns",
             "Upper end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
-            |x| x.read_cost_interval_ns.map(|i| i.high),
+            |x| x.read_cost.interval.map(|i| i.high),
         ),
         (
             "avg_loop_ns",

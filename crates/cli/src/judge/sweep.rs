@@ -20,7 +20,7 @@
 
 use crate::model::check::stats::{ClockStats, Percentiles};
 use crate::model::sweep::{Recommendation, SweepResult};
-use clockscope_system::stats::{median, median_interval, Interval, CONFIDENCE};
+use clockscope_system::engine::Estimate;
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
 /// times, `-d / ROUNDS` each. 6 is the fewest samples with a 95% interval
@@ -55,7 +55,7 @@ pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
     } else {
         0.0
     };
-    all.read_cost_ns = median(&read_costs(slices)).unwrap_or(0.0);
+    all.read_cost_ns = Estimate::of(read_costs(slices)).map_or(0.0, |e| e.median_ns);
     let pick = |f: fn(&Percentiles) -> u64| median_u64(slices.iter().map(|s| f(&s.percentiles_ns)).collect());
     all.percentiles_ns = Percentiles {
         p50: pick(|p| p.p50),
@@ -81,20 +81,17 @@ pub fn read_costs(slices: &[ClockStats]) -> Vec<f64> {
     slices.iter().map(|s| s.read_cost_ns).collect()
 }
 
-/// The 95% interval of the median of `samples`; `None` under 6 samples.
-pub fn read_cost_interval(samples: &[f64]) -> Option<Interval> {
-    median_interval(samples, CONFIDENCE)
-}
-
 fn shown(r: &SweepResult) -> String {
-    match &r.read_cost_interval_ns {
+    match &r.read_cost.interval {
         Some(i) => format!(
             "{} {:.1} ns (95% interval {:.1} to {:.1})",
-            r.clocksource, r.read_cost_ns, i.low, i.high
+            r.clocksource, r.read_cost.median_ns, i.low, i.high
         ),
         None => format!(
             "{} {:.1} ns (no interval: {} round(s), 6 needed)",
-            r.clocksource, r.read_cost_ns, r.rounds
+            r.clocksource,
+            r.read_cost.median_ns,
+            r.read_cost.samples_ns.len()
         ),
     }
 }
@@ -102,9 +99,11 @@ fn shown(r: &SweepResult) -> String {
 /// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
 /// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
 pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
-    match (&cheap.read_cost_interval_ns, &dear.read_cost_interval_ns) {
+    match (&cheap.read_cost.interval, &dear.read_cost.interval) {
         (Some(c), Some(d)) => {
-            c.high < d.low && dear.read_cost_ns - cheap.read_cost_ns >= KEEP_CURRENT_WITHIN * dear.read_cost_ns
+            c.high < d.low
+                && dear.read_cost.median_ns - cheap.read_cost.median_ns
+                    >= KEEP_CURRENT_WITHIN * dear.read_cost.median_ns
         }
         _ => false,
     }
@@ -125,7 +124,9 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
         .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
         .collect();
     let pool = if good.is_empty() { &sound } else { &good };
-    let best = *pool.iter().min_by(|a, b| a.read_cost_ns.total_cmp(&b.read_cost_ns))?;
+    let best = *pool
+        .iter()
+        .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns))?;
     let threshold = format!("{:.0}%", KEEP_CURRENT_WITHIN * 100.0);
     let keep = |why: String, distinguishable: bool| Recommendation {
         clocksource: original.to_string(),
@@ -149,7 +150,7 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
             .iter()
             .copied()
             .filter(|r| r.clocksource != original)
-            .min_by(|a, b| a.read_cost_ns.total_cmp(&b.read_cost_ns));
+            .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns));
         let apart = next.is_some_and(|n| told_apart(current, n));
         return Some(keep(
             format!(
@@ -173,7 +174,7 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
                  {threshold} of the read cost in use{}",
                 shown(best),
                 shown(current),
-                current.read_cost_ns - best.read_cost_ns,
+                current.read_cost.median_ns - best.read_cost.median_ns,
                 if good.is_empty() {
                     "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
                 } else {
@@ -221,6 +222,7 @@ pub fn persistence_advice(name: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clockscope_system::stats::{median, CONFIDENCE};
 
     /// Every read-cost interval the sweep prints holds its estimate (the
     /// median), whatever the rounds: 2000 sets of 6 to 40 rounds, costs
@@ -244,19 +246,22 @@ mod tests {
                 })
                 .collect();
             let m = median(&samples).unwrap();
-            let i = read_cost_interval(&samples).unwrap();
+            let i = Estimate::of(samples.clone()).unwrap().interval.unwrap();
             assert!(i.low <= m && m <= i.high, "{samples:?}: {m} outside {i:?}");
             assert!(i.coverage >= CONFIDENCE, "{i:?}");
         }
         // Under 6 rounds: no interval at all, never one without its estimate.
-        assert!(read_cost_interval(&[20.0, 21.0, 22.0, 23.0, 24.0]).is_none());
+        assert!(Estimate::of(vec![20.0, 21.0, 22.0, 23.0, 24.0])
+            .unwrap()
+            .interval
+            .is_none());
     }
 
     #[test]
     fn ten_rounds_keep_one_disturbed_round_out_of_the_interval() {
         let mut rounds = vec![24.0; 9];
         rounds.insert(0, 300.0);
-        let i = read_cost_interval(&rounds).unwrap();
+        let i = Estimate::of(rounds.to_vec()).unwrap().interval.unwrap();
         assert_eq!((i.low, i.high), (24.0, 24.0));
         assert_eq!(rounds.len(), ROUNDS as usize);
     }

@@ -5,6 +5,8 @@
 use crate::exit;
 use crate::model::check::stats::Percentiles;
 use crate::model::check::verdict::{ExplainPrediction, RuleResult, Status};
+use clockscope_system::engine::Estimate;
+use clockscope_system::stats::Interval;
 use serde::Serialize;
 
 /// Version of the JSON layout (docs/schema/sweep.schema.json).
@@ -17,15 +19,14 @@ pub struct SweepResult {
     pub clocksource: String,
     /// What `current_clocksource` read back right after the switch (equal to `clocksource`).
     pub read_back: String,
-    /// The read cost: the median over the rounds of `check`'s read cost (the
-    /// mean read without the interference gaps), ns.
-    pub read_cost_ns: f64,
-    /// How many interleaved rounds measured this clocksource.
-    pub rounds: u32,
-    /// Each round's read cost, ns, in the order measured.
-    pub read_cost_rounds_ns: Vec<f64>,
-    /// The 95% interval of the median read cost (order statistics); null under 6 rounds.
-    pub read_cost_interval_ns: Option<clockscope_system::stats::Interval>,
+    /// The read cost over the rounds, as the read-cost engine estimates it
+    /// ([`Estimate`]): in JSON `read_cost_ns` (the median over the rounds of
+    /// `check`'s read cost, the mean read without the interference gaps),
+    /// `rounds` (how many interleaved rounds measured this clocksource),
+    /// `read_cost_rounds_ns` (each round's, in the order measured) and
+    /// `read_cost_interval_ns` (the median's 95% interval; null under 6 rounds).
+    #[serde(flatten, with = "RoundsJson")]
+    pub read_cost: Estimate,
     /// pg_test_timing's average loop time, ns.
     pub avg_loop_ns: f64,
     pub loops: u64,
@@ -50,6 +51,25 @@ pub struct SweepResult {
     pub valid: bool,
     /// Why the row is invalid, one line; null when valid.
     pub invalid_reason: Option<String>,
+}
+
+/// A row's [`Estimate`] under the JSON names of schema version 3.
+#[derive(Serialize)]
+#[serde(remote = "Estimate")]
+struct RoundsJson {
+    #[serde(rename = "read_cost_ns")]
+    median_ns: f64,
+    #[serde(getter = "rounds")]
+    rounds: u32,
+    #[serde(rename = "read_cost_rounds_ns")]
+    samples_ns: Vec<f64>,
+    #[serde(rename = "read_cost_interval_ns")]
+    interval: Option<Interval>,
+}
+
+/// How many rounds an estimate is over.
+fn rounds(e: &Estimate) -> u32 {
+    e.samples_ns.len() as u32
 }
 
 /// How the sweep ended for the kernel's clocksource.

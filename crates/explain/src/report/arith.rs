@@ -8,7 +8,8 @@ use super::model::{
 use crate::clockcost::{ClockCost, MachineClocks};
 use crate::measure::SourceRuns;
 use crate::stats::Spread;
-use clockscope_pg::predict::{executor_loop, ExplainOverhead};
+use clockscope_pg::predict::settings::READS_PER_ROW_PER_NODE;
+use clockscope_pg::predict::ExplainOverhead;
 
 fn uses_tsc(clock_source: &str) -> bool {
     crate::clock_source::current_is(clock_source, "tsc")
@@ -53,7 +54,7 @@ fn source_result(runs: &SourceRuns, rows: u64, machine: &MachineClocks) -> Optio
     let (result, result_reason) = judge_result(low, high, noise.blocks, &control);
     let prediction = predicted.map(|p| predict(off.median, rows as f64, reads_per_row, p));
     // The model's interval is per row per node (two reads).
-    let per_row_at = |per_row_per_node: f64| reads_per_row / executor_loop::READS_PER_ROW * per_row_per_node;
+    let per_row_at = |per_row_per_node: f64| reads_per_row / READS_PER_ROW_PER_NODE * per_row_per_node;
     let over_predicted = |x: Option<f64>| x.map(per_read).zip(predicted).map(|(o, p)| o / p);
     Some(SourceResult {
         clock_source: runs.clock_source.clone(),
@@ -221,7 +222,7 @@ pub(crate) fn paired_in_time(runs: &SourceRuns, slice_medians_ns_per_row: &[f64]
             let [Some(sa), Some(sb)] = slices else {
                 return None;
             };
-            let predicted_per_read = (sa + sb) / 2.0 / executor_loop::READS_PER_ROW;
+            let predicted_per_read = (sa + sb) / 2.0 / READS_PER_ROW_PER_NODE;
             let added = runs.timing_on_ms[a] + runs.timing_on_ms[b] - runs.timing_off_ms[a] - runs.timing_off_ms[b];
             let observed_per_read = added / 2.0 * 1e6 / reads;
             (predicted_per_read > 0.0 && predicted_per_read.is_finite()).then(|| observed_per_read / predicted_per_read)

@@ -1,8 +1,7 @@
-//! What one clock read costs back to back, with an interval: PostgreSQL's
-//! pg_test_timing loop ([`clockscope::measure()`]) run in chunks, each chunk's
-//! read cost without interference gaps
-//! ([`clockscope_system::interference::read_cost_ns`]), their median and its
-//! 95% interval ([`clockscope_system::stats`]).
+//! What one clock read costs back to back, with an interval: the read-cost
+//! engine ([`clockscope_system::engine`]: interference taken out, repeated when
+//! noisy) run in chunks, their median and its 95% interval
+//! ([`engine::Estimate`]).
 //!
 //! This is the price of reads that have nothing to overlap with: the two
 //! `INSTR_TIME_SET_CURRENT` around a block I/O (`track_io_timing`) or a WAL
@@ -11,9 +10,9 @@
 //! model instead ([`super::executor_loop`]).
 
 use clockscope::ClockSource;
-use clockscope::{measure, Control};
-use clockscope_system::interference;
-use clockscope_system::stats::{self, Interval};
+use clockscope::Control;
+use clockscope_system::engine::{self, Estimate};
+use clockscope_system::stats::Interval;
 use serde::Serialize;
 
 /// Chunks a measurement is split into: 9 gives the interval [x(2), x(8)]
@@ -47,10 +46,11 @@ pub fn measure_read_cost<C: ClockSource>(
 ) -> Option<ReadCost> {
     let chunk_ns = (duration_ns / u64::from(CHUNKS)).max(1);
     let mut costs = Vec::new();
+    let mut chunks = 0;
     let (mut loops, mut elapsed_ns) = (0u64, 0u64);
     for _ in 0..CHUNKS {
         let mut stopped = false;
-        let m = measure(clock, chunk_ns, |_| {
+        let (m, _) = engine::measure_clean(clock, chunk_ns, None, |_, _| {
             if keep_going() {
                 Control::Continue
             } else {
@@ -60,14 +60,17 @@ pub fn measure_read_cost<C: ClockSource>(
         });
         loops += m.loops();
         elapsed_ns = elapsed_ns.saturating_add(m.elapsed_ns);
-        if let Some(c) = interference::read_cost_ns(&m, &interference::find_gaps(&m.histogram)) {
+        if let Some(c) = engine::read_cost_ns(&m) {
             costs.push(c);
+            chunks += 1;
         }
         if stopped {
             break;
         }
     }
-    let read_cost_ns = stats::median(&costs)?;
+    let Estimate {
+        median_ns, interval, ..
+    } = Estimate::of(costs)?;
     Some(ReadCost {
         clock: clock.name().to_string(),
         avg_loop_ns: if loops > 0 {
@@ -76,9 +79,9 @@ pub fn measure_read_cost<C: ClockSource>(
             f64::NAN
         },
         loops,
-        read_cost_ns,
-        interval: stats::median_interval(&costs, stats::CONFIDENCE).filter(|i| !i.is_degenerate()),
-        chunks: costs.len() as u32,
+        read_cost_ns: median_ns,
+        interval: interval.filter(|i| !i.is_degenerate()),
+        chunks,
     })
 }
 

@@ -33,6 +33,31 @@ use serde::Serialize;
 pub const READS_PER_IO: f64 = 2.0;
 /// Clock reads per WAL write or sync with `track_wal_io_timing` (xlog.c).
 pub const READS_PER_WAL_IO: f64 = 2.0;
+
+/// An I/O timing setting: its name, the event it times and the clock reads
+/// per event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IoSetting {
+    /// The GUC's name.
+    pub name: &'static str,
+    /// The event timed, as the reports name it.
+    pub per: &'static str,
+    /// Clock reads per event.
+    pub reads: f64,
+}
+
+/// `track_io_timing`: [`READS_PER_IO`] reads per block I/O.
+pub const TRACK_IO_TIMING: IoSetting = IoSetting {
+    name: "track_io_timing",
+    per: "block I/O",
+    reads: READS_PER_IO,
+};
+/// `track_wal_io_timing`: [`READS_PER_WAL_IO`] reads per WAL write or sync.
+pub const TRACK_WAL_IO_TIMING: IoSetting = IoSetting {
+    name: "track_wal_io_timing",
+    per: "WAL write or sync",
+    reads: READS_PER_WAL_IO,
+};
 /// Clock reads per row per plan node with EXPLAIN ANALYZE's timing
 /// (InstrStartNode and InstrStopNode around each ExecProcNode call).
 pub const READS_PER_ROW_PER_NODE: f64 = 2.0;
@@ -165,18 +190,18 @@ fn against(e: &Estimate, limit: f64) -> Verdict {
     }
 }
 
-/// `track_io_timing` / `track_wal_io_timing`: `reads` reads of `per_read_ns`
-/// per `per` event, set against `page_read_ns`, an 8 kB page-cache read.
+/// `track_io_timing` / `track_wal_io_timing` ([`TRACK_IO_TIMING`],
+/// [`TRACK_WAL_IO_TIMING`]): the setting's reads of `per_read_ns` per
+/// event, set against `page_read_ns`, an 8 kB page-cache read.
 pub fn io_timing(
-    setting: &str,
-    per: &str,
-    reads: f64,
+    setting: &IoSetting,
     per_read_ns: Option<Estimate>,
     page_read_ns: Option<Estimate>,
 ) -> SettingDecision {
+    let IoSetting { name, per, reads } = *setting;
     let limit = IO_TIMING_MAX_SHARE;
     let decision = |verdict, estimate, text: String| SettingDecision {
-        setting: setting.to_string(),
+        setting: name.to_string(),
         verdict,
         recommended_value: match verdict {
             Verdict::Cheap => Some("on".to_string()),

@@ -5,7 +5,7 @@
 //! ([`clockscope_pg::predict::settings`]): the same prices give the same
 //! decision in both commands; this file puts it in check's words.
 
-use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
+use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN};
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{Advice, ExplainPrediction, Status};
 use clockscope_pg::predict::settings::{self as judge_of, ClockSourceFacts, Estimate, SettingDecision, Verdict};
@@ -26,25 +26,7 @@ pub(super) fn at_baseline(inputs: &VerdictInputs, slowdown: f64, decimals: usize
     }
 }
 
-/// The I/O timing settings check decides: the name, the event and its reads.
-pub(super) struct IoSetting {
-    name: &'static str,
-    per: &'static str,
-    reads: f64,
-}
-
-/// track_io_timing: two reads per block I/O (bufmgr.c).
-pub(super) const TRACK_IO_TIMING: IoSetting = IoSetting {
-    name: "track_io_timing",
-    per: "block I/O",
-    reads: READS_PER_IO,
-};
-/// track_wal_io_timing: two reads per WAL write or sync (xlog.c).
-pub(super) const TRACK_WAL_IO_TIMING: IoSetting = IoSetting {
-    name: "track_wal_io_timing",
-    per: "WAL write or sync",
-    reads: READS_PER_WAL_IO,
-};
+pub(super) use clockscope_pg::predict::settings::{IoSetting, TRACK_IO_TIMING, TRACK_WAL_IO_TIMING};
 
 /// track_io_timing / track_wal_io_timing, decided by the one judge
 /// ([`judge_of::io_timing`]) on the system clock's back-to-back read cost
@@ -59,13 +41,7 @@ pub(super) fn io_timing(
     inputs: &VerdictInputs,
 ) -> Advice {
     let prices = &inputs.io_prices;
-    let d = judge_of::io_timing(
-        setting.name,
-        setting.per,
-        setting.reads,
-        prices.system,
-        prices.page_read,
-    );
+    let d = judge_of::io_timing(setting, prices.system, prices.page_read);
     let tsc_part = precise_tsc.map_or(String::new(), |p| {
         let ns = prices.precise_tsc.map_or(p.read_cost_ns, |e| e.value);
         format!(
@@ -276,12 +252,12 @@ pub(super) fn for_this_host(
             let io = match io.decision.as_ref().map(|d| (d.verdict, d.estimate)) {
                 Some((Verdict::Cheap, Some(share))) => format!(
                     "track_io_timing is safe to turn on ({:.0} ns per block I/O, {:.1}% of a cached 8 kB read)",
-                    READS_PER_IO * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
+                    TRACK_IO_TIMING.reads * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
                     share.value * 100.0
                 ),
                 Some((Verdict::Costly, Some(share))) => format!(
                     "track_io_timing costs {:.0} ns per block I/O, {:.1}% of a cached 8 kB read: keep it off",
-                    READS_PER_IO * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
+                    TRACK_IO_TIMING.reads * inputs.io_prices.system.map_or(clock.read_cost_ns, |e| e.value),
                     share.value * 100.0
                 ),
                 _ => format!(

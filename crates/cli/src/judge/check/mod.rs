@@ -60,10 +60,10 @@ pub const MODERN_P99_NS: u64 = 200;
 pub const SYSCALL_AVG_LOOP_NS: f64 = 150.0;
 // The timing settings are decided by the one judge `clockscope explain` uses too, with its constants:
 // reads per block I/O and per WAL write, the 10% share of a page-cache read, the 1.3x slowdown.
+/// Clock reads per row of a count(*) under EXPLAIN ANALYZE: its scan node is entered and left once per row
+/// (the reads per row per node); the aggregate above it runs once.
+use clockscope_pg::predict::settings::READS_PER_ROW_PER_NODE as READS_PER_ROW_COUNT;
 pub use clockscope_pg::predict::settings::{LOG_TIMING_MAX_SLOWDOWN, READS_PER_IO, READS_PER_WAL_IO};
-/// Clock reads per row of a count(*) under EXPLAIN ANALYZE: the scan node is entered and left once per row
-/// (InstrStartNode/InstrStopNode), two reads; the aggregate above it runs once.
-pub const READS_PER_ROW_COUNT: f64 = 2.0;
 /// Default ns per row of `SELECT count(*)` with TIMING OFF: PostgreSQL 19's 10M-row benchmark on pgsql-hackers
 /// (2026-04, TIMING OFF 426.6 ms / 10,000,000 rows).
 pub const DEFAULT_BASELINE_ROW_NS: f64 = 42.66;

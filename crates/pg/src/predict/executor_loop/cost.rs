@@ -4,7 +4,8 @@
 //! them ([`ExecutorLoopCost`]).
 
 use super::instr::PgInstrumentation;
-use super::{DEFAULT_WORK_STEPS, READS_PER_ROW};
+use super::DEFAULT_WORK_STEPS;
+use crate::predict::settings::READS_PER_ROW_PER_NODE;
 use clockscope_system::stats::{self, Interval};
 
 /// One pair of rounds, ns from start to end of each.
@@ -116,7 +117,7 @@ impl ExecutorLoopCost {
             clock: clock.into(),
             instrumentation: PgInstrumentation::Pg19 { tsc: clock == "RDTSC" }.describe().into(),
             added_ns_per_row: Some(added_ns_per_row),
-            added_ns_per_read: Some(added_ns_per_row / READS_PER_ROW),
+            added_ns_per_read: Some(added_ns_per_row / READS_PER_ROW_PER_NODE),
             median_ns_per_row: added_ns_per_row,
             interval: Some(interval),
             interval_text: interval_text(added_ns_per_row, Some(interval), 40),
@@ -207,7 +208,7 @@ pub(crate) fn cost_from_pairs(
         clock: clock.to_string(),
         instrumentation: instrumentation.describe().to_string(),
         added_ns_per_row: resolved.then_some(median),
-        added_ns_per_read: resolved.then_some(median / READS_PER_ROW),
+        added_ns_per_read: resolved.then_some(median / READS_PER_ROW_PER_NODE),
         median_ns_per_row: median,
         interval,
         interval_text: interval_text(median, raw_interval, n),

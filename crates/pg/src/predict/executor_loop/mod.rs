@@ -132,8 +132,6 @@ pub const DEFAULT_WORK_STEPS: u32 = 6;
 pub const MAX_WORK_STEPS: u32 = 512;
 /// Rows of the round that sizes the rounds.
 const SIZING_ROWS: u64 = 2_000;
-/// Clock reads per row per timed node (InstrStartNode + InstrStopNode).
-pub const READS_PER_ROW: f64 = 2.0;
 
 #[cfg(test)]
 mod tests;

@@ -12,13 +12,7 @@ fn page() -> Option<Estimate> {
 #[test]
 fn a_cheap_io_timing_is_turned_on_a_costly_one_off() {
     // 24 ns a read: 48 ns per I/O, 3.2% of the page read: on.
-    let d = io_timing(
-        "track_io_timing",
-        "block I/O",
-        READS_PER_IO,
-        e(24.0, 23.5, 24.5),
-        page(),
-    );
+    let d = io_timing(&TRACK_IO_TIMING, e(24.0, 23.5, 24.5), page());
     assert_eq!(d.verdict, Verdict::Cheap);
     assert_eq!(d.recommended_value.as_deref(), Some("on"));
     let s = d.estimate.unwrap();
@@ -33,13 +27,7 @@ fn a_cheap_io_timing_is_turned_on_a_costly_one_off() {
     );
     assert!(d.text.contains("below the 10% limit"), "{}", d.text);
     // A syscall clock, 600 ns a read: 1.2 us per I/O, 80%: off.
-    let d = io_timing(
-        "track_io_timing",
-        "block I/O",
-        READS_PER_IO,
-        e(600.0, 590.0, 610.0),
-        page(),
-    );
+    let d = io_timing(&TRACK_IO_TIMING, e(600.0, 590.0, 610.0), page());
     assert_eq!(d.verdict, Verdict::Costly);
     assert_eq!(d.recommended_value.as_deref(), Some("off"));
     assert!(d.text.contains("above the 10% limit"), "{}", d.text);
@@ -48,35 +36,20 @@ fn a_cheap_io_timing_is_turned_on_a_costly_one_off() {
 #[test]
 fn an_io_cost_whose_interval_reaches_the_limit_changes_nothing() {
     // 75 ns: 150 ns, exactly 10%; interval 9.4% to 10.7%.
-    let d = io_timing(
-        "track_wal_io_timing",
-        "WAL write or sync",
-        READS_PER_WAL_IO,
-        e(75.0, 73.0, 77.0),
-        page(),
-    );
+    let d = io_timing(&TRACK_WAL_IO_TIMING, e(75.0, 73.0, 77.0), page());
     assert_eq!(d.verdict, Verdict::NotResolved);
     assert_eq!(d.recommended_value, None);
     // No interval: no decision either way, however cheap.
-    let d = io_timing(
-        "track_io_timing",
-        "block I/O",
-        2.0,
-        Some(Estimate::new(24.0, None, None)),
-        page(),
-    );
+    let d = io_timing(&TRACK_IO_TIMING, Some(Estimate::new(24.0, None, None)), page());
     assert_eq!(d.verdict, Verdict::NotResolved);
     assert_eq!(d.recommended_value, None);
     assert!(d.text.contains("interval not available"), "{}", d.text);
     // Nothing to set it against, or no price.
     assert_eq!(
-        io_timing("t", "block I/O", 2.0, e(24.0, 23.0, 25.0), None).verdict,
+        io_timing(&TRACK_IO_TIMING, e(24.0, 23.0, 25.0), None).verdict,
         Verdict::NotPriced
     );
-    assert_eq!(
-        io_timing("t", "block I/O", 2.0, None, page()).verdict,
-        Verdict::NotPriced
-    );
+    assert_eq!(io_timing(&TRACK_IO_TIMING, None, page()).verdict, Verdict::NotPriced);
 }
 
 #[test]
@@ -151,10 +124,10 @@ fn the_page_cache_read_is_measured_with_an_interval() {
 
 #[test]
 fn a_change_is_what_differs_from_the_server() {
-    let cheap = io_timing("track_io_timing", "block I/O", 2.0, e(24.0, 23.5, 24.5), page());
+    let cheap = io_timing(&TRACK_IO_TIMING, e(24.0, 23.5, 24.5), page());
     assert_eq!(cheap.change_from("off"), Some("on"));
     assert_eq!(cheap.change_from("on"), None);
-    let costly = io_timing("track_io_timing", "block I/O", 2.0, e(600.0, 590.0, 610.0), page());
+    let costly = io_timing(&TRACK_IO_TIMING, e(600.0, 590.0, 610.0), page());
     assert_eq!(costly.change_from("on"), Some("off"));
     assert_eq!(costly.change_from("off"), None);
     let unresolved = log_timing(e(1.3, 1.25, 1.35));
