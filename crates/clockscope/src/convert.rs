@@ -24,6 +24,7 @@ const NS_PER_S: u64 = 1_000_000_000;
 
 /// The fixed ratio between one clock source's ticks and nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Scale {
     hz: u64,
     whole_ns: u64,

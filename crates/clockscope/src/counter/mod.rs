@@ -40,6 +40,7 @@ use serde::Serialize;
 
 /// Which CPU counter a machine has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CounterKind {
     /// The x86-64 time-stamp counter.

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// The result of a calibration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Calibration {
     /// Counter frequency in kHz (rounded to nearest; PostgreSQL's truncated);
     /// `None` when the calibration did not converge (see `note`).

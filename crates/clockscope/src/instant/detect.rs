@@ -86,6 +86,7 @@ impl Default for Config {
 
 /// Which clock the process uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ClockMode {
     /// The CPU counter: RDTSC/RDTSCP, CNTVCT_EL0.
@@ -96,6 +97,7 @@ pub enum ClockMode {
 
 /// The clock this process uses, and why. See [`clock_info`](super::clock_info).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClockInfo {
     /// Counter or system clock.
     pub mode: ClockMode,

@@ -32,6 +32,7 @@ pub struct Histogram {
 
 /// A percentile read from a [`Histogram`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Percentile {
     /// The value in ns; an upper bound when `exact` is false.
     pub ns: u64,

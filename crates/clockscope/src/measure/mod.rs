@@ -64,6 +64,7 @@ pub struct BackwardSteps {
 
 /// Where [`Measurement::elapsed_ns`] came from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ElapsedSource {
     /// The end reading minus the start reading (PostgreSQL's): the clock
