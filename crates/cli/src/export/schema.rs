@@ -13,6 +13,7 @@
 //! command's own keys (docs/json.md).
 
 use crate::model::stamp::Stamped;
+use crate::model::{check, clocks, cross_cpu, dmesg, sweep, tsc};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Value};
@@ -37,10 +38,17 @@ struct Meta {
     embedded: Option<fn() -> Value>,
 }
 
-/// Every command's schema, in a fixed order.
+/// Every command's schema, in the order of their file names.
 pub fn all() -> Vec<SchemaFile> {
-    use crate::model::{check, clocks, cross_cpu, dmesg, sweep, tsc};
-    let mut files = vec![
+    let mut files = measuring_commands();
+    files.extend(explain());
+    files.extend(the_rest());
+    files
+}
+
+/// `check`, `clocks`, `cross-cpu` (and its plan) and `dmesg`.
+fn measuring_commands() -> Vec<SchemaFile> {
+    vec![
         file::<check::CheckReport>(Meta {
             file: "check.schema.json",
             title: "clockscope check --format json",
@@ -92,9 +100,15 @@ pub fn all() -> Vec<SchemaFile> {
             schema_version: dmesg::SCHEMA_VERSION,
             embedded: None,
         }),
-    ];
+    ]
+}
+
+/// `explain` (built with the feature of that name).
+fn explain() -> Option<SchemaFile> {
+    #[cfg(not(feature = "explain"))]
+    return None;
     #[cfg(feature = "explain")]
-    files.push(file::<Stamped<'static, clockscope_explain::report::Report>>(Meta {
+    Some(file::<Stamped<'static, clockscope_explain::report::Report>>(Meta {
         file: "explain.schema.json",
         title: "clockscope explain --format json",
         description: "EXPLAIN ANALYZE's timing overhead measured on a real PostgreSQL server \
@@ -105,8 +119,12 @@ pub fn all() -> Vec<SchemaFile> {
             are medians of the runs unless the name ends in _min or _max.",
         schema_version: clockscope_explain::report::SCHEMA_VERSION,
         embedded: None,
-    }));
-    files.extend([
+    }))
+}
+
+/// `tsc` on aarch64 (`generic-timer`), `sweep` and `tsc`.
+fn the_rest() -> Vec<SchemaFile> {
+    vec![
         file::<Stamped<'static, tsc::GenericTimerOutput<'static>>>(Meta {
             file: "generic-timer.schema.json",
             title: "clockscope tsc --format json on aarch64",
@@ -144,8 +162,7 @@ pub fn all() -> Vec<SchemaFile> {
             schema_version: tsc::SCHEMA_VERSION,
             embedded: Some(root::<clockscope::tsc::report::TscReport>),
         }),
-    ]);
-    files
+    ]
 }
 
 /// The schema of `T` as `meta` publishes it.

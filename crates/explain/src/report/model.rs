@@ -270,8 +270,8 @@ pub struct Report {
     pub server_locality: Locality,
     /// The server settings that matter for the measurement, in this order when the server has them:
     /// track_io_timing, max_parallel_workers_per_gather, jit, timing_clock_source (PostgreSQL 19+),
-    /// shared_buffers, work_mem, temp_buffers, statement_timeout (always set for the session: 30 s
-    /// + 20 us per row), client_connection_check_interval (PostgreSQL 14+; set to 1s where the
+    /// shared_buffers, work_mem, temp_buffers, statement_timeout (always set for the session:
+    /// 30 s + 20 us per row), client_connection_check_interval (PostgreSQL 14+; set to 1s where the
     /// platform supports it), and auto_explain.log_min_duration when auto_explain is loaded and on:
     /// set to -1 for clockscope's session when the role may (superuser), so auto_explain does not
     /// instrument and log the measured statements.
