@@ -60,6 +60,7 @@ pub mod explain;
 pub mod fit;
 pub mod json;
 pub mod prometheus;
+pub mod schema;
 pub mod sweep;
 pub mod text;
 pub mod tsc;

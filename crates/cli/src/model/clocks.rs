@@ -11,10 +11,11 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const PROBE_NS: u64 = 20_000_000;
 
 /// One clock's line.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ClockEntry {
     /// Name for `--clock`.
     pub name: String,
+    /// Display name (PostgreSQL's where it has one).
     pub display_name: String,
     /// Whether it can be read here.
     pub works: bool,
@@ -36,9 +37,16 @@ pub struct ClockEntry {
 }
 
 /// The list.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ClocksReport {
+    /// The CPU counter frequency used to convert counter ticks to ns (TSC or CNTFRQ_EL0), kHz; null
+    /// when unknown or there is no counter.
     pub counter_frequency_khz: Option<u64>,
+    /// Where counter_frequency_khz came from (a TSC frequency source label, a calibration, or
+    /// arm64, CNTFRQ_EL0); null with it.
     pub counter_frequency_source: Option<String>,
+    /// All fourteen clocks, in this order: monotonic, monotonic_raw, monotonic_coarse, realtime,
+    /// realtime_coarse, boottime, tai, gettimeofday, std_instant, rdtsc, rdtscp, lfence_rdtsc,
+    /// cntvct, isb_cntvct.
     pub clocks: Vec<ClockEntry>,
 }

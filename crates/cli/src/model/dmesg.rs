@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Where the log came from and what it says.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct DmesgReport {
     /// `/dev/kmsg` (this machine's log), the file named, or `stdin`;
     /// untrusted text (a file name), escaped where printed.

@@ -10,15 +10,17 @@ use serde::Serialize;
 use std::time::SystemTime;
 
 /// See the module documentation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReportStamp {
     /// This machine's host name (gethostname(2)), as the kernel gives it:
     /// untrusted text, escaped where it is printed.
     pub host: String,
     /// When the report was made, RFC 3339 in UTC, whole seconds
     /// (`2026-11-23T19:19:07Z`).
+    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))]
     pub timestamp: String,
     /// `clockscope <version>`.
+    #[schemars(regex(pattern = r"^clockscope "))]
     pub tool: String,
     /// Version of the command's JSON layout; bumped on incompatible changes.
     pub schema_version: u32,
@@ -27,7 +29,7 @@ pub struct ReportStamp {
 /// A report with its stamp beside it: the model every renderer of `clocks`,
 /// `tsc`, `cross-cpu` and `explain` takes. Its JSON is the stamp's four
 /// fields, then the report's own.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct Stamped<'a, T> {
     #[serde(flatten)]
     pub stamp: &'a ReportStamp,

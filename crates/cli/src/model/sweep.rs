@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// What one clocksource measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SweepResult {
     /// The clocksource switched to.
     pub clocksource: String,
@@ -26,18 +26,26 @@ pub struct SweepResult {
     /// `read_cost_rounds_ns` (each round's, in the order measured) and
     /// `read_cost_interval_ns` (the median's 95% interval; null under 6 rounds).
     #[serde(flatten, with = "RoundsJson")]
+    #[schemars(with = "RoundsJson")]
     pub read_cost: Estimate,
     /// pg_test_timing's average loop time, ns.
     pub avg_loop_ns: f64,
+    /// Loop iterations measured (reads with a forward or zero difference).
     pub loops: u64,
     pub percentiles_ns: Percentiles,
+    /// Differences under 1 us, percent (PostgreSQL's rule needs more than 90).
     pub under_1us_pct: f64,
+    /// Successive reads that went backwards (a fault on CLOCK_MONOTONIC).
     pub backward_steps: u64,
     /// "vdso" or "syscall": how clock_gettime was served (by clocksource name and by cost, as in `check`).
     pub clock_gettime: String,
     /// Why it is judged a syscall, when it is.
     pub syscall_fallback: Option<String>,
+    /// PostgreSQL's pg_test_timing rule (over 90% of reads under 1 us and an average loop under 100
+    /// ns) for the system clock under this clocksource; null when nothing was measured.
     pub postgresql_rule: Option<RuleResult>,
+    /// Predicted EXPLAIN ANALYZE overhead of a row-heavy count(*) reading the system clock under
+    /// this clocksource (check's verdict.explain_system); null when nothing was measured.
     pub explain: Option<ExplainPrediction>,
     /// `check`'s verdict status for the system clock under this clocksource.
     pub status: Status,
@@ -54,15 +62,20 @@ pub struct SweepResult {
 }
 
 /// A row's [`Estimate`] under the JSON names of schema version 3.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 #[serde(remote = "Estimate")]
 struct RoundsJson {
+    /// The read cost: the median over the rounds of `check`'s read cost (the
+    /// mean read without the interference gaps), ns.
     #[serde(rename = "read_cost_ns")]
     median_ns: f64,
+    /// How many interleaved rounds measured this clocksource.
     #[serde(getter = "rounds")]
     rounds: u32,
+    /// Each round's read cost, ns, in the order measured.
     #[serde(rename = "read_cost_rounds_ns")]
     samples_ns: Vec<f64>,
+    /// The 95% interval of the median read cost (order statistics); null under 6 rounds.
     #[serde(rename = "read_cost_interval_ns")]
     interval: Option<Interval>,
 }
@@ -73,7 +86,7 @@ fn rounds(e: &Estimate) -> u32 {
 }
 
 /// How the sweep ended for the kernel's clocksource.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RestoreOutcome {
     /// The original was written back and read back.
@@ -85,11 +98,13 @@ pub enum RestoreOutcome {
 }
 
 /// The clocksource clockscope recommends, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recommendation {
+    /// The recommended clocksource.
     pub clocksource: String,
     /// Whether it is the one in use already.
     pub in_use: bool,
+    /// The numbers behind the choice, in words.
     pub why: String,
     /// The kernel parameter that makes it persistent (`clocksource=NAME`).
     pub kernel_parameter: String,
@@ -100,7 +115,7 @@ pub struct Recommendation {
 }
 
 /// Everything `clockscope sweep` found or would do.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SweepReport {
     /// `host`, `timestamp`, `tool`, `schema_version` (first in the JSON).
     #[serde(flatten)]
@@ -113,17 +128,27 @@ pub struct SweepReport {
     pub live_sysfs: bool,
     /// The clocksource in use before the sweep (and after it, unless `restore` is `left_alone`).
     pub original: String,
+    /// available_clocksource: the clocksources the kernel could switch to, in the kernel's order.
     pub available: Vec<String>,
     /// The clocksources the sweep visits (or would visit), in order.
     pub planned: Vec<String>,
     /// Whether `--apply` was given (clocksources were switched).
     pub applied: bool,
+    /// Seconds the system clock was measured under each clocksource (-d).
     pub duration_per_clocksource_s: f64,
     /// Interleaved rounds planned: each clocksource measured this many times, `duration / rounds` each.
     pub rounds: u32,
+    /// ns per row of a count(*) with TIMING OFF used for the EXPLAIN predictions.
     pub baseline_row_ns: f64,
+    /// Where baseline_row_ns comes from (--baseline-row-ns, or the reference benchmark).
     pub baseline_source: String,
+    /// One entry per clocksource measured, in sweep order (empty without --apply; shorter than
+    /// planned when interrupted).
     pub results: Vec<SweepResult>,
+    /// The clocksource to use: a change from the one in use (in_use false) only when the cheapest
+    /// clocksource's read-cost interval and the one in use's do not overlap and the difference is
+    /// at least 10% of the read cost in use; otherwise the one in use, kept (in_use true). Null
+    /// without --apply or when nothing was measured soundly.
     pub recommendation: Option<Recommendation>,
     /// How to make a clocksource persistent, and the caveats, one line each.
     pub persistence: Vec<String>,

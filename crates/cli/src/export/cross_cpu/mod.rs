@@ -237,7 +237,7 @@ const LEGEND: [&str; 5] = [
 
 /// A CPU list file in the JSON report: `{"file", "content", "cpus"}`, or
 /// `null` when it was missing or unreadable.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct CpuListFileJson<'a> {
     /// The file read.
     file: &'a str,
@@ -257,19 +257,38 @@ impl<'a> CpuListFileJson<'a> {
     }
 }
 
-#[derive(Serialize)]
-struct Json<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Json<'a> {
     #[serde(flatten)]
     report: &'a CrossCpuReport,
+    /// The CPUs this process may run on, from sched_getaffinity (reflects cgroup cpusets and
+    /// taskset), ascending.
+    #[schemars(length(min = 1))]
     allowed_cpus: &'a [usize],
+    /// /sys/devices/system/cpu/online; null when missing or unreadable.
     online_cpus: Option<CpuListFileJson<'a>>,
+    /// The cgroup cpuset (v2 cpuset.cpus.effective, else v1 cpuset.effective_cpus or cpuset.cpus),
+    /// context only: allowed_cpus already reflects it; null when there is none.
     cgroup_cpuset: Option<CpuListFileJson<'a>>,
+    /// The calibration of the CPU counter against CLOCK_MONOTONIC_RAW (20 ms) that converts its
+    /// ticks to ns; null when nothing was measured. When it did not converge the counter's results
+    /// are in ticks only (its _ns fields are null).
     calibration: &'a Option<Calibration>,
+    /// The results by package pair, one entry per clock and package pair (across packages first,
+    /// then within each package).
     package_groups: Vec<PackageGroup>,
+    /// One answer per clock (in the order of clocks): whether the packages agree and within how
+    /// much, or which package is off and by how much. Empty when nothing was measured.
     answers: Vec<ClockAnswer>,
+    /// Why nothing was measured (fewer than two CPUs selected or allowed); null when measured.
     note: &'a Option<String>,
+    /// True when any result is a problem: a warp, a proven offset, or crossed offset bounds (exit
+    /// status 1).
     problem: bool,
+    /// One line: pairs and clock results, and what was found (or the note).
     summary: String,
+    /// The process's exit status: 0 all in sync or nothing to measure, 1 a problem, 130
+    /// interrupted.
     exit_code: u8,
 }
 
@@ -502,15 +521,19 @@ fn write_plan_tests(out: &mut dyn Write, p: &Plan) -> std::io::Result<()> {
     Ok(())
 }
 
-#[derive(Serialize)]
-struct PlanJson<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct PlanJson<'a> {
     #[serde(flatten)]
     plan: &'a Plan,
     /// Where `cpus` came from.
     cpus_from: &'a str,
+    /// The CPUs this process may run on (sched_getaffinity), or the online CPUs under --root.
     allowed_cpus: &'a [usize],
+    /// The online CPU list file; null when missing or unreadable.
     online_cpus: Option<CpuListFileJson<'a>>,
+    /// The cgroup cpuset; null when there is none.
     cgroup_cpuset: Option<CpuListFileJson<'a>>,
+    /// The CPUs that appear in at least one pair, ascending.
     covered_cpus: Vec<usize>,
 }
 

@@ -75,7 +75,7 @@ pub const PREDICTION_ROWS: f64 = 1_000_000.0;
 pub const SYSCALL_CLOCKSOURCES: [&str; 3] = ["xen", "hpet", "acpi_pm"];
 
 /// Facts the verdict needs beyond the measurements.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VerdictInputs {
     /// The kernel's current clocksource.
     pub current_clocksource: Option<String>,
@@ -114,7 +114,7 @@ pub struct VerdictInputs {
 /// interval (`clockscope_pg::predict::read_cost`), the system clock's and, where
 /// PostgreSQL 19 reads it, RDTSCP's; and the 8 kB page-cache read they are
 /// set against (`clockscope_pg::predict::settings::page_read`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct IoPrices {
     pub system: Option<Estimate>,
     pub precise_tsc: Option<Estimate>,

@@ -14,13 +14,15 @@ use verdict::Verdict;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where the program runs, and what the TSC evidence says.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Environment {
     /// `uname -r` (from /proc/sys/kernel/osrelease).
     pub kernel_release: Option<String>,
     /// CPU architecture of this build.
     pub arch: String,
+    /// The kernel's clocksource (/sys/devices/system/clocksource/clocksource0/current_clocksource).
     pub current_clocksource: Option<String>,
+    /// Clocksources the kernel offers (available_clocksource).
     pub available_clocksources: Vec<String>,
     /// `/proc/cpuinfo` model name.
     pub cpu_model: Option<String>,
@@ -37,12 +39,14 @@ pub struct Environment {
     pub counter_evidence: Vec<String>,
     /// The counter frequency clockscope converts with, kHz, and where it came from.
     pub counter_frequency_khz: Option<u64>,
+    /// Where counter_frequency_khz came from (CPUID leaf, kernel, calibration).
     pub counter_frequency_source: Option<String>,
     /// PostgreSQL major versions installed here (`/usr/lib/postgresql/<major>`), ascending.
     pub postgresql_installed_majors: Vec<u32>,
     /// The kernel's NTP state (adjtimex, read-only): independent evidence of
     /// the clock's rate when synchronised; `null` when not read (`ntp_unavailable` says why).
     pub ntp: Option<clockscope_system::linux::ntp::NtpState>,
+    /// Why ntp is null (kernel files under another --root, not Linux), else null.
     pub ntp_unavailable: Option<String>,
     /// How the kernel messages were read: `bare_metal`, `guest` or `unknown`.
     pub machine: Option<clockscope_system::linux::tsc_messages::Machine>,
@@ -52,14 +56,16 @@ pub struct Environment {
 }
 
 /// A clock that was asked for but could not be measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
+    /// Command-line name of the clock.
     pub name: String,
+    /// The server's refusal or the missing privilege, in words.
     pub reason: String,
 }
 
 /// Everything `clockscope check` found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CheckReport {
     /// `host`, `timestamp`, `tool`, `schema_version` (first in the JSON).
     #[serde(flatten)]
@@ -67,7 +73,9 @@ pub struct CheckReport {
     /// Seconds each clock was measured for.
     pub duration_per_clock_s: f64,
     pub environment: Environment,
+    /// One entry per measured clock, in measuring order.
     pub clocks: Vec<ClockStats>,
+    /// Clocks that were asked for but could not be measured here.
     pub skipped: Vec<Skipped>,
     pub verdict: Verdict,
     /// "clean" or "noisy": noisy when `interference_lost_fraction` is at
@@ -87,7 +95,7 @@ pub struct CheckReport {
 }
 
 /// Whether the measurements were disturbed by the machine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MeasurementQuality {
     #[default]

@@ -11,25 +11,33 @@ use serde::Serialize;
 
 /// Percentiles of the successive-reading differences, in ns. Values above
 /// 10000 ns are upper bounds of their log2 bucket (capped at `max`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Percentiles {
+    /// Median, ns.
     pub p50: u64,
+    /// 90th percentile, ns.
     pub p90: u64,
+    /// 99th percentile, ns.
     pub p99: u64,
+    /// 99.9th percentile, ns.
     pub p99_9: u64,
+    /// 99.99th percentile, ns.
     pub p99_99: u64,
+    /// Largest difference, ns (exact).
     pub max: u64,
 }
 
 /// One log2 bucket of the JSON histogram: differences `<= le_ns` above the previous bucket.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Bucket {
+    /// Upper edge of the bucket, ns (inclusive).
     pub le_ns: u64,
+    /// Differences in the bucket.
     pub count: u64,
 }
 
 /// What was measured for one clock.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClockStats {
     /// Command-line name (`monotonic`, `rdtscp`, ...).
     pub name: String,
@@ -63,6 +71,7 @@ pub struct ClockStats {
     pub zero_steps_pct: f64,
     /// Differences under 1 us, percent (PostgreSQL's old rule).
     pub under_1us_pct: f64,
+    /// Successive reads that went backwards.
     pub backward_steps: u64,
     /// Largest backward step, ns (0 when none).
     pub largest_backward_ns: u64,

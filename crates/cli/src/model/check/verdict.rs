@@ -7,7 +7,7 @@ use clockscope_pg::predict::ExecutorLoopCost;
 use serde::Serialize;
 
 /// Overall status, worst first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Time went backwards on a clock that must be monotonic.
@@ -22,16 +22,18 @@ pub enum Status {
 }
 
 /// One rule's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleResult {
+    /// Whether the rule holds.
     pub passed: bool,
     /// The clock the rule was applied to.
     pub clock: String,
+    /// The numbers behind it, in words.
     pub detail: String,
 }
 
 /// Predicted EXPLAIN ANALYZE overhead with one clock.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ExplainPrediction {
     /// The clock PostgreSQL would read.
     pub clock: String,
@@ -56,6 +58,7 @@ pub struct ExplainPrediction {
     /// The slowdown at the ends of the per-row cost's 95% interval; null
     /// without a resolved interval.
     pub slowdown_low: Option<f64>,
+    /// The slowdown at the high end of the model's 95% interval, ratio; null without one.
     pub slowdown_high: Option<f64>,
     /// Whether PostgreSQL (19 with timing_clock_source = tsc, or any version for the system clock) reads this clock.
     pub used_by_postgresql: bool,
@@ -81,10 +84,11 @@ impl ExplainPrediction {
 }
 
 /// A yes/no answer with its reason.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Advice {
     /// Whether the judge found the setting cheap (safe to turn on).
     pub safe: bool,
+    /// The reason with its numbers.
     pub why: String,
     /// The judge's decision, in the shape `clockscope explain` gives it
     /// (`clockscope_pg::predict::settings`).
@@ -105,9 +109,10 @@ impl Advice {
 }
 
 /// The whole verdict.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub status: Status,
+    /// One sentence for a person.
     pub summary: String,
     /// The summary for the one-screen report: the same sentence without a
     /// slowdown measured on another machine (text only; JSON has `summary`).
@@ -117,9 +122,14 @@ pub struct Verdict {
     /// installed here (text only; JSON carries each piece of advice).
     #[serde(skip)]
     pub recommendation: Option<String>,
+    /// PostgreSQL's pg_test_timing rule: > 90% of reads under 1 us and average loop < 100 ns, on
+    /// the system clock.
     pub postgresql_rule: Option<RuleResult>,
+    /// clockscope's rule: average loop <= 50 ns, p99 <= 200 ns, no backward step.
     pub modern_rule: Option<RuleResult>,
+    /// ns per row of count(*) with TIMING OFF used for the prediction.
     pub baseline_row_ns: f64,
+    /// Where baseline_row_ns comes from.
     pub baseline_source: String,
     /// Whether the baseline is a reference from another machine (the
     /// default): the slowdowns are then examples, not predictions for here.
@@ -128,15 +138,23 @@ pub struct Verdict {
     pub explain_system: Option<ExplainPrediction>,
     /// With PostgreSQL 19's fast TSC read (RDTSC), when measured.
     pub explain_tsc: Option<ExplainPrediction>,
+    /// Whether enabling track_io_timing is advised: safe when the judge finds it cheap, the two
+    /// system-clock reads per block I/O (their back-to-back read cost's 95% interval) wholly below
+    /// 10% of an 8 kB read from the page cache measured here; null without the system clock.
     pub track_io_timing: Option<Advice>,
     /// The same judge for WAL writes and syncs.
     pub track_wal_io_timing: Option<Advice>,
+    /// Whether auto_explain.log_timing is safe to leave on: unless the judge finds it costly, the
+    /// predicted count(*) slowdown's whole interval at or above 1.3x (ratio); null without a
+    /// prediction.
     pub auto_explain_log_timing: Option<Advice>,
     /// The judge's decision for PostgreSQL 19's timing_clock_source
     /// (`timing_clock_source_recommendation` says it in words).
     pub timing_clock_source: Option<SettingDecision>,
     /// What PostgreSQL 19's auto setting picks here ("tsc" / "system").
     pub postgresql19_auto_picks: Option<String>,
+    /// What clockscope recommends for PostgreSQL 19's timing_clock_source, and why (on machines
+    /// without a TSC: that there is nothing to set).
     pub timing_clock_source_recommendation: Option<String>,
     /// Set when the system clock costs a syscall per read.
     pub syscall_fallback: Option<String>,
