@@ -8,12 +8,11 @@
 use clockscope::ScriptedClock;
 use clockscope::{measure, Control, Measurement};
 use clockscope::{ClockId, Scale};
+use clockscope_cli::commands::check::model::stats::ClockStats;
+use clockscope_cli::commands::check::model::verdict::Status;
+use clockscope_cli::commands::check::model::{CheckReport, MeasurementQuality};
 use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
-use clockscope_cli::export;
-use clockscope_cli::gather::environment::CounterSetup;
-use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::check::verdict::Status;
-use clockscope_cli::model::check::{CheckReport, MeasurementQuality};
+use clockscope_cli::commands::environment::CounterSetup;
 use clockscope_system::engine::measure_repeating_noisy;
 use clockscope_system::interference::{self, Interference, Snapshot};
 use clockscope_system::linux::testing::FakeRoot;
@@ -49,7 +48,7 @@ fn report(stats: Vec<ClockStats>) -> CheckReport {
     let io_prices = stats.first().map(|c| {
         use clockscope_pg::predict::settings::Estimate;
         let ns = c.read_cost_ns;
-        clockscope_cli::judge::check::IoPrices {
+        clockscope_cli::commands::check::judge::IoPrices {
             system: Some(Estimate::new(ns, Some(ns * 0.98), Some(ns * 1.02))),
             precise_tsc: None,
             page_read: Some(Estimate::new(1500.0, Some(1450.0), Some(1550.0))),
@@ -66,13 +65,13 @@ fn report(stats: Vec<ClockStats>) -> CheckReport {
 /// `r` as Prometheus text.
 fn prometheus_text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::prometheus::write(&mut out, r).unwrap();
+    clockscope_cli::commands::check::prometheus::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::check::text::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -273,7 +272,7 @@ fn noisy_report_text_fits_100_columns_and_json_fits_the_schema() {
     assert!(block.iter().any(|l| l.contains("measurement: NOISY")), "{t}");
 
     let mut out = Vec::new();
-    export::json::write(&mut out, &r).unwrap();
+    clockscope_cli::report::json::write(&mut out, &r).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/schema/check.schema.json");
     let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -337,7 +336,7 @@ fn noisy_means_the_same_share_in_every_format() {
     assert!(prom.contains("clockscope_measurement_noisy 1\n"), "{prom}");
     assert!(prom.contains("clockscope_interference_lost_ratio 0.98"), "{prom}");
     let mut out = Vec::new();
-    export::json::write(&mut out, &busy).unwrap();
+    clockscope_cli::report::json::write(&mut out, &busy).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["measurement_quality"], "noisy");
     assert!(text(&busy).contains("measurement: NOISY, 98.7% of the run lost to interference"));

@@ -6,13 +6,12 @@ use clockscope::ScriptedClock;
 use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
+use clockscope_cli::commands::check::judge as verdict;
+use clockscope_cli::commands::check::model::stats::ClockStats;
+use clockscope_cli::commands::check::model::verdict::Status;
+use clockscope_cli::commands::check::model::{CheckReport, Skipped};
 use clockscope_cli::commands::check::{build_report, finish, CheckArgs, Measured};
-use clockscope_cli::export;
-use clockscope_cli::gather::environment::CounterSetup;
-use clockscope_cli::judge::check as verdict;
-use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::check::verdict::Status;
-use clockscope_cli::model::check::{CheckReport, Skipped};
+use clockscope_cli::commands::environment::CounterSetup;
 use clockscope_cli::output_file::OutputFile;
 use clockscope_cli::stdout::ReportWriter;
 use clockscope_pg::predict::ExecutorLoopCost;
@@ -154,7 +153,7 @@ fn good_report() -> CheckReport {
 fn stamped(r: &CheckReport) -> CheckReport {
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
     CheckReport {
-        stamp: clockscope_cli::model::stamp::ReportStamp::at("db1.example", when, r.stamp.schema_version),
+        stamp: clockscope_cli::report::stamp::ReportStamp::at("db1.example", when, r.stamp.schema_version),
         ..r.clone()
     }
 }
@@ -162,33 +161,37 @@ fn stamped(r: &CheckReport) -> CheckReport {
 /// `r` as Prometheus text.
 fn prometheus_text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::prometheus::write(&mut out, r).unwrap();
+    clockscope_cli::commands::check::prometheus::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 /// `r` drawn as an SVG chart of `kind`.
-fn svg(r: &CheckReport, kind: clockscope_cli::args::PlotKind, header: &export::check::svg::PlotHeader) -> String {
-    let plot = export::check::svg::Plot {
+fn svg(
+    r: &CheckReport,
+    kind: clockscope_cli::args::PlotKind,
+    header: &clockscope_cli::commands::check::svg::PlotHeader,
+) -> String {
+    let plot = clockscope_cli::commands::check::svg::Plot {
         report: r,
         kind,
         header: header.clone(),
     };
     let mut out = Vec::new();
-    export::check::svg::write(&mut out, &plot).unwrap();
+    clockscope_cli::commands::check::svg::write(&mut out, &plot).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 /// The full report (`-v/--verbose`).
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::text::write(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::text::write(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 /// The default one-screen report.
 fn screen(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::screen::write(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::screen::write(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -214,13 +217,13 @@ fn flat(text: &str) -> String {
 
 fn brief(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::check::screen::write_brief(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::screen::write_brief(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 fn json(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    export::json::write(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::report::json::write(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -983,7 +986,7 @@ fn untrusted_environment_text_is_escaped_in_text_and_prometheus() {
 #[test]
 fn svg_plot_stands_alone_with_title_fields_and_the_1us_line() {
     use clockscope_cli::args::PlotKind;
-    use export::check::svg::{PlotHeader, POSTGRESQL_RULE};
+    use clockscope_cli::commands::check::svg::{PlotHeader, POSTGRESQL_RULE};
     let header = PlotHeader {
         host: "db-7\x1b[2J".into(),
         time_utc: "2026-11-23 19:40 UTC".into(),
@@ -1265,7 +1268,7 @@ fn kernel_log_is_interpreted_in_the_environment() {
     assert!(!section.contains('\u{1b}') && section.contains("\\x1b[2J"), "{section}");
     assert!(section.lines().all(|l| l.chars().count() <= 100), "{section}");
     let mut json = Vec::new();
-    export::json::write(&mut json, &r).unwrap();
+    clockscope_cli::report::json::write(&mut json, &r).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["environment"]["kernel_messages"][0]["kind"], "firmware_bug_p0");
     assert_eq!(v["environment"]["machine"], "guest");

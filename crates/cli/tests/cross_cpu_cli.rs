@@ -3,9 +3,9 @@
 //! Ctrl-C, and the text report of a constructed result, compared exactly.
 
 mod common;
-use clockscope_cli::export::cross_cpu as render;
-use clockscope_cli::model::cross_cpu::Outcome;
-use clockscope_cli::model::stamp::Stamped;
+use clockscope_cli::commands::cross_cpu as render;
+use clockscope_cli::commands::cross_cpu::model::Outcome;
+use clockscope_cli::report::stamp::Stamped;
 use clockscope_system::crosscpu::{
     ClockPairReport, CpuContext, CrossCpuReport, OffsetResult, PairKind, PairMode, PairReport, PlannedPair, Verdict,
     WarpResult,

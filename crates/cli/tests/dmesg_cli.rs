@@ -6,8 +6,8 @@
 //! guest.
 
 mod common;
-use clockscope_cli::model::dmesg::{DmesgReport, SCHEMA_VERSION};
-use clockscope_cli::model::stamp::{ReportStamp, Stamped};
+use clockscope_cli::commands::dmesg::model::{DmesgReport, SCHEMA_VERSION};
+use clockscope_cli::report::stamp::{ReportStamp, Stamped};
 use clockscope_system::kernel_log::summarise;
 use common::{clockscope, BIN};
 use serde_json::Value;
@@ -271,7 +271,7 @@ fn text_of(name: &str, verbose: bool) -> String {
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
     let stamp = ReportStamp::at("db1.example", when, SCHEMA_VERSION);
     let mut out = Vec::new();
-    clockscope_cli::export::dmesg::text::write(
+    clockscope_cli::commands::dmesg::text::write(
         &mut out,
         &Stamped {
             stamp: &stamp,

@@ -44,7 +44,7 @@ fn run(opts: &Options) -> Report {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
     // Words, not lines: the text wraps at 100 columns.
     String::from_utf8(out)
         .unwrap()

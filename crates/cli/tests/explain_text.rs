@@ -52,7 +52,7 @@ fn steady_control() -> ControlRuns {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -168,8 +168,8 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
         let mut out = Vec::new();
         clockscope_cli::commands::explain::renderer(clockscope_cli::args::ReportFormat::Text, verbose)(
             &mut out,
-            &clockscope_cli::model::stamp::Stamped {
-                stamp: &clockscope_cli::model::stamp::ReportStamp::at(
+            &clockscope_cli::report::stamp::Stamped {
+                stamp: &clockscope_cli::report::stamp::ReportStamp::at(
                     "db1.example",
                     std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547),
                     1,
@@ -214,7 +214,7 @@ fn timing_on_wholly_faster_is_said_and_exits_1() {
     };
     let r = report_of(0.8);
     let mut out = Vec::new();
-    clockscope_cli::export::explain::summary::write(&mut out, &r).unwrap();
+    clockscope_cli::commands::explain::summary::write(&mut out, &r).unwrap();
     let text = String::from_utf8(out)
         .unwrap()
         .split_whitespace()

@@ -76,7 +76,7 @@ fn alter_lines(r: &Report) -> Vec<&str> {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::export::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -289,13 +289,13 @@ fn a_default_server_is_told_to_turn_on_what_is_cheap() {
 /// ALTER SYSTEM line follows it (no server: injected prices).
 #[test]
 fn check_and_explain_decide_io_timing_alike() {
-    use clockscope_cli::judge::check::{decide, IoPrices, VerdictInputs};
+    use clockscope_cli::commands::check::judge::{decide, IoPrices, VerdictInputs};
     use clockscope_explain::clockcost::{ClockCost, MachineClocks};
     use clockscope_explain::timing_settings::{judge, PageReadReference, ServerSetting};
     use clockscope_pg::predict::settings::{Estimate, Verdict};
     use clockscope_system::stats::Interval;
 
-    let stats = clockscope_cli::model::check::stats::ClockStats::from_measurement(
+    let stats = clockscope_cli::commands::check::model::stats::ClockStats::from_measurement(
         clockscope::ClockId::Monotonic,
         &clockscope::measure(
             &clockscope::ScriptedClock::new("mono", clockscope::Scale::NANOSECONDS, |n| 1000 + 20 * n),

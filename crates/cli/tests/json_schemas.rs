@@ -138,12 +138,12 @@ fn undescribed(schema: &Value, root: &Value, path: &str, out: &mut Vec<String>) 
 }
 
 /// The committed schemas are what the types generate
-/// (`clockscope_cli::export::schema`); `CLOCKSCOPE_UPDATE_SCHEMAS=1` writes
+/// (`clockscope_cli::commands::schema`); `CLOCKSCOPE_UPDATE_SCHEMAS=1` writes
 /// them instead.
 #[test]
 fn committed_schemas_are_generated_from_the_types() {
     let update = std::env::var_os("CLOCKSCOPE_UPDATE_SCHEMAS").is_some_and(|v| v == "1");
-    let generated = clockscope_cli::export::schema::all();
+    let generated = clockscope_cli::commands::schema::all();
     let names: Vec<&str> = generated.iter().map(|f| f.file).collect();
     let mut expected = SCHEMAS.to_vec();
     if !cfg!(feature = "explain") {

@@ -1,8 +1,9 @@
 //! The layers the docs promise, checked on the source: no file-level import
-//! cycle in any crate of the workspace, the CLI's renderers (`export/`) and
-//! models (`model/`) never name `crate::commands`, every JSON is written
-//! through `export::json` (no other `serde_json::to_writer`), and the
-//! library's lower layers never import higher ones.
+//! cycle in any crate of the workspace, the CLI's commands (one folder each)
+//! never import one another beyond the two by design and `report/` names no
+//! command, every JSON is written through `report::json` (no other
+//! `serde_json::to_writer`), and the library's lower layers never import
+//! higher ones.
 //!
 //! The graph is built from the text of each file (comments and test-only
 //! modules, `#[cfg(test)]` or a `cfg` naming `test`, left out): every `crate::a::b` path (in `use` trees and inline),
@@ -381,22 +382,47 @@ fn no_file_level_import_cycle_in_any_crate() {
 }
 
 #[test]
-fn renderers_and_models_never_name_commands() {
+fn commands_never_import_each_other_and_reports_never_import_commands() {
+    // Each command is one folder (commands/<name>/: run, judge, model, text);
+    // what several share is in commands/environment.rs or report/ (the
+    // header, JSON, Prometheus, fitting text), which names no command. Two
+    // commands build on another by design: `check -v` prints `tsc`'s evidence
+    // and PostgreSQL 19 blocks, and each `sweep` row is `check`'s verdict
+    // for the system clock. commands/schema.rs lists every command's model.
+    const BUILDS_ON: &[(&str, &str)] = &[("check", "tsc"), ("sweep", "check")];
+    let shared = |c: &String| c.is_empty() || c == "environment" || c == "schema";
     let krate = load("clockscope-cli", "crates/cli/src");
     let mut failures = Vec::new();
+    let command_of = |m: &str| -> Option<String> {
+        let mut parts = m.split("::");
+        (parts.next() == Some("commands")).then(|| parts.next().unwrap_or("").to_string())
+    };
     for (module, file) in &krate.modules {
-        if !(module.starts_with("export") || module.starts_with("model")) {
+        let targets = imports(&krate, module, file);
+        if module.starts_with("report") {
+            failures.extend(
+                targets
+                    .iter()
+                    .filter(|t| t.starts_with("commands"))
+                    .map(|t| format!("{module} -> {t}")),
+            );
             continue;
         }
-        let text = code(&fs::read_to_string(file).unwrap());
-        let g = imports(&krate, module, file);
-        if text.contains("crate::commands") || g.iter().any(|t| t.starts_with("commands")) {
-            failures.push(module.clone());
+        let Some(own) = command_of(module).filter(|c| !shared(c)) else {
+            continue;
+        };
+        for t in &targets {
+            if let Some(other) = command_of(t).filter(|c| !shared(c) && *c != own) {
+                if BUILDS_ON.contains(&(own.as_str(), other.as_str())) {
+                    continue;
+                }
+                failures.push(format!("{module} -> {t} (command {own} imports command {other})"));
+            }
         }
     }
     assert!(
         failures.is_empty(),
-        "export/ and model/ name crate::commands: {failures:?}"
+        "commands import each other or report/ imports a command: {failures:#?}"
     );
 }
 
@@ -413,10 +439,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn every_json_goes_through_export_json() {
+fn every_json_goes_through_report_json() {
     let mut files = Vec::new();
     rust_files(&workspace().join("crates"), &mut files);
-    let own = workspace().join("crates/cli/src/export/json.rs");
+    let own = workspace().join("crates/cli/src/report/json.rs");
     let mut failures = Vec::new();
     for file in files.iter().filter(|f| **f != own) {
         let text = code(&fs::read_to_string(file).unwrap());
@@ -426,7 +452,7 @@ fn every_json_goes_through_export_json() {
     }
     assert!(
         failures.is_empty(),
-        "JSON written past export::json (its escaping of C1 and bidi controls): {failures:?}"
+        "JSON written past report::json (its escaping of C1 and bidi controls): {failures:?}"
     );
 }
 

@@ -9,11 +9,11 @@ mod common;
 use clockscope::ScriptedClock;
 use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
+use clockscope_cli::commands::check::model::stats::ClockStats;
+use clockscope_cli::commands::check::model::{CheckReport, Skipped};
+use clockscope_cli::commands::check::prometheus;
 use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
-use clockscope_cli::export::check::prometheus;
-use clockscope_cli::gather::environment::CounterSetup;
-use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::check::{CheckReport, Skipped};
+use clockscope_cli::commands::environment::CounterSetup;
 use clockscope_system::linux::testing::FakeRoot;
 use clockscope_system::linux::LinuxEvidence;
 use std::collections::{BTreeMap, BTreeSet};
@@ -261,7 +261,7 @@ fn run_timestamp_rule_results_and_info_are_rendered() {
     // Without the system clock: no verdict, no rule, the state set says so.
     let mut r2 = r.clone();
     r2.clocks.retain(|c| c.name != "monotonic");
-    r2.verdict = clockscope_cli::judge::check::decide(&r2.clocks, &Default::default());
+    r2.verdict = clockscope_cli::commands::check::judge::decide(&r2.clocks, &Default::default());
     let text = prom_at(&r2, at);
     assert!(!text.contains("clockscope_rule_passed"));
     assert!(text.contains("\nclockscope_verdict{status=\"no_verdict\"} 1\n"));

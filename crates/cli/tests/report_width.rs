@@ -9,13 +9,12 @@ mod common;
 use clockscope::ScriptedClock;
 use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
+use clockscope_cli::commands::check::model::stats::ClockStats;
+use clockscope_cli::commands::check::model::{CheckReport, Skipped};
 use clockscope_cli::commands::check::{build_report, CheckArgs, Measured};
-use clockscope_cli::export;
-use clockscope_cli::gather::environment::CounterSetup;
-use clockscope_cli::model::check::stats::ClockStats;
-use clockscope_cli::model::check::{CheckReport, Skipped};
-use clockscope_cli::model::clocks::{ClockEntry, ClocksReport};
-use clockscope_cli::model::stamp::Stamped;
+use clockscope_cli::commands::clocks::model::{ClockEntry, ClocksReport};
+use clockscope_cli::commands::environment::CounterSetup;
+use clockscope_cli::report::stamp::Stamped;
 use clockscope_system::linux::testing::FakeRoot;
 use clockscope_system::linux::LinuxEvidence;
 use common::{clockscope, test_stamp};
@@ -158,16 +157,16 @@ fn check_text_and_brief_fit_100_columns() {
         ),
     ];
     for (what, r) in &cases {
-        let text = rendered(|o| export::check::text::write(o, r).unwrap());
+        let text = rendered(|o| clockscope_cli::commands::check::text::write(o, r).unwrap());
         assert_fits(what, &text);
         assert!(text.starts_with("clockscope ") && text.contains(" on db1.example, 2026-11-23T19:19:07Z\n"));
-        let screen = rendered(|o| export::check::screen::write(o, r).unwrap());
+        let screen = rendered(|o| clockscope_cli::commands::check::screen::write(o, r).unwrap());
         assert_fits(&format!("{what} (one screen)"), &screen);
-        let brief = rendered(|o| export::check::screen::write_brief(o, r).unwrap());
+        let brief = rendered(|o| clockscope_cli::commands::check::screen::write_brief(o, r).unwrap());
         assert_fits(&format!("{what} --brief"), &brief);
         assert!(brief.lines().count() <= 8, "{what}:\n{brief}");
         // The JSON keeps the untrusted model whole (escaped, never cut).
-        let json = rendered(|o| export::json::write(o, r).unwrap());
+        let json = rendered(|o| clockscope_cli::report::json::write(o, r).unwrap());
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(
             v["environment"]["cpu_model"],
@@ -204,7 +203,7 @@ fn clocks_text_fits_100_columns() {
     };
     let text = rendered(|o| {
         let stamp = test_stamp();
-        export::clocks::write_text(
+        clockscope_cli::commands::clocks::write_text(
             o,
             &Stamped {
                 stamp: &stamp,
@@ -227,7 +226,7 @@ fn tsc_text_of_every_recorded_dump_fits_100_columns() {
             continue;
         };
         let report = clockscope_system::tsc::TscReport::from_dump(&dump);
-        let out = rendered(|o| export::tsc::text::write(o, &report, Some(&path)).unwrap());
+        let out = rendered(|o| clockscope_cli::commands::tsc::text::write(o, &report, Some(&path)).unwrap());
         assert_fits(&path.display().to_string(), &out);
         seen += 1;
     }
@@ -394,7 +393,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     });
     let text = rendered(|o| {
         let stamp = test_stamp();
-        export::explain::write_text(
+        clockscope_cli::commands::explain::write_text(
             o,
             &Stamped {
                 stamp: &stamp,

@@ -68,9 +68,9 @@ pub const PG_VARS: [&str; 18] = [
 
 /// The stamp snapshot tests put on a report: a fixed host and time
 /// (2026-11-23T19:19:07Z), so the text and JSON do not change between runs.
-pub fn test_stamp() -> clockscope_cli::model::stamp::ReportStamp {
+pub fn test_stamp() -> clockscope_cli::report::stamp::ReportStamp {
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
-    clockscope_cli::model::stamp::ReportStamp::at("db1.example", when, 1)
+    clockscope_cli::report::stamp::ReportStamp::at("db1.example", when, 1)
 }
 
 #[allow(unused_imports)]

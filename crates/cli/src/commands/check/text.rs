@@ -1,0 +1,465 @@
+//! The full human report of `clockscope check -v`: environment with every
+//! check, one row per clock with every percentile, the interference, and the
+//! verdict with every rule and piece of advice and the numbers behind them.
+//! The default is the one-screen [`super::screen`].
+
+use crate::commands::check::model::stats::ClockStats;
+use crate::commands::check::model::verdict::{ExplainPrediction, Status};
+use crate::commands::check::model::{CheckReport, MeasurementQuality};
+use clockscope_system::escape::escape_untrusted as esc;
+use std::io::{self, Write};
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// The headline: ns TIMING ON adds per row per timed plan node in the
+/// instrumentation model, with its interval, or why there is none; the
+/// back-to-back read cost beside it for comparison.
+fn prediction_line(p: &ExplainPrediction) -> String {
+    format!(
+        "{}: {}; back to back 2 x {:.1} ns",
+        esc(&p.clock),
+        p.per_row_text(),
+        p.per_read_ns
+    )
+}
+
+/// The slowdown at the baseline, labelled an example unless it was
+/// measured; `None` without a prediction.
+fn slowdown_line(p: &ExplainPrediction, example: bool) -> Option<String> {
+    let (on, x) = (p.count_timing_on_ms?, p.slowdown?);
+    let interval = match (p.slowdown_low, p.slowdown_high) {
+        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{}count(*) of 1M rows {:.1} ms -> {on:.1} ms ({x:.2}x{interval})",
+        if example { "example: " } else { "" },
+        p.count_timing_off_ms,
+    ))
+}
+
+/// How long each clock was measured, from the measurements: "0.38 s each,
+/// within 1 s per clock" ("0.38-0.50 s each, ..."), or, for an interrupted
+/// run, "measured 0.20 s each of 20 s asked for, interrupted".
+pub fn measured_time(r: &CheckReport) -> String {
+    let secs: Vec<f64> = r.clocks.iter().map(|c| c.elapsed_ns as f64 / 1e9).collect();
+    let lo = secs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = secs.iter().copied().fold(0.0, f64::max);
+    let asked = r.duration_per_clock_s;
+    if secs.is_empty() {
+        return format!("none measured of {asked} s asked for");
+    }
+    // Two decimals, more below 0.1 s (a 1 ms run is not "0.00 s").
+    let fmt = |s: f64| if s >= 0.1 { format!("{s:.2}") } else { format!("{s:.4}") };
+    let span = if fmt(lo) == fmt(hi) {
+        format!("{} s", fmt(hi))
+    } else {
+        format!("{}-{} s", fmt(lo), fmt(hi))
+    };
+    // `-d` is each clock's budget: its measurement (half of it when the
+    // first run is clean; repeats of a noisy run inside it) and its EXPLAIN
+    // model; a chunk may overrun it on a busy machine.
+    if r.interrupted {
+        format!("measured {span} each of {asked} s asked for, interrupted")
+    } else {
+        format!("{span} each, within {asked} s per clock")
+    }
+}
+
+/// How noisy the run was, as a figure, for both text forms: "measurement:
+/// 0.3% of the run lost to interference (quiet; noisy from 10%)" or
+/// "measurement: NOISY, 45.2% of the run lost to interference (noisy from
+/// 10%)".
+pub fn interference_words(r: &CheckReport) -> String {
+    let pct = r.interference_lost_fraction * 100.0;
+    let from = clockscope_system::interference::NOISY_LOST_FRACTION * 100.0;
+    // One decimal, two below 1% (a quiet run is not "0.0%").
+    let figure = if pct >= 1.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.2}%")
+    };
+    match r.measurement_quality {
+        MeasurementQuality::Clean => {
+            format!("measurement: {figure} of the run lost to interference (quiet; noisy from {from:.0}%)")
+        }
+        MeasurementQuality::Noisy => {
+            format!("measurement: NOISY, {figure} of the run lost to interference (noisy from {from:.0}%)")
+        }
+    }
+}
+
+/// One clock's interference line (at most 100 columns for names up to 16):
+/// read cost beside the average loop, time lost in gaps, steal, cgroup
+/// throttling, involuntary context switches ("?" when unknown here).
+pub fn interference_line(c: &ClockStats, name_w: usize) -> String {
+    let i = &c.interference;
+    let unknown = || "?".to_string();
+    let steal = i.steal_ns.map_or_else(unknown, |s| format!("{} ms", s / 1_000_000));
+    let throttled = match (i.throttled_periods, i.periods) {
+        (Some(t), Some(p)) => format!("{t}/{p}"),
+        _ => unknown(),
+    };
+    let csw = i.involuntary_switches.map_or_else(unknown, |n| n.to_string());
+    format!(
+        "  {:<name_w$} {:>8.2} ns (avg loop {:.2}); lost {:.1}% in {} gaps; steal {steal}; throttled {throttled}; csw {csw}",
+        c.name,
+        c.read_cost_ns,
+        c.avg_loop_ns,
+        i.lost_fraction * 100.0,
+        i.gaps,
+    )
+}
+
+/// Writes the interference block: one line per clock, what a noisy or
+/// repeated clock saw, and the run's quality.
+fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    if r.clocks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)"
+    )?;
+    let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
+    for c in &r.clocks {
+        writeln!(out, "{}", interference_line(c, name_w))?;
+        let i = &c.interference;
+        let repeats = crate::commands::check::model::repeats_words(c, r.duration_per_clock_s);
+        let repeats = if repeats.is_empty() {
+            repeats
+        } else {
+            format!("; {repeats}")
+        };
+        let seen = match c.noise() {
+            Some(why) => Some(format!("noisy: {why}{repeats}")),
+            None if i.runs > 1 => {
+                let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
+                Some(format!("clean after repeats (run 1 noisy: {first}){repeats}"))
+            }
+            None => None,
+        };
+        if let Some(seen) = seen {
+            for line in crate::report::fit::wrap(&esc(&seen), "      ", 100) {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    for line in crate::report::fit::wrap(&interference_words(r), "  ", 100) {
+        writeln!(out, "{line}")?;
+    }
+    writeln!(
+        out,
+        "  ns = read cost without the gaps (avg loop = with them); steal in ms; throttled = cgroup periods;"
+    )?;
+    writeln!(
+        out,
+        "  csw = involuntary context switches of the measuring thread; ? = not readable here."
+    )?;
+    writeln!(
+        out,
+        "  The read cost is the clock's own cost: lower than pg_test_timing's loop by design (its loop"
+    )?;
+    writeln!(
+        out,
+        "  converts and counts every difference as PostgreSQL 19's does; run pg_test_timing for its numbers)."
+    )
+}
+
+/// Writes the full text report (`-v/--verbose`).
+pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    // Every line fitted to 100 columns (crate::report::text).
+    let mut fit = crate::report::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
+    crate::report::text::write_header(out, &r.stamp)?;
+    writeln!(out)?;
+    write_environment(out, r)?;
+    writeln!(out)?;
+    write_clocks(out, r)?;
+    write_interference(out, r)?;
+    writeln!(out)?;
+    write_verdict(out, r)?;
+    write_interrupted(out, r)?;
+    Ok(())
+}
+
+/// The environment block: kernel, clocksource, CPU, hypervisor,
+/// PostgreSQL, the CPU counter, NTP and the kernel's messages.
+fn write_environment(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let e = &r.environment;
+    writeln!(out, "Environment")?;
+    writeln!(
+        out,
+        "  kernel        {}",
+        esc(e.kernel_release.as_deref().unwrap_or("unknown"))
+    )?;
+    let avail = if e.available_clocksources.is_empty() {
+        String::new()
+    } else {
+        format!(" (available: {})", esc(&e.available_clocksources.join(" ")))
+    };
+    writeln!(
+        out,
+        "  clocksource   {}{avail}",
+        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
+    )?;
+    let cpus = e.cpus.map_or(String::new(), |n| {
+        let cpuset = match e.cgroup_cpuset_cpus {
+            Some(c) if c != n => format!(" (cgroup cpuset: {c})"),
+            _ => String::new(),
+        };
+        format!(", {n} CPU{} usable{cpuset}", if n == 1 { "" } else { "s" })
+    });
+    writeln!(
+        out,
+        "  CPU           {} ({}){cpus}",
+        esc(e.cpu_model.as_deref().unwrap_or("unknown")),
+        e.arch
+    )?;
+    writeln!(
+        out,
+        "  hypervisor    {}",
+        esc(e.hypervisor.as_deref().unwrap_or("none detected"))
+    )?;
+    let installed = if e.postgresql_installed_majors.is_empty() {
+        "none found in /usr/lib/postgresql".to_string()
+    } else {
+        let list: Vec<String> = e.postgresql_installed_majors.iter().map(u32::to_string).collect();
+        format!("{} installed (/usr/lib/postgresql)", list.join(", "))
+    };
+    writeln!(out, "  PostgreSQL    {installed}")?;
+    write_counter(out, r)
+}
+
+/// The environment's CPU counter (trust, frequency, evidence), NTP and
+/// kernel messages.
+fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let e = &r.environment;
+    match e.counter_trusted {
+        Some(t) => writeln!(out, "  CPU counter   {}", if t { "trusted" } else { "NOT trusted" })?,
+        None => writeln!(out, "  CPU counter   not assessed")?,
+    }
+    if let Some(k) = e.counter_frequency_khz {
+        writeln!(
+            out,
+            "  frequency     {k} kHz, from {}",
+            esc(e.counter_frequency_source.as_deref().unwrap_or("source unknown"))
+        )?;
+    }
+    for ev in &e.counter_evidence {
+        writeln!(out, "                {}", esc(ev))?;
+    }
+    if let Some(clockscope_system::counter::CounterDetails::Tsc(t)) = &r.tsc {
+        if let Some(v) = &t.postgresql19 {
+            writeln!(out, "  PostgreSQL 19")?;
+            crate::commands::tsc::pg19::write(out, "    ", v)?;
+        }
+    }
+    writeln!(out, "  NTP")?;
+    crate::commands::tsc::evidence::write_ntp(
+        out,
+        "    ",
+        e.ntp.as_ref().ok_or(e.ntp_unavailable.as_deref().unwrap_or("not read")),
+    )?;
+    if !e.kernel_messages.is_empty() {
+        writeln!(out, "  kernel log")?;
+        crate::commands::tsc::evidence::write_kernel_messages(out, "    ", &e.kernel_messages, e.machine)?;
+    }
+    Ok(())
+}
+
+/// The clocks table: one row per clock, the skipped ones, the names in
+/// full and what the columns mean.
+fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    writeln!(
+        out,
+        "Clocks ({}; differences between successive reads, ns)",
+        measured_time(r)
+    )?;
+    // Rows are named as `--clock` names them (at most 16 columns), so the
+    // table fits 100 columns; the legend below names each clock in full.
+    let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
+    writeln!(
+        out,
+        "  {:<name_w$} {:>8} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6} {:>8} {:>7}",
+        "clock", "avg loop", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
+    )?;
+    for c in &r.clocks {
+        writeln!(out, "{}", clock_row(c, name_w))?;
+    }
+    write_skipped_and_names(out, r, name_w)?;
+    writeln!(
+        out,
+        "  avg loop = average time per read in clockscope's lean loop, interference included (the read cost"
+    )?;
+    writeln!(
+        out,
+        "  below leaves it out); res = smallest non-zero step; backward = count/largest ns (0 when none);"
+    )?;
+    writeln!(
+        out,
+        "  percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
+    )
+}
+
+/// One clock's row of the clocks table, its name `name_w` columns wide.
+fn clock_row(c: &ClockStats, name_w: usize) -> String {
+    let p = &c.percentiles_ns;
+    let back = if c.backward_steps == 0 {
+        "0".to_string()
+    } else {
+        format!("{}/{}", c.backward_steps, c.largest_backward_ns)
+    };
+    format!(
+        "  {:<name_w$} {:>8.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
+        esc(&c.name),
+        c.avg_loop_ns,
+        p.p50,
+        p.p90,
+        p.p99,
+        p.p99_9,
+        p.p99_99,
+        p.max,
+        opt(&c.resolution_ns),
+        c.zero_steps_pct,
+        back,
+        opt(&c.clock_getres_ns),
+        if c.interrupted { "  (interrupted)" } else { "" }
+    )
+}
+
+/// One verdict line: a label in one column, then the finding (which may
+/// quote the kernel: a clocksource name).
+fn item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
+    writeln!(out, "  {label:<24} {}", esc(text))
+}
+
+fn pass(b: bool) -> &'static str {
+    if b {
+        "pass"
+    } else {
+        "FAIL"
+    }
+}
+
+/// The verdict: its status and summary, the rules, the EXPLAIN ANALYZE
+/// prediction, the advice and the problems.
+fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let v = &r.verdict;
+    let word = status_word(v.status);
+    writeln!(out, "Verdict: {word}. {}", esc(&v.summary))?;
+    if let Some(p) = &v.postgresql_rule {
+        item(out, "PostgreSQL's rule", &format!("{}: {}", pass(p.passed), p.detail))?;
+    }
+    if let Some(n) = &v.interference_note {
+        // Wrapped under the findings' column: it is long and says why the status is not BAD.
+        for line in crate::report::fit::wrap(n, "", 100 - 27) {
+            item(out, "", &line)?;
+        }
+    }
+    if let Some(m) = &v.modern_rule {
+        item(out, "clockscope's rule", &format!("{}: {}", pass(m.passed), m.detail))?;
+    }
+    write_explain(out, r)?;
+    for (name, advice) in [
+        ("track_io_timing", &v.track_io_timing),
+        ("track_wal_io_timing", &v.track_wal_io_timing),
+        ("auto_explain.log_timing", &v.auto_explain_log_timing),
+    ] {
+        if let Some(a) = advice {
+            item(out, name, &format!("{}: {}", a.word(), a.why))?;
+        }
+    }
+    if let Some(p) = &v.postgresql19_auto_picks {
+        item(
+            out,
+            "PostgreSQL 19",
+            &format!("timing_clock_source=auto picks '{p}' here"),
+        )?;
+    }
+    if let Some(rec) = &v.timing_clock_source_recommendation {
+        item(out, "recommendation", rec)?;
+    }
+    super::write_problems(out, &v.problems, item)
+}
+
+/// The EXPLAIN ANALYZE lines of the verdict: the baseline, then each
+/// clock's prediction with its slowdown.
+fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let v = &r.verdict;
+    if v.explain_system.is_some() || v.explain_tsc.is_some() {
+        let baseline = if v.baseline_is_example {
+            "example baseline, measured elsewhere"
+        } else {
+            "your baseline"
+        };
+        item(
+            out,
+            "EXPLAIN ANALYZE",
+            &format!(
+                "{baseline}: {:.2} ns/row with TIMING OFF ({})",
+                v.baseline_row_ns, v.baseline_source
+            ),
+        )?;
+    }
+    if let Some(p) = &v.explain_system {
+        item(out, "", &prediction_line(p))?;
+        if let Some(line) = slowdown_line(p, v.baseline_is_example) {
+            item(out, "", &format!("  {line}"))?;
+        }
+    }
+    if let Some(p) = &v.explain_tsc {
+        let who = if p.used_by_postgresql {
+            "PostgreSQL 19 fast read"
+        } else {
+            "not read by PostgreSQL 19 here"
+        };
+        item(out, "", &format!("{who}, {}", prediction_line(p)))?;
+        if let Some(line) = slowdown_line(p, v.baseline_is_example) {
+            item(out, "", &format!("  {line}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The verdict's status as the report prints it.
+pub fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Good => "GOOD",
+        Status::Fair => "FAIR",
+        Status::Bad => "BAD",
+        Status::Broken => "BROKEN",
+        Status::NoVerdict => "NO VERDICT",
+    }
+}
+
+/// The skipped clocks' rows and the legend naming each clock in full (both
+/// text forms print them under their clocks table).
+pub(super) fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) -> io::Result<()> {
+    for s in &r.skipped {
+        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
+    }
+    let names: Vec<String> = r
+        .clocks
+        .iter()
+        .map(|c| format!("{} = {}", esc(&c.name), esc(&c.display_name)))
+        .collect();
+    if !names.is_empty() {
+        writeln!(out, "  {}", names.join("; "))?;
+    }
+    Ok(())
+}
+
+/// The line that says a Ctrl-C (or SIGTERM) cut the run short (both text forms).
+pub(super) fn write_interrupted(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    if r.interrupted {
+        writeln!(
+            out,
+            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
+        )?;
+    }
+    Ok(())
+}
