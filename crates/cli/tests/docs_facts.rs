@@ -279,3 +279,47 @@ fn artefact_sizes_are_stated_only_in_bench_readme() {
         }
     }
 }
+
+/// The "Where is X" table of docs/development.md: every path it names exists
+/// and every item it names is in the first file of its row.
+#[test]
+fn the_where_is_table_matches_the_tree() {
+    let doc = fs::read_to_string(root().join("docs/development.md")).unwrap();
+    let start = doc
+        .find("## Where is X")
+        .expect("docs/development.md has a `## Where is X` section");
+    let section = &doc[start..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |i| i + 3);
+    let mut rows = 0;
+    let mut failures = Vec::new();
+    for line in section[..end]
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| What"))
+    {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
+        let paths = ticked(cells.get(1).copied().unwrap_or(""));
+        if paths.is_empty() {
+            failures.push(format!("no path in: {line}"));
+            continue;
+        }
+        rows += 1;
+        for p in &paths {
+            if !root().join(p).exists() {
+                failures.push(format!("{p}: no such path"));
+            }
+        }
+        for item in ticked(cells.get(2).copied().unwrap_or("")) {
+            let text = fs::read_to_string(root().join(&paths[0])).unwrap_or_default();
+            if !text.contains(&item) {
+                failures.push(format!("{}: no `{item}`", paths[0]));
+            }
+        }
+    }
+    assert!(rows >= 20, "only {rows} rows in the Where is X table");
+    assert!(
+        failures.is_empty(),
+        "docs/development.md's Where is X table:\n{}",
+        failures.join("\n")
+    );
+}
