@@ -8,7 +8,7 @@
 //!   `environment.rs` is what several gather alike (counter setup, NTP), `schema.rs` the JSON
 //!   Schemas of every model. A command imports no other command, except `check -v` printing
 //!   `tsc`'s evidence and `sweep` giving `check`'s verdict per clocksource
-//!   (`crates/cli/tests/layers.rs`).
+//!   (`crates/cli/tests/all/layers.rs`).
 //! - [`report`]: what every command's output shares: the renderer shape
 //!   ([`report::Renderer`]: writer first, model second), the header, the one JSON writer
 //!   ([`report::json`]), Prometheus text, and fitting text to 100 columns ([`report::fit`]).

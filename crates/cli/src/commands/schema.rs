@@ -1,7 +1,7 @@
 //! The JSON Schema of every command's `--format json` output, derived from
 //! the types it serialises (schemars, mirroring their serde attributes; doc
 //! comments become descriptions). `docs/schema/` holds them as generated;
-//! `crates/cli/tests/json_schemas.rs` fails when a committed file differs from
+//! `crates/cli/tests/all/json_schemas.rs` fails when a committed file differs from
 //! [`all`] and rewrites them under `CLOCKSCOPE_UPDATE_SCHEMAS=1`.
 //!
 //! Three rules are added to what the types give: every object is strict

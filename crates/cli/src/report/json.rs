@@ -6,7 +6,7 @@
 //! value copied from an untrusted source (a dump's brand string, a kernel log
 //! line) stays exact for a program and harmless on a terminal (`cat
 //! report.json`). Every JSON clockscope writes goes through [`write()`]
-//! (crates/cli/tests/layers.rs fails on a `serde_json::to_writer` elsewhere).
+//! (crates/cli/tests/all/layers.rs fails on a `serde_json::to_writer` elsewhere).
 
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};

@@ -2,7 +2,7 @@
 //! shape, the header, the one JSON writer, Prometheus text, fitting text to
 //! 100 columns. Each command's own formats are in its folder under
 //! [`crate::commands`]; nothing here names a command
-//! (crates/cli/tests/layers.rs checks it).
+//! (crates/cli/tests/all/layers.rs checks it).
 //!
 //! # The renderer contract
 //!
