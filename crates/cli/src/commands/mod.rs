@@ -9,6 +9,8 @@ pub mod cross_cpu;
 pub mod dmesg;
 pub mod explain;
 pub mod sweep;
+pub mod sweep_dsn;
+pub mod sweep_server;
 pub mod tsc;
 
 use crate::output_file::OutputFile;

@@ -28,6 +28,7 @@ use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
 use crate::model::sweep::RestoreOutcome;
 use crate::model::sweep::{SweepReport, SweepResult, SCHEMA_VERSION};
+use super::sweep_server::{check_max_time, explain_each, ServerPlan, Switching};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
@@ -88,6 +89,11 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub verbose: crate::args::VerboseArg,
+
+    /// `--dsn` and its options: EXPLAIN ANALYZE on a local server under each clocksource.
+    #[cfg(feature = "explain")]
+    #[command(flatten)]
+    pub server: super::sweep_dsn::SweepServerArgs,
 }
 
 impl Default for SweepArgs {
@@ -102,6 +108,8 @@ impl Default for SweepArgs {
             baseline_row_ns: None,
             output: crate::args::OutputArg::default(),
             verbose: crate::args::VerboseArg::default(),
+            #[cfg(feature = "explain")]
+            server: super::sweep_dsn::SweepServerArgs::default(),
         }
     }
 }
@@ -154,6 +162,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         read_back_after: clocksource.to_string(),
         valid: true,
         invalid_reason: None,
+        server_explain: None,
     }
 }
 
@@ -253,6 +262,21 @@ pub fn sweep(
     measure_one: Measure<'_>,
     protect: Protect<'_>,
 ) -> anyhow::Result<SweepReport> {
+    sweep_with(args, control, clocksource_dir, euid, measure_one, protect, None)
+}
+
+/// [`sweep`], and with `server` (`--dsn`) a second pass that measures the
+/// server's EXPLAIN ANALYZE overhead under each clocksource
+/// ([`super::sweep_server`]) and recommends on it.
+pub fn sweep_with(
+    args: &SweepArgs,
+    control: Arc<dyn ClocksourceControl>,
+    clocksource_dir: &str,
+    euid: u32,
+    measure_one: Measure<'_>,
+    protect: Protect<'_>,
+    mut server: Option<ServerPlan<'_>>,
+) -> anyhow::Result<SweepReport> {
     let available = control.available()?;
     let original = control.current()?;
     let planned = plan(&available, &args.only)?;
@@ -282,12 +306,16 @@ pub fn sweep(
         restore: None,
         final_clocksource: None,
         changed_by_others: None,
+        server: server.as_ref().map(|s| s.header.clone()),
     };
     if !args.apply {
         return Ok(report);
     }
     require_root(euid)?;
     check_restorable(&original, &report.available)?;
+    if let Some(s) = &server {
+        check_max_time(s.max_time, args.duration, planned.len())?;
+    }
 
     // Declared before the guard, so dropped after it, also while a panic
     // unwinds: the last switch stays covered until the original is back.
@@ -295,16 +323,24 @@ pub fn sweep(
     let guard = ClocksourceGuard::new(control.clone())?;
     // The one the guard restores (read again just before the first switch).
     report.original = guard.original().to_string();
-    let outcome = visit_each(
-        &planned,
-        &guard,
-        &mut Steps {
-            measure_one,
-            protect,
-            protection: &mut protection,
-        },
-        &mut report,
-    );
+    let mut steps = Steps {
+        measure_one,
+        protect,
+        protection: &mut protection,
+    };
+    let mut outcome = visit_each(&planned, &guard, &mut steps, &mut report);
+    if let Some(plan) = server.as_mut().filter(|_| outcome.is_ok()) {
+        if report.interrupted || report.changed_by_others.is_some() {
+            report.server = Some(plan.header.clone());
+        } else {
+            let mut switching = Switching {
+                guard: &guard,
+                protect: steps.protect,
+                protection: steps.protection,
+            };
+            outcome = explain_each(&planned, &mut switching, plan, &mut report);
+        }
+    }
     let restored = guard.finish();
     // Only now: the protection covers the last switch until the original is back.
     drop(protection);
@@ -421,6 +457,13 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let control = Arc::new(SysfsClocksource::new(&sysfs));
     let dir = sysfs.join(CLOCKSOURCE0).to_string_lossy().into_owned();
     let euid = clockscope_system::linux::clocksource::effective_uid();
+    // --dsn is checked (a remote server refused) before the lock is taken.
+    #[cfg(feature = "explain")]
+    let server = {
+        let planned = control.available().ok().and_then(|a| plan(&a, &args.only).ok());
+        let n = planned.as_ref().map_or(1, Vec::len);
+        super::sweep_dsn::Prepared::new(&args.server, args.duration, n, args.apply && planned.is_some())?
+    };
     let lock = if args.apply {
         require_root(euid)?;
         // Bad names and missing files are refused before the lock file is made.
@@ -440,6 +483,17 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Each clocksource's -d is split into its interleaved rounds.
     let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
     let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
+    #[cfg(feature = "explain")]
+    let report = super::sweep_dsn::sweep(
+        server.as_ref(),
+        args,
+        control,
+        &dir,
+        euid,
+        &mut measure_one,
+        &mut protect,
+    )?;
+    #[cfg(not(feature = "explain"))]
     let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;

@@ -61,5 +61,6 @@ pub mod fit;
 pub mod json;
 pub mod prometheus;
 pub mod sweep;
+pub mod sweep_server;
 pub mod text;
 pub mod tsc;

@@ -27,11 +27,16 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     write_clocksources(out, r, verbose)?;
     writeln!(out)?;
     if !r.applied {
-        return write_plan(out, r);
+        write_plan(out, r)?;
+        return match &r.server {
+            Some(server) => crate::export::sweep_server::write_plan(out, server),
+            None => Ok(()),
+        };
     }
     write_table(out, r, verbose)?;
     write_intervals(out, r)?;
     write_notes(out, r)?;
+    crate::export::sweep_server::write(out, r, verbose)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
     if !verbose {
