@@ -98,12 +98,12 @@ pub enum Basis {
 }
 
 impl Basis {
-    /// The basis for `results`: the server's overhead when one row has it
-    /// measured on a clock that follows the kernel clocksource.
+    /// The basis for `results`: the server's overhead when a valid row has
+    /// it measured whole on a clock that follows the kernel clocksource.
     pub fn for_results(results: &[SweepResult]) -> Basis {
         if results
             .iter()
-            .any(|r| r.server_explain.as_ref().is_some_and(|e| e.follows_kernel_clocksource))
+            .any(|r| r.valid && Basis::ServerOverheadPerRow.counts(r))
         {
             Basis::ServerOverheadPerRow
         } else {
