@@ -71,6 +71,7 @@ fn header() -> SweepServer {
         max_time_s: 60.0,
         clock_source_note: String::new(),
         tsc_reference: None,
+        original_again: None,
         warnings: Vec::new(),
     }
 }
@@ -129,31 +130,70 @@ fn each_clocksource_is_switched_to_then_measured_with_its_share_and_the_cheapest
         "kvm-clock" => 100.0,
         _ => 1000.0,
     });
-    // The first ends at 16 s, not at 6 + 18: the others share its rest.
-    let (r, calls, after) = run("kvm-clock", "tsc kvm-clock acpi_pm", &[6, 16, 30], &mut answer);
+    // Four turns (the original again at the end): the second ends at 30 s,
+    // not at 12 + 16, and the last has the rest.
+    let (r, calls, after) = run("kvm-clock", "tsc kvm-clock acpi_pm", &[0, 12, 30, 40], &mut answer);
     let r = r.unwrap();
     assert_eq!(after, "kvm-clock");
     let s = Duration::from_secs;
     assert_eq!(
         calls,
         [
-            ("tsc".into(), "tsc".into(), s(18), true),
-            ("kvm-clock".into(), "kvm-clock".into(), s(22), false),
-            ("acpi_pm".into(), "acpi_pm".into(), s(30), false),
+            ("tsc".into(), "tsc".into(), s(15), true),
+            ("kvm-clock".into(), "kvm-clock".into(), s(16), false),
+            ("acpi_pm".into(), "acpi_pm".into(), s(15), false),
+            ("kvm-clock".into(), "kvm-clock".into(), s(20), false),
         ]
     );
     let rec = r.recommendation.unwrap();
     assert_eq!((rec.clocksource.as_str(), rec.in_use), ("tsc", false));
     assert_eq!(rec.based_on, "explain_overhead_per_row");
-    assert!(rec.why.starts_with("tsc 30.0 ns/row (95% interval 25.0 to 35.0) against kvm-clock 100.0 ns/row"), "{}", rec.why);
-    assert_eq!(r.restore, Some(RestoreOutcome::Restored));
+    assert!(
+        rec.why.starts_with("tsc 30.0 ns/row (95% interval 25.0 to 35.0) against kvm-clock 100.0 ns/row"),
+        "{}",
+        rec.why
+    );
+    assert!(rec.why.contains("apart from kvm-clock's repeat at the end"), "{}", rec.why);
+    // The repeat left the original in place.
+    assert_eq!(r.restore, Some(RestoreOutcome::InPlace));
     assert!(r.results.iter().all(|x| x.server_explain.is_some()));
+    assert!(r.server.unwrap().original_again.is_some());
+}
+
+/// The sweep's A/A control: the original measured again at the end came
+/// out as cheap as the best, so the difference is the machine's drift
+/// between runs, not the clocksource: no change advised.
+#[test]
+fn a_difference_the_originals_repeat_does_not_confirm_is_not_advised() {
+    let mut seen = 0;
+    let mut answer = move |name: &str, _: &LoggedClocksource| {
+        let ns = match name {
+            "tsc" => 30.0,
+            _ => {
+                seen += 1;
+                if seen == 1 {
+                    100.0
+                } else {
+                    33.0
+                }
+            }
+        };
+        Ok(ServerOutcome {
+            explain: Some(measured("system", ns, 5.0)),
+            ..ServerOutcome::default()
+        })
+    };
+    let (r, calls, _) = run("kvm-clock", "tsc kvm-clock", &[2, 3, 4], &mut answer);
+    assert_eq!(calls.len(), 3);
+    let rec = r.unwrap().recommendation.unwrap();
+    assert!(rec.in_use && !rec.distinguishable, "{rec:?}");
+    assert!(rec.why.contains("within the machine's drift between the runs"), "{}", rec.why);
 }
 
 #[test]
 fn overheads_inside_each_others_noise_keep_the_one_in_use() {
     let mut answer = answer_with(|name| if name == "tsc" { 95.0 } else { 100.0 });
-    let (r, _, after) = run("kvm-clock", "tsc kvm-clock", &[2, 3], &mut answer);
+    let (r, _, after) = run("kvm-clock", "tsc kvm-clock", &[2, 3, 4], &mut answer);
     let rec = r.unwrap().recommendation.unwrap();
     assert_eq!(after, "kvm-clock");
     assert!(rec.in_use && !rec.distinguishable, "{rec:?}");
@@ -170,7 +210,7 @@ fn a_server_clock_that_does_not_follow_the_kernel_leaves_the_choice_to_the_read_
             ..ServerOutcome::default()
         })
     };
-    let (r, _, _) = run("kvm-clock", "tsc kvm-clock", &[2, 3], &mut answer);
+    let (r, _, _) = run("kvm-clock", "tsc kvm-clock", &[2, 3, 4], &mut answer);
     let rec = r.unwrap().recommendation.unwrap();
     assert_eq!(rec.based_on, "read_cost");
     assert!(rec.in_use, "{rec:?}");
@@ -219,7 +259,7 @@ fn a_server_error_restores_the_original_and_is_the_sweeps_error() {
 #[test]
 fn a_clocksource_whose_turn_comes_after_the_deadline_is_not_measured_and_said_so() {
     let mut answer = answer_with(|_| 30.0);
-    let (r, calls, after) = run("tsc", "tsc kvm-clock", &[2, 61], &mut answer);
+    let (r, calls, after) = run("tsc", "tsc kvm-clock", &[2, 61, 62], &mut answer);
     let r = r.unwrap();
     assert_eq!(after, "tsc");
     assert_eq!(calls.len(), 1);
@@ -240,7 +280,7 @@ fn a_stop_during_the_explain_runs_ends_the_pass_and_keeps_what_was_measured() {
             ..ServerOutcome::default()
         })
     };
-    let (r, calls, after) = run("kvm-clock", "tsc kvm-clock", &[2, 3], &mut answer);
+    let (r, calls, after) = run("kvm-clock", "tsc kvm-clock", &[2, 3, 4], &mut answer);
     let r = r.unwrap();
     assert_eq!((calls.len(), after.as_str()), (1, "kvm-clock"));
     assert!(r.interrupted);

@@ -364,7 +364,8 @@ pub fn sweep_with(
         Restored::LeftAlone { .. } => RestoreOutcome::LeftAlone,
     });
     report.final_clocksource = control.current().ok();
-    report.recommendation = recommend(&report.results, &report.original);
+    let repeat = report.server.as_ref().and_then(|s| s.original_again.as_ref());
+    report.recommendation = recommend(&report.results, &report.original, repeat);
     // How to persist a change, only when one is advised.
     if let Some(r) = report.recommendation.as_ref().filter(|r| !r.in_use) {
         report.persistence = persistence_advice(&r.clocksource);

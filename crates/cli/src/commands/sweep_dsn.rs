@@ -148,6 +148,7 @@ impl Prepared {
             max_time_s,
             clock_source_note: String::new(),
             tsc_reference: None,
+            original_again: None,
             warnings: Vec::new(),
         };
         Ok(Some(Prepared { opts, max_time, header }))

@@ -104,7 +104,9 @@ pub struct Switching<'g, 'p, 'o> {
 }
 
 /// The second pass over `planned` (see the module): fills each measured
-/// row's `server_explain` and the report's `server`.
+/// row's `server_explain` and the report's `server`; then, when the
+/// original and another were measured, the original again (the sweep's
+/// A/A control, `original_again`).
 pub fn explain_each(
     planned: &[String],
     switching: &mut Switching<'_, '_, '_>,
@@ -112,47 +114,39 @@ pub fn explain_each(
     report: &mut SweepReport,
 ) -> anyhow::Result<()> {
     let mut header = plan.header.clone();
-    let todo: Vec<usize> = planned
+    let mut turns: Vec<(usize, bool)> = planned
         .iter()
         .filter_map(|name| report.results.iter().position(|r| r.clocksource == *name && r.valid))
+        .map(|row| (row, false))
         .collect();
-    let mut first = true;
-    for (k, &row) in todo.iter().enumerate() {
+    let original = report.results.iter().position(|r| r.clocksource == report.original && r.valid);
+    if let Some(row) = original.filter(|_| turns.len() >= 2) {
+        turns.push((row, true));
+    }
+    let total = turns.len();
+    for (k, (row, again)) in turns.into_iter().enumerate() {
         if exit::interrupted() {
             report.interrupted = true;
             break;
         }
         let name = report.results[row].clocksource.clone();
-        let share = share(plan.max_time, (plan.elapsed)(), todo.len() - k);
+        let share = share(plan.max_time, (plan.elapsed)(), total - k);
         if share.is_zero() {
             header.warnings.push(format!(
-                "{name}: not measured on the server: --max-time {} s was spent before its turn",
+                "{name}{}: not measured on the server: --max-time {} s was spent before its turn",
+                if again { " (again, at the end)" } else { "" },
                 plan.max_time.as_secs_f64()
             ));
             continue;
         }
-        // In place before the write, so no moment is unprotected.
-        let next = (switching.protect)(&name, &report.original)?;
-        switching.guard.switch_to(&name)?;
-        *switching.protection = Some(next);
-        let outcome = (plan.measure)(&name, share, first)?;
-        first = false;
-        let after = switching.guard.control().current()?;
-        merge(&mut header, &name, &outcome);
-        report.results[row].server_explain = outcome.explain;
-        if after != name {
-            let r = &mut report.results[row];
-            r.valid = false;
-            r.read_back_after = after.clone();
-            r.invalid_reason = Some(format!(
-                "current_clocksource read {after} after the EXPLAIN runs, not {name}: changed during them by \
-                 someone else or the kernel's clocksource watchdog, so the server's numbers are not {name}'s alone"
-            ));
-            report.changed_by_others = Some(format!(
-                "the clocksource changed from {name} to {after} during the EXPLAIN runs under {name}, not by this \
-                 sweep: the sweep stopped there"
-            ));
+        let Some(outcome) = turn(&name, share, k == 0, switching, plan, report, row)? else {
             break;
+        };
+        merge(&mut header, &name, &outcome);
+        if again {
+            header.original_again = outcome.explain;
+        } else {
+            report.results[row].server_explain = outcome.explain;
         }
         if outcome.interrupted {
             report.interrupted = true;
@@ -161,6 +155,41 @@ pub fn explain_each(
     }
     report.server = Some(header);
     Ok(())
+}
+
+/// One clocksource's turn: protect, switch (read back), measure, read back
+/// again. `None` when someone else changed the clocksource meanwhile (the
+/// row is marked invalid and the sweep stops).
+fn turn(
+    name: &str,
+    share: Duration,
+    first: bool,
+    switching: &mut Switching<'_, '_, '_>,
+    plan: &mut ServerPlan<'_>,
+    report: &mut SweepReport,
+    row: usize,
+) -> anyhow::Result<Option<ServerOutcome>> {
+    // In place before the write, so no moment is unprotected.
+    let next = (switching.protect)(name, &report.original)?;
+    switching.guard.switch_to(name)?;
+    *switching.protection = Some(next);
+    let outcome = (plan.measure)(name, share, first)?;
+    let after = switching.guard.control().current()?;
+    if after == name {
+        return Ok(Some(outcome));
+    }
+    let r = &mut report.results[row];
+    r.valid = false;
+    r.read_back_after = after.clone();
+    r.invalid_reason = Some(format!(
+        "current_clocksource read {after} after the EXPLAIN runs, not {name}: changed during them by someone else \
+         or the kernel's clocksource watchdog, so the server's numbers are not {name}'s alone"
+    ));
+    report.changed_by_others = Some(format!(
+        "the clocksource changed from {name} to {after} during the EXPLAIN runs under {name}, not by this sweep: \
+         the sweep stopped there"
+    ));
+    Ok(None)
 }
 
 /// Adds one outcome to the header: the server's facts (first seen), the
@@ -178,7 +207,9 @@ fn merge(header: &mut SweepServer, clocksource: &str, outcome: &ServerOutcome) {
     if header.tsc_reference.is_none() {
         header.tsc_reference = outcome.tsc_reference.clone();
     }
-    for w in &outcome.warnings {
+    // The sweep shows the server's measured overhead, not explain's
+    // prediction: warnings about the prediction are not the sweep's.
+    for w in outcome.warnings.iter().filter(|w| !w.contains("prediction")) {
         let seen = header.warnings.iter().any(|h| h.split_once(": ").is_some_and(|(_, t)| t == w));
         if !seen {
             header.warnings.push(format!("{clocksource}: {w}"));

@@ -114,6 +114,17 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
             t.pairs
         )?;
     }
+    if let Some(a) = &server.original_again {
+        writeln_escaped!(
+            out,
+            "Control, {} measured again at the end (the machine's drift between runs): {} per row, slowdown {}, \
+             {} pairs.",
+            r.original,
+            overhead(a),
+            slowdown(a),
+            a.pairs
+        )?;
+    }
     if !server.clock_source_note.is_empty() {
         writeln_escaped!(out, "Server clock: {}.", server.clock_source_note)?;
     }

@@ -19,7 +19,7 @@
 //! the one in use is kept.
 
 use crate::model::check::stats::{ClockStats, Percentiles};
-use crate::model::sweep::{Recommendation, SweepResult};
+use crate::model::sweep::{Recommendation, ServerExplain, SweepResult};
 use clockscope_system::stats::{median, median_interval, Interval, CONFIDENCE};
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
@@ -205,7 +205,13 @@ pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
 /// passing PostgreSQL's rule; compared on [`Basis::for_results`]. A change
 /// from `original` only when the cheapest is told apart from it
 /// ([`Basis::told_apart`]); otherwise `original` is kept.
-pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendation> {
+///
+/// With the server's overhead as the basis, the clocksources' runs follow
+/// one another, so a drift of the machine between runs could pass for a
+/// difference: `repeat` is the original measured again at the end (the
+/// sweep's A/A control), and a change is advised only when the cheapest
+/// is told apart from both of the original's runs; without the repeat, none.
+pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&ServerExplain>) -> Option<Recommendation> {
     let basis = Basis::for_results(results);
     let value = |r: &SweepResult| basis.value(r).unwrap_or(f64::INFINITY);
     let sound: Vec<&SweepResult> = results
@@ -259,13 +265,45 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
             apart,
         ));
     }
-    if basis.told_apart(best, current) {
+    // The original's repeat as a row of its own (the server basis only).
+    let again = repeat.map(|e| SweepResult {
+        server_explain: Some(e.clone()),
+        ..current.clone()
+    });
+    let drift_ruled_out = match (basis, &again) {
+        (Basis::ReadCost, _) => Ok(String::new()),
+        (Basis::ServerOverheadPerRow, Some(a)) if basis.told_apart(best, a) => Ok(format!(
+            "; and apart from {original}'s repeat at the end ({}), so not the machine's drift between the runs",
+            basis.shown(a)
+        )),
+        (Basis::ServerOverheadPerRow, Some(a)) => Err(format!(
+            "{original}'s repeat at the end ({}) is not apart from {}: the difference is within the machine's drift \
+             between the runs",
+            basis.shown(a),
+            best.clocksource
+        )),
+        (Basis::ServerOverheadPerRow, None) => Err(format!(
+            "{original} was not measured again at the end (the sweep's control for the machine's drift between \
+             runs)"
+        )),
+    };
+    if let (true, Err(why)) = (basis.told_apart(best, current), &drift_ruled_out) {
+        return Some(keep(
+            format!(
+                "{} against {} (in use) looks apart, but {why}: keep {original}",
+                basis.shown(best),
+                basis.shown(current)
+            ),
+            false,
+        ));
+    }
+    if let (true, Ok(control)) = (basis.told_apart(best, current), &drift_ruled_out) {
         return Some(Recommendation {
             clocksource: best.clocksource.clone(),
             in_use: false,
             why: format!(
                 "{} against {} (in use): the 95% intervals do not overlap and the difference, {:.1} ns, is at least \
-                 {threshold} of the {noun} in use{}",
+                 {threshold} of the {noun} in use{}{}",
                 basis.shown(best),
                 basis.shown(current),
                 value(current) - value(best),
@@ -273,7 +311,8 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
                     "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
                 } else {
                     "; it stays in the vDSO and passes PostgreSQL's rule"
-                }
+                },
+                control
             ),
             kernel_parameter: format!("clocksource={}", best.clocksource),
             distinguishable: true,

@@ -120,6 +120,11 @@ pub struct SweepServer {
     /// first clocksource) as the reference; null before 19 or when the role
     /// may not SET it.
     pub tsc_reference: Option<ServerExplain>,
+    /// The original clocksource measured again at the end, when the sweep
+    /// measured it and another: the sweep's A/A control for the machine's
+    /// drift between the runs (a change is advised only when the cheapest
+    /// is apart from both of the original's runs); null otherwise.
+    pub original_again: Option<ServerExplain>,
     /// `explain`'s warnings, each once, prefixed by the clocksource it came under.
     pub warnings: Vec<String>,
 }
