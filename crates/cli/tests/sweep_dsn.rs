@@ -61,7 +61,11 @@ impl Sysfs {
         self.cmd(args).output().unwrap()
     }
     fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        self.cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 }
 
@@ -130,8 +134,19 @@ fn each_clocksource_gets_the_servers_real_overhead_and_the_original_is_restored(
     let max_time = 12.0;
     let start = Instant::now();
     let o = s.run(&[
-        "--apply", "-d", "0.02", "--format", "json", "--dsn", &dsn(&server, "sweep_plain"), "--rows", "20000",
-        "--runs", "1", "--max-time", "12",
+        "--apply",
+        "-d",
+        "0.02",
+        "--format",
+        "json",
+        "--dsn",
+        &dsn(&server, "sweep_plain"),
+        "--rows",
+        "20000",
+        "--runs",
+        "1",
+        "--max-time",
+        "12",
     ]);
     let took = start.elapsed();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -142,7 +157,13 @@ fn each_clocksource_gets_the_servers_real_overhead_and_the_original_is_restored(
     assert_eq!(srv["locality"], "unix_socket");
     assert_eq!(srv["workload"], "table");
     assert_eq!(srv["rows"], 20000);
-    assert!(srv["clock_source_note"].as_str().unwrap().contains("before PostgreSQL 19"), "{srv}");
+    assert!(
+        srv["clock_source_note"]
+            .as_str()
+            .unwrap()
+            .contains("before PostgreSQL 19"),
+        "{srv}"
+    );
     assert!(srv["tsc_reference"].is_null());
     for (row, name) in doc["results"].as_array().unwrap().iter().zip(["kvm-clock", "tsc"]) {
         assert_eq!(row["clocksource"], name);
@@ -168,8 +189,17 @@ fn the_text_shows_the_servers_table_the_clock_it_read_and_the_recommendation() {
     let server = testing::shared();
     let s = Sysfs::new("tsc", "tsc acpi_pm");
     let o = s.run(&[
-        "--apply", "-d", "0.02", "--dsn", &dsn(&server, "sweep_text"), "--rows", "20000", "--runs", "1",
-        "--max-time", "8",
+        "--apply",
+        "-d",
+        "0.02",
+        "--dsn",
+        &dsn(&server, "sweep_text"),
+        "--rows",
+        "20000",
+        "--runs",
+        "1",
+        "--max-time",
+        "8",
     ]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -223,7 +253,10 @@ fn a_remote_server_is_refused_in_one_line_before_anything_is_switched() {
     ] {
         let s = Sysfs::new("tsc", "tsc hpet");
         let o = s.run(&["--apply", "-d", "0.01", "--dsn", dsn]);
-        assert_one_line_error(&o, "may be on another machine: switching this machine's clocksource changes nothing");
+        assert_one_line_error(
+            &o,
+            "may be on another machine: switching this machine's clocksource changes nothing",
+        );
         assert_eq!(s.current(), "tsc\n", "{dsn}");
         assert!(!s.lock_file().exists(), "{dsn}: the lock was taken");
     }
@@ -249,8 +282,19 @@ fn ctrl_c_during_the_explain_runs_restores_and_prints_what_was_measured() {
     let app = "sweep_ctrl_c";
     // At least 300 pairs: seconds of EXPLAIN runs under the first clocksource.
     let child = s.spawn(&[
-        "--apply", "-d", "0.02", "--format", "json", "--dsn", &dsn(&server, app), "--rows", "50000", "--runs", "300",
-        "--max-time", "120",
+        "--apply",
+        "-d",
+        "0.02",
+        "--format",
+        "json",
+        "--dsn",
+        &dsn(&server, app),
+        "--rows",
+        "50000",
+        "--runs",
+        "300",
+        "--max-time",
+        "120",
     ]);
     wait_for_explain(&server, app);
     // The first pass ended on tsc; the second starts on kvm-clock.
@@ -272,7 +316,10 @@ fn ctrl_c_during_the_explain_runs_restores_and_prints_what_was_measured() {
     assert!(doc["recommendation"].is_object());
     let start = Instant::now();
     while sessions(&server, app).0 > 0 {
-        assert!(start.elapsed() < limit(Duration::from_secs(10)), "the session outlived the sweep");
+        assert!(
+            start.elapsed() < limit(Duration::from_secs(10)),
+            "the session outlived the sweep"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -284,8 +331,19 @@ fn sigkill_during_the_explain_runs_is_undone_by_the_guardian() {
     let s = Sysfs::new("kvm-clock", "tsc kvm-clock");
     let app = "sweep_sigkill";
     let child = s.spawn(&[
-        "--apply", "-d", "0.02", "--dsn", &dsn(&server, app), "--rows", "50000", "--runs", "300", "--max-time",
-        "120", "--only", "tsc",
+        "--apply",
+        "-d",
+        "0.02",
+        "--dsn",
+        &dsn(&server, app),
+        "--rows",
+        "50000",
+        "--runs",
+        "300",
+        "--max-time",
+        "120",
+        "--only",
+        "tsc",
     ]);
     wait_for_explain(&server, app);
     assert_eq!(s.current(), "tsc\n");
@@ -293,11 +351,18 @@ fn sigkill_during_the_explain_runs_is_undone_by_the_guardian() {
     let o = child.wait_with_output().unwrap();
     // The guardian restores once the process is gone (stderr ends when it exits).
     assert_eq!(s.current(), "kvm-clock\n", "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("its guardian wrote kvm-clock back"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("its guardian wrote kvm-clock back"),
+        "{}",
+        text(&o.stderr)
+    );
     // The server ends the orphaned session once its EXPLAIN finishes and it sees the socket closed.
     let start = Instant::now();
     while sessions(&server, app).0 > 0 {
-        assert!(start.elapsed() < limit(Duration::from_secs(30)), "the session outlived the sweep");
+        assert!(
+            start.elapsed() < limit(Duration::from_secs(30)),
+            "the session outlived the sweep"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // The lock was released with the guardian: the next sweep runs.
@@ -315,23 +380,37 @@ fn on_postgresql_19_the_system_clock_is_swept_and_tsc_shown_once() {
     let server = TestServer::start_from(&install.join("bin"), "").unwrap();
     let s = Sysfs::new("kvm-clock", "kvm-clock tsc");
     let o = s.run(&[
-        "--apply", "-d", "0.02", "--format", "json", "--dsn", &dsn(&server.handle(), "sweep_pg19"), "--rows", "20000",
-        "--runs", "1", "--max-time", "16",
+        "--apply",
+        "-d",
+        "0.02",
+        "--format",
+        "json",
+        "--dsn",
+        &dsn(&server.handle(), "sweep_pg19"),
+        "--rows",
+        "20000",
+        "--runs",
+        "1",
+        "--max-time",
+        "16",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(s.current(), "kvm-clock\n");
     let doc = valid_json(&o);
     let srv = &doc["server"];
     assert!(srv["server_version_num"].as_u64().unwrap() >= 190_000, "{srv}");
-    assert!(srv["clock_source_note"].as_str().unwrap().starts_with("PostgreSQL 19: timing_clock_source = system"));
+    assert!(srv["clock_source_note"]
+        .as_str()
+        .unwrap()
+        .starts_with("PostgreSQL 19: timing_clock_source = system"));
     for row in doc["results"].as_array().unwrap() {
         assert_eq!(row["server_explain"]["clock_source"], "system", "{row}");
     }
     // tsc once, unless this server has no usable TSC (then a warning says why).
-    let warned = srv["warnings"].as_array().unwrap().iter().any(|w| {
-        w.as_str()
-            .unwrap()
-            .contains("timing_clock_source tsc not measured")
-    });
+    let warned = srv["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("timing_clock_source tsc not measured"));
     assert!(srv["tsc_reference"]["clock_source"] == "tsc" || warned, "{srv}");
 }

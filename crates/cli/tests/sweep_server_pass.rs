@@ -23,7 +23,10 @@ use std::time::Duration;
 fn fake(current: &str, available: &str) -> (FakeRoot, Arc<LoggedClocksource>) {
     let root = FakeRoot::new();
     root.write(&format!("{CLOCKSOURCE0}/current_clocksource"), &format!("{current}\n"))
-        .write(&format!("{CLOCKSOURCE0}/available_clocksource"), &format!("{available} \n"));
+        .write(
+            &format!("{CLOCKSOURCE0}/available_clocksource"),
+            &format!("{available} \n"),
+        );
     let control = Arc::new(LoggedClocksource::new(root.path()));
     (root, control)
 }
@@ -109,7 +112,15 @@ fn run(
         header: header(),
     };
     let dir = root.path().join(CLOCKSOURCE0).to_string_lossy().into_owned();
-    let r = sweep_with(&args, control.clone(), &dir, 0, &mut same_cost, &mut unprotected, Some(plan));
+    let r = sweep_with(
+        &args,
+        control.clone(),
+        &dir,
+        0,
+        &mut same_cost,
+        &mut unprotected,
+        Some(plan),
+    );
     let after = control.current().unwrap();
     (r, calls, after)
 }
@@ -149,11 +160,16 @@ fn each_clocksource_is_switched_to_then_measured_with_its_share_and_the_cheapest
     assert_eq!((rec.clocksource.as_str(), rec.in_use), ("tsc", false));
     assert_eq!(rec.based_on, "explain_overhead_per_row");
     assert!(
-        rec.why.starts_with("tsc 30.0 ns/row (95% interval 25.0 to 35.0) against kvm-clock 100.0 ns/row"),
+        rec.why
+            .starts_with("tsc 30.0 ns/row (95% interval 25.0 to 35.0) against kvm-clock 100.0 ns/row"),
         "{}",
         rec.why
     );
-    assert!(rec.why.contains("apart from kvm-clock's repeat at the end"), "{}", rec.why);
+    assert!(
+        rec.why.contains("apart from kvm-clock's repeat at the end"),
+        "{}",
+        rec.why
+    );
     // The repeat left the original in place.
     assert_eq!(r.restore, Some(RestoreOutcome::InPlace));
     assert!(r.results.iter().all(|x| x.server_explain.is_some()));
@@ -187,7 +203,11 @@ fn a_difference_the_originals_repeat_does_not_confirm_is_not_advised() {
     assert_eq!(calls.len(), 3);
     let rec = r.unwrap().recommendation.unwrap();
     assert!(rec.in_use && !rec.distinguishable, "{rec:?}");
-    assert!(rec.why.contains("within the machine's drift between the runs"), "{}", rec.why);
+    assert!(
+        rec.why.contains("within the machine's drift between the runs"),
+        "{}",
+        rec.why
+    );
 }
 
 #[test]
@@ -198,7 +218,11 @@ fn overheads_inside_each_others_noise_keep_the_one_in_use() {
     assert_eq!(after, "kvm-clock");
     assert!(rec.in_use && !rec.distinguishable, "{rec:?}");
     assert!(rec.why.contains("are not distinguishable here"), "{}", rec.why);
-    assert!(rec.why.contains("of the EXPLAIN ANALYZE overhead per row in use"), "{}", rec.why);
+    assert!(
+        rec.why.contains("of the EXPLAIN ANALYZE overhead per row in use"),
+        "{}",
+        rec.why
+    );
 }
 
 #[test]
@@ -234,7 +258,11 @@ fn a_change_during_the_explain_runs_invalidates_the_row_and_leaves_it_alone() {
     assert_eq!(after, "hpet", "someone else's choice left in place");
     assert_eq!(r.restore, Some(RestoreOutcome::LeftAlone));
     assert!(!r.results[0].valid);
-    assert!(r.results[0].invalid_reason.as_deref().unwrap().contains("after the EXPLAIN runs"));
+    assert!(r.results[0]
+        .invalid_reason
+        .as_deref()
+        .unwrap()
+        .contains("after the EXPLAIN runs"));
     assert!(r.changed_by_others.is_some());
     assert_eq!(r.exit_code(), 1);
 }
@@ -253,7 +281,10 @@ fn a_server_error_restores_the_original_and_is_the_sweeps_error() {
     let (r, _, after) = run("acpi_pm", "tsc kvm-clock acpi_pm", &[2, 3, 4], &mut answer);
     let e = format!("{:#}", r.unwrap_err());
     assert_eq!(after, "acpi_pm");
-    assert!(e.contains("the server closed the connection") && e.contains("clocksource acpi_pm restored"), "{e}");
+    assert!(
+        e.contains("the server closed the connection") && e.contains("clocksource acpi_pm restored"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -265,7 +296,12 @@ fn a_clocksource_whose_turn_comes_after_the_deadline_is_not_measured_and_said_so
     assert_eq!(calls.len(), 1);
     assert!(r.results[1].server_explain.is_none());
     let warnings = &r.server.unwrap().warnings;
-    assert!(warnings.iter().any(|w| w.starts_with("kvm-clock: not measured on the server: --max-time 60 s")), "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("kvm-clock: not measured on the server: --max-time 60 s")),
+        "{warnings:?}"
+    );
 }
 
 #[test]

@@ -22,13 +22,13 @@
 //! it. When even that fails, the error line
 //! ends with the command that restores it by hand.
 
+use super::sweep_server::{check_max_time, explain_each, ServerPlan, Switching};
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::export::{self, Renderer};
 use crate::judge::check::{self as verdict, VerdictInputs};
 use crate::model::check::stats::ClockStats;
 use crate::model::sweep::RestoreOutcome;
 use crate::model::sweep::{SweepReport, SweepResult, SCHEMA_VERSION};
-use super::sweep_server::{check_max_time, explain_each, ServerPlan, Switching};
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
@@ -212,12 +212,9 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What keeps the original safe while a switched clocksource is in place,
-/// beyond the guard: called with (the clocksource about to be switched to,
-/// the original) before each switch; what it returns is dropped once the
-/// next switch is made or the original is back. Production:
-/// [`protect_sysfs`]; in-process tests: [`unprotected`] or their own.
-pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
+/// What keeps the original safe beyond the guard (defined beside the
+/// second pass, which switches too).
+pub use super::sweep_server::Protect;
 
 /// No protection beyond the guard (in-process tests: the process does not die).
 pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
@@ -484,18 +481,26 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Each clocksource's -d is split into its interleaved rounds.
     let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
     let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
+    // --max-time counts from here: the read-cost rounds, then the server's runs.
     #[cfg(feature = "explain")]
-    let report = super::sweep_dsn::sweep(
-        server.as_ref(),
-        args,
-        control,
-        &dir,
-        euid,
-        &mut measure_one,
-        &mut protect,
-    )?;
+    let start = clockscope_system::forward::now();
+    #[cfg(feature = "explain")]
+    let mut elapsed = || clockscope_system::forward::since(start);
+    #[cfg(feature = "explain")]
+    let mut measure_server = |name: &str, share, first| match &server {
+        Some(p) => p.measure(name, share, first),
+        None => unreachable!("no server pass without --dsn"),
+    };
+    #[cfg(feature = "explain")]
+    let server_plan = server.as_ref().map(|p| ServerPlan {
+        max_time: p.max_time(),
+        elapsed: &mut elapsed,
+        measure: &mut measure_server,
+        header: p.header(),
+    });
     #[cfg(not(feature = "explain"))]
-    let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
+    let server_plan: Option<ServerPlan<'_>> = None;
+    let report = sweep_with(args, control, &dir, euid, &mut measure_one, &mut protect, server_plan)?;
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())

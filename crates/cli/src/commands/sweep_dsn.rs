@@ -23,9 +23,8 @@
 #![cfg(feature = "explain")]
 
 use super::explain::WorkloadArg;
-use super::sweep::{sweep_with, Measure, Protect, SweepArgs};
-use super::sweep_server::{check_max_time, ServerFacts, ServerOutcome, ServerPlan};
-use crate::model::sweep::{ServerExplain, SweepReport, SweepServer};
+use super::sweep_server::{check_max_time, ServerFacts, ServerOutcome};
+use crate::model::sweep::{ServerExplain, SweepServer};
 use crate::{exit, progress};
 use clap::Args;
 use clockscope::Control;
@@ -33,7 +32,6 @@ use clockscope_explain::options::TimingClockSources;
 use clockscope_explain::report::SourceResult;
 use clockscope_explain::session::CancelRequest;
 use clockscope_explain::{connect, options, Error, Interruption, Options, Report, Step};
-use clockscope_system::linux::clocksource::ClocksourceControl;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,11 +56,21 @@ pub struct SweepServerArgs {
     pub dsn: Option<String>,
 
     /// As `explain --rows`: rows in each run's TEMP table (1..=1000000000; default 1000000).
-    #[arg(long, requires = "dsn", allow_negative_numbers = true, help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(
+        long,
+        requires = "dsn",
+        allow_negative_numbers = true,
+        help_heading = "EXPLAIN ANALYZE on a local server"
+    )]
     pub rows: Option<String>,
 
     /// As `explain --max-table-size`: the largest TEMP table allowed (e.g. 4GB).
-    #[arg(long, value_name = "SIZE", requires = "dsn", help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        requires = "dsn",
+        help_heading = "EXPLAIN ANALYZE on a local server"
+    )]
     pub max_table_size: Option<String>,
 
     /// As `explain --runs`: the fewest pairs of EXPLAIN runs under each clocksource (default 5); more follow until
@@ -89,7 +97,12 @@ pub struct SweepServerArgs {
     pub allow_side_effects: bool,
 
     /// As `explain --workload`: a TEMP table, generate_series, or auto.
-    #[arg(long, value_enum, requires = "dsn", help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(
+        long,
+        value_enum,
+        requires = "dsn",
+        help_heading = "EXPLAIN ANALYZE on a local server"
+    )]
     pub workload: Option<WorkloadArg>,
 }
 
@@ -104,7 +117,12 @@ impl Prepared {
     /// The options as `explain` checks them, the server's locality (a
     /// remote one refused), and (`apply`) `--max-time` against the
     /// read-cost rounds of `clocksources` clocksources; `None` without `--dsn`.
-    pub fn new(args: &SweepServerArgs, duration_s: f64, clocksources: usize, apply: bool) -> anyhow::Result<Option<Self>> {
+    pub fn new(
+        args: &SweepServerArgs,
+        duration_s: f64,
+        clocksources: usize,
+        apply: bool,
+    ) -> anyhow::Result<Option<Self>> {
         let Some(dsn) = &args.dsn else {
             return Ok(None);
         };
@@ -114,7 +132,12 @@ impl Prepared {
             .unwrap_or((DEFAULT_MAX_TIME_PER_CLOCKSOURCE_S + duration_s) * n as f64);
         let max_time = Duration::from_secs_f64(max_time_s);
         let opts = Options {
-            rows: args.rows.as_deref().map(options::parse_rows).transpose()?.unwrap_or(Options::new(None).rows),
+            rows: args
+                .rows
+                .as_deref()
+                .map(options::parse_rows)
+                .transpose()?
+                .unwrap_or(Options::new(None).rows),
             runs: args.runs.unwrap_or(Options::new(None).runs),
             max_table_bytes: args.max_table_size.as_deref().map(options::parse_size).transpose()?,
             workload: args.workload.unwrap_or(WorkloadArg::Auto).into(),
@@ -152,6 +175,16 @@ impl Prepared {
             warnings: Vec::new(),
         };
         Ok(Some(Prepared { opts, max_time, header }))
+    }
+
+    /// `--max-time`, over the whole sweep.
+    pub fn max_time(&self) -> Duration {
+        self.max_time
+    }
+
+    /// The report's `server` before the server has said anything.
+    pub fn header(&self) -> SweepServer {
+        self.header.clone()
     }
 
     /// `explain`'s measurement under `clocksource` within `share`; `first`:
@@ -302,29 +335,4 @@ fn clock_source_note(report: &Report, row: Option<&SourceResult>, first: &str) -
               clock), which the kernel's clocksource serves"
             .to_string(),
     }
-}
-
-/// The sweep, with `--dsn`'s pass when `prepared`.
-pub fn sweep(
-    prepared: Option<&Prepared>,
-    args: &SweepArgs,
-    control: Arc<dyn ClocksourceControl>,
-    clocksource_dir: &str,
-    euid: u32,
-    measure_one: Measure<'_>,
-    protect: Protect<'_>,
-) -> anyhow::Result<SweepReport> {
-    let Some(p) = prepared else {
-        return sweep_with(args, control, clocksource_dir, euid, measure_one, protect, None);
-    };
-    let start = clockscope_system::forward::now();
-    let mut elapsed = || clockscope_system::forward::since(start);
-    let mut measure = |name: &str, share: Duration, first: bool| p.measure(name, share, first);
-    let plan = ServerPlan {
-        max_time: p.max_time,
-        elapsed: &mut elapsed,
-        measure: &mut measure,
-        header: p.header.clone(),
-    };
-    sweep_with(args, control, clocksource_dir, euid, measure_one, protect, Some(plan))
 }

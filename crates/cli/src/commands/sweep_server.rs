@@ -95,11 +95,18 @@ pub fn check_max_time(max_time: Duration, duration_s: f64, clocksources: usize) 
     Ok(())
 }
 
+/// What keeps the original safe while a switched clocksource is in place,
+/// beyond the guard: called with (the clocksource about to be switched to,
+/// the original) before each switch; what it returns is dropped once the
+/// next switch is made or the original is back. Production:
+/// `sweep::protect_sysfs`; in-process tests: `sweep::unprotected` or their own.
+pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
+
 /// What the pass switches with: the guard, the protection before each
 /// switch, and where the current switch's protection is kept.
 pub struct Switching<'g, 'p, 'o> {
     pub guard: &'g ClocksourceGuard,
-    pub protect: super::sweep::Protect<'p>,
+    pub protect: Protect<'p>,
     pub protection: &'o mut Option<Box<dyn Any>>,
 }
 
@@ -119,7 +126,10 @@ pub fn explain_each(
         .filter_map(|name| report.results.iter().position(|r| r.clocksource == *name && r.valid))
         .map(|row| (row, false))
         .collect();
-    let original = report.results.iter().position(|r| r.clocksource == report.original && r.valid);
+    let original = report
+        .results
+        .iter()
+        .position(|r| r.clocksource == report.original && r.valid);
     if let Some(row) = original.filter(|_| turns.len() >= 2) {
         turns.push((row, true));
     }
@@ -210,7 +220,10 @@ fn merge(header: &mut SweepServer, clocksource: &str, outcome: &ServerOutcome) {
     // The sweep shows the server's measured overhead, not explain's
     // prediction: warnings about the prediction are not the sweep's.
     for w in outcome.warnings.iter().filter(|w| !w.contains("prediction")) {
-        let seen = header.warnings.iter().any(|h| h.split_once(": ").is_some_and(|(_, t)| t == w));
+        let seen = header
+            .warnings
+            .iter()
+            .any(|h| h.split_once(": ").is_some_and(|(_, t)| t == w));
         if !seen {
             header.warnings.push(format!("{clocksource}: {w}"));
         }

@@ -168,5 +168,8 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
 /// clocksource it came under.
 fn kind_of(warning: &str) -> String {
     let text = warning.split_once(": ").map_or(warning, |(_, t)| t);
-    text.split(|c: char| c.is_ascii_digit()).next().unwrap_or(text).to_string()
+    text.split(|c: char| c.is_ascii_digit())
+        .next()
+        .unwrap_or(text)
+        .to_string()
 }

@@ -101,10 +101,7 @@ impl Basis {
     /// The basis for `results`: the server's overhead when a valid row has
     /// it measured whole on a clock that follows the kernel clocksource.
     pub fn for_results(results: &[SweepResult]) -> Basis {
-        if results
-            .iter()
-            .any(|r| r.valid && Basis::ServerOverheadPerRow.counts(r))
-        {
+        if results.iter().any(|r| r.valid && Basis::ServerOverheadPerRow.counts(r)) {
             Basis::ServerOverheadPerRow
         } else {
             Basis::ReadCost
@@ -265,28 +262,7 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
             apart,
         ));
     }
-    // The original's repeat as a row of its own (the server basis only).
-    let again = repeat.map(|e| SweepResult {
-        server_explain: Some(e.clone()),
-        ..current.clone()
-    });
-    let drift_ruled_out = match (basis, &again) {
-        (Basis::ReadCost, _) => Ok(String::new()),
-        (Basis::ServerOverheadPerRow, Some(a)) if basis.told_apart(best, a) => Ok(format!(
-            "; and apart from {original}'s repeat at the end ({}), so not the machine's drift between the runs",
-            basis.shown(a)
-        )),
-        (Basis::ServerOverheadPerRow, Some(a)) => Err(format!(
-            "{original}'s repeat at the end ({}) is not apart from {}: the difference is within the machine's drift \
-             between the runs",
-            basis.shown(a),
-            best.clocksource
-        )),
-        (Basis::ServerOverheadPerRow, None) => Err(format!(
-            "{original} was not measured again at the end (the sweep's control for the machine's drift between \
-             runs)"
-        )),
-    };
+    let drift_ruled_out = drift_ruled_out(basis, best, current, repeat, original);
     if let (true, Err(why)) = (basis.told_apart(best, current), &drift_ruled_out) {
         return Some(keep(
             format!(
@@ -328,6 +304,45 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
         ),
         false,
     ))
+}
+
+/// With the server's overhead as the basis: whether `best` is also apart
+/// from the original's repeat at the end (`repeat`), which rules out the
+/// machine's drift between the runs; `Ok` with the words to add to the
+/// advice, `Err` with why no change is advised. Always `Ok` on the read
+/// cost (its rounds are interleaved).
+fn drift_ruled_out(
+    basis: Basis,
+    best: &SweepResult,
+    current: &SweepResult,
+    repeat: Option<&ServerExplain>,
+    original: &str,
+) -> Result<String, String> {
+    if basis == Basis::ReadCost {
+        return Ok(String::new());
+    }
+    let Some(again) = repeat.map(|e| SweepResult {
+        server_explain: Some(e.clone()),
+        ..current.clone()
+    }) else {
+        return Err(format!(
+            "{original} was not measured again at the end (the sweep's control for the machine's drift between \
+             runs)"
+        ));
+    };
+    if basis.told_apart(best, &again) {
+        Ok(format!(
+            "; and apart from {original}'s repeat at the end ({}), so not the machine's drift between the runs",
+            basis.shown(&again)
+        ))
+    } else {
+        Err(format!(
+            "{original}'s repeat at the end ({}) is not apart from {}: the difference is within the machine's drift \
+             between the runs",
+            basis.shown(&again),
+            best.clocksource
+        ))
+    }
 }
 
 /// How to make the choice persistent, and when a choice can be undone by the system.
