@@ -8,10 +8,14 @@
 //! follow the kernel clocksource, on the read cost. The original is in
 //! place after every test. (With a real PostgreSQL: tests/sweep_dsn.rs.)
 
+#[path = "common/snapshot.rs"]
+mod snapshot;
+
 use clockscope::ScriptedClock;
 use clockscope::{measure, Control};
 use clockscope::{ClockId, Scale};
-use clockscope_cli::commands::sweep::{sweep_with, unprotected, SweepArgs};
+use clockscope_cli::args::CheckFormat;
+use clockscope_cli::commands::sweep::{renderer, sweep_with, unprotected, SweepArgs};
 use clockscope_cli::commands::sweep_server::{ServerOutcome, ServerPlan};
 use clockscope_cli::model::check::stats::ClockStats;
 use clockscope_cli::model::sweep::{RestoreOutcome, ServerExplain, SweepReport, SweepServer};
@@ -324,4 +328,43 @@ fn a_stop_during_the_explain_runs_ends_the_pass_and_keeps_what_was_measured() {
     assert_eq!(r.results[0].server_explain.as_ref().unwrap().stopped_by, "interrupted");
     // A stopped measurement does not count for the comparison: the read cost decides.
     assert_eq!(r.recommendation.unwrap().based_on, "read_cost");
+}
+
+/// The text of a scripted `--dsn` sweep (the numbers are the test's, not
+/// measured): the server's table under the read-cost table, the control,
+/// the recommendation on the overhead per row; one screen, and `--verbose`.
+#[test]
+fn the_text_of_a_scripted_sweep_with_a_server_is_one_screen() {
+    let mut answer = |name: &str, _: &LoggedClocksource| {
+        let ns = match name {
+            "tsc" => 30.0,
+            "kvm-clock" => 100.0,
+            _ => 1000.0,
+        };
+        Ok(ServerOutcome {
+            explain: Some(measured("system", ns, 5.0)),
+            facts: Some(clockscope_cli::commands::sweep_server::ServerFacts {
+                server_version: "15.18".to_string(),
+                server_version_num: 150_018,
+                query: "SELECT count(*) FROM clockscope_timing_test".to_string(),
+                workload: "table".to_string(),
+                rows: 1_000_000,
+                clock_source_note: "the server reads clock_gettime(CLOCK_MONOTONIC) for EXPLAIN ANALYZE (before \
+                                    PostgreSQL 19 its only clock), which the kernel's clocksource serves"
+                    .to_string(),
+            }),
+            ..ServerOutcome::default()
+        })
+    };
+    let (r, _, _) = run("kvm-clock", "tsc kvm-clock acpi_pm", &[0, 12, 30, 40], &mut answer);
+    let r = r.unwrap();
+    let text = |verbose| {
+        let mut out = Vec::new();
+        renderer(CheckFormat::Text, verbose)(&mut out, &r).unwrap();
+        // The fake sysfs root is a temporary directory.
+        String::from_utf8(out)
+            .unwrap()
+            .replace(&r.clocksource_dir, "SYSFS/clocksource0")
+    };
+    snapshot::one_screen_and_verbose("sweep_dsn_scripted", &text(false), &text(true));
 }

@@ -33,17 +33,32 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
             None => Ok(()),
         };
     }
-    write_table(out, r, verbose)?;
-    write_intervals(out, r)?;
+    // With the server's table (`--dsn`), which repeats each read cost, the
+    // one screen leaves out the system clock's own table (`--verbose` has it).
+    let server_table = r
+        .server
+        .as_ref()
+        .is_some_and(|_| r.results.iter().any(|x| x.server_explain.is_some()));
+    if verbose || !server_table {
+        write_table(out, r, verbose)?;
+        write_intervals(out, r)?;
+    }
     write_notes(out, r)?;
     crate::export::sweep_server::write(out, r, verbose)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
     if !verbose {
-        writeln!(
-            out,
-            "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
-        )?;
+        if server_table {
+            writeln!(
+                out,
+                "Full detail, with the system clock's own table: clockscope sweep --apply --verbose"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+            )?;
+        }
     }
     Ok(())
 }

@@ -331,9 +331,12 @@ fn drift_ruled_out(
         ));
     };
     if basis.told_apart(best, &again) {
+        let e = again.server_explain.as_ref();
         Ok(format!(
-            "; and apart from {original}'s repeat at the end ({}), so not the machine's drift between the runs",
-            basis.shown(&again)
+            "; and apart from {original}'s repeat at the end ({:.1} to {:.1} ns/row), so not the machine's drift \
+             between the runs",
+            e.and_then(|e| e.overhead_per_row_low_ns).unwrap_or(f64::NAN),
+            e.and_then(|e| e.overhead_per_row_high_ns).unwrap_or(f64::NAN)
         ))
     } else {
         Err(format!(
