@@ -367,4 +367,14 @@ fn the_text_of_a_scripted_sweep_with_a_server_is_one_screen() {
             .replace(&r.clocksource_dir, "SYSFS/clocksource0")
     };
     snapshot::one_screen_and_verbose("sweep_dsn_scripted", &text(false), &text(true));
+    let mut out = Vec::new();
+    renderer(CheckFormat::Prometheus, false)(&mut out, &r).unwrap();
+    let prom = String::from_utf8(out).unwrap();
+    for line in [
+        "clockscope_sweep_server_overhead_per_row_ns{clocksource=\"tsc\"} 30",
+        "clockscope_sweep_server_overhead_per_row_low_ns{clocksource=\"kvm-clock\"} 95",
+        "clockscope_sweep_server_slowdown{clocksource=\"acpi_pm\"} 2",
+    ] {
+        assert!(prom.lines().any(|l| l == line), "{line} not in:\n{prom}");
+    }
 }

@@ -218,8 +218,10 @@ fn merge(header: &mut SweepServer, clocksource: &str, outcome: &ServerOutcome) {
         header.tsc_reference = outcome.tsc_reference.clone();
     }
     // The sweep shows the server's measured overhead, not explain's
-    // prediction: warnings about the prediction are not the sweep's.
-    for w in outcome.warnings.iter().filter(|w| !w.contains("prediction")) {
+    // prediction: warnings about the prediction and this machine's clock
+    // loops behind it are not the sweep's.
+    let about_prediction = |w: &&String| w.contains("prediction") || w.contains("for this machine's clocks");
+    for w in outcome.warnings.iter().filter(|w| !about_prediction(w)) {
         let seen = header
             .warnings
             .iter()

@@ -353,9 +353,46 @@ fn prometheus(r: &SweepReport) -> String {
             }
         }
     }
+    if r.server.is_some() {
+        server_families(&mut s, r);
+    }
     clocksource_families(&mut s, r);
     run_families(&mut s, r);
     s
+}
+
+/// `--dsn`: the server's measured EXPLAIN ANALYZE overhead per clocksource.
+fn server_families(s: &mut String, r: &SweepReport) {
+    let gauges: [PerClocksource; 4] = [
+        (
+            "server_overhead_per_row_ns",
+            "EXPLAIN ANALYZE's measured overhead per row on the server (--dsn) under this clocksource, nanoseconds.",
+            |x| x.server_explain.as_ref().map(|e| e.overhead_per_row_ns),
+        ),
+        (
+            "server_overhead_per_row_low_ns",
+            "Lower end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
+            |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_low_ns),
+        ),
+        (
+            "server_overhead_per_row_high_ns",
+            "Upper end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
+            |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_high_ns),
+        ),
+        (
+            "server_slowdown",
+            "EXPLAIN ANALYZE's measured slowdown (TIMING ON / OFF, the median block) on the server under this clocksource (ratio).",
+            |x| x.server_explain.as_ref().map(|e| e.slowdown),
+        ),
+    ];
+    for (name, help, get) in gauges {
+        head(s, name, help);
+        for x in r.results.iter().filter(|x| x.valid) {
+            if let Some(v) = get(x) {
+                sample(s, name, &[("clocksource", &x.clocksource)], v);
+            }
+        }
+    }
 }
 
 /// Which clocksource was the original, which is recommended, which rows are invalid.
