@@ -378,3 +378,38 @@ fn the_text_of_a_scripted_sweep_with_a_server_is_one_screen() {
         assert!(prom.lines().any(|l| l == line), "{line} not in:\n{prom}");
     }
 }
+
+/// A change during the original's repeat at the end: the sweep stops and
+/// leaves it alone; the original's first row stays valid, and with no
+/// repeat no change is advised on the server's numbers.
+#[test]
+fn a_change_during_the_originals_repeat_drops_the_repeat_alone() {
+    let mut calls = 0;
+    let mut answer = move |name: &str, c: &LoggedClocksource| {
+        calls += 1;
+        if calls == 4 {
+            std::fs::write(c.sysfs().current_path(), "hpet\n").unwrap();
+        }
+        Ok(ServerOutcome {
+            explain: Some(measured("system", if name == "tsc" { 30.0 } else { 100.0 }, 5.0)),
+            ..ServerOutcome::default()
+        })
+    };
+    let (r, calls, after) = run("kvm-clock", "tsc kvm-clock hpet", &[2, 3, 4, 5], &mut answer);
+    let r = r.unwrap();
+    assert_eq!(calls.len(), 4);
+    assert_eq!(after, "hpet");
+    assert!(r.results.iter().all(|x| x.valid));
+    assert!(r
+        .changed_by_others
+        .as_deref()
+        .unwrap()
+        .contains("during the repeat of kvm-clock"));
+    assert!(r.server.as_ref().unwrap().original_again.is_none());
+    let rec = r.recommendation.unwrap();
+    assert!(
+        rec.in_use && rec.why.contains("was not measured again at the end"),
+        "{}",
+        rec.why
+    );
+}

@@ -149,7 +149,7 @@ pub fn explain_each(
             ));
             continue;
         }
-        let Some(outcome) = turn(&name, share, k == 0, switching, plan, report, row)? else {
+        let Some(outcome) = turn(&name, share, (k == 0, again), switching, plan, report, row)? else {
             break;
         };
         merge(&mut header, &name, &outcome);
@@ -168,12 +168,13 @@ pub fn explain_each(
 }
 
 /// One clocksource's turn: protect, switch (read back), measure, read back
-/// again. `None` when someone else changed the clocksource meanwhile (the
-/// row is marked invalid and the sweep stops).
+/// again. `None` when someone else changed the clocksource meanwhile: the
+/// sweep stops, and the row is marked invalid (the original's repeat,
+/// `again`, is dropped instead: its row was measured soundly before).
 fn turn(
     name: &str,
     share: Duration,
-    first: bool,
+    (first, again): (bool, bool),
     switching: &mut Switching<'_, '_, '_>,
     plan: &mut ServerPlan<'_>,
     report: &mut SweepReport,
@@ -188,16 +189,24 @@ fn turn(
     if after == name {
         return Ok(Some(outcome));
     }
+    let during = if again {
+        "the repeat of"
+    } else {
+        "the EXPLAIN runs under"
+    };
+    report.changed_by_others = Some(format!(
+        "the clocksource changed from {name} to {after} during {during} {name}, not by this sweep: the sweep \
+         stopped there"
+    ));
+    if again {
+        return Ok(None);
+    }
     let r = &mut report.results[row];
     r.valid = false;
     r.read_back_after = after.clone();
     r.invalid_reason = Some(format!(
         "current_clocksource read {after} after the EXPLAIN runs, not {name}: changed during them by someone else \
          or the kernel's clocksource watchdog, so the server's numbers are not {name}'s alone"
-    ));
-    report.changed_by_others = Some(format!(
-        "the clocksource changed from {name} to {after} during the EXPLAIN runs under {name}, not by this sweep: \
-         the sweep stopped there"
     ));
     Ok(None)
 }
