@@ -21,6 +21,11 @@
 //! crash), a [`crate::guardian`] child started before each switch restores
 //! it. When even that fails, the error line
 //! ends with the command that restores it by hand.
+//!
+//! With `--dsn` (feature `explain`), a second pass measures the server's
+//! EXPLAIN ANALYZE overhead under each clocksource with `explain`'s
+//! library call ([`super::sweep_server`], `sweep_dsn`), covered by
+//! the same lock, guard and guardian; `--max-time` covers both passes.
 
 use super::sweep_server::{check_max_time, explain_each, ServerPlan, Switching};
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};

@@ -17,6 +17,12 @@
 //! their medians is at least [`KEEP_CURRENT_WITHIN`] of the one in use's
 //! read cost. Otherwise the clocksources are not distinguishable here and
 //! the one in use is kept.
+//!
+//! With `sweep --dsn` the same rule runs on the server's measured EXPLAIN
+//! ANALYZE overhead per row ([`Basis`]) when the server's clock follows the
+//! kernel clocksource; those runs follow one another rather than
+//! interleave, so a change also needs the cheapest apart from the
+//! original's repeat at the end (the sweep's A/A control).
 
 use crate::model::check::stats::{ClockStats, Percentiles};
 use crate::model::sweep::{Recommendation, ServerExplain, SweepResult};
