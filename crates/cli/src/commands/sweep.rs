@@ -401,10 +401,12 @@ fn visit_each(
                 report.interrupted = true;
                 break 'rounds;
             }
-            // In place before the write, so no moment is unprotected.
-            let next = (steps.protect)(name, &report.original)?;
-            guard.switch_to(name)?;
-            *steps.protection = Some(next);
+            Switching {
+                guard,
+                protect: &mut *steps.protect,
+                protection: &mut *steps.protection,
+            }
+            .switch(name, &report.original)?;
             let stats = (steps.measure_one)(name)?;
             let after = guard.control().current()?;
             let cut = stats.interrupted;

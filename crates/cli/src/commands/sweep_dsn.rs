@@ -30,9 +30,7 @@ use clap::Args;
 use clockscope::Control;
 use clockscope_explain::options::TimingClockSources;
 use clockscope_explain::report::SourceResult;
-use clockscope_explain::session::CancelRequest;
-use clockscope_explain::{connect, options, Error, Interruption, Options, Report, Step};
-use std::sync::Arc;
+use clockscope_explain::{connect, options, Error, Options, Report, Step};
 use std::time::Duration;
 
 /// Default `--max-time` per clocksource swept, besides its `-d`.
@@ -214,7 +212,8 @@ impl Prepared {
     }
 }
 
-/// One `explain` run, with its progress bar, Ctrl-C and forced-exit cancel.
+/// One `explain` run, with its progress bar, Ctrl-C and forced-exit cancel
+/// (`explain`'s own).
 fn run_explain(opts: &Options, clocksource: &str) -> Result<Report, Error> {
     let bar = progress::bar("EXPLAIN ANALYZE runs", 2 * u64::from(opts.runs + options::WARMUP_RUNS));
     let mut observer = |step: &Step| {
@@ -233,18 +232,7 @@ fn run_explain(opts: &Options, clocksource: &str) -> Result<Report, Error> {
     };
     // A forced exit (second Ctrl-C) sends the cancel request first; the
     // guardian puts the clocksource back.
-    let mut forced_exit_cancel = None;
-    let mut on_connected = |cancel: CancelRequest| {
-        forced_exit_cancel = Some(exit::on_forced_exit(move || {
-            cancel.send_blocking();
-        }));
-    };
-    let interruption = Interruption {
-        requested: Arc::new(exit::interrupted),
-        on_connected: &mut on_connected,
-    };
-    let result = clockscope_explain::run_with(opts, &mut observer, interruption);
-    drop(forced_exit_cancel);
+    let result = super::explain::run_interruptible(opts, &mut observer);
     bar.finish_and_clear();
     result
 }

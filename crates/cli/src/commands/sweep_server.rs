@@ -110,6 +110,18 @@ pub struct Switching<'g, 'p, 'o> {
     pub protection: &'o mut Option<Box<dyn Any>>,
 }
 
+impl Switching<'_, '_, '_> {
+    /// Protects the original, then switches to `name` (read back by the
+    /// guard): the protection is in place before the write, so no moment is
+    /// unprotected, and the previous one is dropped only after it.
+    pub fn switch(&mut self, name: &str, original: &str) -> anyhow::Result<()> {
+        let next = (self.protect)(name, original)?;
+        self.guard.switch_to(name)?;
+        *self.protection = Some(next);
+        Ok(())
+    }
+}
+
 /// The second pass over `planned` (see the module): fills each measured
 /// row's `server_explain` and the report's `server`; then, when the
 /// original and another were measured, the original again (the sweep's
@@ -180,10 +192,7 @@ fn turn(
     report: &mut SweepReport,
     row: usize,
 ) -> anyhow::Result<Option<ServerOutcome>> {
-    // In place before the write, so no moment is unprotected.
-    let next = (switching.protect)(name, &report.original)?;
-    switching.guard.switch_to(name)?;
-    *switching.protection = Some(next);
+    switching.switch(name, &report.original)?;
     let outcome = (plan.measure)(name, share, first)?;
     let after = switching.guard.control().current()?;
     if after == name {

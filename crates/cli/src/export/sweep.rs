@@ -117,13 +117,7 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// 100 columns for names up to 28 characters (a fixed 28 made it 104, and
 /// the fitting wrapped `EXPLAIN` under the first column).
 fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
-    let w = r
-        .results
-        .iter()
-        .map(|x| x.clocksource.len())
-        .max()
-        .unwrap_or(0)
-        .max("clocksource".len());
+    let w = crate::export::sweep_server::name_width(r);
     writeln!(
         out,
         "{:<w$} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",

@@ -59,13 +59,7 @@ pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<
         locality_text(&server.locality),
         what_ran(server)
     )?;
-    let w = r
-        .results
-        .iter()
-        .map(|x| x.clocksource.len())
-        .max()
-        .unwrap_or(0)
-        .max("clocksource".len());
+    let w = name_width(r);
     writeln!(
         out,
         "{:<w$} {:>10} {:>36} {:>24} {:>6}",
@@ -91,6 +85,17 @@ pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<
         }
     }
     write_notes(out, r, server, verbose)
+}
+
+/// The first column's width in both tables: the longest clocksource name,
+/// at least the header's `clocksource`.
+pub fn name_width(r: &SweepReport) -> usize {
+    r.results
+        .iter()
+        .map(|x| x.clocksource.len())
+        .max()
+        .unwrap_or(0)
+        .max("clocksource".len())
 }
 
 /// What EXPLAIN ran on, in words.
