@@ -331,17 +331,15 @@ pub fn sweep_with(
         protection: &mut protection,
     };
     let mut outcome = visit_each(&planned, &guard, &mut steps, &mut report);
-    if let Some(plan) = server.as_mut().filter(|_| outcome.is_ok()) {
-        if report.interrupted || report.changed_by_others.is_some() {
-            report.server = Some(plan.header.clone());
-        } else {
-            let mut switching = Switching {
-                guard: &guard,
-                protect: steps.protect,
-                protection: steps.protection,
-            };
-            outcome = explain_each(&planned, &mut switching, plan, &mut report);
-        }
+    // The second pass only after a first that ran to its end.
+    let first_done = outcome.is_ok() && !report.interrupted && report.changed_by_others.is_none();
+    if let Some(plan) = server.as_mut().filter(|_| first_done) {
+        let mut switching = Switching {
+            guard: &guard,
+            protect: steps.protect,
+            protection: steps.protection,
+        };
+        outcome = explain_each(&planned, &mut switching, plan, &mut report);
     }
     let restored = guard.finish();
     // Only now: the protection covers the last switch until the original is back.
