@@ -45,12 +45,12 @@ if [ ! -d "$(rustc --print sysroot)/lib/rustlib/$TARGET" ]; then
 fi
 
 # --- 2. library tests under qemu --------------------------------------------
-say "cargo test -p clockscope --target $TARGET (under $QEMU)"
-cargo test -q -p clockscope --target "$TARGET"
+say "cargo test -p clockscope -p clockscope-system -p clockscope-pg --target $TARGET (under $QEMU)"
+cargo test -q -p clockscope -p clockscope-system -p clockscope-pg --target "$TARGET"
 
 if [ "${CLIPPY:-0}" = 1 ]; then
-    say "cargo clippy -p clockscope --target $TARGET --all-targets -- -D warnings"
-    cargo clippy -q -p clockscope --target "$TARGET" --all-targets -- -D warnings
+    say "cargo clippy -p clockscope -p clockscope-system -p clockscope-pg --target $TARGET --all-targets -- -D warnings"
+    cargo clippy -q -p clockscope -p clockscope-system -p clockscope-pg --target "$TARGET" --all-targets -- -D warnings
 fi
 
 # --- 3. the tools under qemu ------------------------------------------------

@@ -7,7 +7,8 @@
 //!   beside their JSON's `SCHEMA_VERSION`), its `judge` where it has one, and its text formats;
 //!   `environment.rs` is what several gather alike (counter setup, NTP), `schema.rs` the JSON
 //!   Schemas of every model. A command imports no other command, except `check -v` printing
-//!   `tsc`'s evidence and `sweep` giving `check`'s verdict per clocksource
+//!   `tsc`'s evidence, `sweep` giving `check`'s verdict per clocksource and `sweep --dsn` running
+//!   `explain`'s measurement
 //!   (`crates/cli/tests/all/layers.rs`).
 //! - [`report`]: what every command's output shares: the renderer shape
 //!   ([`report::Renderer`]: writer first, model second), the header, the one JSON writer

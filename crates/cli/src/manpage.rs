@@ -45,7 +45,7 @@ const ENV_COMMON: &[(&str, &str)] = &[
     ),
 ];
 
-/// libpq's variables, read by `explain` when --dsn does not name a setting.
+/// libpq's variables, read by `explain` (and `sweep --dsn`) when --dsn does not name a setting.
 const ENV_EXPLAIN: &[(&str, &str)] = &[
     (
         "PGHOST, PGHOSTADDR, PGPORT",
@@ -247,6 +247,11 @@ const EXAMPLES: &[PageExamples] = &[
                 "The same with the sysfs directory and what each column means.",
             ),
             (
+                "sudo clockscope sweep --apply --dsn 'host=/var/run/postgresql dbname=postgres'",
+                "Also EXPLAIN ANALYZE's real overhead per row on this machine's PostgreSQL under each clocksource \
+                 (the documentation's experiment), and the recommendation made on it.",
+            ),
+            (
                 "clockscope sweep --root /tmp/fake --format json -o sweep.json",
                 "Read a copied sysfs tree (/tmp/fake/sys) instead of /sys; write the report to sweep.json.",
             ),
@@ -333,7 +338,7 @@ fn extra_sections(page: Option<&str>, pages: &[String]) -> String {
     roff.push_str(".SH ENVIRONMENT\n");
     let env: Vec<_> = match page {
         Some("completions" | "man" | "dmesg") => Vec::new(),
-        Some("explain") => ENV_COMMON.iter().chain(ENV_EXPLAIN).collect(),
+        Some("explain" | "sweep") => ENV_COMMON.iter().chain(ENV_EXPLAIN).collect(),
         _ => ENV_COMMON.iter().collect(),
     };
     if env.is_empty() {

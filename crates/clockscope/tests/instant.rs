@@ -84,9 +84,23 @@ fn the_decision_is_one_per_process_and_says_why() {
     assert!(t.elapsed_ns < 2_000_000_000, "{} ns", t.elapsed_ns);
 }
 
-/// Runs `test` of this binary alone in a child with `CLOCKSCOPE_CLOCK=value`.
+/// Runs `test` of this binary alone in a child with `CLOCKSCOPE_CLOCK=value`
+/// (through cargo's runner when the tests run under one, as qemu-user runs
+/// the aarch64 tests: without binfmt the binary cannot be executed directly).
 fn child(test: &str, value: &str) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var(format!(
+        "CARGO_TARGET_{}_UNKNOWN_LINUX_GNU_RUNNER",
+        std::env::consts::ARCH.to_uppercase()
+    ))
+    .ok()
+    .filter(|_| cfg!(not(target_arch = "x86_64")));
+    let mut words: Vec<String> = runner
+        .map(|r| r.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    words.push(exe.display().to_string());
+    let out = Command::new(&words[0])
+        .args(&words[1..])
         .args(["--exact", test, "--test-threads=1", "--nocapture"])
         .env("CLOCKSCOPE_TEST_CHILD", "1")
         .env("CLOCKSCOPE_CLOCK", value)

@@ -315,17 +315,19 @@ struct Procedure<'a> {
 }
 
 impl Procedure<'_> {
-    /// SET timing_clock_source to 'system', then 'tsc', each measured with
-    /// an equal share of the time left; says whether one was set, and the
-    /// refusal when the role may not set it.
+    /// SET timing_clock_source to 'system', then 'tsc' (those of
+    /// `opts.timing_clock_sources`), each measured with an equal share of the
+    /// time left; says whether one was set, and the refusal when the role
+    /// may not set it.
     fn each_clock_source(&mut self, server: &mut dyn ExplainServer) -> Result<(bool, Option<Error>), Error> {
         let mut was_set = false;
-        for (i, want) in ["system", "tsc"].into_iter().enumerate() {
+        let wanted = self.opts.timing_clock_sources.values();
+        for (i, &want) in wanted.iter().enumerate() {
             if self.out.interrupted {
                 break;
             }
             // Each source gets an equal share of the time left.
-            self.timer.share(2 - i as u32);
+            self.timer.share((wanted.len() - i) as u32);
             match server.set_clock_source(want) {
                 Err(Error::Interrupted) => {
                     self.out.interrupted = true;
@@ -355,7 +357,7 @@ impl Procedure<'_> {
     /// measured as the server runs.
     fn current_only(&mut self, server: &mut dyn ExplainServer, current: &str, denied: &Error) -> Result<(), Error> {
         let reason = format!("this role may not SET timing_clock_source (superuser only): {denied}");
-        for want in ["system", "tsc"] {
+        for &want in self.opts.timing_clock_sources.values() {
             if !self.out.sources.iter().any(|s| s.clock_source == want) && !current_is(current, want) {
                 self.skip(want, reason.clone());
             }

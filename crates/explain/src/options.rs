@@ -83,6 +83,30 @@ pub struct Options {
     /// `--allow-side-effects`: run a `--query` that calls a function whose
     /// effect ROLLBACK cannot undo (`crate::side_effects`).
     pub allow_side_effects: bool,
+    /// On PostgreSQL 19, the `timing_clock_source` values SET and measured
+    /// in turn (`crate::measure`); older servers have the system clock only.
+    pub timing_clock_sources: TimingClockSources,
+}
+
+/// Which of PostgreSQL 19's `timing_clock_source` values a run measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimingClockSources {
+    /// `system`, then `tsc` (`explain`).
+    #[default]
+    SystemAndTsc,
+    /// `system` only: the one a kernel clocksource changes (`sweep --dsn`
+    /// measures `tsc` once, not under every clocksource).
+    SystemOnly,
+}
+
+impl TimingClockSources {
+    /// The values SET in turn, in order.
+    pub fn values(self) -> &'static [&'static str] {
+        match self {
+            TimingClockSources::SystemAndTsc => &["system", "tsc"],
+            TimingClockSources::SystemOnly => &["system"],
+        }
+    }
 }
 
 impl Options {
@@ -98,6 +122,7 @@ impl Options {
             query: None,
             max_time: DEFAULT_MAX_TIME,
             allow_side_effects: false,
+            timing_clock_sources: TimingClockSources::SystemAndTsc,
         }
     }
 

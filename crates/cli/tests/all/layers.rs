@@ -387,9 +387,11 @@ fn commands_never_import_each_other_and_reports_never_import_commands() {
     // what several share is in commands/environment.rs or report/ (the
     // header, JSON, Prometheus, fitting text), which names no command. Two
     // commands build on another by design: `check -v` prints `tsc`'s evidence
-    // and PostgreSQL 19 blocks, and each `sweep` row is `check`'s verdict
-    // for the system clock. commands/schema.rs lists every command's model.
-    const BUILDS_ON: &[(&str, &str)] = &[("check", "tsc"), ("sweep", "check")];
+    // and PostgreSQL 19 blocks, each `sweep` row is `check`'s verdict for
+    // the system clock, and `sweep --dsn` runs `explain`'s measurement (with
+    // its Ctrl-C handling) under each clocksource. commands/schema.rs lists
+    // every command's model.
+    const BUILDS_ON: &[(&str, &str)] = &[("check", "tsc"), ("sweep", "check"), ("sweep", "explain")];
     let shared = |c: &String| c.is_empty() || c == "environment" || c == "schema";
     let krate = load("clockscope-cli", "crates/cli/src");
     let mut failures = Vec::new();

@@ -40,5 +40,8 @@ mod root_identity_cli;
 mod shipping;
 mod sweep_cli;
 mod sweep_deaths;
+#[cfg(feature = "explain")]
+mod sweep_dsn;
 mod sweep_report;
+mod sweep_server_pass;
 mod tsc_cli;

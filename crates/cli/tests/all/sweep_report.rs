@@ -649,7 +649,7 @@ fn text_table_and_recommendation() {
 
 /// A clocksource name holding C1 and bidi controls (the kernel's sysfs is
 /// read as given) comes out of the JSON escaped as `\uXXXX`, as every JSON
-/// clockscope writes (export::json), and decodes back to the same name.
+/// clockscope writes (crate::report::json), and decodes back to the same name.
 #[test]
 fn json_escapes_c1_and_bidi_controls_in_clocksource_names() {
     let f = Fake::new("tsc", "tsc hpet");

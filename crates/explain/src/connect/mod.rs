@@ -379,7 +379,7 @@ fn libpq_timeout(secs: i64) -> Option<Duration> {
 }
 
 /// Resolves against the process environment.
-pub(crate) fn resolve_from_env(dsn: Option<&str>) -> Result<Target, Error> {
+pub fn resolve_from_env(dsn: Option<&str>) -> Result<Target, Error> {
     resolve(dsn, &|name| std::env::var(name).ok())
 }
 

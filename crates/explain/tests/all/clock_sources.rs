@@ -4,6 +4,7 @@
 
 use clockscope::Control;
 use clockscope_explain::measure::{run_sources, ExplainServer, Slot, Step, StopReason, SCHEDULE};
+use clockscope_explain::options::TimingClockSources;
 use clockscope_explain::{Error, Options};
 
 use crate::common;
@@ -140,6 +141,42 @@ fn a_superuser_on_postgresql_19_measures_system_and_tsc() {
     want.extend(alternating("tsc", 36));
     want.push("RESET".into());
     assert_eq!(s.calls, want);
+}
+
+/// `sweep --dsn` under every kernel clocksource but the first: only
+/// `system`, the server clock a kernel clocksource changes, is SET and
+/// measured; the setting is reset after it.
+#[test]
+fn system_only_sets_and_measures_the_system_clock_alone() {
+    let mut s = Scripted::new(|_| None, "auto (tsc)");
+    let opts = Options {
+        timing_clock_sources: TimingClockSources::SystemOnly,
+        ..opts(1)
+    };
+    let out = run_sources(&mut s, true, &opts, &mut |_| Control::Continue).unwrap();
+    let names: Vec<&str> = out.sources.iter().map(|r| r.clock_source.as_str()).collect();
+    assert_eq!(names, ["system"]);
+    let mut want = vec!["SET system".to_string()];
+    want.extend(alternating("system", 36));
+    want.push("RESET".into());
+    assert_eq!(s.calls, want);
+    assert!(out.skipped.is_empty());
+}
+
+/// A role that may not SET it with `system` only wanted: the current
+/// source is measured, and only `system` is named as not measured.
+#[test]
+fn system_only_for_a_role_that_may_not_set_it_names_system_alone() {
+    let mut s = Scripted::new(|_| Some("42501"), "auto (tsc)");
+    let opts = Options {
+        timing_clock_sources: TimingClockSources::SystemOnly,
+        ..opts(1)
+    };
+    let out = run_sources(&mut s, true, &opts, &mut |_| Control::Continue).unwrap();
+    assert_eq!(out.sources.len(), 1);
+    assert_eq!(out.sources[0].clock_source, "auto (tsc)");
+    let skipped: Vec<&str> = out.skipped.iter().map(|s| s.clock_source.as_str()).collect();
+    assert_eq!(skipped, ["system"]);
 }
 
 #[test]

@@ -152,20 +152,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             Control::Continue
         }
     };
-    // A forced exit (second Ctrl-C) sends the cancel request first, so the
-    // server does not go on with a statement nobody waits for.
-    let mut forced_exit_cancel = None;
-    let mut on_connected = |cancel: CancelRequest| {
-        forced_exit_cancel = Some(exit::on_forced_exit(move || {
-            cancel.send_blocking();
-        }));
-    };
-    let interruption = Interruption {
-        requested: Arc::new(exit::interrupted),
-        on_connected: &mut on_connected,
-    };
-    let result = clockscope_explain::run_with(&opts, &mut observer, interruption);
-    drop(forced_exit_cancel);
+    let result = run_interruptible(&opts, &mut observer);
     bar.finish_and_clear();
     let report = match result {
         Ok(r) => r,
@@ -184,6 +171,26 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         },
     )?;
     Ok(exit_code(&report))
+}
+
+/// [`clockscope_explain::run_with`] stopped by Ctrl-C or SIGTERM (the
+/// first stops the runs, cancelling the running statement, and keeps what
+/// was measured); a forced exit (a second one) sends the cancel request
+/// first, so the server does not go on with a statement nobody waits for.
+pub fn run_interruptible(opts: &Options, observer: &mut dyn FnMut(&Step) -> Control) -> Result<Report, Error> {
+    let mut forced_exit_cancel = None;
+    let mut on_connected = |cancel: CancelRequest| {
+        forced_exit_cancel = Some(exit::on_forced_exit(move || {
+            cancel.send_blocking();
+        }));
+    };
+    let interruption = Interruption {
+        requested: Arc::new(exit::interrupted),
+        on_connected: &mut on_connected,
+    };
+    let result = clockscope_explain::run_with(opts, observer, interruption);
+    drop(forced_exit_cancel);
+    result
 }
 
 /// The exit status of a finished report: 130 after Ctrl-C; 1 when a

@@ -17,9 +17,15 @@
 //! their medians is at least [`KEEP_CURRENT_WITHIN`] of the one in use's
 //! read cost. Otherwise the clocksources are not distinguishable here and
 //! the one in use is kept.
+//!
+//! With `sweep --dsn` the same rule runs on the server's measured EXPLAIN
+//! ANALYZE overhead per row ([`Basis`]) when the server's clock follows the
+//! kernel clocksource; those runs follow one another rather than
+//! interleave, so a change also needs the cheapest apart from the
+//! original's repeat at the end (the sweep's A/A control).
 
 use crate::commands::check::model::stats::{ClockStats, Percentiles};
-use crate::commands::sweep::model::{Recommendation, SweepResult};
+use crate::commands::sweep::model::{Recommendation, ServerExplain, SweepResult};
 use clockscope_system::engine::Estimate;
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
@@ -81,42 +87,135 @@ pub fn read_costs(slices: &[ClockStats]) -> Vec<f64> {
     slices.iter().map(|s| s.read_cost_ns).collect()
 }
 
-fn shown(r: &SweepResult) -> String {
-    match &r.read_cost.interval {
-        Some(i) => format!(
-            "{} {:.1} ns (95% interval {:.1} to {:.1})",
-            r.clocksource, r.read_cost.median_ns, i.low, i.high
-        ),
-        None => format!(
-            "{} {:.1} ns (no interval: {} round(s), 6 needed)",
-            r.clocksource,
-            r.read_cost.median_ns,
-            r.read_cost.samples_ns.len()
-        ),
+/// What the recommendation compares, row by row: a value and its 95%
+/// interval. Without `--dsn` the system clock's read cost; with it, when
+/// the server's clock for EXPLAIN follows the kernel's clocksource, the
+/// server's EXPLAIN ANALYZE overhead per row (the real cost the sweep is
+/// about; the read cost stays in the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    ReadCost,
+    ServerOverheadPerRow,
+}
+
+impl Basis {
+    /// The basis for `results`: the server's overhead when a valid row has
+    /// it measured whole on a clock that follows the kernel clocksource.
+    pub fn for_results(results: &[SweepResult]) -> Basis {
+        if results.iter().any(|r| r.valid && Basis::ServerOverheadPerRow.counts(r)) {
+            Basis::ServerOverheadPerRow
+        } else {
+            Basis::ReadCost
+        }
+    }
+
+    /// Its name in the JSON (`recommendation.based_on`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Basis::ReadCost => "read_cost",
+            Basis::ServerOverheadPerRow => "explain_overhead_per_row",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Basis::ReadCost => "read cost",
+            Basis::ServerOverheadPerRow => "EXPLAIN ANALYZE overhead per row",
+        }
+    }
+
+    /// The row's value, when it has one for this basis.
+    fn value(self, r: &SweepResult) -> Option<f64> {
+        match self {
+            Basis::ReadCost => Some(r.read_cost.median_ns),
+            Basis::ServerOverheadPerRow => r.server_explain.as_ref().map(|e| e.overhead_per_row_ns),
+        }
+    }
+
+    /// The value's 95% interval (low, high), when it has one.
+    fn interval(self, r: &SweepResult) -> Option<(f64, f64)> {
+        match self {
+            Basis::ReadCost => r.read_cost.interval.map(|i| (i.low, i.high)),
+            Basis::ServerOverheadPerRow => {
+                let e = r.server_explain.as_ref()?;
+                e.overhead_per_row_low_ns.zip(e.overhead_per_row_high_ns)
+            }
+        }
+    }
+
+    /// Whether the row counts for this basis: a server measurement on a
+    /// clock that follows the kernel clocksource, neither cut short nor
+    /// contradicting itself.
+    fn counts(self, r: &SweepResult) -> bool {
+        match self {
+            Basis::ReadCost => true,
+            Basis::ServerOverheadPerRow => r.server_explain.as_ref().is_some_and(|e| {
+                e.follows_kernel_clocksource && e.stopped_by != "interrupted" && e.result != "measurement_problem"
+            }),
+        }
+    }
+
+    fn shown(self, r: &SweepResult) -> String {
+        let v = self.value(r).unwrap_or(f64::NAN);
+        match (self, self.interval(r)) {
+            (Basis::ReadCost, Some((low, high))) => {
+                format!("{} {v:.1} ns (95% interval {low:.1} to {high:.1})", r.clocksource)
+            }
+            (Basis::ReadCost, None) => format!(
+                "{} {v:.1} ns (no interval: {} round(s), 6 needed)",
+                r.clocksource,
+                r.read_cost.samples_ns.len()
+            ),
+            (Basis::ServerOverheadPerRow, Some((low, high))) => {
+                format!("{} {v:.1} ns/row (95% interval {low:.1} to {high:.1})", r.clocksource)
+            }
+            (Basis::ServerOverheadPerRow, None) => format!(
+                "{} {v:.1} ns/row (no interval: {} pair(s), 6 blocks of 2 needed)",
+                r.clocksource,
+                r.server_explain.as_ref().map_or(0, |e| e.pairs)
+            ),
+        }
+    }
+
+    /// Whether `cheap` costs less than `dear` beyond the noise: the
+    /// intervals apart, and the difference at least [`KEEP_CURRENT_WITHIN`]
+    /// of `dear`'s (a positive) value.
+    pub fn told_apart(self, cheap: &SweepResult, dear: &SweepResult) -> bool {
+        match (
+            self.interval(cheap),
+            self.interval(dear),
+            self.value(cheap),
+            self.value(dear),
+        ) {
+            (Some(c), Some(d), Some(cv), Some(dv)) => c.1 < d.0 && dv > 0.0 && dv - cv >= KEEP_CURRENT_WITHIN * dv,
+            _ => false,
+        }
     }
 }
 
 /// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
 /// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
 pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
-    match (&cheap.read_cost.interval, &dear.read_cost.interval) {
-        (Some(c), Some(d)) => {
-            c.high < d.low
-                && dear.read_cost.median_ns - cheap.read_cost.median_ns
-                    >= KEEP_CURRENT_WITHIN * dear.read_cost.median_ns
-        }
-        _ => false,
-    }
+    Basis::ReadCost.told_apart(cheap, dear)
 }
 
 /// The choice among the rows that count: sound (valid, measured, never
 /// backwards, not cut short) and, where any is, served by the vDSO and
-/// passing PostgreSQL's rule. A change from `original` only when the
-/// cheapest is [`told_apart`] from it; otherwise `original` is kept.
-pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendation> {
+/// passing PostgreSQL's rule; compared on [`Basis::for_results`]. A change
+/// from `original` only when the cheapest is told apart from it
+/// ([`Basis::told_apart`]); otherwise `original` is kept.
+///
+/// With the server's overhead as the basis, the clocksources' runs follow
+/// one another, so a drift of the machine between runs could pass for a
+/// difference: `repeat` is the original measured again at the end (the
+/// sweep's A/A control), and a change is advised only when the cheapest
+/// is told apart from both of the original's runs; without the repeat, none.
+pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&ServerExplain>) -> Option<Recommendation> {
+    let basis = Basis::for_results(results);
+    let value = |r: &SweepResult| basis.value(r).unwrap_or(f64::INFINITY);
     let sound: Vec<&SweepResult> = results
         .iter()
-        .filter(|r| r.valid && r.loops > 0 && r.backward_steps == 0 && !r.interrupted)
+        .filter(|r| r.valid && r.loops > 0 && r.backward_steps == 0 && !r.interrupted && basis.counts(r))
         .collect();
     let good: Vec<&SweepResult> = sound
         .iter()
@@ -124,16 +223,16 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
         .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
         .collect();
     let pool = if good.is_empty() { &sound } else { &good };
-    let best = *pool
-        .iter()
-        .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns))?;
+    let best = *pool.iter().min_by(|a, b| value(a).total_cmp(&value(b)))?;
     let threshold = format!("{:.0}%", KEEP_CURRENT_WITHIN * 100.0);
+    let noun = basis.noun();
     let keep = |why: String, distinguishable: bool| Recommendation {
         clocksource: original.to_string(),
         in_use: true,
         why,
         kernel_parameter: format!("clocksource={original}"),
         distinguishable,
+        based_on: basis.key().to_string(),
     };
     let Some(current) = sound.iter().copied().find(|r| r.clocksource == original) else {
         return Some(keep(
@@ -150,50 +249,105 @@ pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendati
             .iter()
             .copied()
             .filter(|r| r.clocksource != original)
-            .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns));
-        let apart = next.is_some_and(|n| told_apart(current, n));
+            .min_by(|a, b| value(a).total_cmp(&value(b)));
+        let apart = next.is_some_and(|n| basis.told_apart(current, n));
         return Some(keep(
             format!(
-                "{} has the lowest read cost measured{}",
-                shown(current),
+                "{} has the lowest {noun} measured{}",
+                basis.shown(current),
                 match next {
-                    Some(n) if apart => format!(", apart from the next ({})", shown(n)),
-                    Some(n) => format!(", not distinguishable here from {}", shown(n)),
+                    Some(n) if apart => format!(", apart from the next ({})", basis.shown(n)),
+                    Some(n) => format!(", not distinguishable here from {}", basis.shown(n)),
                     None => String::new(),
                 }
             ),
             apart,
         ));
     }
-    if told_apart(best, current) {
+    let drift_ruled_out = drift_ruled_out(basis, best, current, repeat, original);
+    if let (true, Err(why)) = (basis.told_apart(best, current), &drift_ruled_out) {
+        return Some(keep(
+            format!(
+                "{} against {} (in use) looks apart, but {why}: keep {original}",
+                basis.shown(best),
+                basis.shown(current)
+            ),
+            false,
+        ));
+    }
+    if let (true, Ok(control)) = (basis.told_apart(best, current), &drift_ruled_out) {
         return Some(Recommendation {
             clocksource: best.clocksource.clone(),
             in_use: false,
             why: format!(
                 "{} against {} (in use): the 95% intervals do not overlap and the difference, {:.1} ns, is at least \
-                 {threshold} of the read cost in use{}",
-                shown(best),
-                shown(current),
-                current.read_cost.median_ns - best.read_cost.median_ns,
+                 {threshold} of the {noun} in use{}{}",
+                basis.shown(best),
+                basis.shown(current),
+                value(current) - value(best),
                 if good.is_empty() {
                     "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
                 } else {
                     "; it stays in the vDSO and passes PostgreSQL's rule"
-                }
+                },
+                control
             ),
             kernel_parameter: format!("clocksource={}", best.clocksource),
             distinguishable: true,
+            based_on: basis.key().to_string(),
         });
     }
     Some(keep(
         format!(
             "{} and {} (in use) are not distinguishable here (intervals that overlap, or a difference under \
-             {threshold} of the read cost in use): keep {original}",
-            shown(best),
-            shown(current)
+             {threshold} of the {noun} in use): keep {original}",
+            basis.shown(best),
+            basis.shown(current)
         ),
         false,
     ))
+}
+
+/// With the server's overhead as the basis: whether `best` is also apart
+/// from the original's repeat at the end (`repeat`), which rules out the
+/// machine's drift between the runs; `Ok` with the words to add to the
+/// advice, `Err` with why no change is advised. Always `Ok` on the read
+/// cost (its rounds are interleaved).
+fn drift_ruled_out(
+    basis: Basis,
+    best: &SweepResult,
+    current: &SweepResult,
+    repeat: Option<&ServerExplain>,
+    original: &str,
+) -> Result<String, String> {
+    if basis == Basis::ReadCost {
+        return Ok(String::new());
+    }
+    let Some(again) = repeat.map(|e| SweepResult {
+        server_explain: Some(e.clone()),
+        ..current.clone()
+    }) else {
+        return Err(format!(
+            "{original} was not measured again at the end (the sweep's control for the machine's drift between \
+             runs)"
+        ));
+    };
+    if basis.told_apart(best, &again) {
+        let e = again.server_explain.as_ref();
+        Ok(format!(
+            "; and apart from {original}'s repeat at the end ({:.1} to {:.1} ns/row), so not the machine's drift \
+             between the runs",
+            e.and_then(|e| e.overhead_per_row_low_ns).unwrap_or(f64::NAN),
+            e.and_then(|e| e.overhead_per_row_high_ns).unwrap_or(f64::NAN)
+        ))
+    } else {
+        Err(format!(
+            "{original}'s repeat at the end ({}) is not apart from {}: the difference is within the machine's drift \
+             between the runs",
+            basis.shown(&again),
+            best.clocksource
+        ))
+    }
 }
 
 /// How to make the choice persistent, and when a choice can be undone by the system.

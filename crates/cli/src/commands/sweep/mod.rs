@@ -1,11 +1,16 @@
 //! `clockscope sweep`: the system clock under each kernel clocksource, switched safely.
 //!
 //! `run.rs` switches and measures, [`judge`] combines the rounds and recommends, [`model`] holds the result,
-//! [`text`] prints it.
+//! [`text`] prints it. With `--dsn`, [`dsn`] (the options, local server only) and [`server`] (the second
+//! pass: `explain`'s measurement on the server under each clocksource) add the server's real EXPLAIN ANALYZE
+//! overhead, [`server_text`] its table.
 
+pub mod dsn;
 pub mod judge;
 pub mod model;
 mod run;
+pub mod server;
+pub mod server_text;
 pub mod text;
 
 pub use run::*;

@@ -59,6 +59,83 @@ pub struct SweepResult {
     pub valid: bool,
     /// Why the row is invalid, one line; null when valid.
     pub invalid_reason: Option<String>,
+    /// `--dsn`: EXPLAIN ANALYZE's real overhead on the server under this
+    /// clocksource (`explain`'s measurement); null without `--dsn` or when
+    /// the sweep stopped before it.
+    pub server_explain: Option<ServerExplain>,
+}
+
+/// EXPLAIN ANALYZE measured on the server (`explain`'s pairs of TIMING OFF
+/// and ON runs, its A/A control and intervals) under one clocksource, or
+/// PostgreSQL 19's `timing_clock_source = tsc` once as the reference.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ServerExplain {
+    /// The server's clock for EXPLAIN, as it names it: `system` (before
+    /// PostgreSQL 19 the only one; on 19 `SET timing_clock_source =
+    /// 'system'`), `tsc`, or the current setting (`auto (tsc)`) when the role
+    /// may not SET it.
+    pub clock_source: String,
+    /// Whether that clock reads the kernel's clocksource (`system` does; the
+    /// TSC path does not go through the kernel, so a clocksource change
+    /// does not change it).
+    pub follows_kernel_clocksource: bool,
+    /// Medians of EXPLAIN's "Execution Time", ms.
+    pub timing_off_ms: f64,
+    pub timing_on_ms: f64,
+    /// The median block slowdown (TIMING ON / OFF) and its 95% interval
+    /// (null below 6 blocks).
+    pub slowdown: f64,
+    pub slowdown_low: Option<f64>,
+    pub slowdown_high: Option<f64>,
+    /// What TIMING ON adds per row, ns, with the interval's ends.
+    pub overhead_per_row_ns: f64,
+    pub overhead_per_row_low_ns: Option<f64>,
+    pub overhead_per_row_high_ns: Option<f64>,
+    /// What TIMING ON adds per clock read, ns.
+    pub overhead_per_read_ns: f64,
+    pub clock_reads_per_row: f64,
+    /// Pairs of TIMING OFF/ON runs measured (A/A control pairs apart).
+    pub pairs: usize,
+    /// `resolved`, `not_resolved` or `measurement_problem` (as `explain`'s).
+    pub result: String,
+    pub result_reason: String,
+    /// What ended the runs: `precision`, `max_time`, `max_runs`, `interrupted`.
+    pub stopped_by: String,
+    /// This clocksource's share of `--max-time`, s.
+    pub max_time_s: f64,
+}
+
+/// `--dsn`: the server the sweep ran EXPLAIN ANALYZE on.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SweepServer {
+    /// `host=... port=... user=... dbname=...`.
+    pub server: String,
+    /// `unix_socket` or `loopback`: a remote server is refused.
+    pub locality: String,
+    /// As the server says it; null until it was connected to (without `--apply`).
+    pub server_version: Option<String>,
+    pub server_version_num: Option<u32>,
+    /// What EXPLAIN ran: count(*) over a TEMP table, generate_series, or `--query`.
+    pub query: String,
+    /// `table`, `series` or `query`.
+    pub workload: String,
+    /// Rows per run (the table's, or `--query`'s largest node's).
+    pub rows: u64,
+    /// `--max-time`: over the whole sweep, s.
+    pub max_time_s: f64,
+    /// Which server clock was measured under each clocksource, and why.
+    pub clock_source_note: String,
+    /// PostgreSQL 19: `timing_clock_source = tsc`, measured once (under the
+    /// first clocksource) as the reference; null before 19 or when the role
+    /// may not SET it.
+    pub tsc_reference: Option<ServerExplain>,
+    /// The original clocksource measured again at the end, when the sweep
+    /// measured it and another: the sweep's A/A control for the machine's
+    /// drift between the runs (a change is advised only when the cheapest
+    /// is apart from both of the original's runs); null otherwise.
+    pub original_again: Option<ServerExplain>,
+    /// `explain`'s warnings, each once, prefixed by the clocksource it came under.
+    pub warnings: Vec<String>,
 }
 
 /// A row's [`Estimate`] under the JSON names of schema version 3.
@@ -112,6 +189,10 @@ pub struct Recommendation {
     /// (95% intervals apart and a difference of at least 10%); a change is
     /// advised (`in_use` false) only then.
     pub distinguishable: bool,
+    /// What was compared: `read_cost` (the system clock's read cost) or,
+    /// with `--dsn`, `explain_overhead_per_row` (the server's EXPLAIN
+    /// ANALYZE overhead per row).
+    pub based_on: String,
 }
 
 /// Everything `clockscope sweep` found or would do.
@@ -160,6 +241,8 @@ pub struct SweepReport {
     pub final_clocksource: Option<String>,
     /// A change of the clocksource the sweep did not make, which stopped it (one line); null if none.
     pub changed_by_others: Option<String>,
+    /// `--dsn`: the server EXPLAIN ANALYZE ran on; null without it.
+    pub server: Option<SweepServer>,
 }
 
 impl SweepReport {

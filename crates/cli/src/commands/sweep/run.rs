@@ -21,7 +21,13 @@
 //! crash), a [`crate::guardian`] child started before each switch restores
 //! it. When even that fails, the error line
 //! ends with the command that restores it by hand.
+//!
+//! With `--dsn` (feature `explain`), a second pass measures the server's
+//! EXPLAIN ANALYZE overhead under each clocksource with `explain`'s
+//! library call ([`super::server`], `sweep_dsn`), covered by
+//! the same lock, guard and guardian; `--max-time` covers both passes.
 
+use super::server::{check_max_time, explain_each, ServerPlan, Switching};
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::commands::check::judge::{self as verdict, VerdictInputs};
 use crate::commands::check::model::stats::ClockStats;
@@ -89,6 +95,11 @@ pub struct SweepArgs {
 
     #[command(flatten)]
     pub verbose: crate::args::VerboseArg,
+
+    /// `--dsn` and its options: EXPLAIN ANALYZE on a local server under each clocksource.
+    #[cfg(feature = "explain")]
+    #[command(flatten)]
+    pub server: super::dsn::SweepServerArgs,
 }
 
 impl Default for SweepArgs {
@@ -103,6 +114,8 @@ impl Default for SweepArgs {
             baseline_row_ns: None,
             output: crate::args::OutputArg::default(),
             verbose: crate::args::VerboseArg::default(),
+            #[cfg(feature = "explain")]
+            server: super::dsn::SweepServerArgs::default(),
         }
     }
 }
@@ -152,6 +165,7 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
         read_back_after: clocksource.to_string(),
         valid: true,
         invalid_reason: None,
+        server_explain: None,
     }
 }
 
@@ -206,12 +220,9 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What keeps the original safe while a switched clocksource is in place,
-/// beyond the guard: called with (the clocksource about to be switched to,
-/// the original) before each switch; what it returns is dropped once the
-/// next switch is made or the original is back. Production:
-/// [`protect_sysfs`]; in-process tests: [`unprotected`] or their own.
-pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
+/// What keeps the original safe beyond the guard (defined beside the
+/// second pass, which switches too).
+pub use super::server::Protect;
 
 /// No protection beyond the guard (in-process tests: the process does not die).
 pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
@@ -256,6 +267,21 @@ pub fn sweep(
     measure_one: Measure<'_>,
     protect: Protect<'_>,
 ) -> anyhow::Result<SweepReport> {
+    sweep_with(args, control, clocksource_dir, euid, measure_one, protect, None)
+}
+
+/// [`sweep`], and with `server` (`--dsn`) a second pass that measures the
+/// server's EXPLAIN ANALYZE overhead under each clocksource
+/// ([`super::server`]) and recommends on it.
+pub fn sweep_with(
+    args: &SweepArgs,
+    control: Arc<dyn ClocksourceControl>,
+    clocksource_dir: &str,
+    euid: u32,
+    measure_one: Measure<'_>,
+    protect: Protect<'_>,
+    mut server: Option<ServerPlan<'_>>,
+) -> anyhow::Result<SweepReport> {
     let available = control.available()?;
     let original = control.current()?;
     let planned = plan(&available, &args.only)?;
@@ -285,12 +311,16 @@ pub fn sweep(
         restore: None,
         final_clocksource: None,
         changed_by_others: None,
+        server: server.as_ref().map(|s| s.header.clone()),
     };
     if !args.apply {
         return Ok(report);
     }
     require_root(euid)?;
     check_restorable(&original, &report.available)?;
+    if let Some(s) = &server {
+        check_max_time(s.max_time, args.duration, planned.len())?;
+    }
 
     // Declared before the guard, so dropped after it, also while a panic
     // unwinds: the last switch stays covered until the original is back.
@@ -298,16 +328,22 @@ pub fn sweep(
     let guard = ClocksourceGuard::new(control.clone())?;
     // The one the guard restores (read again just before the first switch).
     report.original = guard.original().to_string();
-    let outcome = visit_each(
-        &planned,
-        &guard,
-        &mut Steps {
-            measure_one,
-            protect,
-            protection: &mut protection,
-        },
-        &mut report,
-    );
+    let mut steps = Steps {
+        measure_one,
+        protect,
+        protection: &mut protection,
+    };
+    let mut outcome = visit_each(&planned, &guard, &mut steps, &mut report);
+    // The second pass only after a first that ran to its end.
+    let first_done = outcome.is_ok() && !report.interrupted && report.changed_by_others.is_none();
+    if let Some(plan) = server.as_mut().filter(|_| first_done) {
+        let mut switching = Switching {
+            guard: &guard,
+            protect: steps.protect,
+            protection: steps.protection,
+        };
+        outcome = explain_each(&planned, &mut switching, plan, &mut report);
+    }
     let restored = guard.finish();
     // Only now: the protection covers the last switch until the original is back.
     drop(protection);
@@ -331,7 +367,8 @@ pub fn sweep(
         Restored::LeftAlone { .. } => RestoreOutcome::LeftAlone,
     });
     report.final_clocksource = control.current().ok();
-    report.recommendation = recommend(&report.results, &report.original);
+    let repeat = report.server.as_ref().and_then(|s| s.original_again.as_ref());
+    report.recommendation = recommend(&report.results, &report.original, repeat);
     // How to persist a change, only when one is advised.
     if let Some(r) = report.recommendation.as_ref().filter(|r| !r.in_use) {
         report.persistence = persistence_advice(&r.clocksource);
@@ -365,10 +402,12 @@ fn visit_each(
                 report.interrupted = true;
                 break 'rounds;
             }
-            // In place before the write, so no moment is unprotected.
-            let next = (steps.protect)(name, &report.original)?;
-            guard.switch_to(name)?;
-            *steps.protection = Some(next);
+            Switching {
+                guard,
+                protect: &mut *steps.protect,
+                protection: &mut *steps.protection,
+            }
+            .switch(name, &report.original)?;
             let stats = (steps.measure_one)(name)?;
             let after = guard.control().current()?;
             let cut = stats.interrupted;
@@ -424,6 +463,13 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let control = Arc::new(SysfsClocksource::new(&sysfs));
     let dir = sysfs.join(CLOCKSOURCE0).to_string_lossy().into_owned();
     let euid = clockscope_system::linux::clocksource::effective_uid();
+    // --dsn is checked (a remote server refused) before the lock is taken.
+    #[cfg(feature = "explain")]
+    let server = {
+        let planned = control.available().ok().and_then(|a| plan(&a, &args.only).ok());
+        let n = planned.as_ref().map_or(1, Vec::len);
+        super::dsn::Prepared::new(&args.server, args.duration, n, args.apply && planned.is_some())?
+    };
     let lock = if args.apply {
         require_root(euid)?;
         // Bad names and missing files are refused before the lock file is made.
@@ -443,7 +489,26 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     // Each clocksource's -d is split into its interleaved rounds.
     let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
     let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
-    let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
+    // --max-time counts from here: the read-cost rounds, then the server's runs.
+    #[cfg(feature = "explain")]
+    let start = clockscope_system::forward::now();
+    #[cfg(feature = "explain")]
+    let mut elapsed = || clockscope_system::forward::since(start);
+    #[cfg(feature = "explain")]
+    let mut measure_server = |name: &str, share, first| match &server {
+        Some(p) => p.measure(name, share, first),
+        None => unreachable!("no server pass without --dsn"),
+    };
+    #[cfg(feature = "explain")]
+    let server_plan = server.as_ref().map(|p| ServerPlan {
+        max_time: p.max_time(),
+        elapsed: &mut elapsed,
+        measure: &mut measure_server,
+        header: p.header(),
+    });
+    #[cfg(not(feature = "explain"))]
+    let server_plan: Option<ServerPlan<'_>> = None;
+    let report = sweep_with(args, control, &dir, euid, &mut measure_one, &mut protect, server_plan)?;
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())

@@ -27,18 +27,38 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     write_clocksources(out, r, verbose)?;
     writeln!(out)?;
     if !r.applied {
-        return write_plan(out, r);
+        write_plan(out, r)?;
+        return match &r.server {
+            Some(server) => crate::commands::sweep::server_text::write_plan(out, server),
+            None => Ok(()),
+        };
     }
-    write_table(out, r, verbose)?;
-    write_intervals(out, r)?;
+    // With the server's table (`--dsn`), which repeats each read cost, the
+    // one screen leaves out the system clock's own table (`--verbose` has it).
+    let server_table = r
+        .server
+        .as_ref()
+        .is_some_and(|_| r.results.iter().any(|x| x.server_explain.is_some()));
+    if verbose || !server_table {
+        write_table(out, r, verbose)?;
+        write_intervals(out, r)?;
+    }
     write_notes(out, r)?;
+    crate::commands::sweep::server_text::write(out, r, verbose)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
     if !verbose {
-        writeln!(
-            out,
-            "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
-        )?;
+        if server_table {
+            writeln!(
+                out,
+                "Full detail, with the system clock's own table: clockscope sweep --apply --verbose"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+            )?;
+        }
     }
     Ok(())
 }
@@ -97,13 +117,7 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// 100 columns for names up to 28 characters (a fixed 28 made it 104, and
 /// the fitting wrapped `EXPLAIN` under the first column).
 fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
-    let w = r
-        .results
-        .iter()
-        .map(|x| x.clocksource.len())
-        .max()
-        .unwrap_or(0)
-        .max("clocksource".len());
+    let w = crate::commands::sweep::server_text::name_width(r);
     writeln!(
         out,
         "{:<w$} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
@@ -335,9 +349,46 @@ fn prometheus(r: &SweepReport) -> String {
             }
         }
     }
+    if r.server.is_some() {
+        server_families(&mut s, r);
+    }
     clocksource_families(&mut s, r);
     run_families(&mut s, r);
     s
+}
+
+/// `--dsn`: the server's measured EXPLAIN ANALYZE overhead per clocksource.
+fn server_families(s: &mut String, r: &SweepReport) {
+    let gauges: [PerClocksource; 4] = [
+        (
+            "server_overhead_per_row_ns",
+            "EXPLAIN ANALYZE's measured overhead per row on the server (--dsn) under this clocksource, nanoseconds.",
+            |x| x.server_explain.as_ref().map(|e| e.overhead_per_row_ns),
+        ),
+        (
+            "server_overhead_per_row_low_ns",
+            "Lower end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
+            |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_low_ns),
+        ),
+        (
+            "server_overhead_per_row_high_ns",
+            "Upper end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
+            |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_high_ns),
+        ),
+        (
+            "server_slowdown",
+            "EXPLAIN ANALYZE's measured slowdown (TIMING ON / OFF, the median block) on the server under this clocksource (ratio).",
+            |x| x.server_explain.as_ref().map(|e| e.slowdown),
+        ),
+    ];
+    for (name, help, get) in gauges {
+        head(s, name, help);
+        for x in r.results.iter().filter(|x| x.valid) {
+            if let Some(v) = get(x) {
+                sample(s, name, &[("clocksource", &x.clocksource)], v);
+            }
+        }
+    }
 }
 
 /// Which clocksource was the original, which is recommended, which rows are invalid.

@@ -1,0 +1,186 @@
+//! `sweep --dsn`'s part of the text report: the documentation's table for
+//! the server (each clocksource, its read cost, EXPLAIN ANALYZE's measured
+//! overhead per row and slowdown with their 95% intervals), the TSC
+//! reference on PostgreSQL 19, which server clock was measured and why, and
+//! `explain`'s warnings.
+
+use crate::commands::sweep::model::{ServerExplain, SweepReport, SweepServer};
+use std::io::{self, Write};
+
+/// Without `--apply`: the server the sweep would measure.
+pub fn write_plan(out: &mut dyn Write, server: &SweepServer) -> io::Result<()> {
+    writeln_escaped!(
+        out,
+        "With --apply it would also run EXPLAIN ANALYZE on {} ({}) under each clocksource, within --max-time \
+         {} s in all.",
+        server.server,
+        locality_text(&server.locality),
+        server.max_time_s
+    )
+}
+
+fn locality_text(locality: &str) -> &'static str {
+    match locality {
+        "unix_socket" => "unix socket, this machine",
+        _ => "loopback, this machine",
+    }
+}
+
+fn interval(low: Option<f64>, high: Option<f64>, digits: usize) -> String {
+    match low.zip(high) {
+        Some((l, h)) => format!("({l:.digits$} to {h:.digits$})"),
+        None => "(no interval)".to_string(),
+    }
+}
+
+fn overhead(e: &ServerExplain) -> String {
+    format!(
+        "{:.1} ns {}",
+        e.overhead_per_row_ns,
+        interval(e.overhead_per_row_low_ns, e.overhead_per_row_high_ns, 1)
+    )
+}
+
+fn slowdown(e: &ServerExplain) -> String {
+    format!("{:.2}x {}", e.slowdown, interval(e.slowdown_low, e.slowdown_high, 2))
+}
+
+/// The server's table and its notes, after the read-cost table.
+pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+    let Some(server) = &r.server else {
+        return Ok(());
+    };
+    writeln!(out)?;
+    writeln_escaped!(
+        out,
+        "EXPLAIN ANALYZE on the server: PostgreSQL {}, {} ({}); {}.",
+        server.server_version.as_deref().unwrap_or("(not reached)"),
+        server.server,
+        locality_text(&server.locality),
+        what_ran(server)
+    )?;
+    let w = name_width(r);
+    writeln!(
+        out,
+        "{:<w$} {:>10} {:>36} {:>24} {:>6}",
+        "clocksource", "read cost", "EXPLAIN overhead/row (95% interval)", "slowdown (95% interval)", "pairs"
+    )?;
+    for x in r.results.iter() {
+        match &x.server_explain {
+            Some(e) => writeln_escaped!(
+                out,
+                "{:<w$} {:>7.1} ns {:>36} {:>24} {:>6}",
+                x.clocksource,
+                x.read_cost.median_ns,
+                overhead(e),
+                slowdown(e),
+                e.pairs
+            )?,
+            None => writeln_escaped!(
+                out,
+                "{:<w$} {:>7.1} ns  not measured on the server",
+                x.clocksource,
+                x.read_cost.median_ns
+            )?,
+        }
+    }
+    write_notes(out, r, server, verbose)
+}
+
+/// The first column's width in both tables: the longest clocksource name,
+/// at least the header's `clocksource`.
+pub fn name_width(r: &SweepReport) -> usize {
+    r.results
+        .iter()
+        .map(|x| x.clocksource.len())
+        .max()
+        .unwrap_or(0)
+        .max("clocksource".len())
+}
+
+/// What EXPLAIN ran on, in words.
+fn what_ran(server: &SweepServer) -> String {
+    match server.workload.as_str() {
+        "query" => format!("--query {}", server.query),
+        "series" => format!("count(*) over generate_series of {} rows", server.rows),
+        _ => format!("count(*) over a TEMP table of {} rows", server.rows),
+    }
+}
+
+/// Under the server's table: the reference, which clock, unresolved rows, warnings.
+fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbose: bool) -> io::Result<()> {
+    if let Some(t) = &server.tsc_reference {
+        writeln_escaped!(
+            out,
+            "Reference, timing_clock_source = tsc (measured once; no kernel clocksource changes it): {} per row, \
+             slowdown {}, {} pairs.",
+            overhead(t),
+            slowdown(t),
+            t.pairs
+        )?;
+    }
+    if let Some(a) = &server.original_again {
+        writeln_escaped!(
+            out,
+            "Control, {} again at the end (drift between runs): {} per row, {}.",
+            r.original,
+            overhead(a),
+            slowdown(a)
+        )?;
+    }
+    // Before PostgreSQL 19 the system clock is the server's only one: said
+    // in full only with --verbose; on 19, or when the role could not SET
+    // it, the one screen says which clock was measured.
+    let only_clock = server.server_version_num.is_some_and(|v| v < 190_000)
+        && r.results
+            .iter()
+            .filter_map(|x| x.server_explain.as_ref())
+            .all(|e| e.follows_kernel_clocksource);
+    if !server.clock_source_note.is_empty() && (verbose || !only_clock) {
+        writeln_escaped!(out, "Server clock: {}.", server.clock_source_note)?;
+    }
+    for x in &r.results {
+        if let Some(e) = x.server_explain.as_ref().filter(|e| e.result != "resolved") {
+            writeln_escaped!(out, "{}: {}", x.clocksource, e.result_reason)?;
+        }
+    }
+    if verbose {
+        writeln!(
+            out,
+            "EXPLAIN overhead/row: (slowdown - 1) x TIMING OFF time / rows, from `clockscope explain`'s pairs of \
+             TIMING OFF and ON runs (alternating, with an A/A control); each clocksource had its share of \
+             --max-time {} s.",
+            server.max_time_s
+        )?;
+    }
+    // The one-screen report gives each kind of warning once (the same
+    // warning under each clocksource differs only in its numbers).
+    let mut kinds: Vec<String> = Vec::new();
+    let mut left_out = 0;
+    for w in &server.warnings {
+        let kind = kind_of(w);
+        if !verbose && kinds.contains(&kind) {
+            left_out += 1;
+            continue;
+        }
+        kinds.push(kind);
+        writeln_escaped!(out, "Server warning, {w}")?;
+    }
+    if left_out > 0 {
+        writeln!(
+            out,
+            "({left_out} more server warning(s) of the same kinds under other clocksources: --verbose shows them.)"
+        )?;
+    }
+    Ok(())
+}
+
+/// A warning's kind: its words before the first digit, without the
+/// clocksource it came under.
+fn kind_of(warning: &str) -> String {
+    let text = warning.split_once(": ").map_or(warning, |(_, t)| t);
+    text.split(|c: char| c.is_ascii_digit())
+        .next()
+        .unwrap_or(text)
+        .to_string()
+}
