@@ -79,25 +79,32 @@ pub struct ServerExplain {
     /// TSC path does not go through the kernel, so a clocksource change
     /// does not change it).
     pub follows_kernel_clocksource: bool,
-    /// Medians of EXPLAIN's "Execution Time", ms.
+    /// Median of EXPLAIN's "Execution Time" with TIMING OFF, ms.
     pub timing_off_ms: f64,
+    /// Median of EXPLAIN's "Execution Time" with TIMING ON, ms.
     pub timing_on_ms: f64,
     /// The median block slowdown (TIMING ON / OFF) and its 95% interval
     /// (null below 6 blocks).
     pub slowdown: f64,
+    /// The slowdown's 95% interval, low end; null below 6 blocks.
     pub slowdown_low: Option<f64>,
+    /// The slowdown's 95% interval, high end; null below 6 blocks.
     pub slowdown_high: Option<f64>,
     /// What TIMING ON adds per row, ns, with the interval's ends.
     pub overhead_per_row_ns: f64,
+    /// The overhead per row's 95% interval, low end, ns; null below 6 blocks.
     pub overhead_per_row_low_ns: Option<f64>,
+    /// The overhead per row's 95% interval, high end, ns; null below 6 blocks.
     pub overhead_per_row_high_ns: Option<f64>,
     /// What TIMING ON adds per clock read, ns.
     pub overhead_per_read_ns: f64,
+    /// Clock reads per row of the plan under EXPLAIN ANALYZE (two per node per row).
     pub clock_reads_per_row: f64,
     /// Pairs of TIMING OFF/ON runs measured (A/A control pairs apart).
     pub pairs: usize,
     /// `resolved`, `not_resolved` or `measurement_problem` (as `explain`'s).
     pub result: String,
+    /// Why that result, one line.
     pub result_reason: String,
     /// What ended the runs: `precision`, `max_time`, `max_runs`, `interrupted`.
     pub stopped_by: String,
@@ -114,6 +121,7 @@ pub struct SweepServer {
     pub locality: String,
     /// As the server says it; null until it was connected to (without `--apply`).
     pub server_version: Option<String>,
+    /// `server_version_num` (e.g. 150018); null until it was connected to.
     pub server_version_num: Option<u32>,
     /// What EXPLAIN ran: count(*) over a TEMP table, generate_series, or `--query`.
     pub query: String,
