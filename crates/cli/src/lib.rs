@@ -51,6 +51,7 @@ pub mod export;
 #[allow(unsafe_code)]
 pub mod fd_at_start;
 pub mod gather;
+pub mod i18n;
 pub mod judge;
 pub mod manpage;
 pub mod model;

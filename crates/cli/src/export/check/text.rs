@@ -3,9 +3,11 @@
 //! verdict with every rule and piece of advice and the numbers behind them.
 //! The default is the one-screen [`super::screen`].
 
+use crate::i18n::num;
 use crate::model::check::stats::ClockStats;
 use crate::model::check::verdict::{ExplainPrediction, Status};
 use crate::model::check::{CheckReport, MeasurementQuality};
+use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
 
@@ -48,23 +50,28 @@ pub fn measured_time(r: &CheckReport) -> String {
     let lo = secs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = secs.iter().copied().fold(0.0, f64::max);
     let asked = r.duration_per_clock_s;
+    let asked = crate::i18n::localize_number(asked.to_string());
     if secs.is_empty() {
-        return format!("none measured of {asked} s asked for");
+        return t!("none measured of {asked} s asked for", asked = asked);
     }
     // Two decimals, more below 0.1 s (a 1 ms run is not "0.00 s").
-    let fmt = |s: f64| if s >= 0.1 { format!("{s:.2}") } else { format!("{s:.4}") };
+    let fmt = |s: f64| if s >= 0.1 { num(s, 2) } else { num(s, 4) };
     let span = if fmt(lo) == fmt(hi) {
-        format!("{} s", fmt(hi))
+        t!("{seconds} s", seconds = fmt(hi))
     } else {
-        format!("{}-{} s", fmt(lo), fmt(hi))
+        t!("{low}-{high} s", low = fmt(lo), high = fmt(hi))
     };
     // `-d` is each clock's budget: its measurement (half of it when the
     // first run is clean; repeats of a noisy run inside it) and its EXPLAIN
     // model; a chunk may overrun it on a busy machine.
     if r.interrupted {
-        format!("measured {span} each of {asked} s asked for, interrupted")
+        t!(
+            "measured {span} each of {asked} s asked for, interrupted",
+            span = span,
+            asked = asked
+        )
     } else {
-        format!("{span} each, within {asked} s per clock")
+        t!("{span} each, within {asked} s per clock", span = span, asked = asked)
     }
 }
 
@@ -76,18 +83,19 @@ pub fn interference_words(r: &CheckReport) -> String {
     let pct = r.interference_lost_fraction * 100.0;
     let from = clockscope_system::interference::NOISY_LOST_FRACTION * 100.0;
     // One decimal, two below 1% (a quiet run is not "0.0%").
-    let figure = if pct >= 1.0 {
-        format!("{pct:.1}%")
-    } else {
-        format!("{pct:.2}%")
-    };
+    let figure = if pct >= 1.0 { num(pct, 1) } else { num(pct, 2) };
+    let from = num(from, 0);
     match r.measurement_quality {
-        MeasurementQuality::Clean => {
-            format!("measurement: {figure} of the run lost to interference (quiet; noisy from {from:.0}%)")
-        }
-        MeasurementQuality::Noisy => {
-            format!("measurement: NOISY, {figure} of the run lost to interference (noisy from {from:.0}%)")
-        }
+        MeasurementQuality::Clean => t!(
+            "measurement: {figure}% of the run lost to interference (quiet; noisy from {from}%)",
+            figure = figure,
+            from = from
+        ),
+        MeasurementQuality::Noisy => t!(
+            "measurement: NOISY, {figure}% of the run lost to interference (noisy from {from}%)",
+            figure = figure,
+            from = from
+        ),
     }
 }
 
@@ -334,25 +342,38 @@ fn clock_row(c: &ClockStats, name_w: usize) -> String {
 /// One verdict line: a label in one column, then the finding (which may
 /// quote the kernel: a clocksource name).
 fn item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
-    writeln!(out, "  {label:<24} {}", esc(text))
+    writeln!(out, "  {} {}", crate::i18n::pad_right(label, 24), esc(text))
 }
 
 fn pass(b: bool) -> &'static str {
     if b {
-        "pass"
+        t!("pass")
     } else {
-        "FAIL"
+        t!("FAIL")
     }
 }
 
 /// The verdict: its status and summary, the rules, the EXPLAIN ANALYZE
 /// prediction, the advice and the problems.
 fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
-    let v = &r.verdict;
+    // The sentences in the report's language.
+    let v = r.verdict.text();
     let word = status_word(v.status);
-    writeln!(out, "Verdict: {word}. {}", esc(&v.summary))?;
+    writeln!(
+        out,
+        "{}",
+        t!(
+            "Verdict: {status}. {headline}",
+            status = word,
+            headline = esc(&v.summary)
+        )
+    )?;
     if let Some(p) = &v.postgresql_rule {
-        item(out, "PostgreSQL's rule", &format!("{}: {}", pass(p.passed), p.detail))?;
+        item(
+            out,
+            t!("PostgreSQL's rule"),
+            &format!("{}: {}", pass(p.passed), p.detail),
+        )?;
     }
     if let Some(n) = &v.interference_note {
         // Wrapped under the findings' column: it is long and says why the status is not BAD.
@@ -361,7 +382,11 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         }
     }
     if let Some(m) = &v.modern_rule {
-        item(out, "clockscope's rule", &format!("{}: {}", pass(m.passed), m.detail))?;
+        item(
+            out,
+            t!("clockscope's rule"),
+            &format!("{}: {}", pass(m.passed), m.detail),
+        )?;
     }
     write_explain(out, r)?;
     for (name, advice) in [
@@ -381,7 +406,7 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         )?;
     }
     if let Some(rec) = &v.timing_clock_source_recommendation {
-        item(out, "recommendation", rec)?;
+        item(out, t!("recommendation"), rec)?;
     }
     super::write_problems(out, &v.problems, item)
 }
@@ -428,11 +453,11 @@ fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 /// The verdict's status as the report prints it.
 pub fn status_word(s: Status) -> &'static str {
     match s {
-        Status::Good => "GOOD",
-        Status::Fair => "FAIR",
-        Status::Bad => "BAD",
-        Status::Broken => "BROKEN",
-        Status::NoVerdict => "NO VERDICT",
+        Status::Good => t!("GOOD"),
+        Status::Fair => t!("FAIR"),
+        Status::Bad => t!("BAD"),
+        Status::Broken => t!("BROKEN"),
+        Status::NoVerdict => t!("NO VERDICT"),
     }
 }
 
@@ -440,7 +465,8 @@ pub fn status_word(s: Status) -> &'static str {
 /// text forms print them under their clocks table).
 pub(super) fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) -> io::Result<()> {
     for s in &r.skipped {
-        writeln!(out, "  {:<name_w$} skipped: {}", esc(&s.name), esc(&s.reason))?;
+        let skipped = t!("skipped: {reason}", reason = esc(&s.reason));
+        writeln!(out, "  {} {skipped}", crate::i18n::pad_right(&esc(&s.name), name_w))?;
     }
     let names: Vec<String> = r
         .clocks
@@ -458,7 +484,8 @@ pub(super) fn write_interrupted(out: &mut dyn Write, r: &CheckReport) -> io::Res
     if r.interrupted {
         writeln!(
             out,
-            "Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."
+            "{}",
+            t!("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM).")
         )?;
     }
     Ok(())

@@ -145,9 +145,20 @@ pub struct Verdict {
     /// Set when PostgreSQL's rule fails only because of interference: what
     /// the average loop included and what the clock costs without it.
     pub interference_note: Option<String>,
+    /// The same verdict in the report's language (`crate::i18n`), for the
+    /// text reports; `None` in English. JSON and Prometheus read the
+    /// English fields above.
+    #[serde(skip)]
+    pub local: Option<Box<Verdict>>,
 }
 
 impl Verdict {
+    /// The verdict in the report's language: its sentences for the text
+    /// reports (the same as `self` in English).
+    pub fn text(&self) -> &Verdict {
+        self.local.as_deref().unwrap_or(self)
+    }
+
     /// Exit code: 1 when the verdict lists a problem, something to act on (time went backwards on a monotonic
     /// clock, the system clock fails PostgreSQL's rule, a syscall per read, time changed on its way to
     /// clockscope, NTP not synchronised); BROKEN and BAD always list one.
