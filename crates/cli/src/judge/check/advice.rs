@@ -173,15 +173,48 @@ pub(super) fn timing_clock_source(inputs: &VerdictInputs, d: &SettingDecision, n
         });
     }
     let value = d.recommended_value.as_deref()?;
+    let why = decision_words(&d.text);
     Some(if value == "auto" {
-        t!("PostgreSQL 19: keep timing_clock_source = auto: {why}", why = d.text)
+        t!("PostgreSQL 19: keep timing_clock_source = auto: {why}", why = why)
     } else {
         t!(
             "PostgreSQL 19: set timing_clock_source = {value}: {why}",
             value = value,
-            why = d.text
+            why = why
         )
     })
+}
+
+/// The one judge's reason for `timing_clock_source`
+/// ([`judge_of::timing_clock_source`], English, in the library that
+/// `explain` shares) in the report's language: each of its sentences is a
+/// message here, matched by its English text (with its one parameter, the
+/// TSC's trust reason); any other text is kept as it is.
+/// `decision_words_follow_the_judge` checks that every sentence the judge
+/// writes is matched.
+pub(super) fn decision_words(text: &str) -> String {
+    let between = |pre: &str, post: &str| {
+        text.strip_prefix(pre)
+            .and_then(|r| r.strip_suffix(post))
+            .map(str::to_string)
+    };
+    if text == "auto picks tsc, and the TSC is trustworthy here" {
+        t!("auto picks tsc, and the TSC is trustworthy here").to_string()
+    } else if text == "auto picks system, but every piece of evidence says the TSC is trustworthy" {
+        t!("auto picks system, but every piece of evidence says the TSC is trustworthy").to_string()
+    } else if let Some(reason) = between("auto would pick tsc, but clockscope does not trust the TSC here (", ")") {
+        t!(
+            "auto would pick tsc, but clockscope does not trust the TSC here ({reason})",
+            reason = reason
+        )
+    } else if let Some(reason) = between("auto picks system: the TSC is not trustworthy here (", ")") {
+        t!(
+            "auto picks system: the TSC is not trustworthy here ({reason})",
+            reason = reason
+        )
+    } else {
+        text.to_string()
+    }
 }
 
 /// timing_clock_source exists from PostgreSQL 19 on: `rec` says so when
@@ -321,5 +354,29 @@ fn status_words(status: &str) -> String {
         "not measured" => t!("not measured").to_string(),
         "not resolved" => t!("not resolved").to_string(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::*;
+
+    #[test]
+    fn decision_words_follow_the_judge() {
+        let ru = crate::i18n::Lang::from_code("ru").unwrap();
+        for (trusted, auto) in [(true, false), (true, true), (false, true), (false, false)] {
+            let d = judge_of::timing_clock_source(&ClockSourceFacts {
+                postgresql_reads_counter: true,
+                auto_picks_tsc: Some(auto),
+                tsc_trusted: Some(trusted),
+                tsc_reason: Some("no invariant TSC".into()),
+                system_read_ns: None,
+                tsc_read_ns: None,
+            });
+            assert_eq!(crate::i18n::in_english(|| decision_words(&d.text)), d.text);
+            let words = crate::i18n::with_language(ru, || decision_words(&d.text));
+            assert_ne!(words, d.text, "not matched: {}", d.text);
+            assert_eq!(words.contains("no invariant TSC"), d.text.contains("no invariant TSC"));
+        }
     }
 }
