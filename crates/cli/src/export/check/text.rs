@@ -198,67 +198,87 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 /// PostgreSQL, the CPU counter, NTP and the kernel's messages.
 fn write_environment(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let e = &r.environment;
-    writeln!(out, "Environment")?;
+    let label = |l: &str| crate::i18n::pad_right(l, env_label_width());
+    let or = |v: Option<&str>, none: &str| v.map_or_else(|| none.to_string(), |s| esc(s).into_owned());
+    writeln!(out, "{}", t!("Environment"))?;
     writeln!(
         out,
-        "  kernel        {}",
-        esc(e.kernel_release.as_deref().unwrap_or("unknown"))
+        "  {}{}",
+        label(t!("kernel")),
+        or(e.kernel_release.as_deref(), t!("unknown"))
     )?;
     let avail = if e.available_clocksources.is_empty() {
         String::new()
     } else {
-        format!(" (available: {})", esc(&e.available_clocksources.join(" ")))
+        t!(" (available: {list})", list = esc(&e.available_clocksources.join(" ")))
     };
-    writeln!(
-        out,
-        "  clocksource   {}{avail}",
-        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
-    )?;
+    let cs = or(e.current_clocksource.as_deref(), t!("unknown"));
+    writeln!(out, "  {}{cs}{avail}", label(t!("clocksource")))?;
     let cpus = e.cpus.map_or(String::new(), |n| {
         let cpuset = match e.cgroup_cpuset_cpus {
             Some(c) if c != n => format!(" (cgroup cpuset: {c})"),
             _ => String::new(),
         };
-        format!(", {n} CPU{} usable{cpuset}", if n == 1 { "" } else { "s" })
+        format!(
+            ", {}{cpuset}",
+            crate::tn!("{n} CPU usable", "{n} CPUs usable", n, n = n)
+        )
     });
-    writeln!(
-        out,
-        "  CPU           {} ({}){cpus}",
-        esc(e.cpu_model.as_deref().unwrap_or("unknown")),
-        e.arch
-    )?;
-    writeln!(
-        out,
-        "  hypervisor    {}",
-        esc(e.hypervisor.as_deref().unwrap_or("none detected"))
-    )?;
+    let cpu = or(e.cpu_model.as_deref(), t!("unknown"));
+    writeln!(out, "  {}{cpu} ({}){cpus}", label(t!("CPU")), e.arch)?;
+    let hv = or(e.hypervisor.as_deref(), t!("none detected"));
+    writeln!(out, "  {}{hv}", label(t!("hypervisor")))?;
     let installed = if e.postgresql_installed_majors.is_empty() {
-        "none found in /usr/lib/postgresql".to_string()
+        t!("none found in /usr/lib/postgresql").to_string()
     } else {
         let list: Vec<String> = e.postgresql_installed_majors.iter().map(u32::to_string).collect();
-        format!("{} installed (/usr/lib/postgresql)", list.join(", "))
+        t!("{versions} installed (/usr/lib/postgresql)", versions = list.join(", "))
     };
-    writeln!(out, "  PostgreSQL    {installed}")?;
+    writeln!(out, "  {}{installed}", label("PostgreSQL"))?;
     write_counter(out, r)
+}
+
+/// The environment's label column: 14 in English, as wide as the widest
+/// label (and a space) in the report's language.
+fn env_label_width() -> usize {
+    let labels = [
+        t!("kernel"),
+        t!("clocksource"),
+        t!("CPU"),
+        t!("hypervisor"),
+        t!("CPU counter"),
+        t!("frequency"),
+    ];
+    labels
+        .iter()
+        .map(|l| textwrap::core::display_width(l) + 1)
+        .max()
+        .unwrap_or(0)
+        .max(14)
 }
 
 /// The environment's CPU counter (trust, frequency, evidence), NTP and
 /// kernel messages.
 fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let e = &r.environment;
-    match e.counter_trusted {
-        Some(t) => writeln!(out, "  CPU counter   {}", if t { "trusted" } else { "NOT trusted" })?,
-        None => writeln!(out, "  CPU counter   not assessed")?,
-    }
+    let w = env_label_width();
+    let label = |l: &str| crate::i18n::pad_right(l, w);
+    let trust = match e.counter_trusted {
+        Some(true) => t!("trusted"),
+        Some(false) => t!("NOT trusted"),
+        None => t!("not assessed"),
+    };
+    writeln!(out, "  {}{trust}", label(t!("CPU counter")))?;
     if let Some(k) = e.counter_frequency_khz {
-        writeln!(
-            out,
-            "  frequency     {k} kHz, from {}",
-            esc(e.counter_frequency_source.as_deref().unwrap_or("source unknown"))
-        )?;
+        let source = e
+            .counter_frequency_source
+            .as_deref()
+            .map_or_else(|| t!("source unknown").to_string(), |s| esc(s).into_owned());
+        let freq = t!("{khz} kHz, from {source}", khz = k, source = source);
+        writeln!(out, "  {}{freq}", label(t!("frequency")))?;
     }
     for ev in &e.counter_evidence {
-        writeln!(out, "                {}", esc(ev))?;
+        writeln!(out, "  {}{}", " ".repeat(w), esc(ev))?;
     }
     if let Some(clockscope_system::counter::CounterDetails::Tsc(t)) = &r.tsc {
         if let Some(v) = &t.postgresql19 {
@@ -284,59 +304,84 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(
         out,
-        "Clocks ({}; differences between successive reads, ns)",
-        measured_time(r)
+        "{}",
+        t!(
+            "Clocks ({measured}; differences between successive reads, ns)",
+            measured = measured_time(r)
+        )
     )?;
     // Rows are named as `--clock` names them (at most 16 columns), so the
     // table fits 100 columns; the legend below names each clock in full.
     let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
-    writeln!(
-        out,
-        "  {:<name_w$} {:>8} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6} {:>8} {:>7}",
-        "clock", "avg loop", "p50", "p90", "p99", "p99.9", "p99.99", "max", "res", "zero%", "backward", "getres"
-    )?;
-    for c in &r.clocks {
-        writeln!(out, "{}", clock_row(c, name_w))?;
+    let heads = [
+        t!("clock"),
+        t!("avg loop"),
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "res",
+        "zero%",
+        t!("backward"),
+        "getres",
+    ];
+    let mut w = [5, 8, 5, 5, 5, 6, 7, 8, 7, 6, 8, 7];
+    for (w, h) in w.iter_mut().zip(heads) {
+        *w = (*w).max(textwrap::core::display_width(h));
     }
-    write_skipped_and_names(out, r, name_w)?;
-    writeln!(
-        out,
-        "  avg loop = average time per read in clockscope's lean loop, interference included (the read cost"
-    )?;
-    writeln!(
-        out,
-        "  below leaves it out); res = smallest non-zero step; backward = count/largest ns (0 when none);"
-    )?;
-    writeln!(
-        out,
-        "  percentiles above 10000 ns are log2-bucket upper bounds, max is exact."
-    )
+    w[0] = w[0].max(name_w);
+    let mut head = format!("  {}", crate::i18n::pad_right(heads[0], w[0]));
+    for (h, w) in heads.iter().zip(w).skip(1) {
+        head.push(' ');
+        head.push_str(&crate::i18n::pad_left(h, w));
+    }
+    writeln!(out, "{head}")?;
+    for c in &r.clocks {
+        writeln!(out, "{}", clock_row(c, &w))?;
+    }
+    write_skipped_and_names(out, r, w[0])?;
+    for line in [
+        t!("  avg loop = average time per read in clockscope's lean loop, interference included (the read cost"),
+        t!("  below leaves it out); res = smallest non-zero step; backward = count/largest ns (0 when none);"),
+        t!("  percentiles above 10000 ns are log2-bucket upper bounds, max is exact."),
+    ] {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
-/// One clock's row of the clocks table, its name `name_w` columns wide.
-fn clock_row(c: &ClockStats, name_w: usize) -> String {
+/// One clock's row of the clocks table, in the columns `w`.
+fn clock_row(c: &ClockStats, w: &[usize; 12]) -> String {
     let p = &c.percentiles_ns;
     let back = if c.backward_steps == 0 {
         "0".to_string()
     } else {
         format!("{}/{}", c.backward_steps, c.largest_backward_ns)
     };
-    format!(
-        "  {:<name_w$} {:>8.2} {:>5} {:>5} {:>5} {:>6} {:>7} {:>8} {:>7} {:>6.2} {:>8} {:>7}{}",
-        esc(&c.name),
-        c.avg_loop_ns,
-        p.p50,
-        p.p90,
-        p.p99,
-        p.p99_9,
-        p.p99_99,
-        p.max,
+    let cells = [
+        num(c.avg_loop_ns, 2),
+        p.p50.to_string(),
+        p.p90.to_string(),
+        p.p99.to_string(),
+        p.p99_9.to_string(),
+        p.p99_99.to_string(),
+        p.max.to_string(),
         opt(&c.resolution_ns),
-        c.zero_steps_pct,
+        num(c.zero_steps_pct, 2),
         back,
         opt(&c.clock_getres_ns),
-        if c.interrupted { "  (interrupted)" } else { "" }
-    )
+    ];
+    let mut row = format!("  {}", crate::i18n::pad_right(&esc(&c.name), w[0]));
+    for (cell, w) in cells.iter().zip(&w[1..]) {
+        row.push(' ');
+        row.push_str(&crate::i18n::pad_left(cell, *w));
+    }
+    if c.interrupted {
+        row.push_str(t!("  (interrupted)"));
+    }
+    row
 }
 
 /// One verdict line: a label in one column, then the finding (which may
