@@ -1342,12 +1342,14 @@ fn russian_one_screen_and_brief_snapshots_and_c_is_english() {
     use clockscope_cli::i18n::with_language;
     let ru = chosen(&[("LANG", "ru_RU.UTF-8")]);
     assert_eq!(ru, russian());
-    let (s, b) = with_language(ru, || {
+    let (s, b, v) = with_language(ru, || {
         let r = good_report();
-        (screen(&r), brief(&r))
+        (screen(&r), brief(&r), text(&r))
     });
     snapshot_eq("check_good.ru.txt", &s);
     snapshot_eq("check_good_brief.ru.txt", &b);
+    snapshot_eq("check_good_verbose.ru.txt", &v);
+    assert!(v.lines().all(|l| textwrap::core::display_width(l) <= 100), "{v}");
     // The decimal comma in the text, the English words gone.
     assert!(
         s.contains("Вердикт: ХОРОШО.") && s.contains(",") && !s.contains("Verdict"),

@@ -19,11 +19,11 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 /// instrumentation model, with its interval, or why there is none; the
 /// back-to-back read cost beside it for comparison.
 fn prediction_line(p: &ExplainPrediction) -> String {
-    format!(
-        "{}: {}; back to back 2 x {:.1} ns",
-        esc(&p.clock),
-        p.per_row_text(),
-        p.per_read_ns
+    t!(
+        "{clock}: {per_row}; back to back 2 x {ns} ns",
+        clock = esc(&p.clock),
+        per_row = p.per_row_text(),
+        ns = num(p.per_read_ns, 1)
     )
 }
 
@@ -32,14 +32,21 @@ fn prediction_line(p: &ExplainPrediction) -> String {
 fn slowdown_line(p: &ExplainPrediction, example: bool) -> Option<String> {
     let (on, x) = (p.count_timing_on_ms?, p.slowdown?);
     let interval = match (p.slowdown_low, p.slowdown_high) {
-        (Some(lo), Some(hi)) => format!(", 95% interval {lo:.3}x to {hi:.3}x"),
+        (Some(lo), Some(hi)) => t!(", 95% interval {low}x to {high}x", low = num(lo, 3), high = num(hi, 3)),
         _ => String::new(),
     };
-    Some(format!(
-        "{}count(*) of 1M rows {:.1} ms -> {on:.1} ms ({x:.2}x{interval})",
-        if example { "example: " } else { "" },
-        p.count_timing_off_ms,
-    ))
+    let line = t!(
+        "count(*) of 1M rows {off} ms -> {on} ms ({x}x{interval})",
+        off = num(p.count_timing_off_ms, 1),
+        on = num(on, 1),
+        x = num(x, 2),
+        interval = interval
+    );
+    Some(if example {
+        t!("example: {line}", line = line)
+    } else {
+        line
+    })
 }
 
 /// How long each clock was measured, from the measurements: "0.38 s each,
@@ -105,19 +112,27 @@ pub fn interference_words(r: &CheckReport) -> String {
 pub fn interference_line(c: &ClockStats, name_w: usize) -> String {
     let i = &c.interference;
     let unknown = || "?".to_string();
-    let steal = i.steal_ns.map_or_else(unknown, |s| format!("{} ms", s / 1_000_000));
+    let steal = i.steal_ns.map_or_else(unknown, |s| t!("{ms} ms", ms = s / 1_000_000));
     let throttled = match (i.throttled_periods, i.periods) {
         (Some(t), Some(p)) => format!("{t}/{p}"),
         _ => unknown(),
     };
     let csw = i.involuntary_switches.map_or_else(unknown, |n| n.to_string());
-    format!(
-        "  {:<name_w$} {:>8.2} ns (avg loop {:.2}); lost {:.1}% in {} gaps; steal {steal}; throttled {throttled}; csw {csw}",
-        c.name,
-        c.read_cost_ns,
-        c.avg_loop_ns,
-        i.lost_fraction * 100.0,
+    let rest = crate::tn!(
+        "ns (avg loop {avg}); lost {lost}% in {gaps} gaps; steal {steal}; throttled {throttled}; csw {csw}",
+        "ns (avg loop {avg}); lost {lost}% in {gaps} gaps; steal {steal}; throttled {throttled}; csw {csw}",
         i.gaps,
+        avg = num(c.avg_loop_ns, 2),
+        lost = num(i.lost_fraction * 100.0, 1),
+        gaps = i.gaps,
+        steal = steal,
+        throttled = throttled,
+        csw = csw
+    );
+    format!(
+        "  {} {} {rest}",
+        crate::i18n::pad_right(&c.name, name_w),
+        crate::i18n::pad_left(&num(c.read_cost_ns, 2), 8)
     )
 }
 
@@ -130,7 +145,8 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)"
+        "{}",
+        t!("Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)")
     )?;
     let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
     for c in &r.clocks {
@@ -143,10 +159,14 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             format!("; {repeats}")
         };
         let seen = match c.noise() {
-            Some(why) => Some(format!("noisy: {why}{repeats}")),
+            Some(why) => Some(t!("noisy: {why}{repeats}", why = why, repeats = repeats)),
             None if i.runs > 1 => {
                 let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
-                Some(format!("clean after repeats (run 1 noisy: {first}){repeats}"))
+                Some(t!(
+                    "clean after repeats (run 1 noisy: {first}){repeats}",
+                    first = first,
+                    repeats = repeats
+                ))
             }
             None => None,
         };
@@ -159,22 +179,15 @@ fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for line in crate::export::fit::wrap(&interference_words(r), "  ", 100) {
         writeln!(out, "{line}")?;
     }
-    writeln!(
-        out,
-        "  ns = read cost without the gaps (avg loop = with them); steal in ms; throttled = cgroup periods;"
-    )?;
-    writeln!(
-        out,
-        "  csw = involuntary context switches of the measuring thread; ? = not readable here."
-    )?;
-    writeln!(
-        out,
-        "  The read cost is the clock's own cost: lower than pg_test_timing's loop by design (its loop"
-    )?;
-    writeln!(
-        out,
-        "  converts and counts every difference as PostgreSQL 19's does; run pg_test_timing for its numbers)."
-    )
+    for line in [
+        t!("  ns = read cost without the gaps (avg loop = with them); steal in ms; throttled = cgroup periods;"),
+        t!("  csw = involuntary context switches of the measuring thread; ? = not readable here."),
+        t!("  The read cost is the clock's own cost: lower than pg_test_timing's loop by design (its loop"),
+        t!("  converts and counts every difference as PostgreSQL 19's does; run pg_test_timing for its numbers)."),
+    ] {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// Writes the full text report (`-v/--verbose`).
@@ -440,14 +453,14 @@ fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         ("auto_explain.log_timing", &v.auto_explain_log_timing),
     ] {
         if let Some(a) = advice {
-            item(out, name, &format!("{}: {}", a.word(), a.why))?;
+            item(out, name, &format!("{}: {}", advice_word(a.word()), a.why))?;
         }
     }
     if let Some(p) = &v.postgresql19_auto_picks {
         item(
             out,
             "PostgreSQL 19",
-            &format!("timing_clock_source=auto picks '{p}' here"),
+            &t!("timing_clock_source=auto picks '{value}' here", value = p),
         )?;
     }
     if let Some(rec) = &v.timing_clock_source_recommendation {
@@ -462,18 +475,17 @@ fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let v = &r.verdict;
     if v.explain_system.is_some() || v.explain_tsc.is_some() {
         let baseline = if v.baseline_is_example {
-            "example baseline, measured elsewhere"
+            t!("example baseline, measured elsewhere")
         } else {
-            "your baseline"
+            t!("your baseline")
         };
-        item(
-            out,
-            "EXPLAIN ANALYZE",
-            &format!(
-                "{baseline}: {:.2} ns/row with TIMING OFF ({})",
-                v.baseline_row_ns, v.baseline_source
-            ),
-        )?;
+        let line = t!(
+            "{baseline}: {ns} ns/row with TIMING OFF ({source})",
+            baseline = baseline,
+            ns = num(v.baseline_row_ns, 2),
+            source = v.baseline_source
+        );
+        item(out, "EXPLAIN ANALYZE", &line)?;
     }
     if let Some(p) = &v.explain_system {
         item(out, "", &prediction_line(p))?;
@@ -483,9 +495,9 @@ fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     if let Some(p) = &v.explain_tsc {
         let who = if p.used_by_postgresql {
-            "PostgreSQL 19 fast read"
+            t!("PostgreSQL 19 fast read")
         } else {
-            "not read by PostgreSQL 19 here"
+            t!("not read by PostgreSQL 19 here")
         };
         item(out, "", &format!("{who}, {}", prediction_line(p)))?;
         if let Some(line) = slowdown_line(p, v.baseline_is_example) {
@@ -493,6 +505,19 @@ fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// An advice's word ([`Advice::word`](crate::model::check::verdict::Advice::word)) in the report's language.
+fn advice_word(word: &'static str) -> &'static str {
+    match word {
+        "safe" => t!("safe"),
+        "costly" => t!("costly"),
+        "NOT safe" => t!("NOT safe"),
+        "not resolved" => t!("not resolved"),
+        "not priced" => t!("not priced"),
+        "cheap" => t!("cheap"),
+        other => other,
+    }
 }
 
 /// The verdict's status as the report prints it.

@@ -70,9 +70,12 @@ impl ExplainPrediction {
             // The speed it was measured at beside it: on a machine whose
             // speed changes over seconds the cost changes with it
             // (bench/README.md), and the model's own TIMING OFF row says which.
-            (Some(e), Some(v)) => format!(
-                "{v:+.1} ns per row per node ({}; the model's TIMING OFF row {:.1} ns, {})",
-                e.interval_text, e.work_ns_per_row, e.sampling
+            (Some(e), Some(v)) => crate::t!(
+                "{ns} ns per row per node ({interval}; the model's TIMING OFF row {row} ns, {sampling})",
+                ns = crate::i18n::signed(v, 1),
+                interval = e.interval_text,
+                row = crate::i18n::num(e.work_ns_per_row, 1),
+                sampling = e.sampling
             ),
             (Some(e), None) => e.status.clone(),
             (None, _) => self.status.clone(),
