@@ -23,7 +23,7 @@ assets=target/deb-assets
 rm -rf "$assets"
 mkdir -p "$assets/man" "$assets/completions"
 "$bin" man | gzip -9n >"$assets/man/clockscope.1.gz"
-# Every subcommand's page (crates/cli/tests/shipping.rs checks this list
+# Every subcommand's page (crates/cli/tests/all/shipping.rs checks this list
 # against the CLI's subcommands).
 for sub in check clocks tsc cross-cpu dmesg explain sweep completions man; do
     "$bin" man "$sub" | gzip -9n >"$assets/man/clockscope-$sub.1.gz"

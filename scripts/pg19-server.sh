@@ -116,7 +116,7 @@ build() {
         }
     done
     echo "$me: installed $("$prefix/bin/postgres" --version) into $prefix" >&2
-    echo "$me: opt-in tests: CLOCKSCOPE_PG19=$prefix cargo test -p clockscope-cli --test pg19_server_script --test pg19_pg_test_timing" >&2
+    echo "$me: opt-in tests: CLOCKSCOPE_PG19=$prefix cargo test -p clockscope-cli --test all pg19_" >&2
 }
 
 # Runs a PostgreSQL program as the cluster's owner.

@@ -7,7 +7,7 @@
 #     the fleet test (scripts/test-fleet.sh);
 #   - faketime (Debian package `faketime`: libfaketime and its wrapper) for
 #     the tests of a clock changed on its way to clockscope
-#     (crates/cli/tests/faketime_cli.rs; they print a skip without it);
+#     (crates/cli/tests/all/faketime_cli.rs; they print a skip without it);
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh);
 #   - the rustup targets riscv64gc-unknown-linux-gnu (a build check) and
 #     aarch64-unknown-linux-gnu (the tests under qemu).

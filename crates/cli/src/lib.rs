@@ -1,20 +1,18 @@
 //! The `clockscope` and `pg_test_timing` tools, thin over the `clockscope`
-//! library. Layers, each importing only those below it (no cycles):
+//! library crates. Grouped the way a reader looks for them:
 //!
 //! - [`cli`]: the clap definition of `clockscope` (also drives completions and the man page).
-//! - [`commands`]: one module per subcommand (check, clocks, tsc, cross-cpu, explain, sweep);
-//!   each gathers its measurements into a model, then hands it to a renderer.
-//! - [`judge`]: what the measurements mean (check's rules, prediction and advice).
-//! - [`gather`]: what several commands gather alike (the counter setup, the
-//!   environment block, NTP).
-//! - [`export`]: every renderer (text, JSON, Prometheus, SVG) of every command, one
-//!   folder or file per command, one shape ([`export::Renderer`]): writer first, model
-//!   second, `write(out, &model) -> io::Result<()>`; JSON only through [`export::json`];
-//!   the text reports' fitting to 100 columns ([`export::fit`]) and check styles. Never
-//!   imports [`commands`].
-//! - [`model`]: what a command measured (check's report, stats and verdict; clocks;
-//!   cross-cpu's outcome; sweep's report), plain serialisable values, each beside its
-//!   JSON's `SCHEMA_VERSION`.
+//! - [`commands`]: one folder per subcommand (check, clocks, tsc, cross_cpu, dmesg, explain,
+//!   sweep), each with its `run.rs` (gather and measure), its `model` (plain serialisable values
+//!   beside their JSON's `SCHEMA_VERSION`), its `judge` where it has one, and its text formats;
+//!   `environment.rs` is what several gather alike (counter setup, NTP), `schema.rs` the JSON
+//!   Schemas of every model. A command imports no other command, except `check -v` printing
+//!   `tsc`'s evidence and `sweep` giving `check`'s verdict per clocksource
+//!   (`crates/cli/tests/all/layers.rs`).
+//! - [`report`]: what every command's output shares: the renderer shape
+//!   ([`report::Renderer`]: writer first, model second), the header, the one JSON writer
+//!   ([`report::json`]), Prometheus text, and fitting text to 100 columns ([`report::fit`]).
+//!   It names no command.
 //! - [`manpage`]: the man pages: clap_mangen's sections from [`cli`], plus EXIT STATUS, ENVIRONMENT,
 //!   EXAMPLES and SEE ALSO.
 //! - [`args`]: argument helpers shared by the subcommands (formats, seconds, clock names).
@@ -46,18 +44,15 @@ pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod exit;
-pub mod export;
 // A constructor run before `main` (`#[link_section]`): whether stdout was closed at start.
 #[allow(unsafe_code)]
 pub mod fd_at_start;
-pub mod gather;
 pub mod i18n;
-pub mod judge;
 pub mod manpage;
-pub mod model;
 pub mod output_file;
 pub mod pg_test_timing;
 pub mod progress;
+pub mod report;
 // fork and a pipe: unsafe by nature, async-signal-safe calls in the child.
 #[allow(unsafe_code)]
 pub mod guardian;

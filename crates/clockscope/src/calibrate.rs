@@ -46,6 +46,8 @@ use serde::Serialize;
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(description = "The result of a calibration."))]
 pub struct Calibration {
     /// Counter frequency in kHz (rounded to nearest; PostgreSQL's truncated);
     /// `None` when the calibration did not converge (see `note`).

@@ -31,6 +31,7 @@ const NS_PER_S: u64 = 1_000_000_000;
 /// assert_eq!(Scale::NANOSECONDS.ticks_to_ns(42), 42);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Scale {
     hz: u64,
     whole_ns: u64,

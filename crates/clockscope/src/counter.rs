@@ -16,6 +16,7 @@ use crate::convert::Scale;
 /// }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CounterKind {
     /// The x86-64 time-stamp counter.

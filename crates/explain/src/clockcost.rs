@@ -32,7 +32,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// One clock's measured costs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ClockCost {
     /// The clock's display name, as pg_test_timing prints it.
     pub clock: String,
@@ -277,7 +277,7 @@ impl ModelSlices {
 }
 
 /// This machine's read costs for the prediction and the settings.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MachineClocks {
     /// `clock_gettime(CLOCK_MONOTONIC)`.
     pub system: ClockCost,

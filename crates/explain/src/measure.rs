@@ -69,7 +69,7 @@ pub trait ExplainServer {
 }
 
 /// What ended a clock source's runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The 95% interval of the median slowdown came within +-5%.
@@ -123,9 +123,11 @@ pub struct SourceRuns {
 }
 
 /// A clock source that was wanted but could not be measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
+    /// The timing_clock_source value that was not measured.
     pub clock_source: String,
+    /// The server's refusal or the missing privilege, in words.
     pub reason: String,
 }
 

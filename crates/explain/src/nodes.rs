@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// One plan node's share of node timing's cost.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NodeCost {
     /// "Node Type", with the relation or index when the plan names one.
     pub node: String,
@@ -23,6 +23,7 @@ pub struct NodeCost {
     pub depth: usize,
     /// Rows over all loops (`Actual Rows x Actual Loops`).
     pub rows_total: u64,
+    /// Actual Loops.
     pub loops: u64,
     /// `2 x (rows_total + loops)`: the clock reads node timing made here.
     pub clock_reads: u64,

@@ -38,7 +38,7 @@ pub(crate) const DEFAULT_BLOCK_SIZE: u64 = 8192;
 pub(crate) const CLOCK_MEASURE_NS: u64 = 500_000_000;
 
 /// What EXPLAIN ANALYZE runs on (`--workload`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
     /// A TEMP table when the server allows one, else generate_series.

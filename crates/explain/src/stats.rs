@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 /// Median, minimum and maximum of some samples (ms).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub(crate) struct Spread {
     pub median: f64,
     pub min: f64,

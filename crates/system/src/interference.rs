@@ -162,6 +162,7 @@ impl Snapshot {
 
 /// Interference during one run, as reported per clock.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Interference {
     /// `lost_ns / elapsed_ns`.
     pub lost_fraction: f64,

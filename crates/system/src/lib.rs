@@ -7,7 +7,7 @@
 //! # Layers
 //!
 //! Each layer imports only the layers above it in this list (the test
-//! `crates/cli/tests/layers.rs`, `LIBRARY_LAYERS`, enforces it; the crate
+//! `crates/cli/tests/all/layers.rs`, `LIBRARY_LAYERS`, enforces it; the crate
 //! boundaries below and above are compile errors):
 //!
 //! 1. [`escape`] (untrusted text made safe to print), [`input`] (every input

@@ -19,6 +19,7 @@ pub const CONFIDENCE: f64 = 0.95;
 
 /// A confidence interval of a median.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Interval {
     /// Lower bound.
     pub low: f64,

@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     // Whose output this is, for a person on a host with an older PostgreSQL:
     // only to a terminal, so a captured stderr stays PostgreSQL 19's.
     if std::io::stderr().is_terminal() {
-        let installed = clockscope_cli::gather::environment::installed_postgresql_majors(Path::new("/"));
+        let installed = clockscope_cli::commands::environment::installed_postgresql_majors(Path::new("/"));
         if let Some(note) = ptt::older_postgresql_note(&installed) {
             let _ = writeln!(std::io::stderr().lock(), "{note}");
         }

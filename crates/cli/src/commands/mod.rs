@@ -1,13 +1,16 @@
-//! One module per `clockscope` subcommand. Each has an `Args` struct (clap)
-//! and a `run` that gathers: measures into a model ([`crate::model`]), then
-//! renders it with [`crate::export`]. What several commands gather alike
-//! lives in [`crate::gather`].
+//! One folder per `clockscope` subcommand. Each has an `Args` struct (clap)
+//! and a `run` that gathers: it measures into its `model`, judges it where it
+//! has a `judge`, then renders it with its text formats or the shared
+//! [`crate::report`] (JSON, Prometheus). What several commands gather alike
+//! lives in [`environment`]; the JSON Schemas of every model in [`schema`].
 
 pub mod check;
 pub mod clocks;
 pub mod cross_cpu;
 pub mod dmesg;
+pub mod environment;
 pub mod explain;
+pub mod schema;
 pub mod sweep;
 pub mod tsc;
 

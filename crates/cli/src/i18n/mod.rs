@@ -14,7 +14,7 @@
 //!
 //! The msgid is the English output itself, so English (the default, `C`, and
 //! every language without a catalog) prints exactly what it printed before
-//! catalogs existed. `crates/cli/tests/i18n_catalog.rs` extracts every msgid
+//! catalogs existed. `crates/cli/tests/all/i18n_catalog.rs` extracts every msgid
 //! from the source, checks that `locale/clockscope.pot` is what the source
 //! gives (`CLOCKSCOPE_UPDATE_POT=1` rewrites it) and that every catalog
 //! translates every message with the same placeholders.

@@ -8,7 +8,7 @@
 //! `msgid_plural`, `msgstr`/`msgstr[N]`, strings continued on the next lines,
 //! C escapes. `msgctxt` is read and kept apart; `#, fuzzy` entries are not
 //! used (as `msgfmt` leaves them out). The reader is strict: anything else is
-//! an error with its line number, which `tests/i18n_catalog.rs` would show.
+//! an error with its line number, which `tests/all/i18n_catalog.rs` would show.
 
 use std::collections::HashMap;
 

@@ -48,6 +48,7 @@ pub struct Histogram {
 /// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Percentile {
     /// The value in ns; an upper bound when `exact` is false.
     pub ns: u64,

@@ -88,7 +88,12 @@ pub struct BackwardSteps {
 /// println!("{} loops, {:?} ns per loop, median step {:?} ns", m.loops(), m.avg_loop_ns(), median.map(|p| p.ns));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(
+    feature = "schemars",
+    schemars(description = "Where [`Measurement::elapsed_ns`] came from.")
+)]
 pub enum ElapsedSource {
     /// The end reading minus the start reading (PostgreSQL's): the clock
     /// never stepped back.

@@ -7,7 +7,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::Config;
 
 /// Whether the server shares this machine (and so its clocks).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Locality {
     /// Every host is a unix-socket directory.

@@ -1,7 +1,7 @@
 //! The result: medians and spread per clock source, the overhead per row and
 //! per clock read, the prediction from this machine's clock cost: the model
 //! the JSON form serialises (its text form is the CLI's,
-//! `clockscope_cli::export::explain`).
+//! `clockscope_cli::commands::explain`).
 //!
 //! - [`model`]: what a run measured ([`Report`], serialised as the JSON form)
 //!   and the [`Inputs`] it is built from.

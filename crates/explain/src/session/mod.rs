@@ -98,8 +98,9 @@ pub(crate) const SHOWN_SETTINGS: [&str; 9] = [
 ];
 
 /// One server setting and what this session changed it to.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Setting {
+    /// The setting's name.
     pub name: String,
     /// `current_setting(name)` when we connected.
     pub server_value: String,

@@ -35,6 +35,7 @@ use serde::Serialize;
 
 /// The predicted cost of timing a query.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExplainOverhead {
     /// Clock-read cost added per row, ns.
     pub overhead_per_row_ns: f64,

@@ -21,6 +21,7 @@ pub const CHUNKS: u32 = 9;
 
 /// One clock's back-to-back read cost.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ReadCost {
     /// The clock, as pg_test_timing names it.
     pub clock: String,

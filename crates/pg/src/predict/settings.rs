@@ -73,6 +73,7 @@ pub const LOG_TIMING_MAX_SLOWDOWN: f64 = 1.3;
 
 /// A measured value with its 95% interval (`low`/`high` both or neither).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Estimate {
     /// The estimate.
     pub value: f64,
@@ -107,6 +108,7 @@ impl Estimate {
 
 /// What the judge concluded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The cost's whole interval is below the limit: safe to turn on.
@@ -142,6 +144,7 @@ impl Verdict {
 
 /// One setting decided: the same shape in `check`'s and `explain`'s JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SettingDecision {
     /// The setting's name in postgresql.conf.
     pub setting: String,

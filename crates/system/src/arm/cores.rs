@@ -20,6 +20,7 @@ use std::path::Path;
 
 /// Where a core's identification came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum IdSource {
     /// `/sys/devices/system/cpu/cpuN/regs/identification/midr_el1`.
@@ -30,6 +31,7 @@ pub enum IdSource {
 
 /// One logical CPU's identification.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Core {
     /// Logical CPU number (`cpuN`, cpuinfo's "processor").
     pub cpu: u32,
@@ -75,6 +77,7 @@ impl Core {
 
 /// A group of CPUs that report the same implementer and part.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CoreType {
     /// Implementer code shared by the group.
     pub implementer: u8,

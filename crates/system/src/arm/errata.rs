@@ -180,6 +180,7 @@ read can jump backwards or forwards",
 
 /// An erratum found to apply to this machine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ErratumFinding {
     /// The erratum's name, as Linux's Kconfig help gives it.
     pub id: &'static str,
@@ -199,6 +200,7 @@ pub struct ErratumFinding {
 
 /// The device tree's arch timer node, as far as the counter is concerned.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DtTimer {
     /// The node's path under the device-tree root, e.g. `timer`.
     pub node: String,
@@ -210,6 +212,7 @@ pub struct DtTimer {
 
 /// The ACPI GTDT header fields Linux matches errata against.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GtdtOem {
     /// The table's OEM ID.
     pub oem_id: String,
@@ -221,6 +224,7 @@ pub struct GtdtOem {
 
 /// What the firmware tables under a root say about the timer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FirmwareEvidence {
     /// The device-tree root used, relative to the scanned root (None: no device tree).
     pub device_tree: Option<String>,

@@ -88,6 +88,7 @@ pub fn disagreement_ppm(cntfrq_hz: u64, other_hz: f64) -> Option<f64> {
 /// A measured counter rate to compare with CNTFRQ_EL0 (from
 /// `crate::counter::calibrate` run on CNTVCT_EL0 against CLOCK_MONOTONIC_RAW).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CalibrationEvidence {
     /// The reference clock's display name, e.g. `clock_gettime (CLOCK_MONOTONIC_RAW)`.
     pub reference: String,

@@ -26,6 +26,22 @@ use std::fmt;
 #[serde(into = "String")]
 pub struct Midr(u32);
 
+/// The schema of what `Serialize` writes: `0x` and eight lowercase hex digits.
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Midr {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Midr".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "MIDR_EL1 (the low 32 bits), 0x and eight lowercase hexadecimal digits.",
+            "type": "string",
+            "pattern": "^0x[0-9a-f]{8}$"
+        })
+    }
+}
+
 /// Why a `midr_el1` file could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MidrParseError {
@@ -118,6 +134,7 @@ impl From<Midr> for String {
 
 /// A core model: implementer plus part number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CoreModel {
     /// Implementer code.
     pub implementer: u8,

@@ -38,6 +38,7 @@ pub const FREQUENCY_SOURCE: &str = "arm64, CNTFRQ_EL0";
 
 /// Everything clockscope knows about the generic timer, and its decision.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct GenericTimerReport {
     /// CNTFRQ_EL0 (read on aarch64, injected in tests).
     pub frequency_hz: u64,

@@ -125,6 +125,7 @@ impl DriftPlan {
 
 /// The counter's rate against one reference clock.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RateEstimate {
     /// The counter's rate measured on this clock, Hz.
     pub hz: f64,
@@ -140,6 +141,7 @@ pub struct RateEstimate {
 
 /// A detected step of CLOCK_REALTIME.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RealtimeStep {
     /// Seconds into the window (at the sample after the step).
     pub at_s: f64,
@@ -149,6 +151,7 @@ pub struct RealtimeStep {
 
 /// The result of `clockscope tsc --drift`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct DriftReport {
     /// The window asked for, s.
     pub requested_s: f64,

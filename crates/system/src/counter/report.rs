@@ -26,6 +26,7 @@ impl std::fmt::Display for Check {
 /// The counter's own report: the TSC's (x86-64) or the generic timer's
 /// (aarch64). Serialises as that report itself.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum CounterDetails {
     /// The x86-64 TSC's report.
@@ -36,6 +37,7 @@ pub enum CounterDetails {
 
 /// The frequency to convert the counter's ticks with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CounterFrequency {
     /// The frequency in kHz; `None` when unknown.
     pub khz: Option<u64>,
@@ -50,6 +52,7 @@ pub struct CounterFrequency {
 
 /// clockscope's trust decision: every check passed (AND).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Decision {
     /// Every check passed.
     pub trusted: bool,

@@ -139,6 +139,7 @@ pub struct ClockUnderTest {
 
 /// Which CPU pairs to test.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PairMode {
     /// From the CPU topology: package and die representatives with each
@@ -215,6 +216,7 @@ pub fn pairs(cpus: &[usize], mode: PairMode) -> Vec<(usize, usize)> {
 
 /// The CPUs this process may use, with context.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuContext {
     /// From `sched_getaffinity` (reflects cgroup cpusets and taskset).
     pub allowed: Vec<usize>,

@@ -54,6 +54,7 @@ pub const MAX_PAIRS: usize = 1 << 17;
 
 /// How the two CPUs of a pair relate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PairKind {
     /// In different packages (sockets).
@@ -92,6 +93,7 @@ impl PairKind {
 
 /// One pair to test. Offsets are measured as CPU b's clock minus CPU a's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlannedPair {
     /// CPU a (offsets are CPU b's clock minus CPU a's).
     pub cpu_a: usize,
@@ -109,6 +111,7 @@ pub struct PlannedPair {
 
 /// The representative CPU of a package or of a die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Representative {
     /// Its package.
     pub package: i32,
@@ -120,6 +123,7 @@ pub struct Representative {
 
 /// A CPU in no pair, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Uncovered {
     /// The CPU.
     pub cpu: usize,
@@ -129,6 +133,7 @@ pub struct Uncovered {
 
 /// Pairs and time per package pair (`package_a <= package_b`; equal: within one package).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PlanGroup {
     /// The lower package (`null`: topology unknown).
     pub package_a: Option<i32>,
@@ -189,6 +194,7 @@ pub struct PlanOptions {
 
 /// The plan of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// Which pairs were asked for.
     pub mode: PairMode,
@@ -215,6 +221,7 @@ pub struct Plan {
     /// How far the budget may be extended (`--max-time`).
     pub max_time_ns: u64,
     /// The duration of one test of a weight-1 pair.
+    #[cfg_attr(feature = "schemars", schemars(range(min = MIN_TEST_NS)))]
     pub unit_test_ns: u64,
     /// The sum of the pairs' weights.
     pub total_weight: u64,

@@ -36,6 +36,7 @@ const CHECK_EVERY_ITERATIONS: u64 = 64;
 /// report writes the duration as `warp_test_ns` beside the largest warp in
 /// ns, and a stop as the report's `interrupted`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WarpResult {
     /// Readings taken, on both CPUs.
     pub iterations: u64,

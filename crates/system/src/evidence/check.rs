@@ -7,6 +7,7 @@ use serde::Serialize;
 /// One check of a trust decision: whether it passed, what was checked, and
 /// the evidence. Serialised as `{"ok", "check", "evidence"}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Check {
     /// Whether the check passed.
     pub ok: bool,

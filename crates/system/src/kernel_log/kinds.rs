@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// The kind of an event in a kernel log (the JSON `events[].kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// W1-W3 (+ W4-W11 detail lines): the watchdog marked a clocksource unstable.
@@ -135,6 +136,7 @@ impl Kind {
 /// Where a fact of a summary was read: the line's number in the text read
 /// (1-based) and the line as it stood (untrusted: escape when shown).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Citation {
     /// 1-based line number in the text read.
     pub line: u64,
@@ -161,6 +163,7 @@ pub enum Role {
 
 /// The values a message carries; every field optional.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Facts {
     /// The clocksource the message is about (switched to, condemned, registered).
     #[serde(skip_serializing_if = "Option::is_none")]

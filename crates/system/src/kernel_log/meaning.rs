@@ -13,6 +13,7 @@ use super::formats::{recognise, Facts, Kind, Role};
 
 /// Where the kernel runs: it changes what several messages mean.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Machine {
     /// No hypervisor (CPUID's hypervisor bit is clear).
@@ -46,6 +47,7 @@ impl Machine {
 
 /// The messages clockscope recognises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MessageKind {
     /// `[Firmware Bug]: TSC doesn't count with P0 frequency!` (cpu/amd.c).
@@ -80,6 +82,7 @@ pub enum MessageKind {
 
 /// How much a message asks of a reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Explains how the kernel set the clock up.
@@ -90,6 +93,7 @@ pub enum Severity {
 
 /// One recognised message (all lines of its kind grouped), with its meaning.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KernelMessage {
     /// What the message says.
     pub kind: MessageKind,

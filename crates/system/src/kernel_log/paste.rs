@@ -15,6 +15,7 @@ use serde::Serialize;
 
 /// When a line was printed, as far as its paste style tells.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogTime {
     /// Microseconds since boot: the kernel's `[seconds]` or a kmsg record's usec.
     pub monotonic_us: Option<u64>,
@@ -32,6 +33,7 @@ impl LogTime {
 
 /// One kernel line of a log.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LogLine {
     /// When it was printed, as far as the paste shows.
     pub time: LogTime,

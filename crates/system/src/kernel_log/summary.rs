@@ -23,6 +23,7 @@ pub const MAX_EARLIER_BOOTS: usize = 100;
 
 /// What an earlier boot of the log showed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct EarlierBoot {
     /// The 1-based line of the text where it starts.
     pub first_line: u64,
@@ -46,6 +47,7 @@ pub use super::evidence::hypervisor_name;
 
 /// One event of the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Event {
     /// When its first line was printed, as far as the paste shows.
     pub time: LogTime,
@@ -69,6 +71,7 @@ pub struct Event {
 
 /// The line each fact of a summary was read from.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Cited {
     /// The line that shows the hypervisor (or bare hardware).
     pub hypervisor: Option<Citation>,
@@ -82,6 +85,7 @@ pub struct Cited {
 
 /// What a kernel log says about the TSC and clocksources.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Summary {
     /// Kernel lines read, every boot (after the paste prefixes; other
     /// programs' lines not counted).

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 /// The clock-related kernel parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KernelCmdline {
     /// Every `tsc=` value in order (`reliable`, `unstable`, `nowatchdog`,
     /// `noirqtime`, `recalibrate`, `watchdog`, ...).

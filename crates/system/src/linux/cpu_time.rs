@@ -88,6 +88,7 @@ pub(crate) fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, 
 
 /// Which cgroup hierarchy a `cpu.stat` belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CgroupVersion {
     /// cgroup v1: `cpu.stat` of the `cpu` controller's hierarchy.
@@ -98,6 +99,7 @@ pub enum CgroupVersion {
 
 /// The CPU bandwidth counters of this process's cgroup, cumulative.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Throttling {
     /// The `cpu.stat` read.
     pub path: String,

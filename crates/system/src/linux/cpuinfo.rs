@@ -6,6 +6,7 @@ use serde::Serialize;
 
 /// What `/proc/cpuinfo` says, from the first processor's block unless noted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuInfo {
     /// `vendor_id` (x86: "GenuineIntel", "AuthenticAMD").
     pub vendor_id: Option<String>,
@@ -33,6 +34,7 @@ pub struct CpuInfo {
 /// it took the frequency from CPUID or a hypervisor rather than measuring,
 /// and `tsc_reliable` when it skips the clocksource watchdog for the TSC.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TscFlags {
     /// `tsc`: the CPU has a time-stamp counter.
     pub tsc: bool,
@@ -55,6 +57,7 @@ pub struct TscFlags {
 /// One processor's ARM identification lines, raw as the kernel prints them
 /// (`CPU implementer : 0x41`, `CPU part : 0xd0c`, ...).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ArmCpuId {
     /// `processor`: the kernel's CPU number.
     pub processor: Option<u32>,

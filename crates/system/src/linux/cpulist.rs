@@ -238,6 +238,22 @@ impl Serialize for CpuList {
     }
 }
 
+/// The schema of what `Serialize` writes: the list string.
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for CpuList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CpuList".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A CPU list in the kernel's format, ascending ranges (e.g. \"0-3,5\"); empty for no CPU.",
+            "type": "string",
+            "pattern": "^([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)?$"
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

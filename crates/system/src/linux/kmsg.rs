@@ -23,6 +23,7 @@ use crate::kernel_log::{formats, paste, summary};
 
 /// What the kernel log says about the TSC and clocksources.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KernelLog {
     /// Where the log was read from (`/dev/kmsg`, or a file under a test root).
     pub source: String,
@@ -63,6 +64,7 @@ pub struct KernelLog {
 
 /// Which kernel-log line a TSC frequency came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum KernelKhzSource {
     /// "tsc: Refined TSC clocksource calibration: N MHz"
     Refined,

@@ -60,6 +60,7 @@ use std::path::{Component, Path, PathBuf};
 /// Serialised as `{"found": value}`, `{"missing": "reason"}` or
 /// `{"unreadable": "reason"}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Evidence<T> {
     /// The kernel published it and it parsed.
@@ -308,6 +309,7 @@ pub use kmsg::{read_kernel_log, read_kernel_log_text, KernelLogText};
 /// process may run on ([`read_cpuset`]) or the online CPUs
 /// ([`read_cpus_online_file`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuSet {
     /// The file read (under the root).
     pub path: String,
@@ -434,6 +436,7 @@ fn own_cgroups(text: &str) -> (Option<PathBuf>, Option<PathBuf>) {
 
 /// Everything the kernel publishes about its clocks and CPUs.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LinuxEvidence {
     /// The root the files were read under (`/` in production).
     pub root: String,

@@ -90,6 +90,7 @@ impl NtpSource for ScriptedNtp {
 
 /// The NTP state as clockscope reports it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct NtpState {
     /// STA_UNSYNC clear and adjtimex did not return TIME_ERROR.
     pub synchronised: bool,

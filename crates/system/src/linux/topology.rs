@@ -37,6 +37,7 @@ pub const MAX_SMT_THREADS: usize = 256;
 
 /// Where one CPU sits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuPlace {
     /// The logical CPU number.
     pub cpu: usize,
@@ -55,6 +56,7 @@ pub struct CpuPlace {
 
 /// The places of a set of CPUs, and what was absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Topology {
     /// One entry per CPU asked for, ascending.
     pub cpus: Vec<CpuPlace>,

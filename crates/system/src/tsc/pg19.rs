@@ -25,6 +25,7 @@ use serde::Serialize;
 
 /// PostgreSQL's `TscClockSourceInfo` plus the `auto` policy's answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PgTscInfo {
     /// `frequency_source`: how the frequency was determined (never empty
     /// once detection ran on x86-64).
@@ -196,6 +197,7 @@ pub fn read_current_clocksource(root: &std::path::Path) -> Option<Vec<u8>> {
 /// choice, the spread of its calibration over several runs and how far
 /// its frequency is from clockscope's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Pg19View {
     /// `TSC frequency source: ...` as pg_test_timing prints it.
     pub frequency_source: String,

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 /// Where the evidence came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReportSource {
     /// This machine: native CPUID, the kernel under `root`, calibrations.
@@ -36,6 +37,7 @@ pub enum ReportSource {
 /// Everything `clockscope tsc` reports. The first fields are the stable,
 /// documented JSON keys.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TscReport {
     /// CPU vendor string (`null` without CPUID).
     pub vendor: Option<String>,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// Every frequency source clockscope knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SourceId {
     /// Leaf 0x15 with the crystal frequency it enumerates (ECX).

@@ -19,6 +19,7 @@ pub struct RoundPair {
 
 /// What ended the pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Another pair would have passed the time budget.
@@ -31,6 +32,7 @@ pub enum StopReason {
 
 /// What TIMING ON added per row in the model.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExecutorLoopCost {
     /// The clock read, as pg_test_timing names it.
     pub clock: String,
@@ -88,6 +90,7 @@ pub struct ExecutorLoopCost {
 
 /// The model's pairs on one CPU, when it ran pinned.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuRun {
     /// The CPU.
     pub cpu: usize,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 /// One clock's results for one package pair (or within one package), for
 /// the report by topology.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PackageGroup {
     /// The clock's command-line name.
     pub clock: &'static str,
@@ -52,6 +53,7 @@ pub struct PackageGroup {
 
 /// One clock's one-line answer by package.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClockAnswer {
     /// The clock's command-line name.
     pub clock: &'static str,

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 /// The verdict on one clock for one CPU pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// No warp, and the offset bounds contain 0.
@@ -53,6 +54,7 @@ impl Verdict {
 /// One clock on one CPU pair. `_a_to_b` / `b_behind_a` name the direction;
 /// offsets are `clock_b - clock_a`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClockPairReport {
     /// The clock's command-line name (`rdtscp`, `monotonic`).
     pub clock: &'static str,
@@ -95,6 +97,7 @@ pub struct ClockPairReport {
 
 /// Every clock on one CPU pair.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PairReport {
     /// The pair as planned: its CPUs, how they relate, their packages and
     /// the planned duration of each of its tests.
@@ -106,6 +109,7 @@ pub struct PairReport {
 
 /// The whole run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CrossCpuReport {
     /// The CPUs tested.
     pub cpus: Vec<usize>,

@@ -24,6 +24,7 @@ use std::fmt;
 
 /// The TSC scale read from a perf_event mmap page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PerfTimeScale {
     /// Multiplier: ns = (cycles * time_mult) >> time_shift.
     pub time_mult: u32,

@@ -59,6 +59,7 @@ pub(crate) const LEAF_POWER_MANAGEMENT: u32 = 0x8000_0007;
 
 /// Leaf 0x15: TSC frequency = crystal (ECX Hz) * EBX / EAX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Leaf15 {
     /// Denominator of the TSC / crystal ratio.
     pub eax_denominator: u32,
@@ -72,6 +73,7 @@ pub struct Leaf15 {
 /// are kept whole, as Linux and PostgreSQL use them (bits 31:16 are reserved
 /// and zero on real CPUs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Leaf16 {
     /// Base frequency, MHz (EAX).
     pub base_mhz: u32,
@@ -83,6 +85,7 @@ pub struct Leaf16 {
 
 /// Leaf 0x40000000 (and 0x40000010 when present).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct HypervisorLeaves {
     /// The 12-byte signature from EBX, ECX, EDX, NULs removed for display
     /// (e.g. "KVMKVMKVM", "VMwareVMware", "Microsoft Hv").
@@ -111,6 +114,7 @@ impl HypervisorLeaves {
 
 /// Everything about the TSC that CPUID says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct CpuidFacts {
     /// Vendor string of leaf 0 ("GenuineIntel", "AuthenticAMD", ...), control
     /// characters escaped.

@@ -41,6 +41,7 @@ pub const DISAGREEMENT_LIMIT_PPM: f64 = 500.0;
 
 /// One source's value, or why it has none.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FrequencySource {
     /// The label (see [`SourceId::label`]).
     pub source: &'static str,
@@ -115,6 +116,7 @@ pub struct FrequencyInputs<'a> {
 
 /// Which frequency PostgreSQL 19 would use.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostgresChoice {
     /// Whether PostgreSQL has a TSC at all (RDTSCP and invariant TSC).
     pub tsc_usable: bool,
@@ -131,6 +133,7 @@ pub struct PostgresChoice {
 
 /// Which frequency clockscope uses.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ClockscopeChoice {
     /// The frequency in use, kHz (`None`: no trustworthy frequency).
     pub khz: Option<u64>,
@@ -145,6 +148,7 @@ pub struct ClockscopeChoice {
 /// Whether the sources that measure the actual TSC rate agree with the
 /// frequency in use within [`DISAGREEMENT_LIMIT_PPM`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Agreement {
     /// The cross-checking sources agree.
     pub agree: bool,
@@ -177,6 +181,7 @@ impl Agreement {
 
 /// The frequency table and both choices.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FrequencyReport {
     /// Every source, in [`SourceId::ALL`] order.
     pub sources: Vec<FrequencySource>,

@@ -42,6 +42,7 @@ pub use crate::evidence::Check as Reason;
 
 /// PostgreSQL 19's `auto` decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostgresAuto {
     /// `tsc_use_by_default`: `SHOW timing_clock_source` gives `auto (tsc)`.
     pub use_by_default: bool,
@@ -55,6 +56,7 @@ pub struct PostgresAuto {
 
 /// clockscope's decision.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct TscDecision {
     /// Every check passed.
     pub trusted: bool,
@@ -68,6 +70,7 @@ pub struct TscDecision {
 
 /// What the kernel log says about the TSC, reduced to what decisions need.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KernelLogTsc {
     /// Log records read.
     pub records: u64,
@@ -87,6 +90,7 @@ pub struct KernelLogTsc {
 /// The kernel evidence the decisions use. Built from
 /// [`LinuxEvidence`] or injected by tests.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct KernelEvidence {
     /// The kernel's release (`uname -r`).
     pub kernel_release: Evidence<String>,

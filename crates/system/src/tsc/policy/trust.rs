@@ -275,7 +275,7 @@ fn yes_no(b: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     //! Each trust rule alone, on evidence that passes it and evidence that
-    //! fails it; `tests/tsc_policy.rs` covers the decision as a whole.
+    //! fails it; `tests/all/tsc_policy.rs` covers the decision as a whole.
 
     use super::*;
     use crate::linux::KernelCmdline;

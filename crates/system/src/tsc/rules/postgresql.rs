@@ -16,6 +16,7 @@ pub const PG_SOURCE_CALIBRATION: &str = "x86, calibration";
 
 /// PostgreSQL 19's CPUID outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PostgresCpuid {
     /// RDTSCP and invariant TSC are both present (otherwise PostgreSQL has no TSC).
     pub tsc_usable: bool,

@@ -1,0 +1,268 @@
+//! `sweep`'s judgement: each clocksource's rounds combined into its row and
+//! an interval, and the recommendation, which advises a kernel change only
+//! when the read costs are told apart beyond the noise.
+//!
+//! The sweep measures the clocksources interleaved, [`ROUNDS`] rounds of
+//! `A B C`, each slice a `-d / ROUNDS` run of `check`'s loop, so that a
+//! burst of interference (another process on the CPU for a second) lands
+//! in one slice of one clocksource, not in one clocksource's whole run. A
+//! slice's read cost is `check`'s (the mean read without interference gaps,
+//! [`clockscope_system::interference::read_cost_ns`]); a row's read cost
+//! is the median of its slices, with the median's order-statistics 95%
+//! interval ([`clockscope_system::stats::median_interval`], which needs 6 samples;
+//! [`ROUNDS`] says why 10). A median always lies inside its interval.
+//!
+//! A change is advised only when both hold: the intervals of the cheapest
+//! clocksource and of the one in use do not overlap, and the difference of
+//! their medians is at least [`KEEP_CURRENT_WITHIN`] of the one in use's
+//! read cost. Otherwise the clocksources are not distinguishable here and
+//! the one in use is kept.
+
+use crate::commands::check::model::stats::{ClockStats, Percentiles};
+use crate::commands::sweep::model::{Recommendation, SweepResult};
+use clockscope_system::engine::Estimate;
+
+/// Interleaved rounds per sweep: each clocksource is measured this many
+/// times, `-d / ROUNDS` each. 6 is the fewest samples with a 95% interval
+/// of a median, and that interval is the smallest to the largest round, so
+/// one disturbed round stretches it; with 10 it runs from the second
+/// smallest to the second largest (97.9%), so one disturbed round does not.
+pub const ROUNDS: u32 = 10;
+
+/// A change is advised only for a read-cost difference of at least this
+/// fraction of the read cost in use (and intervals apart): a switch needs a
+/// reboot to persist and can be undone by the kernel's watchdog, and
+/// run-to-run differences of a few percent are common between boots and on
+/// VMs, so a smaller gain is not worth it even when measured.
+pub const KEEP_CURRENT_WITHIN: f64 = 0.10;
+
+/// The median of unsigned values (the lower middle for an even count).
+fn median_u64(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
+/// One clocksource's slices as one set of statistics: loops, elapsed time
+/// and backward steps added up, the average loop over all of them, the
+/// read cost the median of the slices' (see the module), each percentile
+/// the median of the slices', the maximum the largest.
+pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
+    let mut all = slices.first()?.clone();
+    all.loops = slices.iter().map(|s| s.loops).sum();
+    all.elapsed_ns = slices.iter().map(|s| s.elapsed_ns).sum();
+    all.avg_loop_ns = if all.loops > 0 {
+        all.elapsed_ns as f64 / all.loops as f64
+    } else {
+        0.0
+    };
+    all.read_cost_ns = Estimate::of(read_costs(slices)).map_or(0.0, |e| e.median_ns);
+    let pick = |f: fn(&Percentiles) -> u64| median_u64(slices.iter().map(|s| f(&s.percentiles_ns)).collect());
+    all.percentiles_ns = Percentiles {
+        p50: pick(|p| p.p50),
+        p90: pick(|p| p.p90),
+        p99: pick(|p| p.p99),
+        p99_9: pick(|p| p.p99_9),
+        p99_99: pick(|p| p.p99_99),
+        max: slices.iter().map(|s| s.percentiles_ns.max).max().unwrap_or(0),
+    };
+    all.under_1us_pct = if all.loops > 0 {
+        slices.iter().map(|s| s.under_1us_pct * s.loops as f64).sum::<f64>() / all.loops as f64
+    } else {
+        0.0
+    };
+    all.backward_steps = slices.iter().map(|s| s.backward_steps).sum();
+    all.largest_backward_ns = slices.iter().map(|s| s.largest_backward_ns).max().unwrap_or(0);
+    all.interrupted = slices.iter().any(|s| s.interrupted);
+    Some(all)
+}
+
+/// Each slice's read cost, in the order measured.
+pub fn read_costs(slices: &[ClockStats]) -> Vec<f64> {
+    slices.iter().map(|s| s.read_cost_ns).collect()
+}
+
+fn shown(r: &SweepResult) -> String {
+    match &r.read_cost.interval {
+        Some(i) => format!(
+            "{} {:.1} ns (95% interval {:.1} to {:.1})",
+            r.clocksource, r.read_cost.median_ns, i.low, i.high
+        ),
+        None => format!(
+            "{} {:.1} ns (no interval: {} round(s), 6 needed)",
+            r.clocksource,
+            r.read_cost.median_ns,
+            r.read_cost.samples_ns.len()
+        ),
+    }
+}
+
+/// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
+/// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
+pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
+    match (&cheap.read_cost.interval, &dear.read_cost.interval) {
+        (Some(c), Some(d)) => {
+            c.high < d.low
+                && dear.read_cost.median_ns - cheap.read_cost.median_ns
+                    >= KEEP_CURRENT_WITHIN * dear.read_cost.median_ns
+        }
+        _ => false,
+    }
+}
+
+/// The choice among the rows that count: sound (valid, measured, never
+/// backwards, not cut short) and, where any is, served by the vDSO and
+/// passing PostgreSQL's rule. A change from `original` only when the
+/// cheapest is [`told_apart`] from it; otherwise `original` is kept.
+pub fn recommend(results: &[SweepResult], original: &str) -> Option<Recommendation> {
+    let sound: Vec<&SweepResult> = results
+        .iter()
+        .filter(|r| r.valid && r.loops > 0 && r.backward_steps == 0 && !r.interrupted)
+        .collect();
+    let good: Vec<&SweepResult> = sound
+        .iter()
+        .copied()
+        .filter(|r| r.syscall_fallback.is_none() && r.postgresql_rule.as_ref().is_some_and(|p| p.passed))
+        .collect();
+    let pool = if good.is_empty() { &sound } else { &good };
+    let best = *pool
+        .iter()
+        .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns))?;
+    let threshold = format!("{:.0}%", KEEP_CURRENT_WITHIN * 100.0);
+    let keep = |why: String, distinguishable: bool| Recommendation {
+        clocksource: original.to_string(),
+        in_use: true,
+        why,
+        kernel_parameter: format!("clocksource={original}"),
+        distinguishable,
+    };
+    let Some(current) = sound.iter().copied().find(|r| r.clocksource == original) else {
+        return Some(keep(
+            format!(
+                "{original} (in use) was not measured soundly, so nothing is compared with it: no change advised \
+                 (sweep it too, without --only, to compare)"
+            ),
+            false,
+        ));
+    };
+    if best.clocksource == original {
+        // The one in use is the cheapest: told apart from the runner-up, or not.
+        let next = pool
+            .iter()
+            .copied()
+            .filter(|r| r.clocksource != original)
+            .min_by(|a, b| a.read_cost.median_ns.total_cmp(&b.read_cost.median_ns));
+        let apart = next.is_some_and(|n| told_apart(current, n));
+        return Some(keep(
+            format!(
+                "{} has the lowest read cost measured{}",
+                shown(current),
+                match next {
+                    Some(n) if apart => format!(", apart from the next ({})", shown(n)),
+                    Some(n) => format!(", not distinguishable here from {}", shown(n)),
+                    None => String::new(),
+                }
+            ),
+            apart,
+        ));
+    }
+    if told_apart(best, current) {
+        return Some(Recommendation {
+            clocksource: best.clocksource.clone(),
+            in_use: false,
+            why: format!(
+                "{} against {} (in use): the 95% intervals do not overlap and the difference, {:.1} ns, is at least \
+                 {threshold} of the read cost in use{}",
+                shown(best),
+                shown(current),
+                current.read_cost.median_ns - best.read_cost.median_ns,
+                if good.is_empty() {
+                    "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
+                } else {
+                    "; it stays in the vDSO and passes PostgreSQL's rule"
+                }
+            ),
+            kernel_parameter: format!("clocksource={}", best.clocksource),
+            distinguishable: true,
+        });
+    }
+    Some(keep(
+        format!(
+            "{} and {} (in use) are not distinguishable here (intervals that overlap, or a difference under \
+             {threshold} of the read cost in use): keep {original}",
+            shown(best),
+            shown(current)
+        ),
+        false,
+    ))
+}
+
+/// How to make the choice persistent, and when a choice can be undone by the system.
+pub fn persistence_advice(name: &str) -> Vec<String> {
+    vec![
+        format!(
+            "persistent: add clocksource={name} to the kernel command line (Debian/Ubuntu: GRUB_CMDLINE_LINUX in \
+             /etc/default/grub, then update-grub; RHEL/Fedora: grubby --update-kernel=ALL --args=clocksource={name}), \
+             reboot, and check /proc/cmdline and current_clocksource; a switch through sysfs lasts until reboot"
+        ),
+        "caveat, VM live migration: the TSC of the new host may run at another rate or offset; kvm-clock, \
+         hyperv_clocksource_tsc_page and xen correct for that, a raw tsc does not unless the hypervisor scales it \
+         (TSC scaling, an invariant TSC exposed to the guest); check with `clockscope tsc` after a migration"
+            .to_string(),
+        "caveat, suspend and resume (hibernation, VM pause): the TSC may stop or be reset; the kernel re-checks it on \
+         resume and may mark it unstable"
+            .to_string(),
+        "caveat, the kernel's clocksource watchdog compares the clocksource with another (hpet, acpi_pm) and, on a \
+         disagreement, marks it unstable and switches away for good (dmesg: \"Marking clocksource 'tsc' as \
+         unstable\"); clocksource= cannot override that, and tsc=reliable disables the check: use it only where \
+         `clockscope tsc` trusts the TSC"
+            .to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clockscope_system::stats::{median, CONFIDENCE};
+
+    /// Every read-cost interval the sweep prints holds its estimate (the
+    /// median), whatever the rounds: 2000 sets of 6 to 40 rounds, costs
+    /// from a fixed-seed generator, ties and outliers included.
+    #[test]
+    fn an_interval_always_contains_its_estimate() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let n = 6 + (next() % 35) as usize;
+            let samples: Vec<f64> = (0..n)
+                .map(|_| match next() % 10 {
+                    0 => 300.0 + (next() % 1000) as f64,
+                    1 => 24.0,
+                    _ => 20.0 + (next() % 100) as f64 / 10.0,
+                })
+                .collect();
+            let m = median(&samples).unwrap();
+            let i = Estimate::of(samples.clone()).unwrap().interval.unwrap();
+            assert!(i.low <= m && m <= i.high, "{samples:?}: {m} outside {i:?}");
+            assert!(i.coverage >= CONFIDENCE, "{i:?}");
+        }
+        // Under 6 rounds: no interval at all, never one without its estimate.
+        assert!(Estimate::of(vec![20.0, 21.0, 22.0, 23.0, 24.0])
+            .unwrap()
+            .interval
+            .is_none());
+    }
+
+    #[test]
+    fn ten_rounds_keep_one_disturbed_round_out_of_the_interval() {
+        let mut rounds = vec![24.0; 9];
+        rounds.insert(0, 300.0);
+        let i = Estimate::of(rounds.to_vec()).unwrap().interval.unwrap();
+        assert_eq!((i.low, i.high), (24.0, 24.0));
+        assert_eq!(rounds.len(), ROUNDS as usize);
+    }
+}

@@ -1,0 +1,455 @@
+//! `clockscope sweep`: every kernel clocksource measured in turn, the way
+//! PostgreSQL's documentation compares tsc, hpet and acpi_pm by hand, and
+//! the original put back whatever happens.
+//!
+//! Without `--apply` it lists the clocksources and says what it would do.
+//! With `--apply` (root only) it takes the machine's sweep lock
+//! ([`SwitchLock`]: one sweep at a time), switches to each one through
+//! [`clockscope_system::linux::clocksource`] (a name still available, written, then
+//! read back), measures the system clock with `check`'s engine (the
+//! library's loop, `check`'s statistics and verdict: PostgreSQL's rule,
+//! syscall fallback, the EXPLAIN prediction) in [`ROUNDS`] interleaved
+//! rounds, judged by [`crate::commands::sweep::judge`] (a change advised only when the
+//! read costs' intervals are apart), reads `current_clocksource`
+//! back after each measurement (a change it did not make invalidates the row
+//! and ends the sweep), and restores the original, only over a clocksource
+//! it put in place itself, by one of two hands. While the process lives,
+//! the guard ([`ClocksourceGuard`]) restores: at the end, on an error, while
+//! a panic unwinds, and after the first SIGINT/SIGTERM/SIGHUP (the loop
+//! stops, then the normal path restores). When the process dies instead (a
+//! second Ctrl-C's forced exit, any other terminating signal, SIGKILL, a
+//! crash), a [`crate::guardian`] child started before each switch restores
+//! it. When even that fails, the error line
+//! ends with the command that restores it by hand.
+
+use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
+use crate::commands::check::judge::{self as verdict, VerdictInputs};
+use crate::commands::check::model::stats::ClockStats;
+use crate::commands::sweep::model::RestoreOutcome;
+use crate::commands::sweep::model::{SweepReport, SweepResult, SCHEMA_VERSION};
+use crate::report::Renderer;
+use crate::{exit, progress};
+use anyhow::bail;
+use clap::Args;
+use clockscope::Control;
+use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope_system::engine::Estimate;
+use clockscope_system::escape::escape_untrusted;
+use clockscope_system::linux::clocksource::{
+    check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
+};
+use std::any::Any;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The live sysfs mount.
+pub const LIVE_SYSFS: &str = "/sys";
+
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Switch the kernel's clocksource for real (root only); without it, only list what would be done.
+    /// One sweep at a time per machine: a second --apply while one runs refuses at once, in one line
+    /// (the lock is /run/clockscope-sweep.lock, or DIR/.sys.clockscope-sweep.lock beside DIR/sys with --root DIR).
+    /// The original is put back on any end: success, error, any catchable signal, and SIGKILL or a crash
+    /// (a guardian child process restores it within a second), but never over a change someone else made meanwhile.
+    #[arg(long)]
+    pub apply: bool,
+
+    /// Sweep only this clocksource (repeatable; must be in available_clocksource).
+    #[arg(long = "only", value_name = "NAME")]
+    pub only: Vec<String>,
+
+    /// How long to measure the system clock under each clocksource, in all: split into 10 interleaved rounds
+    /// (A B C A B C ...) whose median read cost and its 95% interval are compared. A plain number is seconds
+    /// (fractions allowed), or give a unit (`500ms`, `2s`, `1m`).
+    #[arg(short, long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds, allow_hyphen_values = true)]
+    pub duration: f64,
+
+    /// Read and switch the clocksource files under DIR/sys instead of /sys (tests, support bundles):
+    /// DIR/sys/devices/system/clocksource/clocksource0/ holds them. The same option as `tsc --root`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// The sysfs directory swept without `--root` (in-process tests set it; not an option: the former
+    /// `--sysfs-root DIR` is `--root DIR/..`, and clap's hidden options would still be completed).
+    #[arg(skip = PathBuf::from(LIVE_SYSFS))]
+    pub sysfs_root: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub output: crate::args::OutputArg,
+
+    /// ns per row of a count(*) with TIMING OFF, for the EXPLAIN ANALYZE prediction (as in `check`).
+    #[arg(long, value_name = "NS", allow_hyphen_values = true, value_parser = parse_baseline_row_ns)]
+    pub baseline_row_ns: Option<f64>,
+
+    #[command(flatten)]
+    pub verbose: crate::args::VerboseArg,
+}
+
+impl Default for SweepArgs {
+    fn default() -> Self {
+        SweepArgs {
+            apply: false,
+            only: Vec::new(),
+            duration: 1.0,
+            root: None,
+            sysfs_root: PathBuf::from(LIVE_SYSFS),
+            format: CheckFormat::Text,
+            baseline_row_ns: None,
+            output: crate::args::OutputArg::default(),
+            verbose: crate::args::VerboseArg::default(),
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The sysfs directory swept: `--root DIR`'s DIR/sys, else `--sysfs-root` (default /sys).
+    pub fn sysfs(&self) -> PathBuf {
+        match &self.root {
+            Some(root) => root.join("sys"),
+            None => self.sysfs_root.clone(),
+        }
+    }
+}
+
+pub use crate::commands::sweep::judge::{persistence_advice, recommend, KEEP_CURRENT_WITHIN, ROUNDS};
+
+/// `check`'s statistics and verdict for the system clock measured under `clocksource`.
+pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, baseline_source: &str) -> SweepResult {
+    let inputs = VerdictInputs {
+        current_clocksource: Some(clocksource.to_string()),
+        baseline_row_ns,
+        baseline_source: baseline_source.to_string(),
+        baseline_is_example: baseline_source == verdict::DEFAULT_BASELINE_SOURCE,
+        ..Default::default()
+    };
+    let v = verdict::decide(std::slice::from_ref(&stats), &inputs);
+    SweepResult {
+        clocksource: clocksource.to_string(),
+        read_back: clocksource.to_string(),
+        read_cost: Estimate::of(vec![stats.read_cost_ns]).expect("one sample"),
+        avg_loop_ns: stats.avg_loop_ns,
+        loops: stats.loops,
+        percentiles_ns: stats.percentiles_ns,
+        under_1us_pct: stats.under_1us_pct,
+        backward_steps: stats.backward_steps,
+        clock_gettime: if v.syscall_fallback.is_some() {
+            "syscall"
+        } else {
+            "vdso"
+        }
+        .to_string(),
+        syscall_fallback: v.syscall_fallback,
+        postgresql_rule: v.postgresql_rule,
+        explain: v.explain_system,
+        status: v.status,
+        interrupted: stats.interrupted,
+        read_back_after: clocksource.to_string(),
+        valid: true,
+        invalid_reason: None,
+    }
+}
+
+struct MeasureSystemClock<'a> {
+    duration_ns: u64,
+    bar: &'a indicatif::ProgressBar,
+}
+
+impl ClockVisitor for MeasureSystemClock<'_> {
+    type Output = ClockStats;
+    fn visit<C: ClockSource>(self, clock: &C) -> ClockStats {
+        // The read-cost engine, as `check` measures a clock: interference
+        // taken out (steal summed over the CPUs this process may use), a
+        // noisy run repeated inside the slice.
+        let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
+        let (m, i) = clockscope_system::engine::measure_clean(clock, self.duration_ns, cpus.as_deref(), |_, p| {
+            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
+            if exit::interrupted() {
+                Control::Stop
+            } else {
+                Control::Continue
+            }
+        });
+        let mut s = ClockStats::from_measurement(ClockId::Monotonic, &m, None);
+        s.resolution_ns = m.observed_step_ns(clock);
+        s.interference = i;
+        s
+    }
+}
+
+/// Measures clock_gettime(CLOCK_MONOTONIC) for `duration_ns` with `check`'s loop (one round's slice).
+pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Result<ClockStats> {
+    let bar = progress::bar("measuring", duration_ns);
+    bar.set_prefix(format!("clocksource {}", escape_untrusted(clocksource)));
+    let stats = clockscope::visit(ClockId::Monotonic, None, MeasureSystemClock { duration_ns, bar: &bar })?;
+    bar.finish_and_clear();
+    Ok(stats)
+}
+
+/// The measurement run under each clocksource: `check`'s engine in
+/// production; tests pass scripted clocks, or one that panics or removes a file.
+pub type Measure<'a> = &'a mut dyn FnMut(&str) -> anyhow::Result<ClockStats>;
+
+/// Whether a process with effective uid `euid` may switch clocksources.
+pub fn require_root(euid: u32) -> anyhow::Result<()> {
+    if euid != 0 {
+        bail!(
+            "--apply switches the kernel's clocksource and needs root (effective uid {euid}); without --apply, \
+             sweep only lists what it would do"
+        );
+    }
+    Ok(())
+}
+
+/// What keeps the original safe while a switched clocksource is in place,
+/// beyond the guard: called with (the clocksource about to be switched to,
+/// the original) before each switch; what it returns is dropped once the
+/// next switch is made or the original is back. Production:
+/// [`protect_sysfs`]; in-process tests: [`unprotected`] or their own.
+pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
+
+/// No protection beyond the guard (in-process tests: the process does not die).
+pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
+    Ok(Box::new(()))
+}
+
+/// The guardian of the clocksource files of `control` while `switched` is in
+/// place: a child process that writes `original` back when this process
+/// dies without dismissing it (any death: a signal, a second Ctrl-C's
+/// forced exit, SIGKILL, a crash), if the file still reads `switched` and
+/// `original` is still available. It also holds `lock_fd` (the sweep lock)
+/// until it exits, so no second sweep starts over a half-restored state.
+pub fn protect_sysfs(
+    control: &SysfsClocksource,
+    switched: &str,
+    original: &str,
+    lock_fd: Option<std::os::fd::RawFd>,
+) -> anyhow::Result<crate::guardian::Guardian> {
+    use crate::cleanup::Cleanup;
+    let current = control.current_path();
+    // Names are validated (letters, digits, '_', '-', '.'): safe to print.
+    let cleanup = Cleanup::write(&current, format!("{original}\n").as_bytes())?
+        .if_file_reads(&current, switched)?
+        .if_file_lists(&control.available_path(), original)?
+        .with_note(&format!(
+            "clockscope: the sweep died (a signal, SIGKILL or a crash) with clocksource {switched} in place: its \
+             guardian wrote {original} back"
+        ));
+    crate::guardian::Guardian::spawn(cleanup, lock_fd.as_slice())
+        .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))
+}
+
+/// The sweep itself, with its inputs injected: the clocksource files
+/// (`control`), the effective uid, the measurement and the protection.
+/// Restores the original before returning, on every path, unless someone
+/// else changed the clocksource since the sweep's last switch.
+pub fn sweep(
+    args: &SweepArgs,
+    control: Arc<dyn ClocksourceControl>,
+    clocksource_dir: &str,
+    euid: u32,
+    measure_one: Measure<'_>,
+    protect: Protect<'_>,
+) -> anyhow::Result<SweepReport> {
+    let available = control.available()?;
+    let original = control.current()?;
+    let planned = plan(&available, &args.only)?;
+    let baseline_row_ns = args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS);
+    let baseline_source = if args.baseline_row_ns.is_some() {
+        "--baseline-row-ns".to_string()
+    } else {
+        verdict::DEFAULT_BASELINE_SOURCE.to_string()
+    };
+    let mut report = SweepReport {
+        stamp: crate::report::stamp::ReportStamp::now(SCHEMA_VERSION),
+        clocksource_dir: clocksource_dir.to_string(),
+        // By what the files are (on a sysfs mount), not how the path is spelled.
+        live_sysfs: clockscope_system::linux::identity::is_kernel_clocksource_dir(&args.sysfs().join(CLOCKSOURCE0)),
+        original: original.clone(),
+        available,
+        planned: planned.clone(),
+        applied: args.apply,
+        duration_per_clocksource_s: args.duration,
+        rounds: ROUNDS,
+        baseline_row_ns,
+        baseline_source,
+        results: Vec::new(),
+        recommendation: None,
+        persistence: Vec::new(),
+        interrupted: false,
+        restore: None,
+        final_clocksource: None,
+        changed_by_others: None,
+    };
+    if !args.apply {
+        return Ok(report);
+    }
+    require_root(euid)?;
+    check_restorable(&original, &report.available)?;
+
+    // Declared before the guard, so dropped after it, also while a panic
+    // unwinds: the last switch stays covered until the original is back.
+    let mut protection: Option<Box<dyn Any>> = None;
+    let guard = ClocksourceGuard::new(control.clone())?;
+    // The one the guard restores (read again just before the first switch).
+    report.original = guard.original().to_string();
+    let outcome = visit_each(
+        &planned,
+        &guard,
+        &mut Steps {
+            measure_one,
+            protect,
+            protection: &mut protection,
+        },
+        &mut report,
+    );
+    let restored = guard.finish();
+    // Only now: the protection covers the last switch until the original is back.
+    drop(protection);
+    let restored = match (outcome, restored) {
+        (Ok(()), Ok(r)) => r,
+        (Ok(()), Err(restore_err)) => return Err(restore_err.into()),
+        (Err(e), Ok(r)) => {
+            return Err(match r {
+                Restored::LeftAlone { current } => e.context(format!(
+                    "clocksource {} left in place: someone else put it there after the sweep's last switch",
+                    escape_untrusted(&current)
+                )),
+                _ => e.context(format!("clocksource {} restored", escape_untrusted(&report.original))),
+            })
+        }
+        (Err(e), Err(restore_err)) => return Err(anyhow::anyhow!("{e}; {restore_err}")),
+    };
+    report.restore = Some(match restored {
+        Restored::Restored => RestoreOutcome::Restored,
+        Restored::InPlace => RestoreOutcome::InPlace,
+        Restored::LeftAlone { .. } => RestoreOutcome::LeftAlone,
+    });
+    report.final_clocksource = control.current().ok();
+    report.recommendation = recommend(&report.results, &report.original);
+    // How to persist a change, only when one is advised.
+    if let Some(r) = report.recommendation.as_ref().filter(|r| !r.in_use) {
+        report.persistence = persistence_advice(&r.clocksource);
+    }
+    Ok(report)
+}
+
+/// What [`visit_each`] does at each clocksource besides switching.
+struct Steps<'m, 'p, 'o> {
+    measure_one: Measure<'m>,
+    protect: Protect<'p>,
+    protection: &'o mut Option<Box<dyn Any>>,
+}
+
+/// Protects, switches to, measures and reads back each planned clocksource
+/// in turn, [`ROUNDS`] rounds interleaved (`A B C A B C ...`, each slice a
+/// `-d / ROUNDS` measurement), until the rounds end, Ctrl-C, an error, or a
+/// change the sweep did not make; then one row per clocksource measured.
+fn visit_each(
+    planned: &[String],
+    guard: &ClocksourceGuard,
+    steps: &mut Steps<'_, '_, '_>,
+    report: &mut SweepReport,
+) -> anyhow::Result<()> {
+    let mut slices: Vec<Vec<ClockStats>> = vec![Vec::new(); planned.len()];
+    // The clocksource during whose slice someone else changed it, and what it read then.
+    let mut changed: Option<(usize, String)> = None;
+    'rounds: for _ in 0..ROUNDS {
+        for (i, name) in planned.iter().enumerate() {
+            if exit::interrupted() {
+                report.interrupted = true;
+                break 'rounds;
+            }
+            // In place before the write, so no moment is unprotected.
+            let next = (steps.protect)(name, &report.original)?;
+            guard.switch_to(name)?;
+            *steps.protection = Some(next);
+            let stats = (steps.measure_one)(name)?;
+            let after = guard.control().current()?;
+            let cut = stats.interrupted;
+            slices[i].push(stats);
+            if after != *name {
+                changed = Some((i, after));
+                break 'rounds;
+            }
+            if cut {
+                report.interrupted = true;
+                break 'rounds;
+            }
+        }
+    }
+    for (i, (name, measured)) in planned.iter().zip(&slices).enumerate() {
+        let Some(all) = crate::commands::sweep::judge::combine(measured) else {
+            continue;
+        };
+        let mut r = result_for(name, all, report.baseline_row_ns, &report.baseline_source);
+        if let Some(e) = Estimate::of(crate::commands::sweep::judge::read_costs(measured)) {
+            r.read_cost = e;
+        }
+        if let Some((_, after)) = changed.as_ref().filter(|(j, _)| *j == i) {
+            r.valid = false;
+            r.invalid_reason = Some(format!(
+                "current_clocksource read {after} after the measurement, not {name}: changed during it by \
+                 someone else or the kernel's clocksource watchdog, so these numbers are not {name}'s alone"
+            ));
+            report.changed_by_others = Some(format!(
+                "the clocksource changed from {name} to {after} during the measurement of {name}, not by this \
+                 sweep: the sweep stopped there"
+            ));
+            r.read_back_after = after.clone();
+        }
+        report.results.push(r);
+    }
+    Ok(())
+}
+
+/// The renderer of `format`: the one-screen text unless `verbose`.
+pub fn renderer(format: CheckFormat, verbose: bool) -> Renderer<SweepReport> {
+    match format {
+        CheckFormat::Text if verbose => crate::commands::sweep::write_text as Renderer<_>,
+        CheckFormat::Text => crate::commands::sweep::write_summary_text as Renderer<_>,
+        CheckFormat::Json => crate::report::json::write as Renderer<_>,
+        CheckFormat::Prometheus => crate::commands::sweep::write_prometheus as Renderer<_>,
+    }
+}
+
+/// Runs the command, writing its report to `out`; returns the exit code.
+pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let sysfs = args.sysfs();
+    let control = Arc::new(SysfsClocksource::new(&sysfs));
+    let dir = sysfs.join(CLOCKSOURCE0).to_string_lossy().into_owned();
+    let euid = clockscope_system::linux::clocksource::effective_uid();
+    let lock = if args.apply {
+        require_root(euid)?;
+        // Bad names and missing files are refused before the lock file is made.
+        let available = control.available()?;
+        plan(&available, &args.only)?;
+        check_restorable(&control.current()?, &available)?;
+        exit::install_interrupt_handler();
+        Some(SwitchLock::acquire(&sysfs)?)
+    } else {
+        None
+    };
+    let lock_fd = lock.as_ref().map(SwitchLock::raw_fd);
+    let files = control.clone();
+    let mut protect = |switched: &str, original: &str| -> anyhow::Result<Box<dyn Any>> {
+        Ok(Box::new(protect_sysfs(&files, switched, original, lock_fd)?))
+    };
+    // Each clocksource's -d is split into its interleaved rounds.
+    let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
+    let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
+    let report = sweep(args, control, &dir, euid, &mut measure_one, &mut protect)?;
+    drop(lock);
+    renderer(args.format, args.verbose.verbose)(out, &report)?;
+    Ok(report.exit_code())
+}
+
+/// The lock file a sweep of `sysfs_root` takes (see [`SwitchLock`]).
+pub fn lock_path(sysfs_root: &Path) -> anyhow::Result<PathBuf> {
+    Ok(SwitchLock::path_for(sysfs_root)?)
+}

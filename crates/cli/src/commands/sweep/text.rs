@@ -1,0 +1,377 @@
+//! `clockscope sweep`'s text table and Prometheus exposition (the JSON form
+//! is the report serialised, documented in docs/schema/sweep.schema.json).
+
+use crate::commands::sweep::model::{RestoreOutcome, SweepReport, SweepResult};
+use crate::report::prometheus::label;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// The full human report (`--verbose`): what is available and where it was
+/// read, the plan or the table with its legend, the recommendation.
+pub fn write_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    text(out, r, true)
+}
+
+/// The one-screen report (the default): the table, the problems and the
+/// recommendation, without the sysfs directory and the column legend.
+pub fn write_summary_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    text(out, r, false)
+}
+
+fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+    // Every line fitted to 100 columns (crate::report::text).
+    let mut fit = crate::report::text::fitted(out);
+    let out: &mut dyn Write = &mut fit;
+    crate::report::text::write_header(out, &r.stamp)?;
+    writeln!(out)?;
+    write_clocksources(out, r, verbose)?;
+    writeln!(out)?;
+    if !r.applied {
+        return write_plan(out, r);
+    }
+    write_table(out, r, verbose)?;
+    write_intervals(out, r)?;
+    write_notes(out, r)?;
+    write_restore(out, r)?;
+    write_recommendation(out, r)?;
+    if !verbose {
+        writeln!(
+            out,
+            "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+        )?;
+    }
+    Ok(())
+}
+
+/// The clocksource in use, those available, and (`verbose`) where they were read.
+fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+    writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
+    writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
+    if verbose {
+        writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
+    }
+    if !r.live_sysfs {
+        writeln!(
+            out,
+            "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row measures the \
+             clocksource really in use."
+        )?;
+    } else if !r.clocksource_dir.starts_with("/sys/") {
+        writeln_escaped!(
+            out,
+            "Note: {} is on the kernel's sysfs (under another name): switching there changes the kernel's clocksource, \
+             as /sys does.",
+            r.clocksource_dir
+        )?;
+    }
+    Ok(())
+}
+
+/// Without `--apply`: what the sweep would do.
+fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    if !r.available.contains(&r.original) {
+        writeln_escaped!(
+            out,
+            "--apply would refuse: the clocksource in use, {}, is not in available_clocksource, so once switched \
+             away it could not be put back.",
+            r.original
+        )?;
+        return writeln!(out, "Nothing was changed.");
+    }
+    writeln_escaped!(
+        out,
+        "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
+         `clockscope check`'s loop, then put {} back.",
+        r.planned.join(", "),
+        r.duration_per_clocksource_s,
+        r.original
+    )?;
+    writeln!(
+        out,
+        "Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."
+    )
+}
+
+/// One row per clocksource measured, and (`verbose`) what the columns mean.
+/// The first column is as wide as the longest name, so that the header fits
+/// 100 columns for names up to 28 characters (a fixed 28 made it 104, and
+/// the fitting wrapped `EXPLAIN` under the first column).
+fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+    let w = r
+        .results
+        .iter()
+        .map(|x| x.clocksource.len())
+        .max()
+        .unwrap_or(0)
+        .max("clocksource".len());
+    writeln!(
+        out,
+        "{:<w$} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
+        "clocksource", "read cost", "avg loop", "p99", "max", "clock_gettime", "PG rule", "EXPLAIN"
+    )?;
+    for x in &r.results {
+        if !x.valid {
+            writeln_escaped!(
+                out,
+                "{:<w$} invalid: the clocksource changed during the measurement (below)",
+                x.clocksource
+            )?;
+            continue;
+        }
+        writeln_escaped!(
+            out,
+            "{:<w$} {:>7.1} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
+            x.clocksource,
+            x.read_cost.median_ns,
+            x.avg_loop_ns,
+            x.percentiles_ns.p99,
+            x.percentiles_ns.max,
+            if x.syscall_fallback.is_some() {
+                "syscall"
+            } else {
+                "vDSO"
+            },
+            match &x.postgresql_rule {
+                Some(p) if p.passed => "pass",
+                Some(_) => "FAIL",
+                None => "-",
+            },
+            x.explain
+                .as_ref()
+                .and_then(|e| e.slowdown)
+                .map_or("-".to_string(), |x| format!("{x:.2}x")),
+        )?;
+    }
+    if !verbose {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
+        r.baseline_row_ns, r.baseline_source
+    )
+}
+
+/// Under the table: each valid row's read cost with its interval.
+fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    let rows: Vec<String> = r
+        .results
+        .iter()
+        .filter(|x| x.valid)
+        .map(|x| match &x.read_cost.interval {
+            Some(i) => format!(
+                "{} {:.1} ({:.1} to {:.1})",
+                x.clocksource, x.read_cost.median_ns, i.low, i.high
+            ),
+            None => format!(
+                "{} {:.1} (no interval: {} round(s))",
+                x.clocksource,
+                x.read_cost.median_ns,
+                x.read_cost.samples_ns.len()
+            ),
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln_escaped!(
+        out,
+        "Read cost, ns: the median of {} interleaved rounds with its 95% interval: {}.",
+        r.rounds,
+        rows.join(", ")
+    )
+}
+
+/// Under the table: why a clocksource is a syscall, why a row is invalid,
+/// and whether the sweep stopped early.
+fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    for x in r.results.iter().filter(|x| x.syscall_fallback.is_some()) {
+        writeln_escaped!(
+            out,
+            "{}: {}",
+            x.clocksource,
+            x.syscall_fallback.as_deref().unwrap_or_default()
+        )?;
+    }
+    for x in &r.results {
+        if let Some(why) = &x.invalid_reason {
+            writeln_escaped!(out, "Invalid row {}: {why}.", x.clocksource)?;
+        }
+    }
+    if r.interrupted {
+        writeln!(out, "Interrupted: the sweep stopped early.")?;
+    }
+    if let Some(why) = &r.changed_by_others {
+        writeln_escaped!(out, "Stopped: {why}.")?;
+    }
+    Ok(())
+}
+
+/// Whether the original clocksource was put back, or left alone.
+fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    match r.restore {
+        Some(RestoreOutcome::LeftAlone) => writeln_escaped!(
+            out,
+            "Not restored: {} is in use, put there by someone else after the sweep's last switch, and is left \
+             alone; the original was {} (echo {} > {}/current_clocksource puts it back).",
+            r.final_clocksource.as_deref().unwrap_or("?"),
+            r.original,
+            r.original,
+            r.clocksource_dir
+        ),
+        _ => writeln_escaped!(out, "Restored: {} (read back).", r.original),
+    }
+}
+
+/// The recommended clocksource and how to make it persist.
+fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    if let Some(rec) = &r.recommendation {
+        writeln!(out)?;
+        writeln_escaped!(
+            out,
+            "Recommendation: {}{}: {}",
+            rec.clocksource,
+            if rec.in_use { " (in use, keep it)" } else { "" },
+            rec.why
+        )?;
+        for line in &r.persistence {
+            writeln_escaped!(out, "  - {line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// `# HELP` and `# TYPE` of gauge `clockscope_sweep_{name}`.
+fn head(s: &mut String, name: &str, help: &str) {
+    let _ = writeln!(s, "# HELP clockscope_sweep_{name} {help}");
+    let _ = writeln!(s, "# TYPE clockscope_sweep_{name} gauge");
+}
+
+/// One sample of gauge `clockscope_sweep_{name}`.
+fn sample(s: &mut String, name: &str, labels: &[(&str, &str)], v: f64) {
+    let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
+    let lbl = if l.is_empty() {
+        String::new()
+    } else {
+        format!("{{{}}}", l.join(","))
+    };
+    let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
+}
+
+fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// A per-clocksource gauge: its name, help, and value of a row (if it has one).
+type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f64>);
+
+/// The per-clocksource gauges, in the order they are rendered.
+fn per_clocksource_gauges() -> [PerClocksource; 9] {
+    [
+        (
+            "read_cost_ns",
+            "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps; the median of the interleaved rounds), nanoseconds.",
+            |x| Some(x.read_cost.median_ns),
+        ),
+        (
+            "read_cost_low_ns",
+            "Lower end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost.interval.map(|i| i.low),
+        ),
+        (
+            "read_cost_high_ns",
+            "Upper end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
+            |x| x.read_cost.interval.map(|i| i.high),
+        ),
+        (
+            "avg_loop_ns",
+            "Average time of one clock_gettime read plus loop bookkeeping under this clocksource, nanoseconds.",
+            |x| Some(x.avg_loop_ns),
+        ),
+        (
+            "p99_ns",
+            "99th percentile of the successive-read differences, nanoseconds.",
+            |x| Some(x.percentiles_ns.p99 as f64),
+        ),
+        ("max_ns", "Largest successive-read difference, nanoseconds.", |x| {
+            Some(x.percentiles_ns.max as f64)
+        }),
+        (
+            "syscall_fallback",
+            "1 when clock_gettime behaves like a syscall under this clocksource, 0 when it stays in the vDSO.",
+            |x| Some(flag(x.syscall_fallback.is_some())),
+        ),
+        (
+            "postgresql_rule_passed",
+            "1 when the system clock passes PostgreSQL's pg_test_timing rule under this clocksource.",
+            |x| x.postgresql_rule.as_ref().map(|p| flag(p.passed)),
+        ),
+        (
+            "explain_slowdown",
+            "Predicted EXPLAIN ANALYZE slowdown of a row-heavy count(*) under this clocksource (ratio).",
+            |x| x.explain.as_ref().and_then(|e| e.slowdown),
+        ),
+    ]
+}
+
+/// Writes the Prometheus text: gauges prefixed `clockscope_sweep_`, labelled by clocksource.
+pub fn write_prometheus(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
+    out.write_all(prometheus(r).as_bytes())
+}
+
+/// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
+fn prometheus(r: &SweepReport) -> String {
+    let mut s = String::new();
+    for (name, help, get) in per_clocksource_gauges() {
+        head(&mut s, name, help);
+        // An invalid row measured another clocksource too: no numbers under this name.
+        for x in r.results.iter().filter(|x| x.valid) {
+            if let Some(v) = get(x) {
+                sample(&mut s, name, &[("clocksource", &x.clocksource)], v);
+            }
+        }
+    }
+    clocksource_families(&mut s, r);
+    run_families(&mut s, r);
+    s
+}
+
+/// Which clocksource was the original, which is recommended, which rows are invalid.
+fn clocksource_families(s: &mut String, r: &SweepReport) {
+    head(
+        s,
+        "original",
+        "1 for the clocksource in use before the sweep (restored after it).",
+    );
+    sample(s, "original", &[("clocksource", &r.original)], 1.0);
+    if let Some(rec) = &r.recommendation {
+        head(s, "recommended", "1 for the clocksource clockscope recommends.");
+        sample(s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
+    }
+    head(
+        s,
+        "invalid",
+        "1 for a clocksource whose measurement is invalid: the clocksource changed during it, not by the sweep.",
+    );
+    for x in &r.results {
+        sample(s, "invalid", &[("clocksource", &x.clocksource)], flag(!x.valid));
+    }
+}
+
+/// The sweep itself: left alone, applied, interrupted.
+fn run_families(s: &mut String, r: &SweepReport) {
+    head(
+        s,
+        "left_alone",
+        "1 when someone else changed the clocksource under the sweep and it was left in place, not restored.",
+    );
+    sample(s, "left_alone", &[], flag(r.restore == Some(RestoreOutcome::LeftAlone)));
+    head(s, "applied", "1 when clocksources were switched (--apply).");
+    sample(s, "applied", &[], flag(r.applied));
+    head(s, "interrupted", "1 when Ctrl-C or SIGTERM stopped the sweep early.");
+    sample(s, "interrupted", &[], flag(r.interrupted));
+}
