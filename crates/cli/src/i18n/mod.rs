@@ -241,6 +241,15 @@ macro_rules! t {
     };
 }
 
+/// A message marked for the catalog but not translated here (gettext's
+/// `N_`): a phrase a table holds, translated later with [`gettext`].
+#[macro_export]
+macro_rules! n_ {
+    ($msgid:literal) => {
+        $msgid
+    };
+}
+
 /// A message with plural forms for the count `n`:
 /// `tn!("{n} CPU", "{n} CPUs", n, n = n)`.
 #[macro_export]

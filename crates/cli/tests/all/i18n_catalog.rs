@@ -81,7 +81,7 @@ fn source_messages() -> Vec<Message> {
             .map(|l| if l.trim_start().starts_with("//") { "" } else { l })
             .collect::<Vec<_>>()
             .join("\n");
-        for (macro_name, plural) in [("t!(", false), ("tn!(", true)] {
+        for (macro_name, plural) in [("t!(", false), ("tn!(", true), ("n_!(", false)] {
             for (at, _) in code.match_indices(macro_name) {
                 let before = code[..at].chars().last();
                 if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {

@@ -125,10 +125,11 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
     writeln!(out)?;
     write_summary(out, s)?;
     writeln!(out)?;
-    writeln_escaped!(out, "{}", t!("PostgreSQL: {meaning}", meaning = s.postgres))?;
-    writeln_escaped!(out, "{}", t!("verdict: {verdict}", verdict = s.verdict))?;
-    writeln_escaped!(out, "{}", t!("what to do: {advice}", advice = s.advice))?;
-    writeln_escaped!(out, "{}", t!("next: {command}", command = s.next_command))
+    let words = super::words::library_words;
+    writeln_escaped!(out, "{}", t!("PostgreSQL: {meaning}", meaning = words(&s.postgres)))?;
+    writeln_escaped!(out, "{}", t!("verdict: {verdict}", verdict = words(&s.verdict)))?;
+    writeln_escaped!(out, "{}", t!("what to do: {advice}", advice = words(&s.advice)))?;
+    writeln_escaped!(out, "{}", t!("next: {command}", command = words(&s.next_command)))
 }
 
 /// One row of the timeline: a run of events of one kind (a flapping
