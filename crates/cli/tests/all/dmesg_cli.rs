@@ -550,6 +550,20 @@ fn russian_text_snapshot_and_the_locale_of_the_process() {
         .output()
         .unwrap();
     assert!(stdout(&o).contains("summary:"), "{}", stdout(&o));
+    // A run's one-line error: the prefix in Russian, English with LC_ALL=C.
+    let missing = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["dmesg", "/nonexistent/kern.log"])
+            .env_remove("LANGUAGE")
+            .env_remove("LC_ALL");
+        cmd.envs(vars.iter().copied());
+        cmd.output().unwrap()
+    };
+    let o = missing(&[("LANG", "ru_RU.UTF-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("clockscope: ошибка: "), "{}", stderr(&o));
+    let o = missing(&[("LANG", "ru_RU.UTF-8"), ("LC_ALL", "C")]);
+    assert!(stderr(&o).starts_with("clockscope: error: "), "{}", stderr(&o));
     let o = Command::new(BIN).args(["--lang", "xx"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
