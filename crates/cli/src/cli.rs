@@ -23,9 +23,28 @@ pub struct Cli {
 
     #[command(flatten)]
     pub check: commands::check::CheckArgs,
+
+    /// Language of the text reports: auto (from LANGUAGE, LC_ALL, LC_MESSAGES, LANG, as gettext chooses),
+    /// en, or ru. JSON and Prometheus output are the same in every language.
+    #[arg(long, global = true, value_name = "LANG", default_value = "auto", value_parser = parse_lang)]
+    pub lang: String,
+}
+
+/// `--lang`: `auto`, `en`, or a language with a catalog.
+fn parse_lang(v: &str) -> Result<String, String> {
+    if v.eq_ignore_ascii_case("auto") || crate::i18n::Lang::from_code(v).is_some() {
+        return Ok(v.to_ascii_lowercase());
+    }
+    let codes: Vec<&str> = crate::i18n::LANGUAGES.iter().map(|l| l.code).collect();
+    Err(format!("no catalog for '{v}' (auto, en, {})", codes.join(", ")))
 }
 
 impl Cli {
+    /// The language of the text reports (`--lang`, else the environment).
+    pub fn language(&self) -> crate::i18n::Lang {
+        crate::i18n::select::from_option(&self.lang, crate::i18n::select::from_env).unwrap_or_default()
+    }
+
     /// Whether the run prints its report on stdout: every command but one
     /// whose report goes to a file (`-o FILE`; `-o -` is stdout).
     pub fn prints_to_stdout(&self) -> bool {

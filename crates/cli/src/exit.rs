@@ -101,7 +101,14 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
         }
     }
     let msg = msg.replace('\n', " ");
-    let _ = writeln!(io::stderr(), "{program}: error: {}", escape_untrusted(&msg));
+    // The prefix in the report's language (as PostgreSQL's `ошибка:`); the
+    // message itself is English.
+    let line = crate::t!(
+        "{program}: error: {message}",
+        program = program,
+        message = escape_untrusted(&msg)
+    );
+    let _ = writeln!(io::stderr(), "{line}");
     ExitCode::from(ERROR)
 }
 

@@ -48,6 +48,7 @@ pub mod exit;
 // A constructor run before `main` (`#[link_section]`): whether stdout was closed at start.
 #[allow(unsafe_code)]
 pub mod fd_at_start;
+pub mod i18n;
 pub mod manpage;
 pub mod output_file;
 pub mod pg_test_timing;

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
+    clockscope_cli::i18n::set_language(cli.language());
     // Only a run whose report goes to stdout needs it (`-o FILE` does not).
     if cli.prints_to_stdout() && stdout::stdout_is_closed() {
         return exit::report_error(

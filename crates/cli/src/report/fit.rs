@@ -63,9 +63,11 @@ pub fn hanging_indent(line: &str, width: usize) -> usize {
     }
     // `Word: text` (or `Two words: text`), the prefix short.
     if let Some(colon) = line[lead..].find(": ") {
+        // In columns, not bytes: `что делать: ` is 12 columns, 21 bytes.
         let prefix = &line[lead..lead + colon];
-        if colon <= 24 && prefix.split(' ').count() <= 2 {
-            return lead + colon + 2;
+        let width = display_width(prefix);
+        if width <= 24 && prefix.split(' ').count() <= 2 {
+            return lead + width + 2;
         }
     }
     fallback
@@ -211,6 +213,16 @@ impl<W: Write> Write for FitWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cyrillic_label_hangs_under_its_text_by_columns() {
+        let line = format!("что делать: {}", "слово ".repeat(30));
+        let lines = fit_line(line.trim_end(), 60);
+        assert!(lines.len() > 1);
+        for l in &lines[1..] {
+            assert_eq!(l.len() - l.trim_start().len(), 12, "{lines:#?}");
+        }
+    }
 
     fn widths(lines: &[Cow<'_, str>]) -> Vec<usize> {
         lines.iter().map(|l| display_width(l)).collect()

@@ -25,11 +25,11 @@ pub fn fitted(out: &mut dyn Write) -> FitWriter<&mut dyn Write> {
 /// The header line: `clockscope 0.1.0 on db1, 2026-11-23T19:19:07Z` (the
 /// host name escaped, and cut to 40 columns).
 pub fn header_line(stamp: &ReportStamp) -> String {
-    format!(
-        "{} on {}, {}",
-        stamp.tool,
-        cut(&escape_untrusted(&stamp.host), 40),
-        stamp.timestamp
+    crate::t!(
+        "{tool} on {host}, {time}",
+        tool = stamp.tool,
+        host = cut(&escape_untrusted(&stamp.host), 40),
+        time = stamp.timestamp
     )
 }
 

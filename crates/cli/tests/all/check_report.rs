@@ -1306,3 +1306,112 @@ fn ntp_not_synchronised_is_a_problem_on_the_default_screen() {
     assert!(screen(&stamped(&good_report())).contains("problems        none"));
     assert_eq!(good_report().exit_code(), 0);
 }
+
+/// Russian, as `LANG=ru_RU.UTF-8` chooses it.
+fn russian() -> clockscope_cli::i18n::Lang {
+    clockscope_cli::i18n::Lang::from_code("ru").unwrap()
+}
+
+/// The language `vars` choose (every locale installed).
+fn chosen(vars: &[(&str, &str)]) -> clockscope_cli::i18n::Lang {
+    use clockscope_cli::i18n::select::{choose, Sources};
+    let var = |n: &str| {
+        vars.iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, v)| std::ffi::OsString::from(*v))
+    };
+    choose(&Sources {
+        var: &var,
+        installed: &|_| true,
+    })
+}
+
+#[test]
+fn russian_one_screen_and_brief_snapshots_and_c_is_english() {
+    use clockscope_cli::i18n::with_language;
+    let ru = chosen(&[("LANG", "ru_RU.UTF-8")]);
+    assert_eq!(ru, russian());
+    let (s, b, v) = with_language(ru, || {
+        let r = good_report();
+        (screen(&r), brief(&r), text(&r))
+    });
+    snapshot_eq("check_good.ru.txt", &s);
+    snapshot_eq("check_good_brief.ru.txt", &b);
+    snapshot_eq("check_good_verbose.ru.txt", &v);
+    assert!(v.lines().all(|l| textwrap::core::display_width(l) <= 100), "{v}");
+    // The decimal comma in the text, the English words gone.
+    assert!(
+        s.contains("Вердикт: ХОРОШО.") && s.contains(",") && !s.contains("Verdict"),
+        "{s}"
+    );
+    // LC_ALL=C under a Russian LANG: the English report, byte for byte.
+    let c = chosen(&[("LANG", "ru_RU.UTF-8"), ("LC_ALL", "C")]);
+    assert!(c.is_english());
+    let en = with_language(c, || screen(&good_report()));
+    snapshot_eq("check_good.txt", &en);
+}
+
+#[test]
+fn machines_read_the_same_json_and_prometheus_in_russian() {
+    use clockscope_cli::i18n::{in_english, with_language};
+    let en = in_english(good_report);
+    let ru = with_language(russian(), good_report);
+    // The Russian verdict is kept for the text reports only.
+    assert!(ru.verdict.local.is_some() && en.verdict.local.is_none());
+    assert_ne!(ru.verdict.headline, en.verdict.headline);
+    let (json_en, json_ru) = (json(&en), with_language(russian(), || json(&ru)));
+    assert_eq!(json_en, json_ru);
+    assert!(
+        !json_ru.chars().any(|c| ('\u{400}'..='\u{4ff}').contains(&c)),
+        "no Cyrillic in JSON"
+    );
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_461_547);
+    let prom = |r: &CheckReport| {
+        let mut out = Vec::new();
+        clockscope_cli::commands::check::prometheus::write_at(&mut out, r, when).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(prom(&en), with_language(russian(), || prom(&ru)));
+}
+
+#[test]
+fn russian_report_keeps_its_line_budget_and_columns() {
+    use clockscope_cli::i18n::with_language;
+    use textwrap::core::display_width;
+    with_language(russian(), || {
+        let mut broken = good_report();
+        broken.clocks[0].backward_steps = 3;
+        broken.clocks[0].largest_backward_ns = 1_000_000;
+        // The judge again, for the problems the backward steps raise.
+        let broken = {
+            let stats = broken.clocks.clone();
+            let linux = LinuxEvidence::read(kvm_root().path());
+            build_report(
+                &one_second(),
+                &linux,
+                &trusted_counter(),
+                Measured {
+                    stats,
+                    ..Default::default()
+                },
+                None,
+            )
+        };
+        for r in [good_report(), broken] {
+            let s = screen(&r);
+            let b = brief(&r);
+            assert!(s.lines().count() <= 40, "{} lines:\n{s}", s.lines().count());
+            assert!(b.lines().count() <= 8, "{} lines:\n{b}", b.lines().count());
+            assert!(s.lines().chain(b.lines()).all(|l| display_width(l) <= 100), "{s}\n{b}");
+            // The clocks table lines up by columns, not bytes: every row's
+            // numbers end where the heading's columns end.
+            let lines: Vec<&str> = s.lines().collect();
+            let head = lines.iter().position(|l| l.trim_start().starts_with("часы ")).unwrap();
+            let end = display_width(lines[head]);
+            for row in &lines[head + 1..head + 1 + r.clocks.len()] {
+                assert_eq!(display_width(row.trim_end_matches("  (прервано)")), end, "{s}");
+            }
+            assert!(r.verdict.text().problems.iter().all(|p| !p.contains(" times")), "{s}");
+        }
+    });
+}

@@ -502,3 +502,70 @@ fn a_log_of_two_boots_judges_the_last_and_lists_the_first() {
     );
     assert!(text.contains("TSC marked unstable: no"), "{text}");
 }
+
+#[test]
+fn russian_text_snapshot_and_the_locale_of_the_process() {
+    use clockscope_cli::i18n::{with_language, Lang};
+    let ru = Lang::from_code("ru").unwrap();
+    snapshot_eq(
+        "dmesg_baremetal_watchdog.ru.txt",
+        &with_language(ru, || text_of("baremetal_watchdog_6x_wdnsec.txt", false)),
+    );
+    // The binary chooses from its environment: LANG=ru_RU.UTF-8 is Russian,
+    // LC_ALL=C English, and JSON is the same in both.
+    let run = |vars: &[(&str, &str)], format: &str| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["dmesg", "--format", format])
+            .arg(fixture("baremetal_watchdog_6x_wdnsec.txt"));
+        for v in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", "LANG"] {
+            cmd.env_remove(v);
+        }
+        cmd.envs(vars.iter().copied());
+        cmd.output().unwrap()
+    };
+    let ru_text = run(&[("LANG", "ru_RU.UTF-8")], "text");
+    let c_text = run(&[("LANG", "ru_RU.UTF-8"), ("LC_ALL", "C")], "text");
+    assert_eq!(ru_text.status.code(), c_text.status.code());
+    assert!(stdout(&ru_text).contains("итог:"), "{}", stdout(&ru_text));
+    assert!(stdout(&c_text).contains("summary:") && !stdout(&c_text).contains("итог"));
+    let json = |o: &Output| {
+        let mut v: Value = serde_json::from_str(&stdout(o)).unwrap();
+        v.as_object_mut().unwrap().remove("timestamp");
+        v
+    };
+    assert_eq!(
+        json(&run(&[("LANG", "ru_RU.UTF-8")], "json")),
+        json(&run(&[("LC_ALL", "C")], "json"))
+    );
+    // A language without a catalog, and a locale that is not UTF-8: English.
+    assert!(stdout(&run(&[("LANG", "de_DE.UTF-8")], "text")).contains("summary:"));
+    assert!(stdout(&run(&[("LANG", "ru_RU.KOI8-R")], "text")).contains("summary:"));
+    // --lang overrides the environment; an unknown one is one line, exit 2.
+    let mut cmd = Command::new(BIN);
+    let o = cmd
+        .args(["dmesg", "--lang", "en"])
+        .arg(fixture("baremetal_watchdog_6x_wdnsec.txt"))
+        .env("LANG", "ru_RU.UTF-8")
+        .env_remove("LC_ALL")
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("summary:"), "{}", stdout(&o));
+    // A run's one-line error: the prefix in Russian, English with LC_ALL=C.
+    let missing = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["dmesg", "/nonexistent/kern.log"])
+            .env_remove("LANGUAGE")
+            .env_remove("LC_ALL");
+        cmd.envs(vars.iter().copied());
+        cmd.output().unwrap()
+    };
+    let o = missing(&[("LANG", "ru_RU.UTF-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("clockscope: ошибка: "), "{}", stderr(&o));
+    let o = missing(&[("LANG", "ru_RU.UTF-8"), ("LC_ALL", "C")]);
+    assert!(stderr(&o).starts_with("clockscope: error: "), "{}", stderr(&o));
+    let o = Command::new(BIN).args(["--lang", "xx"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--lang"), "{}", stderr(&o));
+}

@@ -186,6 +186,20 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     );
     assert!(!short.contains("overhead per clock read") && full.contains("overhead per clock read"));
     snapshot::one_screen_and_verbose("explain_recorded", &short, &full);
+    // In Russian: the same one screen, its table lined up by columns, the
+    // decimal comma and no digit grouping read as a fraction.
+    let ru = clockscope_cli::i18n::Lang::from_code("ru").unwrap();
+    let short_ru = clockscope_cli::i18n::with_language(ru, || render(false));
+    assert_eq!(short_ru.lines().count(), short.lines().count(), "{short_ru}");
+    assert!(
+        short_ru.contains("строк: 100\u{a0}000") && short_ru.contains("2,993 мс"),
+        "{short_ru}"
+    );
+    assert!(
+        short_ru.lines().all(|l| textwrap::core::display_width(l) <= 100),
+        "{short_ru}"
+    );
+    snapshot::snapshot_eq("explain_recorded.ru.txt", &short_ru);
 }
 
 /// Issue 36: TIMING ON wholly faster than OFF (every block 0.8x, the A/A

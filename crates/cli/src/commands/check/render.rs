@@ -17,10 +17,10 @@ pub(crate) fn write_problems(
     item: fn(&mut dyn Write, &str, &str) -> io::Result<()>,
 ) -> io::Result<()> {
     if problems.is_empty() {
-        return item(out, "problems", "none");
+        return item(out, crate::t!("problems"), crate::t!("none"));
     }
     for p in problems {
-        item(out, "problem", p)?;
+        item(out, crate::t!("problem"), p)?;
     }
     Ok(())
 }

@@ -6,9 +6,12 @@
 use super::text::{measured_time, status_word};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
+use crate::i18n::{num, pad_left, pad_right};
 use crate::report::fit::{fit_line, wrap, REPORT_COLUMNS};
+use crate::{t, tn};
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
+use textwrap::core::display_width;
 
 /// Most lines the one-screen report prints for the default clocks.
 pub const SCREEN_MAX_LINES: usize = 40;
@@ -33,19 +36,26 @@ pub fn write(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     super::text::write_interrupted(out, r)?;
     writeln!(
         out,
-        "More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)"
+        "{}",
+        t!("More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)")
     )
 }
 
 /// The CPU in a few words: model, architecture, usable CPUs, hypervisor.
 fn cpu_words(r: &CheckReport) -> String {
     let e = &r.environment;
-    let mut cpu = format!("{} ({})", esc(e.cpu_model.as_deref().unwrap_or("unknown CPU")), e.arch);
+    let model = e
+        .cpu_model
+        .as_deref()
+        .map_or_else(|| t!("unknown CPU").to_string(), |s| esc(s).into_owned());
+    let mut cpu = format!("{model} ({})", e.arch);
     if let Some(n) = e.cpus {
-        cpu.push_str(&format!(", {n} CPU{} usable", if n == 1 { "" } else { "s" }));
+        cpu.push_str(", ");
+        cpu.push_str(&tn!("{n} CPU usable", "{n} CPUs usable", n, n = n));
     }
     if let Some(h) = &e.hypervisor {
-        cpu.push_str(&format!(", {} guest", esc(h)));
+        cpu.push_str(", ");
+        cpu.push_str(&t!("{hypervisor} guest", hypervisor = esc(h)));
     }
     cpu
 }
@@ -54,94 +64,112 @@ fn cpu_words(r: &CheckReport) -> String {
 fn clocksource_words(r: &CheckReport) -> String {
     let e = &r.environment;
     let counter = match e.counter_trusted {
-        Some(true) => "; CPU counter trusted",
-        Some(false) => "; CPU counter NOT trusted",
+        Some(true) => t!("; CPU counter trusted"),
+        Some(false) => t!("; CPU counter NOT trusted"),
         None => "",
     };
-    format!(
-        "{}{counter}",
-        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
-    )
+    format!("{}{counter}", unknown_or(e.current_clocksource.as_deref()))
+}
+
+/// An untrusted value escaped, or "unknown" in the report's language.
+fn unknown_or(v: Option<&str>) -> String {
+    v.map_or_else(|| t!("unknown").to_string(), |s| esc(s).into_owned())
 }
 
 /// The environment: kernel and clocksource, CPU, counter and PostgreSQL,
 /// and how many kernel-log messages `-v` explains.
 fn write_environment(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let e = &r.environment;
-    writeln!(out, "Environment")?;
+    writeln!(out, "{}", t!("Environment"))?;
     let avail = if e.available_clocksources.is_empty() {
         String::new()
     } else {
-        format!(" (available: {})", esc(&e.available_clocksources.join(" ")))
+        t!(" (available: {list})", list = esc(&e.available_clocksources.join(" ")))
     };
-    writeln!(
-        out,
-        "  kernel {}, clocksource {}{avail}",
-        esc(e.kernel_release.as_deref().unwrap_or("unknown")),
-        esc(e.current_clocksource.as_deref().unwrap_or("unknown"))
-    )?;
-    writeln!(out, "  CPU {}", cpu_words(r))?;
+    let kernel = t!(
+        "kernel {release}, clocksource {clocksource}{available}",
+        release = unknown_or(e.kernel_release.as_deref()),
+        clocksource = unknown_or(e.current_clocksource.as_deref()),
+        available = avail
+    );
+    writeln!(out, "  {kernel}")?;
+    writeln!(out, "  {}", t!("CPU {cpu}", cpu = cpu_words(r)))?;
     let trust = match e.counter_trusted {
-        Some(true) => "trusted",
-        Some(false) => "NOT trusted",
-        None => "not assessed",
+        Some(true) => t!("CPU counter trusted"),
+        Some(false) => t!("CPU counter NOT trusted"),
+        None => t!("CPU counter not assessed"),
     };
     let khz = e.counter_frequency_khz.map_or(String::new(), |k| {
-        format!(
-            ", {k} kHz from {}",
-            esc(e.counter_frequency_source.as_deref().unwrap_or("an unknown source"))
-        )
+        let source = e
+            .counter_frequency_source
+            .as_deref()
+            .map_or_else(|| t!("an unknown source").to_string(), |s| esc(s).into_owned());
+        t!(", {khz} kHz from {source}", khz = k, source = source)
     });
-    let freq = format!("CPU counter {trust}{khz}; ");
     let installed = if e.postgresql_installed_majors.is_empty() {
-        "none found in /usr/lib/postgresql".to_string()
+        t!("PostgreSQL none found in /usr/lib/postgresql").to_string()
     } else {
         let list: Vec<String> = e.postgresql_installed_majors.iter().map(u32::to_string).collect();
-        format!("{} installed", list.join(", "))
+        t!("PostgreSQL {versions} installed", versions = list.join(", "))
     };
-    writeln!(out, "  {freq}PostgreSQL {installed}")?;
+    writeln!(out, "  {trust}{khz}; {installed}")?;
     if !e.kernel_messages.is_empty() {
         let n = e.kernel_messages.len();
-        writeln!(
-            out,
-            "  kernel log: {n} TSC or clocksource message{} (-v explains them)",
-            if n == 1 { "" } else { "s" }
-        )?;
+        let line = tn!(
+            "kernel log: {n} TSC or clocksource message (-v explains them)",
+            "kernel log: {n} TSC or clocksource messages (-v explains them)",
+            n,
+            n = n
+        );
+        writeln!(out, "  {line}")?;
     }
     Ok(())
 }
 
 /// One row per clock: read cost, average loop, p99, backward steps.
 fn write_clocks(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
-    writeln!(out, "Clocks ({}; ns)", measured_time(r))?;
-    let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
+    writeln!(out, "{}", t!("Clocks ({measured}; ns)", measured = measured_time(r)))?;
+    let heads = [t!("clock"), t!("read cost"), t!("avg loop"), "p99", t!("backward")];
+    // Each column as wide as its heading in this language, at least as in English.
+    let widths = [5, 10, 9, 7, 9];
+    let w: Vec<usize> = heads.iter().zip(widths).map(|(h, w)| display_width(h).max(w)).collect();
+    let name_w = r
+        .clocks
+        .iter()
+        .map(|c| display_width(&c.name))
+        .max()
+        .unwrap_or(0)
+        .max(w[0]);
+    let cols = [name_w, w[1], w[2], w[3], w[4]];
     writeln!(
         out,
-        "  {:<name_w$} {:>10} {:>9} {:>7} {:>9}",
-        "clock", "read cost", "avg loop", "p99", "backward"
+        "  {} {} {} {} {}",
+        pad_right(heads[0], cols[0]),
+        pad_left(heads[1], cols[1]),
+        pad_left(heads[2], cols[2]),
+        pad_left(heads[3], cols[3]),
+        pad_left(heads[4], cols[4])
     )?;
     for c in &r.clocks {
-        writeln!(out, "{}", clock_row(c, name_w))?;
+        writeln!(out, "{}", clock_row(c, &cols))?;
     }
     super::text::write_skipped_and_names(out, r, name_w)?;
-    writeln!(
-        out,
-        "  read cost = per read, interference gaps taken out; avg loop = with them; backward = backward steps"
-    )?;
+    let legend =
+        t!("read cost = per read, interference gaps taken out; avg loop = with them; backward = backward steps");
+    writeln!(out, "  {legend}")?;
     writeln!(out, "  {}", super::text::interference_words(r))
 }
 
-/// One clock's row.
-fn clock_row(c: &ClockStats, name_w: usize) -> String {
-    let back = c.backward_steps.to_string();
+/// One clock's row, in the columns `cols` (name, read cost, average loop, p99, backward steps).
+fn clock_row(c: &ClockStats, cols: &[usize; 5]) -> String {
     format!(
-        "  {:<name_w$} {:>10.2} {:>9.2} {:>7} {:>9}{}",
-        esc(&c.name),
-        c.read_cost_ns,
-        c.avg_loop_ns,
-        c.percentiles_ns.p99,
-        back,
-        if c.interrupted { "  (interrupted)" } else { "" }
+        "  {} {} {} {} {}{}",
+        pad_right(&esc(&c.name), cols[0]),
+        pad_left(&num(c.read_cost_ns, 2), cols[1]),
+        pad_left(&num(c.avg_loop_ns, 2), cols[2]),
+        pad_left(&c.percentiles_ns.p99.to_string(), cols[3]),
+        pad_left(&c.backward_steps.to_string(), cols[4]),
+        if c.interrupted { t!("  (interrupted)") } else { "" }
     )
 }
 
@@ -150,7 +178,7 @@ fn item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
     let indent = " ".repeat(2 + LABEL_W + 1);
     for (i, line) in wrap(&esc(text), &indent, REPORT_COLUMNS).into_iter().enumerate() {
         if i == 0 {
-            writeln!(out, "  {label:<LABEL_W$} {}", line.trim_start())?;
+            writeln!(out, "  {} {}", pad_right(label, LABEL_W), line.trim_start())?;
         } else {
             writeln!(out, "{line}")?;
         }
@@ -161,20 +189,26 @@ fn item(out: &mut dyn Write, label: &str, text: &str) -> io::Result<()> {
 /// The verdict: status and headline, the one recommendation, the problems.
 fn write_verdict(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let v = &r.verdict;
-    writeln!(out, "Verdict: {}. {}", status_word(v.status), esc(&v.headline))?;
-    if let Some(n) = &v.interference_note {
-        item(out, "interference", n)?;
+    let local = v.text();
+    let verdict = t!(
+        "Verdict: {status}. {headline}",
+        status = status_word(v.status),
+        headline = esc(&v.headline)
+    );
+    writeln!(out, "{verdict}")?;
+    if let Some(n) = &local.interference_note {
+        item(out, t!("interference"), n)?;
     }
     if let Some(rec) = &v.recommendation {
-        item(out, "recommendation", rec)?;
+        item(out, t!("recommendation"), rec)?;
     }
-    super::write_problems(out, &v.problems, item)
+    super::write_problems(out, &local.problems, item)
 }
 
-/// `label` (13 columns) and `text` wrapped at word boundaries to the
-/// report's width: never cut.
-fn brief_item(label: &str, text: &str) -> Vec<String> {
-    let line = format!("{label:<13}{text}");
+/// `label` (padded to `label_w` columns) and `text` wrapped at word
+/// boundaries to the report's width: never cut.
+fn brief_item(label: &str, label_w: usize, text: &str) -> Vec<String> {
+    let line = format!("{}{text}", pad_right(label, label_w));
     fit_line(&line, REPORT_COLUMNS)
         .into_iter()
         .map(|l| l.into_owned())
@@ -193,26 +227,37 @@ pub fn write_brief(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     let costs: Vec<String> = r
         .clocks
         .iter()
-        .map(|c| format!("{} {:.1} ns", esc(&c.name), c.read_cost_ns))
+        .map(|c| format!("{} {} ns", esc(&c.name), num(c.read_cost_ns, 1)))
         .collect();
     let costs = if costs.is_empty() {
-        "none measured".to_string()
+        t!("none measured").to_string()
     } else {
         costs.join(", ")
     };
-    let verdict = brief_item("verdict", &format!("{}. {}", status_word(v.status), esc(&v.headline)));
+    let labels = [
+        t!("verdict"),
+        t!("recommend"),
+        t!("CPU"),
+        t!("clocksource"),
+        t!("read cost"),
+    ];
+    // The text column after the widest label in this language (13 in English).
+    let label_w = labels.iter().map(|l| display_width(l) + 1).max().unwrap_or(0).max(13);
+    let item = |i: usize, text: &str| brief_item(labels[i], label_w, text);
+    let headline = t!(
+        "{status}. {headline}",
+        status = status_word(v.status),
+        headline = esc(&v.headline)
+    );
+    let verdict = item(0, &headline);
     let rec = v
         .recommendation
         .clone()
-        .or_else(|| v.problems.first().cloned())
-        .unwrap_or_else(|| "none".to_string());
-    let rec = brief_item("recommend", &esc(&rec));
+        .or_else(|| v.text().problems.first().cloned())
+        .unwrap_or_else(|| t!("none").to_string());
+    let rec = item(1, &esc(&rec));
     // Most needed first; the optional ones are left out from the end.
-    let optional = [
-        brief_item("CPU", &cpu_words(r)),
-        brief_item("clocksource", &clocksource_words(r)),
-        brief_item("read cost", &costs),
-    ];
+    let optional = [item(2, &cpu_words(r)), item(3, &clocksource_words(r)), item(4, &costs)];
     let mut keep = optional.len();
     let needed = |k: usize| 1 + optional[..k].iter().map(Vec::len).sum::<usize>() + verdict.len() + rec.len();
     while keep > 0 && needed(keep) > BRIEF_MAX_LINES {

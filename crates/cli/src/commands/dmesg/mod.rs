@@ -5,5 +5,6 @@
 pub mod model;
 mod run;
 pub mod text;
+mod words;
 
 pub use run::*;

@@ -10,6 +10,7 @@
 
 use crate::commands::dmesg::model::DmesgReport;
 use crate::report::stamp::Stamped;
+use crate::{t, tn};
 use clockscope_system::kernel_log::{Citation, Event, Kind, LogTime, Summary};
 use std::io::{self, Write};
 
@@ -60,7 +61,11 @@ fn listed(items: &[String], sep: &str) -> String {
 /// line as it stood).
 fn cited(c: Option<&Citation>) -> String {
     c.map_or(String::new(), |c| {
-        format!(" (line {}: \"{}\")", c.line, cut_to(&c.message, CITED_CHARS))
+        t!(
+            " (line {line}: \"{message}\")",
+            line = c.line,
+            message = cut_to(&c.message, CITED_CHARS)
+        )
     })
 }
 
@@ -86,24 +91,30 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
     crate::report::text::write_header(out, m.stamp)?;
     let r = m.report;
     let s = &r.summary;
-    writeln_escaped!(
-        out,
-        "kernel log: {} ({} kernel lines, {} events; machine: {}, from {})",
-        r.source,
-        s.lines,
-        s.events.len() as u64 + s.events_not_listed,
-        s.machine.label(),
-        r.machine_from
-    )?;
+    let events = s.events.len() as u64 + s.events_not_listed;
+    let head = tn!(
+        "kernel log: {source} ({lines} kernel lines, {events} events; machine: {machine}, from {from})",
+        "kernel log: {source} ({lines} kernel lines, {events} events; machine: {machine}, from {from})",
+        events,
+        source = r.source,
+        lines = s.lines,
+        events = events,
+        machine = s.machine.label(),
+        from = r.machine_from
+    );
+    writeln_escaped!(out, "{head}")?;
     if s.boots > 1 {
-        writeln!(
-            out,
-            "  {} boots in this log: the last (from line {}) is judged; the earlier ones are listed below",
-            s.boots, s.boot_first_line
-        )?;
+        let boots = tn!(
+            "  {boots} boots in this log: the last (from line {line}) is judged; the earlier ones are listed below",
+            "  {boots} boots in this log: the last (from line {line}) is judged; the earlier ones are listed below",
+            s.boots,
+            boots = s.boots,
+            line = s.boot_first_line
+        );
+        writeln!(out, "{boots}")?;
     }
     if let Some(why) = &r.stopped_early {
-        writeln_escaped!(out, "  read only in part: {why}")?;
+        writeln_escaped!(out, "{}", t!("  read only in part: {why}", why = why))?;
     }
     writeln!(out)?;
     if r.verbose {
@@ -114,10 +125,11 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
     writeln!(out)?;
     write_summary(out, s)?;
     writeln!(out)?;
-    writeln_escaped!(out, "PostgreSQL: {}", s.postgres)?;
-    writeln_escaped!(out, "verdict: {}", s.verdict)?;
-    writeln_escaped!(out, "what to do: {}", s.advice)?;
-    writeln_escaped!(out, "next: {}", s.next_command)
+    let words = super::words::library_words;
+    writeln_escaped!(out, "{}", t!("PostgreSQL: {meaning}", meaning = words(&s.postgres)))?;
+    writeln_escaped!(out, "{}", t!("verdict: {verdict}", verdict = words(&s.verdict)))?;
+    writeln_escaped!(out, "{}", t!("what to do: {advice}", advice = words(&s.advice)))?;
+    writeln_escaped!(out, "{}", t!("next: {command}", command = words(&s.next_command)))
 }
 
 /// One row of the timeline: a run of events of one kind (a flapping
@@ -164,20 +176,23 @@ fn event_row(r: &Row<'_>) -> String {
 /// The events in order, one line each, folded and shortened to one screen.
 fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     if s.events.is_empty() {
-        return writeln!(out, "events: no TSC or clocksource message in this log");
+        return writeln!(out, "{}", t!("events: no TSC or clocksource message in this log"));
     }
-    writeln!(out, "events (-v: every event with its meaning):")?;
+    writeln!(out, "{}", t!("events (-v: every event with its meaning):"))?;
     let rows = folded(&s.events);
     let half = DEFAULT_EVENT_ROWS / 2;
     // Hiding fewer than three rows saves no screen lines.
     let shortened = rows.len() > DEFAULT_EVENT_ROWS + 2;
     for (i, row) in rows.iter().enumerate() {
         if shortened && i == half {
-            writeln!(
-                out,
-                "  ... {} more rows (-v lists them)",
-                rows.len() - DEFAULT_EVENT_ROWS
-            )?;
+            let n = rows.len() - DEFAULT_EVENT_ROWS;
+            let more = tn!(
+                "  ... {n} more rows (-v lists them)",
+                "  ... {n} more rows (-v lists them)",
+                n,
+                n = n
+            );
+            writeln!(out, "{more}")?;
         }
         if !shortened || i < half || i >= rows.len() - half {
             writeln_escaped!(out, "{}", event_row(row))?;
@@ -218,17 +233,22 @@ fn write_every_event(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
 }
 
 fn write_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
-    writeln!(out, "summary:")?;
+    writeln!(out, "{}", t!("summary:"))?;
     write_frequencies(out, s)?;
     write_unstable(out, s)?;
     write_watchdog_reads(out, s)?;
     write_switches(out, s)?;
     let hv = match (&s.hypervisor, s.machine) {
         (Some(h), _) => h.clone(),
-        (None, clockscope_system::kernel_log::Machine::BareMetal) => "none (bare metal)".to_string(),
-        (None, _) => "not shown (no line of the log names one)".to_string(),
+        (None, clockscope_system::kernel_log::Machine::BareMetal) => t!("none (bare metal)").to_string(),
+        (None, _) => t!("not shown (no line of the log names one)").to_string(),
     };
-    writeln_escaped!(out, "  hypervisor: {hv}{}", cited(s.cited.hypervisor.as_ref()))?;
+    let hv = t!(
+        "  hypervisor: {hypervisor}{cited}",
+        hypervisor = hv,
+        cited = cited(s.cited.hypervisor.as_ref())
+    );
+    writeln_escaped!(out, "{hv}")?;
     write_earlier_boots(out, s)
 }
 
@@ -274,30 +294,31 @@ fn write_frequencies(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         parts.push(format!("TSC {} (from the hypervisor)", mhz(k)));
     }
     if parts.is_empty() {
-        return writeln!(out, "  frequency: not in this log");
+        return writeln!(out, "{}", t!("  frequency: not in this log"));
     }
-    writeln!(out, "  frequency: {}", parts.join(", "))
+    writeln!(out, "{}", t!("  frequency: {list}", list = parts.join(", ")))
 }
 
 /// The TSC marked unstable: when, why, by which watchdog, its skew and
 /// interval; each sync warp; TSC_ADJUST and P0 firmware bugs.
 fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     if !s.tsc_marked_unstable {
-        writeln!(out, "  TSC marked unstable: no")?;
+        writeln!(out, "{}", t!("  TSC marked unstable: no"))?;
     } else {
         let when = s
             .events
             .iter()
             .find(|e| is_unstable_event(e))
             .map_or(String::new(), |e| {
-                format!(" at {}", time_text(&e.time).trim_matches(['[', ']', ' ']))
+                t!(" at {time}", time = time_text(&e.time).trim_matches(['[', ']', ' ']))
             });
-        writeln_escaped!(
-            out,
-            "  TSC marked unstable: yes{when}: {}{}",
-            listed(&s.unstable_reasons, "; "),
-            cited(s.cited.tsc_marked_unstable.as_ref())
-        )?;
+        let line = t!(
+            "  TSC marked unstable: yes{when}: {reasons}{cited}",
+            when = when,
+            reasons = listed(&s.unstable_reasons, "; "),
+            cited = cited(s.cited.tsc_marked_unstable.as_ref())
+        );
+        writeln_escaped!(out, "{line}")?;
     }
     if !s.clocksources_marked_unstable.is_empty() {
         writeln_escaped!(
@@ -436,14 +457,16 @@ fn write_switches(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         )
     };
     match &s.final_clocksource {
-        None => writeln!(out, "  clocksource: no switch in this log"),
-        Some(last) => writeln_escaped!(
-            out,
-            "  clocksource: {} (the log ends on {}){}",
-            shown(&path),
-            shown(last),
-            cited(s.cited.final_clocksource.as_ref())
-        ),
+        None => writeln!(out, "{}", t!("  clocksource: no switch in this log")),
+        Some(last) => {
+            let line = t!(
+                "  clocksource: {path} (the log ends on {last}){cited}",
+                path = shown(&path),
+                last = shown(last),
+                cited = cited(s.cited.final_clocksource.as_ref())
+            );
+            writeln_escaped!(out, "{line}")
+        }
     }
 }
 

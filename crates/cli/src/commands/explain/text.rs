@@ -12,9 +12,16 @@ use std::io::{self, Write};
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
+    // `100,000` in English; where the comma is the decimal separator, a
+    // no-break space (`100 000`), never a comma read as a fraction.
+    let sep = if crate::i18n::localize_number(".".into()) == "." {
+        ','
+    } else {
+        '\u{a0}'
+    };
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+            out.push(sep);
         }
         out.push(c);
     }

@@ -42,6 +42,7 @@ mod tests;
 
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::verdict::{ExplainPrediction, Verdict};
+use crate::t;
 use clockscope_pg::predict::settings::Estimate;
 use clockscope_pg::predict::ExecutorLoopCost;
 use serde::Serialize;
@@ -160,8 +161,22 @@ fn predict(c: &ClockStats, inputs: &VerdictInputs, used_by_postgresql: bool) -> 
     }
 }
 
-/// Decides the verdict from the measured clocks and the environment.
+/// Decides the verdict from the measured clocks and the environment: its
+/// fields in English (JSON, Prometheus), the text-only headline and
+/// recommendation in the report's language, and the whole verdict in that
+/// language as [`Verdict::local`] when it is not English.
 pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
+    let mut v = crate::i18n::in_english(|| decide_in_current_language(clocks, inputs));
+    if !crate::i18n::current().is_english() {
+        let local = decide_in_current_language(clocks, inputs);
+        v.headline.clone_from(&local.headline);
+        v.recommendation.clone_from(&local.recommendation);
+        v.local = Some(Box::new(local));
+    }
+    v
+}
+
+fn decide_in_current_language(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
     let find = |name: &str| clocks.iter().find(|c| c.name == name && c.loops > 0);
     let system = find("monotonic");
     let fast_tsc = find("rdtsc").or_else(|| find("cntvct"));
@@ -200,7 +215,7 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
 
     problems.extend(inputs.ntp.as_ref().and_then(rules::ntp_unsynchronised));
     if let Some(t) = &inputs.time_interposition {
-        problems.push(format!("time is not the kernel's here: {t}"));
+        problems.push(t!("time is not the kernel's here: {what}", what = t));
     }
     let status = rules::status(rules::StatusFacts {
         broken: rules::broken(clocks),
@@ -215,7 +230,11 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         .as_ref()
         .filter(|p| !p.passed && !fails_only_from_interference)
     {
-        problems.push(format!("{} fails PostgreSQL's rule: {}", p.clock, p.detail));
+        problems.push(t!(
+            "{clock} fails PostgreSQL's rule: {detail}",
+            clock = p.clock,
+            detail = p.detail
+        ));
     }
 
     Verdict {
@@ -239,5 +258,6 @@ pub fn decide(clocks: &[ClockStats], inputs: &VerdictInputs) -> Verdict {
         syscall_fallback,
         problems,
         interference_note,
+        local: None,
     }
 }

@@ -8,6 +8,8 @@ use super::{
 };
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::verdict::{RuleResult, Status};
+use crate::i18n::num;
+use crate::{t, tn};
 
 /// PostgreSQL's pg_test_timing rule, on the average loop (interference included).
 pub(super) fn pg_rule(c: &ClockStats) -> RuleResult {
@@ -15,9 +17,12 @@ pub(super) fn pg_rule(c: &ClockStats) -> RuleResult {
     RuleResult {
         passed,
         clock: c.display_name.clone(),
-        detail: format!(
-            "{:.4}% of reads under 1 us (needs > {PG_RULE_UNDER_1US_PCT}%), average loop {:.2} ns (needs < {PG_RULE_AVG_LOOP_NS} ns)",
-            c.under_1us_pct, c.avg_loop_ns
+        detail: t!(
+            "{pct}% of reads under 1 us (needs > {min_pct}%), average loop {avg} ns (needs < {max_avg} ns)",
+            pct = num(c.under_1us_pct, 4),
+            min_pct = crate::i18n::localize_number(PG_RULE_UNDER_1US_PCT.to_string()),
+            avg = num(c.avg_loop_ns, 2),
+            max_avg = PG_RULE_AVG_LOOP_NS
         ),
     }
 }
@@ -36,14 +41,17 @@ pub(super) fn fails_only_from_interference(rule: &RuleResult, c: &ClockStats) ->
 
 /// Why PostgreSQL's rule fails only because of interference, with the numbers.
 pub(super) fn interference_note(s: &ClockStats) -> String {
-    format!(
-        "PostgreSQL's rule fails only because of interference: the average loop ({:.2} ns) includes {:.1}% of \
-         the run lost in {} gaps; without them a read costs {:.2} ns and {:.4}% of reads are under 1 us",
-        s.avg_loop_ns,
-        s.interference.lost_fraction * 100.0,
+    tn!(
+        "PostgreSQL's rule fails only because of interference: the average loop ({avg} ns) includes {lost}% of \
+         the run lost in {gaps} gaps; without them a read costs {cost} ns and {pct}% of reads are under 1 us",
+        "PostgreSQL's rule fails only because of interference: the average loop ({avg} ns) includes {lost}% of \
+         the run lost in {gaps} gaps; without them a read costs {cost} ns and {pct}% of reads are under 1 us",
         s.interference.gaps,
-        s.read_cost_ns,
-        s.under_1us_pct_without_gaps()
+        avg = num(s.avg_loop_ns, 2),
+        lost = num(s.interference.lost_fraction * 100.0, 1),
+        gaps = s.interference.gaps,
+        cost = num(s.read_cost_ns, 2),
+        pct = num(s.under_1us_pct_without_gaps(), 4)
     )
 }
 
@@ -53,9 +61,15 @@ pub(super) fn modern_rule(c: &ClockStats) -> RuleResult {
     RuleResult {
         passed,
         clock: c.display_name.clone(),
-        detail: format!(
-            "read cost {:.2} ns (needs <= {MODERN_AVG_LOOP_NS} ns), p99 {} ns (needs <= {MODERN_P99_NS} ns), {} backward steps (needs 0)",
-            c.read_cost_ns, c.percentiles_ns.p99, c.backward_steps
+        detail: tn!(
+            "read cost {cost} ns (needs <= {max_cost} ns), p99 {p99} ns (needs <= {max_p99} ns), {steps} backward steps (needs 0)",
+            "read cost {cost} ns (needs <= {max_cost} ns), p99 {p99} ns (needs <= {max_p99} ns), {steps} backward steps (needs 0)",
+            c.backward_steps,
+            cost = num(c.read_cost_ns, 2),
+            max_cost = MODERN_AVG_LOOP_NS,
+            p99 = c.percentiles_ns.p99,
+            max_p99 = MODERN_P99_NS,
+            steps = c.backward_steps
         ),
     }
 }
@@ -67,19 +81,25 @@ pub(super) fn backward_steps(clocks: &[ClockStats]) -> Vec<String> {
         .iter()
         .filter(|c| c.backward_steps > 0)
         .map(|c| {
-            let msg = format!(
-                "{} went backwards {} times (largest step {} ns); its elapsed time ({:.6} s) and loop cost are the sum \
-                 of its forward steps, as its end reading minus its start says {:.6} s",
-                c.display_name,
+            let msg = tn!(
+                "{clock} went backwards {n} times (largest step {largest} ns); its elapsed time ({elapsed} s) and loop \
+                 cost are the sum of its forward steps, as its end reading minus its start says {span} s",
+                "{clock} went backwards {n} times (largest step {largest} ns); its elapsed time ({elapsed} s) and loop \
+                 cost are the sum of its forward steps, as its end reading minus its start says {span} s",
                 c.backward_steps,
-                c.largest_backward_ns,
-                c.elapsed_ns as f64 / 1e9,
-                c.end_minus_start_ns as f64 / 1e9
+                clock = c.display_name,
+                n = c.backward_steps,
+                largest = c.largest_backward_ns,
+                elapsed = num(c.elapsed_ns as f64 / 1e9, 6),
+                span = num(c.end_minus_start_ns as f64 / 1e9, 6)
             );
             if c.must_be_monotonic() {
                 msg
             } else {
-                format!("{msg}; a wall clock may be stepped by NTP, so this is not a clock fault by itself")
+                t!(
+                    "{problem}; a wall clock may be stepped by NTP, so this is not a clock fault by itself",
+                    problem = msg
+                )
             }
         })
         .collect()
@@ -93,13 +113,17 @@ pub(super) fn broken(clocks: &[ClockStats]) -> bool {
 /// Why the system clock `s` costs a syscall per read, if it does: by its
 /// kernel clocksource's name (`clocksource`), by its read cost, or both.
 pub(super) fn syscall_fallback(s: &ClockStats, clocksource: Option<&str>) -> Option<String> {
-    let by_name = clocksource
-        .filter(|cs| SYSCALL_CLOCKSOURCES.contains(cs))
-        .map(|cs| format!("the kernel clocksource '{cs}' has no vDSO read: every clock_gettime is a syscall"));
+    let by_name = clocksource.filter(|cs| SYSCALL_CLOCKSOURCES.contains(cs)).map(|cs| {
+        t!(
+            "the kernel clocksource '{clocksource}' has no vDSO read: every clock_gettime is a syscall",
+            clocksource = cs
+        )
+    });
     let by_cost = (s.read_cost_ns > SYSCALL_AVG_LOOP_NS).then(|| {
-        format!(
-            "clock_gettime costs {:.2} ns per read (> {SYSCALL_AVG_LOOP_NS} ns): it behaves like a syscall, not a vDSO call",
-            s.read_cost_ns
+        t!(
+            "clock_gettime costs {cost} ns per read (> {limit} ns): it behaves like a syscall, not a vDSO call",
+            cost = num(s.read_cost_ns, 2),
+            limit = SYSCALL_AVG_LOOP_NS
         )
     });
     match (by_name, by_cost) {
@@ -119,18 +143,23 @@ pub(super) fn ntp_unsynchronised(n: &clockscope_system::linux::ntp::NtpState) ->
         return None;
     }
     let bound = if n.maximum_error_us >= NTP_NO_BOUND_US {
-        "no error bound: the kernel's maximum error is at its 16 s cap".to_string()
+        t!("no error bound: the kernel's maximum error is at its 16 s cap").to_string()
     } else {
-        format!("the kernel's maximum error is {:.3} s", n.maximum_error_us as f64 / 1e6)
+        t!(
+            "the kernel's maximum error is {seconds} s",
+            seconds = num(n.maximum_error_us as f64 / 1e6, 3)
+        )
     };
     let estimated = if n.estimated_error_us > 0 && n.estimated_error_us < NTP_NO_BOUND_US {
-        format!(", estimated error {} µs", n.estimated_error_us)
+        t!(", estimated error {us} µs", us = n.estimated_error_us)
     } else {
         String::new()
     };
-    Some(format!(
+    Some(t!(
         "NTP is not synchronised ({bound}{estimated}): the wall clock drifts uncorrected; start chronyd or \
-         systemd-timesyncd (`timedatectl status` says which)"
+         systemd-timesyncd (`timedatectl status` says which)",
+        bound = bound,
+        estimated = estimated
     ))
 }
 

@@ -73,9 +73,12 @@ impl ExplainPrediction {
             // The speed it was measured at beside it: on a machine whose
             // speed changes over seconds the cost changes with it
             // (bench/README.md), and the model's own TIMING OFF row says which.
-            (Some(e), Some(v)) => format!(
-                "{v:+.1} ns per row per node ({}; the model's TIMING OFF row {:.1} ns, {})",
-                e.interval_text, e.work_ns_per_row, e.sampling
+            (Some(e), Some(v)) => crate::t!(
+                "{ns} ns per row per node ({interval}; the model's TIMING OFF row {row} ns, {sampling})",
+                ns = crate::i18n::signed(v, 1),
+                interval = e.interval_text,
+                row = crate::i18n::num(e.work_ns_per_row, 1),
+                sampling = e.sampling
             ),
             (Some(e), None) => e.status.clone(),
             (None, _) => self.status.clone(),
@@ -163,9 +166,20 @@ pub struct Verdict {
     /// Set when PostgreSQL's rule fails only because of interference: what
     /// the average loop included and what the clock costs without it.
     pub interference_note: Option<String>,
+    /// The same verdict in the report's language (`crate::i18n`), for the
+    /// text reports; `None` in English. JSON and Prometheus read the
+    /// English fields above.
+    #[serde(skip)]
+    pub local: Option<Box<Verdict>>,
 }
 
 impl Verdict {
+    /// The verdict in the report's language: its sentences for the text
+    /// reports (the same as `self` in English).
+    pub fn text(&self) -> &Verdict {
+        self.local.as_deref().unwrap_or(self)
+    }
+
     /// Exit code: 1 when the verdict lists a problem, something to act on (time went backwards on a monotonic
     /// clock, the system clock fails PostgreSQL's rule, a syscall per read, time changed on its way to
     /// clockscope, NTP not synchronised); BROKEN and BAD always list one.
