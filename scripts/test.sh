@@ -9,6 +9,9 @@
 #     the tests of a clock changed on its way to clockscope
 #     (crates/cli/tests/all/faketime_cli.rs; they print a skip without it);
 #   - the aarch64 cross toolchain and qemu-user (scripts/test-aarch64.sh);
+#   - the ru_RU.UTF-8 locale (Debian package `locales`, then localedef) for the
+#     tests of the Russian reports, which run the binary under LANG=ru_RU.UTF-8
+#     (clockscope speaks English where the locale is not installed);
 #   - the rustup targets riscv64gc-unknown-linux-gnu (a build check) and
 #     aarch64-unknown-linux-gnu (the tests under qemu).
 # It prints that list before installing anything. Debian packages go through
@@ -34,6 +37,9 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_missing+=(postgresql)
 command -v promtool >/dev/null || apt_missing+=(prometheus)
 command -v prometheus-node-exporter >/dev/null || apt_missing+=(prometheus-node-exporter)
 command -v faketime >/dev/null || apt_missing+=(faketime)
+ru_locale_missing=0
+locale -a 2>/dev/null | grep -qix 'ru_RU.utf8' || ru_locale_missing=1
+if [ "$ru_locale_missing" = 1 ] && [ ! -e /usr/share/i18n/locales/ru_RU ]; then apt_missing+=(locales); fi
 targets_missing=()
 installed_targets=$(rustup target list --installed 2>/dev/null || true)
 grep -qx riscv64gc-unknown-linux-gnu <<<"$installed_targets" || targets_missing+=(riscv64gc-unknown-linux-gnu)
@@ -43,10 +49,16 @@ if [ "${SKIP_AARCH64:-0}" != 1 ]; then
     command -v qemu-aarch64 >/dev/null || command -v qemu-aarch64-static >/dev/null || apt_missing+=(qemu-user)
     grep -qx aarch64-unknown-linux-gnu <<<"$installed_targets" || targets_missing+=(aarch64-unknown-linux-gnu)
 fi
-say "will install: apt packages: ${apt_missing[*]:-none}; rustup targets: ${targets_missing[*]:-none};" \
+say "will install: apt packages: ${apt_missing[*]:-none}; locales: $([ "$ru_locale_missing" = 1 ] && echo ru_RU.UTF-8 || echo none);" \
+    "rustup targets: ${targets_missing[*]:-none};" \
     "rustup components: rustfmt clippy (if missing); crates: none beyond Cargo.lock's dependencies"
 if [ ${#apt_missing[@]} -gt 0 ]; then
     ./scripts/apt-install.sh "${apt_missing[@]}"
+fi
+if [ "$ru_locale_missing" = 1 ]; then
+    # Compiled into the system's locale archive, as `locale-gen` would (root or sudo).
+    say "localedef -i ru_RU -f UTF-8 ru_RU.UTF-8"
+    if [ "$(id -u)" = 0 ]; then localedef -i ru_RU -f UTF-8 ru_RU.UTF-8; else sudo localedef -i ru_RU -f UTF-8 ru_RU.UTF-8; fi
 fi
 for t in "${targets_missing[@]}"; do
     say "rustup target add $t"
@@ -68,7 +80,9 @@ if grep -E '^(postgres|tokio|tokio-postgres|clockscope-explain) ' <<<"$lean_deps
     say "clockscope-cli --no-default-features still depends on the crates above"; exit 1
 fi
 say "cargo test --workspace"
-cargo test --workspace -q
+# The reports speak the caller's language: the tests that expect English run
+# under C.UTF-8, whatever the developer's locale; the Russian ones set theirs.
+env -u LANGUAGE -u LC_ALL -u LC_MESSAGES LANG=C.UTF-8 cargo test --workspace -q
 say "fleet files on loopback: node_exporter, promtool, dashboard, systemd units (scripts/test-fleet.sh)"
 ./scripts/test-fleet.sh
 say "cargo bench --no-run (benchmarks compile)"
