@@ -6,40 +6,25 @@
 //! and changes made under a sweep are in sweep_deaths.rs.
 
 use crate::common;
+use crate::common::fake_clocksource::{Sysfs, DIR};
 use common::time_limit::limit;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
-const DIR: &str = "devices/system/clocksource/clocksource0";
 
-/// A fake root `<temp dir>/sys`: the sweep lock goes beside it, inside the temp dir.
-struct Sysfs {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
+/// The commands this file runs on the fake tree.
+trait SweepCli {
+    fn current_path(&self) -> PathBuf;
+    fn run(&self, args: &[&str]) -> Output;
 }
 
-impl Sysfs {
-    fn new(current: &str, available: &str) -> Sysfs {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("sys");
-        let cs = root.join(DIR);
-        std::fs::create_dir_all(&cs).unwrap();
-        std::fs::write(cs.join("current_clocksource"), format!("{current}\n")).unwrap();
-        std::fs::write(cs.join("available_clocksource"), format!("{available} \n")).unwrap();
-        Sysfs { _tmp: tmp, root }
-    }
-    /// The `--root` of the sweep: the temp dir holding `sys`.
-    fn root(&self) -> &str {
-        self.root.parent().unwrap().to_str().unwrap()
-    }
+impl SweepCli for Sysfs {
     fn current_path(&self) -> PathBuf {
         self.root.join(DIR).join("current_clocksource")
     }
-    fn current(&self) -> String {
-        std::fs::read_to_string(self.current_path()).unwrap()
-    }
+
     fn run(&self, args: &[&str]) -> Output {
         Command::new(BIN)
             .arg("sweep")

@@ -12,54 +12,35 @@
 //! hanging.
 
 use crate::common;
+use crate::common::fake_clocksource::Sysfs;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
-const DIR: &str = "devices/system/clocksource/clocksource0";
 /// Far longer than any wait should take, even on a loaded shared VM.
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// A fake root `<temp dir>/sys`: the sweep lock goes beside it, inside the temp dir.
-struct Sysfs {
-    tmp: tempfile::TempDir,
-    root: PathBuf,
+/// The commands this file runs on the fake tree.
+trait SweepDeaths {
+    fn command(&self, root: &str, args: &[&str]) -> Command;
+    fn run(&self, args: &[&str]) -> Output;
+    fn start(&self, seconds: &str) -> Child;
+    fn wait_for(&self, name: &str);
 }
 
-impl Sysfs {
-    fn new(current: &str, available: &str) -> Sysfs {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("sys");
-        std::fs::create_dir_all(root.join(DIR)).unwrap();
-        let s = Sysfs { tmp, root };
-        s.set("current_clocksource", current);
-        s.set("available_clocksource", available);
-        s
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.root.join(DIR).join(name)
-    }
-    /// Replaces a file's content as another writer would (a new file, renamed in).
-    fn set(&self, name: &str, value: &str) {
-        let tmp = self.tmp.path().join("new");
-        std::fs::write(&tmp, format!("{value}\n")).unwrap();
-        std::fs::rename(&tmp, self.file(name)).unwrap();
-    }
-    fn current(&self) -> String {
-        std::fs::read_to_string(self.file("current_clocksource")).unwrap()
-    }
+impl SweepDeaths for Sysfs {
     fn command(&self, root: &str, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
         // `--root DIR` sweeps DIR/sys.
         c.args(["sweep", "--apply", "--root", root]).args(args);
         c
     }
+
     fn run(&self, args: &[&str]) -> Output {
         self.command(self.tmp.path().to_str().unwrap(), args).output().unwrap()
     }
-    /// A sweep of hpet then acpi_pm, `seconds` each, JSON on stdout.
+
     fn start(&self, seconds: &str) -> Child {
         self.command(self.tmp.path().to_str().unwrap(), &["-d", seconds, "--format", "json"])
             .args(["--only", "hpet", "--only", "acpi_pm"])
@@ -68,7 +49,7 @@ impl Sysfs {
             .spawn()
             .unwrap()
     }
-    /// Waits until current_clocksource reads `name`: the sweep switched and is measuring.
+
     fn wait_for(&self, name: &str) {
         let start = Instant::now();
         while self.current().trim() != name {

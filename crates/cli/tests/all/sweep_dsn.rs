@@ -9,43 +9,26 @@
 //! text. Times are only checked for sanity, never asserted as results.
 
 use crate::common;
+use crate::common::fake_clocksource::Sysfs;
 use crate::common::pg19;
 use clockscope_explain::testing::{self, ServerHandle, TestServer, SUPERUSER};
 use common::time_limit::limit;
 use common::PG_VARS;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_clockscope");
-const DIR: &str = "devices/system/clocksource/clocksource0";
 
-/// A fake root `<temp dir>/sys`: the sweep lock goes beside it, inside the temp dir.
-struct Sysfs {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
+/// The commands this file runs on the fake tree.
+trait SweepDsn {
+    fn cmd(&self, args: &[&str]) -> Command;
+    fn run(&self, args: &[&str]) -> Output;
+    fn spawn(&self, args: &[&str]) -> Child;
 }
 
-impl Sysfs {
-    fn new(current: &str, available: &str) -> Sysfs {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("sys");
-        std::fs::create_dir_all(root.join(DIR)).unwrap();
-        std::fs::write(root.join(DIR).join("current_clocksource"), format!("{current}\n")).unwrap();
-        std::fs::write(root.join(DIR).join("available_clocksource"), format!("{available}\n")).unwrap();
-        Sysfs { _tmp: tmp, root }
-    }
-    fn root(&self) -> &str {
-        self.root.parent().unwrap().to_str().unwrap()
-    }
-    fn current(&self) -> String {
-        std::fs::read_to_string(self.root.join(DIR).join("current_clocksource")).unwrap()
-    }
-    fn lock_file(&self) -> PathBuf {
-        self.root.with_file_name(".sys.clockscope-sweep.lock")
-    }
-    /// `clockscope sweep --root <root> <args>` with the PG* variables cleared and an empty HOME.
+impl SweepDsn for Sysfs {
     fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
         cmd.args(["sweep", "--root", self.root()]).args(args);
@@ -56,9 +39,11 @@ impl Sysfs {
         cmd.stdin(Stdio::null());
         cmd
     }
+
     fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().unwrap()
     }
+
     fn spawn(&self, args: &[&str]) -> Child {
         self.cmd(args)
             .stdout(Stdio::piped())

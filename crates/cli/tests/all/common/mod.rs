@@ -9,6 +9,8 @@
 #[path = "../../../../system/tests/all/common/skip.rs"]
 pub mod skip;
 /// libfaketime: whether it works here, a clock stepped back mid-run.
+/// A fake clocksource sysfs for the sweep tests.
+pub mod fake_clocksource;
 pub mod faketime;
 /// The opt-in PostgreSQL 19 install (`CLOCKSCOPE_PG19`).
 pub mod pg19;
