@@ -45,7 +45,6 @@ use std::io;
 /// module documentation).
 pub type Renderer<M> = fn(&mut dyn io::Write, &M) -> io::Result<()>;
 
-#[cfg(feature = "explain")]
 pub mod fit;
 pub mod json;
 pub mod prometheus;

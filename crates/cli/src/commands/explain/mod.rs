@@ -2,6 +2,8 @@
 //! `clockscope_explain` library keeps the model and its arithmetic); `run.rs` runs it, [`summary`] (the default)
 //! and [`text`] (`-v`) print it; `render.rs` joins them to the report header.
 
+#![cfg(feature = "explain")]
+
 mod render;
 mod run;
 pub mod summary;
