@@ -22,7 +22,7 @@
 //! `ticks_per_ns_scaled == 0`, a run-time test), else `(ticks * scale) >> 14`
 //! with `scale = (10^6 << 14) / kHz` truncated and an overflow split above
 //! `max_ticks_no_overflow` ([`PgTicksToNs`]). This module does that work and
-//! no more, which is why it is not [`super::measure`]: that loop is lean on
+//! no more, which is why it is not [`clockscope::measure()`]: that loop is lean on
 //! purpose (it defers each increment and converts after the loop) to measure a
 //! clock's own read cost for `clockscope check`; this one pays what PostgreSQL
 //! 19's loop pays (on AMD Zen 3 the histogram store whose address depends on

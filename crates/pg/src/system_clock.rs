@@ -7,7 +7,7 @@ use clockscope::{ClockSource, Scale, Ticks};
 /// (CLOCK_MONOTONIC) into a timespec that is not zeroed first, then
 /// `tv_sec * 10^9 + tv_nsec`. The drop-in `pg_test_timing` reads its system
 /// block with it so that its loop does upstream's work and no more;
-/// [`PosixClock`] zeroes its timespec before each call (one more store per
+/// [`clockscope::PosixClock`] zeroes its timespec before each call (one more store per
 /// read, which measured about 1.5% of the loop on the AMD EPYC guest,
 /// bench/README.md). Where upstream ignores the return value, we test it
 /// (never reading a timespec the call did not fill): a predicted branch.

@@ -10,7 +10,7 @@ use serde::Serialize;
 pub use crate::evidence::Check;
 
 /// `ok name: evidence` / `FAILED name: evidence` (`FAILED evidence` for an
-/// unnamed check): how [`crate::instant`] states its reasons. The CLI's
+/// unnamed check): how the tools state a decision's reasons. The CLI's
 /// report styles (a colon list, a table) are its own.
 impl std::fmt::Display for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
