@@ -563,3 +563,40 @@ fn no_source_file_over_600_lines() {
         long.join("\n")
     );
 }
+
+/// The published `clockscope` crate stays the size of quanta: no public
+/// module, and at most 30 items re-exported at its root (counted on x86-64,
+/// where the three TSC reads are the architecture's counter types).
+#[test]
+fn the_published_crate_exports_at_most_30_items_and_no_module() {
+    let lib = fs::read_to_string(workspace().join("crates/clockscope/src/lib.rs")).unwrap();
+    assert!(
+        !lib.lines().any(|l| l.trim_start().starts_with("pub mod ")),
+        "crates/clockscope/src/lib.rs declares a public module: its API is the items re-exported at the root"
+    );
+    let mut items = BTreeSet::new();
+    let mut skip_next = false;
+    for line in lib.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
+        if line.starts_with("#[cfg(") {
+            // Another architecture's counter types, or test support behind a feature.
+            skip_next = line.contains("aarch64") || line.contains("testing") || line.contains("test,");
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("pub use ") {
+            if !std::mem::take(&mut skip_next) {
+                let names = rest.trim_end_matches(';');
+                let names = names.split_once('{').map_or(names, |(_, n)| n.trim_end_matches('}'));
+                for n in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    items.insert(n.rsplit("::").next().unwrap().to_string());
+                }
+            }
+        }
+        skip_next = false;
+    }
+    assert!(items.len() >= 20, "only {} items found: {items:?}", items.len());
+    assert!(
+        items.len() <= 30,
+        "the published crate exports {} items (at most 30): {items:?}",
+        items.len()
+    );
+}
