@@ -730,4 +730,17 @@ fn default_text_in_russian_snapshot() {
     }
     common::snapshot_eq("sweep_scripted.ru.txt", &text);
     common::snapshot_eq("sweep_scripted.txt", &in_english(|| render(Lang::ENGLISH)));
+    // A sweep run under a Russian locale: its JSON is the English one.
+    let json = |r: &SweepReport| {
+        let mut out = Vec::new();
+        renderer(CheckFormat::Json, false)(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let under_ru = with_language(ru, || {
+        Fake::new("kvm-clock", "tsc kvm-clock acpi_pm").run(&apply(), 0, &mut by_cost)
+    });
+    let under_ru = under_ru.unwrap();
+    assert_eq!(under_ru.persistence, r.persistence);
+    let j = with_language(ru, || json(&under_ru));
+    assert!(!j.chars().any(|c| ('\u{400}'..='\u{4ff}').contains(&c)), "{j}");
 }

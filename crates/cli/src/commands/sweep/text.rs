@@ -334,7 +334,13 @@ fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> 
             )
         };
         writeln_escaped!(out, "{line}")?;
-        for line in &r.persistence {
+        // The advice the report holds (English, for JSON), in the reader's language.
+        let advice = if r.persistence.is_empty() || crate::i18n::current().is_english() {
+            r.persistence.clone()
+        } else {
+            crate::commands::sweep::judge::persistence_advice(&rec.clocksource)
+        };
+        for line in &advice {
             writeln_escaped!(out, "  - {line}")?;
         }
     }
