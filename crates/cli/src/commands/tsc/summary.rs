@@ -4,8 +4,8 @@
 //! sources, NTP) and the one recommendation for `timing_clock_source`.
 
 use crate::commands::tsc::model::TscOutput;
-use crate::i18n::{pad_right, signed};
-use crate::t;
+use crate::i18n::{gettext, pad_right, signed};
+use crate::{n_, t};
 use clockscope_system::evidence::Check;
 use clockscope_system::tsc::TscReport;
 use std::io::{self, Write};
@@ -121,13 +121,39 @@ fn write_machine(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
     Ok(())
 }
 
+/// The names of the TSC decisions' checks (`clockscope_system::tsc::policy`)
+/// for the catalog; a name not listed here prints as the library gives it.
+const CHECK_NAMES: [&str; 7] = [
+    n_!("invariant TSC"),
+    n_!("kernel clocksource"),
+    n_!("not marked unstable"),
+    n_!("no boot option against the TSC"),
+    n_!("frequency known and sources agree"),
+    n_!("TSC frequency > 0"),
+    n_!("TSC_ADJUST or current_clocksource 'tsc'"),
+];
+
+/// The library's evidence of every kernel check of a CPUID dump.
+const NO_KERNEL: &str = n_!("no kernel evidence (analysing a CPUID dump)");
+
 /// A failed check as one line, `not ok: name: evidence` in the report's
-/// language (the check's name and evidence are the library's, in English).
+/// language: the names above and the dump's missing kernel evidence
+/// translated, any other evidence as the library words it.
 fn failed_check(c: &Check) -> String {
-    if c.name.is_empty() {
-        t!("not ok: {evidence}", evidence = c.evidence)
+    let name = if CHECK_NAMES.contains(&c.name) {
+        gettext(c.name)
     } else {
-        t!("not ok: {check}: {evidence}", check = c.name, evidence = c.evidence)
+        c.name
+    };
+    let evidence = if c.evidence == NO_KERNEL {
+        gettext(NO_KERNEL)
+    } else {
+        c.evidence.as_str()
+    };
+    if name.is_empty() {
+        t!("not ok: {evidence}", evidence = evidence)
+    } else {
+        t!("not ok: {check}: {evidence}", check = name, evidence = evidence)
     }
 }
 
