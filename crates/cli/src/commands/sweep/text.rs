@@ -268,12 +268,8 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// and whether the sweep stopped early.
 fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     for x in r.results.iter().filter(|x| x.syscall_fallback.is_some()) {
-        writeln_escaped!(
-            out,
-            "{}: {}",
-            x.clocksource,
-            x.syscall_fallback.as_deref().unwrap_or_default()
-        )?;
+        let why = super::words::syscall_fallback(&x.clocksource, x.syscall_fallback.as_deref().unwrap_or_default());
+        writeln_escaped!(out, "{}: {why}", x.clocksource)?;
     }
     for x in &r.results {
         if let Some(why) = &x.invalid_reason {
