@@ -749,3 +749,42 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     assert!(!short.contains("Columns:") && full.contains("Columns:"), "{short}");
     common::one_screen_and_verbose("cross_cpu_constructed", &short, &full);
 }
+
+/// Issue 34: the default text of the same constructed result in Russian:
+/// the labels lined up by display columns, the budget with a decimal comma;
+/// the English stays its snapshot.
+#[test]
+fn default_text_in_russian_snapshot() {
+    use clockscope_cli::i18n::{in_english, with_language, Lang};
+    use textwrap::core::display_width;
+    let outcome = constructed_outcome();
+    let stamp = test_stamp();
+    let m = Stamped {
+        stamp: &stamp,
+        report: &outcome,
+    };
+    let render = |lang: Lang| {
+        let mut out = Vec::new();
+        with_language(lang, || {
+            clockscope_cli::commands::cross_cpu::renderer(
+                clockscope_cli::commands::cross_cpu::CrossCpuFormat::Text,
+                false,
+            )(&mut out, &m)
+        })
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string())
+    };
+    let ru = render(Lang::from_code("ru").unwrap());
+    assert!(ru.contains("1,000 с") && ru.contains("Итог: "), "{ru}");
+    assert!(ru.lines().all(|l| display_width(l) <= 100), "{ru}");
+    assert!(ru.lines().count() < common::ONE_SCREEN_LINES, "{ru}");
+    // Every label's value starts in column 19, counted in display columns.
+    for label in ["Процессоры:", "Замерено:", "Ответ:"] {
+        let line = ru.lines().find(|l| l.starts_with(label)).unwrap();
+        let value = line.len() - line[label.len()..].trim_start().len();
+        assert_eq!(display_width(&line[..value]), 19, "{ru}");
+    }
+    common::snapshot_eq("cross_cpu_constructed.ru.txt", &ru);
+    common::snapshot_eq("cross_cpu_constructed.txt", &in_english(|| render(Lang::ENGLISH)));
+}

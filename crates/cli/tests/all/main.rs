@@ -10,6 +10,7 @@ mod common;
 mod check_cli;
 mod check_interference;
 mod check_report;
+mod clocks_text;
 mod cross_cpu_cli;
 mod dmesg_cli;
 mod docs_facts;

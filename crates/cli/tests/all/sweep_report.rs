@@ -696,3 +696,51 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     );
     common::one_screen_and_verbose("sweep_scripted", &short, &full);
 }
+
+/// Issue 34: the default text in Russian from the same scripted sweep: the
+/// table's columns lined up by display width under their Russian headings,
+/// the numbers with a decimal comma; English stays the English snapshot.
+#[test]
+fn default_text_in_russian_snapshot() {
+    use clockscope_cli::i18n::{in_english, with_language, Lang};
+    use textwrap::core::display_width;
+    let ru = Lang::from_code("ru").unwrap();
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    let render = |lang: Lang| {
+        let mut out = Vec::new();
+        with_language(lang, || renderer(CheckFormat::Text, false)(&mut out, &r)).unwrap();
+        let text = String::from_utf8(out)
+            .unwrap()
+            .replace(&r.clocksource_dir, "SYSFS/clocksource0");
+        text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string())
+    };
+    let text = render(ru);
+    assert!(text.lines().all(|l| display_width(l) <= 100), "{text}");
+    assert!(text.lines().count() < common::ONE_SCREEN_LINES, "{text}");
+    assert!(
+        text.contains("Восстановлено: kvm-clock") && text.contains("720,4"),
+        "{text}"
+    );
+    // Every row ends where the heading ends, in display columns.
+    let lines: Vec<&str> = text.lines().collect();
+    let head = lines.iter().position(|l| l.starts_with("часовой источник ")).unwrap();
+    for row in &lines[head + 1..head + 4] {
+        assert_eq!(display_width(row), display_width(lines[head]), "{text}");
+    }
+    common::snapshot_eq("sweep_scripted.ru.txt", &text);
+    common::snapshot_eq("sweep_scripted.txt", &in_english(|| render(Lang::ENGLISH)));
+    // A sweep run under a Russian locale: its JSON is the English one.
+    let json = |r: &SweepReport| {
+        let mut out = Vec::new();
+        renderer(CheckFormat::Json, false)(&mut out, r).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let under_ru = with_language(ru, || {
+        Fake::new("kvm-clock", "tsc kvm-clock acpi_pm").run(&apply(), 0, &mut by_cost)
+    });
+    let under_ru = under_ru.unwrap();
+    assert_eq!(under_ru.persistence, r.persistence);
+    let j = with_language(ru, || json(&under_ru));
+    assert!(!j.chars().any(|c| ('\u{400}'..='\u{4ff}').contains(&c)), "{j}");
+}

@@ -366,6 +366,21 @@ fn the_text_of_a_scripted_sweep_with_a_server_is_one_screen() {
             .replace(&r.clocksource_dir, "SYSFS/clocksource0")
     };
     snapshot::one_screen_and_verbose("sweep_dsn_scripted", &text(false), &text(true));
+    // Issue 34: the same one screen in Russian, the server's table lined up
+    // by display columns under its Russian headings.
+    let ru = clockscope_cli::i18n::with_language(clockscope_cli::i18n::Lang::from_code("ru").unwrap(), || text(false));
+    let ru = ru.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    let lines: Vec<&str> = ru.lines().collect();
+    let head = lines.iter().position(|l| l.starts_with("часовой источник ")).unwrap();
+    let width = textwrap::core::display_width;
+    for row in &lines[head + 1..head + 4] {
+        assert_eq!(width(row), width(lines[head]), "{ru}");
+    }
+    assert!(
+        ru.lines().all(|l| width(l) <= 100) && ru.contains("100,0 нс (от 95,0 до 105,0)"),
+        "{ru}"
+    );
+    snapshot::snapshot_eq("sweep_dsn_scripted.ru.txt", &ru);
     let mut out = Vec::new();
     renderer(CheckFormat::Prometheus, false)(&mut out, &r).unwrap();
     let prom = String::from_utf8(out).unwrap();

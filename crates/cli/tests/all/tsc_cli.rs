@@ -758,3 +758,38 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
     assert!(short.contains("clockscope: the TSC is NOT trusted"), "{short}");
     common::one_screen_and_verbose("tsc_skylake_dump", &short, &full);
 }
+
+/// Issue 34: the default text in Russian (`--lang ru`, as `LANG=ru_RU.UTF-8`
+/// chooses it) from the same recorded dump, its labels lined up by columns
+/// and its ppm with a decimal comma; `--lang en` is the English snapshot.
+#[test]
+fn default_text_in_russian_snapshot() {
+    let dir = PathBuf::from(dump("."));
+    let run = |lang: &str| {
+        let o = Command::new(common::BIN)
+            .current_dir(&dir)
+            .args(["tsc", "--lang", lang, "--cpuid-dump", "skylake_i5_6400t.aida64.txt"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        stdout(&o)
+    };
+    let body = |t: &str| t.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    let ru = body(&run("ru"));
+    assert!(ru.contains("clockscope: TSC НЕ надёжен"), "{ru}");
+    assert!(ru.contains("+3638,2 ppm") && !ru.contains("Recommendation"), "{ru}");
+    assert!(ru.lines().all(|l| textwrap::core::display_width(l) <= 100), "{ru}");
+    assert!(ru.lines().count() < common::snapshot::ONE_SCREEN_LINES, "{ru}");
+    // The labels' values start in one column, counted in display columns.
+    let starts: Vec<usize> = ["процессор ", "частота "]
+        .iter()
+        .map(|label| {
+            let line = ru.lines().find(|l| l.starts_with(label)).unwrap();
+            let value = line.len() - line[label.len()..].trim_start().len();
+            textwrap::core::display_width(&line[..value])
+        })
+        .collect();
+    assert_eq!(starts, [13, 13], "{ru}");
+    common::snapshot::snapshot_eq("tsc_skylake_dump.ru.txt", &ru);
+    common::snapshot::snapshot_eq("tsc_skylake_dump.txt", &body(&run("en")));
+}

@@ -15,19 +15,24 @@ use serde::Serialize;
 use std::io::{self, Write};
 
 /// Where the counter frequency came from, in words.
+/// In the current language (the model keeps it in English, for JSON).
 pub fn calibration_source(c: &Calibration) -> String {
-    let ppm = c.uncertainty_ppm.map(|p| format!(", ±{p:.2} ppm")).unwrap_or_default();
-    format!(
-        "{} calibrated against {} in {:.1} ms{ppm}",
-        c.counter,
-        c.reference,
-        c.elapsed_ns as f64 / 1e6
+    let ppm = c
+        .uncertainty_ppm
+        .map(|p| crate::t!(", ±{ppm} ppm", ppm = crate::i18n::num(p, 2)))
+        .unwrap_or_default();
+    crate::t!(
+        "{counter} calibrated against {reference} in {ms} ms{ppm}",
+        counter = c.counter,
+        reference = c.reference,
+        ms = crate::i18n::num(c.elapsed_ns as f64 / 1e6, 1),
+        ppm = ppm
     )
 }
 
 /// `name:` padded to the width of the header lines, with at least one space.
 pub(super) fn label(name: &str) -> String {
-    format!("{:<18} ", format!("{name}:"))
+    format!("{} ", crate::i18n::pad_right(&format!("{name}:"), 18))
 }
 
 fn ms(ns: u64) -> String {
@@ -148,19 +153,29 @@ pub(super) fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Re
     match c.hz {
         Some(hz) => writeln_escaped!(
             out,
-            "{}{:.3} MHz ({})",
-            label(&format!("{} frequency", c.counter)),
-            hz as f64 / 1e6,
-            calibration_source(c)
+            "{}{}",
+            label(&crate::t!("{counter} frequency", counter = c.counter)),
+            crate::t!(
+                "{mhz} MHz ({source})",
+                mhz = crate::i18n::num(hz as f64 / 1e6, 3),
+                source = calibration_source(c)
+            )
         ),
         None => writeln_escaped!(
             out,
-            "{:<19}unknown ({}); its results are in ticks only",
-            format!(
-                "{} frequency:",
-                if c.counter.is_empty() { "Counter" } else { c.counter }
+            "{}{}",
+            crate::i18n::pad_right(
+                &crate::t!(
+                    "{counter} frequency:",
+                    counter = if c.counter.is_empty() {
+                        crate::t!("Counter")
+                    } else {
+                        c.counter
+                    }
+                ),
+                19
             ),
-            c.note
+            crate::t!("unknown ({note}); its results are in ticks only", note = c.note)
         ),
     }
 }
@@ -371,8 +386,14 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
 pub(super) fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result<()> {
     let w = answers.iter().map(|a| a.clock.len()).max().unwrap_or(0) + 1;
     for (i, a) in answers.iter().enumerate() {
-        let head = if i == 0 { "Answer:" } else { "" };
-        writeln_escaped!(out, "{head:<19}{:<w$} {}", format!("{}:", a.clock), a.text)?;
+        let head = if i == 0 { crate::t!("Answer:") } else { "" };
+        writeln_escaped!(
+            out,
+            "{}{:<w$} {}",
+            crate::i18n::pad_right(head, 19),
+            format!("{}:", a.clock),
+            a.text
+        )?;
     }
     Ok(())
 }

@@ -336,7 +336,7 @@ fn announce_first_test(done_ns: u64, total_ns: u64) {
 fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyhow::Result<Outcome> {
     let calibration = calibrate_counter(CALIBRATION_BUDGET_NS);
     let scale = calibration.hz.and_then(Scale::from_hz);
-    let source = scale.map(|_| render::calibration_source(&calibration));
+    let source = scale.map(|_| crate::i18n::in_english(|| render::calibration_source(&calibration)));
     let clocks = clocks::default_clocks(scale, source);
     // run_plan reports the planned total with every step.
     let bar = progress::bar("cross-cpu", planned.expected_ns);

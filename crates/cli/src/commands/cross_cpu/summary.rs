@@ -4,7 +4,9 @@
 //! most [`MAX_PROBLEM_LINES`]) and the summary.
 
 use crate::commands::cross_cpu::model::Outcome;
+use crate::i18n::num;
 use crate::report::stamp::Stamped;
+use crate::t;
 use std::io::{self, Write};
 
 /// The most problem pairs listed; the rest are counted (`--verbose` lists all).
@@ -19,26 +21,33 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
     let r = &o.report;
     writeln_escaped!(
         out,
-        "CPUs tested:       {} (of {} allowed)",
-        super::cpu_list(&r.cpus),
-        super::cpu_list(&o.context.allowed)
+        "{}{}",
+        super::label(t!("CPUs tested")),
+        t!(
+            "{cpus} (of {allowed} allowed)",
+            cpus = super::cpu_list(&r.cpus),
+            allowed = super::cpu_list(&o.context.allowed)
+        )
     )?;
     if let Some(note) = &o.note {
         writeln!(out)?;
-        return writeln_escaped!(out, "Nothing to measure: {note}.");
+        return writeln_escaped!(out, "{}", t!("Nothing to measure: {note}.", note = note));
     }
     super::write_calibration(out, o)?;
     if let Some(t) = &r.topology {
-        writeln_escaped!(out, "{}{t}", super::label("Topology"))?;
+        writeln_escaped!(out, "{}{t}", super::label(t!("Topology")))?;
     }
-    writeln_escaped!(
-        out,
-        "Measured:          {} of {} planned pair(s) x {} in {:.3} s (budget)",
-        r.pairs.len(),
+    // The same English for every count (its text before catalogs).
+    let measured = crate::tn!(
+        "{done} of {planned} planned pair(s) x {clocks} in {secs} s (budget)",
+        "{done} of {planned} planned pair(s) x {clocks} in {secs} s (budget)",
         r.pairs_planned,
-        r.clocks.join(", "),
-        r.budget_ns as f64 / 1e9
-    )?;
+        done = r.pairs.len(),
+        planned = r.pairs_planned,
+        clocks = r.clocks.join(", "),
+        secs = num(r.budget_ns as f64 / 1e9, 3)
+    );
+    writeln_escaped!(out, "{}{measured}", super::label(t!("Measured")))?;
     let answers = r.answers();
     if !answers.is_empty() {
         writeln!(out)?;
@@ -49,14 +58,16 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
     if r.interrupted {
         writeln_escaped!(
             out,
-            "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
+            "{}",
+            t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM).")
         )?;
     }
     writeln_escaped!(
         out,
-        "Every pair's table and the column legend: clockscope cross-cpu --verbose"
+        "{}",
+        t!("Every pair's table and the column legend: clockscope cross-cpu --verbose")
     )?;
-    writeln_escaped!(out, "Summary: {}", r.summary())
+    writeln_escaped!(out, "{}", t!("Summary: {summary}", summary = r.summary()))
 }
 
 /// One line per clock of a pair with a problem (warp, offset, crossed bounds).
@@ -75,17 +86,20 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
         })
         .collect();
     if problems.is_empty() {
-        return writeln_escaped!(out, "Problems: none");
+        return writeln_escaped!(out, "{}", t!("Problems: none"));
     }
-    writeln_escaped!(out, "Problems ({} pair clock result(s))", problems.len())?;
+    writeln_escaped!(out, "{}", t!("Problems ({n} pair clock result(s))", n = problems.len()))?;
     for p in problems.iter().take(MAX_PROBLEM_LINES) {
         writeln_escaped!(out, "  {p}")?;
     }
     if problems.len() > MAX_PROBLEM_LINES {
         writeln_escaped!(
             out,
-            "  and {} more (--verbose lists every pair)",
-            problems.len() - MAX_PROBLEM_LINES
+            "{}",
+            t!(
+                "  and {n} more (--verbose lists every pair)",
+                n = problems.len() - MAX_PROBLEM_LINES
+            )
         )?;
     }
     Ok(())

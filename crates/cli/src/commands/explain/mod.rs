@@ -8,6 +8,7 @@ mod render;
 mod run;
 pub mod summary;
 pub mod text;
+mod words;
 
 pub use render::*;
 pub use run::*;

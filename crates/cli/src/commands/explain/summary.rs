@@ -79,12 +79,21 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             )
         };
         writeln!(out, "{line}")?;
-        writeln!(out, "  {}", t.used_by)?;
+        writeln!(out, "  {}", super::words::used_by(t, r.server_version_num))?;
     }
     writeln!(out)?;
     write_recommendation(out, r)?;
     for w in &r.warnings {
-        writeln!(out, "{}", t!("warning: {warning}", warning = w))?;
+        // A source's unstated estimate, as the crate words that warning.
+        let local = r
+            .clock_sources
+            .iter()
+            .find(|s| *w == format!("{}: {}", s.clock_source, s.result_reason))
+            .map_or_else(
+                || w.clone(),
+                |s| format!("{}: {}", s.clock_source, super::words::result_reason(s)),
+            );
+        writeln!(out, "{}", t!("warning: {warning}", warning = local))?;
     }
     writeln!(
         out,
@@ -114,7 +123,7 @@ fn write_row(out: &mut dyn Write, s: &SourceResult, w: &[usize; 7]) -> io::Resul
     if s.result != Resolution::Resolved {
         let why = t!(
             "{reason}; predicted {predicted}",
-            reason = s.result_reason,
+            reason = super::words::result_reason(s),
             predicted = predicted
         );
         return writeln!(out, "{} {off} {why}", pad_right(&s.clock_source, w[0]));
@@ -180,7 +189,7 @@ fn write_control(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         );
         writeln!(out, "{line}")?;
     }
-    writeln!(out, "{}", t!("Order: {order}", order = r.order))
+    writeln!(out, "{}", t!("Order: {order}", order = super::words::order(&r.order)))
 }
 
 /// The settings to change (exact `ALTER SYSTEM` lines), or that none is.

@@ -350,26 +350,35 @@ fn drift_ruled_out(
     }
 }
 
-/// How to make the choice persistent, and when a choice can be undone by the system.
+/// How to make the choice persistent, and when a choice can be undone by the
+/// system: in the current language (the report keeps the English, which
+/// JSON carries, and the text asks again in the reader's language).
 pub fn persistence_advice(name: &str) -> Vec<String> {
     vec![
-        format!(
+        crate::t!(
             "persistent: add clocksource={name} to the kernel command line (Debian/Ubuntu: GRUB_CMDLINE_LINUX in \
              /etc/default/grub, then update-grub; RHEL/Fedora: grubby --update-kernel=ALL --args=clocksource={name}), \
-             reboot, and check /proc/cmdline and current_clocksource; a switch through sysfs lasts until reboot"
+             reboot, and check /proc/cmdline and current_clocksource; a switch through sysfs lasts until reboot",
+            name = name
         ),
-        "caveat, VM live migration: the TSC of the new host may run at another rate or offset; kvm-clock, \
-         hyperv_clocksource_tsc_page and xen correct for that, a raw tsc does not unless the hypervisor scales it \
-         (TSC scaling, an invariant TSC exposed to the guest); check with `clockscope tsc` after a migration"
-            .to_string(),
-        "caveat, suspend and resume (hibernation, VM pause): the TSC may stop or be reset; the kernel re-checks it on \
-         resume and may mark it unstable"
-            .to_string(),
-        "caveat, the kernel's clocksource watchdog compares the clocksource with another (hpet, acpi_pm) and, on a \
-         disagreement, marks it unstable and switches away for good (dmesg: \"Marking clocksource 'tsc' as \
-         unstable\"); clocksource= cannot override that, and tsc=reliable disables the check: use it only where \
-         `clockscope tsc` trusts the TSC"
-            .to_string(),
+        crate::t!(
+            "caveat, VM live migration: the TSC of the new host may run at another rate or offset; kvm-clock, \
+             hyperv_clocksource_tsc_page and xen correct for that, a raw tsc does not unless the hypervisor scales it \
+             (TSC scaling, an invariant TSC exposed to the guest); check with `clockscope tsc` after a migration"
+        )
+        .to_string(),
+        crate::t!(
+            "caveat, suspend and resume (hibernation, VM pause): the TSC may stop or be reset; the kernel re-checks \
+             it on resume and may mark it unstable"
+        )
+        .to_string(),
+        crate::t!(
+            "caveat, the kernel's clocksource watchdog compares the clocksource with another (hpet, acpi_pm) and, on \
+             a disagreement, marks it unstable and switches away for good (dmesg: \"Marking clocksource 'tsc' as \
+             unstable\"); clocksource= cannot override that, and tsc=reliable disables the check: use it only where \
+             `clockscope tsc` trusts the TSC"
+        )
+        .to_string(),
     ]
 }
 

@@ -12,6 +12,7 @@ mod run;
 pub mod server;
 pub mod server_text;
 pub mod text;
+mod words;
 
 pub use run::*;
 pub use text::*;

@@ -371,7 +371,7 @@ pub fn sweep_with(
     report.recommendation = recommend(&report.results, &report.original, repeat);
     // How to persist a change, only when one is advised.
     if let Some(r) = report.recommendation.as_ref().filter(|r| !r.in_use) {
-        report.persistence = persistence_advice(&r.clocksource);
+        report.persistence = crate::i18n::in_english(|| persistence_advice(&r.clocksource));
     }
     Ok(report)
 }

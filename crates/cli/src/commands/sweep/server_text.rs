@@ -5,44 +5,53 @@
 //! `explain`'s warnings.
 
 use crate::commands::sweep::model::{ServerExplain, SweepReport, SweepServer};
+use crate::i18n::{num, pad_left, pad_right};
+use crate::t;
 use std::io::{self, Write};
 
 /// Without `--apply`: the server the sweep would measure.
 pub fn write_plan(out: &mut dyn Write, server: &SweepServer) -> io::Result<()> {
     writeln_escaped!(
         out,
-        "With --apply it would also run EXPLAIN ANALYZE on {} ({}) under each clocksource, within --max-time \
-         {} s in all.",
-        server.server,
-        locality_text(&server.locality),
-        server.max_time_s
+        "{}",
+        t!(
+            "With --apply it would also run EXPLAIN ANALYZE on {server} ({locality}) under each clocksource, \
+             within --max-time {secs} s in all.",
+            server = server.server,
+            locality = locality_text(&server.locality),
+            secs = crate::i18n::localize_number(server.max_time_s.to_string())
+        )
     )
 }
 
 fn locality_text(locality: &str) -> &'static str {
     match locality {
-        "unix_socket" => "unix socket, this machine",
-        _ => "loopback, this machine",
+        "unix_socket" => t!("unix socket, this machine"),
+        _ => t!("loopback, this machine"),
     }
 }
 
 fn interval(low: Option<f64>, high: Option<f64>, digits: usize) -> String {
     match low.zip(high) {
-        Some((l, h)) => format!("({l:.digits$} to {h:.digits$})"),
-        None => "(no interval)".to_string(),
+        Some((l, h)) => t!("({low} to {high})", low = num(l, digits), high = num(h, digits)),
+        None => t!("(no interval)").to_string(),
     }
 }
 
 fn overhead(e: &ServerExplain) -> String {
-    format!(
-        "{:.1} ns {}",
-        e.overhead_per_row_ns,
-        interval(e.overhead_per_row_low_ns, e.overhead_per_row_high_ns, 1)
+    t!(
+        "{value} ns {interval}",
+        value = num(e.overhead_per_row_ns, 1),
+        interval = interval(e.overhead_per_row_low_ns, e.overhead_per_row_high_ns, 1)
     )
 }
 
 fn slowdown(e: &ServerExplain) -> String {
-    format!("{:.2}x {}", e.slowdown, interval(e.slowdown_low, e.slowdown_high, 2))
+    format!(
+        "{}x {}",
+        num(e.slowdown, 2),
+        interval(e.slowdown_low, e.slowdown_high, 2)
+    )
 }
 
 /// The server's table and its notes, after the read-cost table.
@@ -53,35 +62,46 @@ pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<
     writeln!(out)?;
     writeln_escaped!(
         out,
-        "EXPLAIN ANALYZE on the server: PostgreSQL {}, {} ({}); {}.",
-        server.server_version.as_deref().unwrap_or("(not reached)"),
-        server.server,
-        locality_text(&server.locality),
-        what_ran(server)
+        "{}",
+        t!(
+            "EXPLAIN ANALYZE on the server: PostgreSQL {version}, {server} ({locality}); {workload}.",
+            version = server.server_version.as_deref().unwrap_or(t!("(not reached)")),
+            server = server.server,
+            locality = locality_text(&server.locality),
+            workload = what_ran(server)
+        )
     )?;
-    let w = name_width(r);
-    writeln!(
-        out,
-        "{:<w$} {:>10} {:>36} {:>24} {:>6}",
-        "clocksource", "read cost", "EXPLAIN overhead/row (95% interval)", "slowdown (95% interval)", "pairs"
-    )?;
+    // Each column as wide as in English, or wider for a longer translated
+    // heading; padded by display columns.
+    let heads = [
+        t!("clocksource"),
+        t!("read cost"),
+        t!("EXPLAIN overhead/row (95% interval)"),
+        t!("slowdown (95% interval)"),
+        t!("pairs"),
+    ];
+    let mut cols = [name_width(r), 10, 36, 24, 6];
+    for (c, h) in cols.iter_mut().zip(heads) {
+        *c = (*c).max(textwrap::core::display_width(h));
+    }
+    let mut head = pad_right(heads[0], cols[0]);
+    for (h, c) in heads.iter().zip(cols).skip(1) {
+        head.push(' ');
+        head.push_str(&pad_left(h, c));
+    }
+    writeln!(out, "{head}")?;
     for x in r.results.iter() {
+        let name = pad_right(&x.clocksource, cols[0]);
+        let cost = pad_left(&t!("{value} ns", value = num(x.read_cost.median_ns, 1)), cols[1]);
         match &x.server_explain {
             Some(e) => writeln_escaped!(
                 out,
-                "{:<w$} {:>7.1} ns {:>36} {:>24} {:>6}",
-                x.clocksource,
-                x.read_cost.median_ns,
-                overhead(e),
-                slowdown(e),
-                e.pairs
+                "{name} {cost} {} {} {}",
+                pad_left(&overhead(e), cols[2]),
+                pad_left(&slowdown(e), cols[3]),
+                pad_left(&e.pairs.to_string(), cols[4])
             )?,
-            None => writeln_escaped!(
-                out,
-                "{:<w$} {:>7.1} ns  not measured on the server",
-                x.clocksource,
-                x.read_cost.median_ns
-            )?,
+            None => writeln_escaped!(out, "{name} {cost}  {}", t!("not measured on the server"))?,
         }
     }
     write_notes(out, r, server, verbose)
@@ -102,8 +122,18 @@ pub fn name_width(r: &SweepReport) -> usize {
 fn what_ran(server: &SweepServer) -> String {
     match server.workload.as_str() {
         "query" => format!("--query {}", server.query),
-        "series" => format!("count(*) over generate_series of {} rows", server.rows),
-        _ => format!("count(*) over a TEMP table of {} rows", server.rows),
+        "series" => crate::tn!(
+            "count(*) over generate_series of {rows} rows",
+            "count(*) over generate_series of {rows} rows",
+            server.rows,
+            rows = server.rows
+        ),
+        _ => crate::tn!(
+            "count(*) over a TEMP table of {rows} rows",
+            "count(*) over a TEMP table of {rows} rows",
+            server.rows,
+            rows = server.rows
+        ),
     }
 }
 
@@ -112,20 +142,29 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
     if let Some(t) = &server.tsc_reference {
         writeln_escaped!(
             out,
-            "Reference, timing_clock_source = tsc (measured once; no kernel clocksource changes it): {} per row, \
-             slowdown {}, {} pairs.",
-            overhead(t),
-            slowdown(t),
-            t.pairs
+            "{}",
+            crate::tn!(
+                "Reference, timing_clock_source = tsc (measured once; no kernel clocksource changes it): \
+                 {overhead} per row, slowdown {slowdown}, {pairs} pairs.",
+                "Reference, timing_clock_source = tsc (measured once; no kernel clocksource changes it): \
+                 {overhead} per row, slowdown {slowdown}, {pairs} pairs.",
+                t.pairs,
+                overhead = overhead(t),
+                slowdown = slowdown(t),
+                pairs = t.pairs
+            )
         )?;
     }
     if let Some(a) = &server.original_again {
         writeln_escaped!(
             out,
-            "Control, {} again at the end (drift between runs): {} per row, {}.",
-            r.original,
-            overhead(a),
-            slowdown(a)
+            "{}",
+            t!(
+                "Control, {original} again at the end (drift between runs): {overhead} per row, {slowdown}.",
+                original = r.original,
+                overhead = overhead(a),
+                slowdown = slowdown(a)
+            )
         )?;
     }
     // Before PostgreSQL 19 the system clock is the server's only one: said
@@ -137,7 +176,7 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
             .filter_map(|x| x.server_explain.as_ref())
             .all(|e| e.follows_kernel_clocksource);
     if !server.clock_source_note.is_empty() && (verbose || !only_clock) {
-        writeln_escaped!(out, "Server clock: {}.", server.clock_source_note)?;
+        writeln_escaped!(out, "{}", t!("Server clock: {note}.", note = server.clock_source_note))?;
     }
     for x in &r.results {
         if let Some(e) = x.server_explain.as_ref().filter(|e| e.result != "resolved") {
@@ -164,12 +203,16 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
             continue;
         }
         kinds.push(kind);
-        writeln_escaped!(out, "Server warning, {w}")?;
+        writeln_escaped!(out, "{}", t!("Server warning, {warning}", warning = w))?;
     }
     if left_out > 0 {
         writeln!(
             out,
-            "({left_out} more server warning(s) of the same kinds under other clocksources: --verbose shows them.)"
+            "{}",
+            t!(
+                "({n} more server warning(s) of the same kinds under other clocksources: --verbose shows them.)",
+                n = left_out
+            )
         )?;
     }
     Ok(())

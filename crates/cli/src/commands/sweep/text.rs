@@ -2,7 +2,9 @@
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
 use crate::commands::sweep::model::{RestoreOutcome, SweepReport, SweepResult};
+use crate::i18n::{num, pad_left, pad_right};
 use crate::report::prometheus::label;
+use crate::{t, tn};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -51,12 +53,14 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
         if server_table {
             writeln!(
                 out,
-                "Full detail, with the system clock's own table: clockscope sweep --apply --verbose"
+                "{}",
+                t!("Full detail, with the system clock's own table: clockscope sweep --apply --verbose")
             )?;
         } else {
             writeln!(
                 out,
-                "Where it was read and what the columns mean: clockscope sweep --apply --verbose"
+                "{}",
+                t!("Where it was read and what the columns mean: clockscope sweep --apply --verbose")
             )?;
         }
     }
@@ -65,23 +69,37 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
 
 /// The clocksource in use, those available, and (`verbose`) where they were read.
 fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
-    writeln_escaped!(out, "Clocksource in use: {}", r.original)?;
-    writeln_escaped!(out, "Available:          {}", r.available.join(" "))?;
+    // The labels padded to one width, counted in display columns.
+    let labels = [t!("Clocksource in use:"), t!("Available:"), t!("Sysfs directory:")];
+    let w = labels
+        .iter()
+        .map(|l| textwrap::core::display_width(l))
+        .max()
+        .unwrap_or(0)
+        + 1;
+    writeln_escaped!(out, "{}{}", pad_right(labels[0], w), r.original)?;
+    writeln_escaped!(out, "{}{}", pad_right(labels[1], w), r.available.join(" "))?;
     if verbose {
-        writeln_escaped!(out, "Sysfs directory:    {}", r.clocksource_dir)?;
+        writeln_escaped!(out, "{}{}", pad_right(labels[2], w), r.clocksource_dir)?;
     }
     if !r.live_sysfs {
         writeln!(
             out,
-            "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row measures the \
-             clocksource really in use."
+            "{}",
+            t!(
+                "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row \
+                 measures the clocksource really in use."
+            )
         )?;
     } else if !r.clocksource_dir.starts_with("/sys/") {
         writeln_escaped!(
             out,
-            "Note: {} is on the kernel's sysfs (under another name): switching there changes the kernel's clocksource, \
-             as /sys does.",
-            r.clocksource_dir
+            "{}",
+            t!(
+                "Note: {dir} is on the kernel's sysfs (under another name): switching there changes the kernel's \
+                 clocksource, as /sys does.",
+                dir = r.clocksource_dir
+            )
         )?;
     }
     Ok(())
@@ -92,23 +110,30 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if !r.available.contains(&r.original) {
         writeln_escaped!(
             out,
-            "--apply would refuse: the clocksource in use, {}, is not in available_clocksource, so once switched \
-             away it could not be put back.",
-            r.original
+            "{}",
+            t!(
+                "--apply would refuse: the clocksource in use, {original}, is not in available_clocksource, so \
+                 once switched away it could not be put back.",
+                original = r.original
+            )
         )?;
-        return writeln!(out, "Nothing was changed.");
+        return writeln!(out, "{}", t!("Nothing was changed."));
     }
     writeln_escaped!(
         out,
-        "Would switch to {} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {} s under each with \
-         `clockscope check`'s loop, then put {} back.",
-        r.planned.join(", "),
-        r.duration_per_clocksource_s,
-        r.original
+        "{}",
+        t!(
+            "Would switch to {planned} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {secs} s under each \
+             with `clockscope check`'s loop, then put {original} back.",
+            planned = r.planned.join(", "),
+            secs = crate::i18n::localize_number(r.duration_per_clocksource_s.to_string()),
+            original = r.original
+        )
     )?;
     writeln!(
         out,
-        "Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."
+        "{}",
+        t!("Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores).")
     )
 }
 
@@ -117,44 +142,79 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// 100 columns for names up to 28 characters (a fixed 28 made it 104, and
 /// the fitting wrapped `EXPLAIN` under the first column).
 fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
-    let w = crate::commands::sweep::server_text::name_width(r);
-    writeln!(
-        out,
-        "{:<w$} {:>10} {:>10} {:>9} {:>10} {:>13} {:>8} {:>9}",
-        "clocksource", "read cost", "avg loop", "p99", "max", "clock_gettime", "PG rule", "EXPLAIN"
-    )?;
+    // Each column as wide as its English heading, or wider for a longer
+    // translation; padded by display columns (Cyrillic is one column a letter).
+    let heads = [
+        t!("clocksource"),
+        t!("read cost"),
+        t!("avg loop"),
+        "p99",
+        t!("max"),
+        "clock_gettime",
+        t!("PG rule"),
+        "EXPLAIN",
+    ];
+    let (pass, fail) = (t!("pass"), t!("FAIL"));
+    let dw = textwrap::core::display_width;
+    let mut cols = [
+        crate::commands::sweep::server_text::name_width(r),
+        10,
+        10,
+        9,
+        10,
+        13,
+        8,
+        9,
+    ];
+    for (c, h) in cols.iter_mut().zip(heads) {
+        *c = (*c).max(dw(h));
+    }
+    cols[6] = cols[6].max(dw(pass)).max(dw(fail));
+    let mut head = pad_right(heads[0], cols[0]);
+    for (h, c) in heads.iter().zip(cols).skip(1) {
+        head.push(' ');
+        head.push_str(&pad_left(h, c));
+    }
+    writeln!(out, "{head}")?;
+    let ns = |v: String| t!("{value} ns", value = v);
     for x in &r.results {
         if !x.valid {
             writeln_escaped!(
                 out,
-                "{:<w$} invalid: the clocksource changed during the measurement (below)",
-                x.clocksource
+                "{} {}",
+                pad_right(&x.clocksource, cols[0]),
+                t!("invalid: the clocksource changed during the measurement (below)")
             )?;
             continue;
         }
-        writeln_escaped!(
-            out,
-            "{:<w$} {:>7.1} ns {:>7.2} ns {:>6} ns {:>7} ns {:>13} {:>8} {:>9}",
-            x.clocksource,
-            x.read_cost.median_ns,
-            x.avg_loop_ns,
-            x.percentiles_ns.p99,
-            x.percentiles_ns.max,
+        let cells = [
+            ns(num(x.read_cost.median_ns, 1)),
+            ns(num(x.avg_loop_ns, 2)),
+            ns(x.percentiles_ns.p99.to_string()),
+            ns(x.percentiles_ns.max.to_string()),
             if x.syscall_fallback.is_some() {
                 "syscall"
             } else {
                 "vDSO"
-            },
+            }
+            .to_string(),
             match &x.postgresql_rule {
-                Some(p) if p.passed => "pass",
-                Some(_) => "FAIL",
+                Some(p) if p.passed => pass,
+                Some(_) => fail,
                 None => "-",
-            },
+            }
+            .to_string(),
             x.explain
                 .as_ref()
                 .and_then(|e| e.slowdown)
-                .map_or("-".to_string(), |x| format!("{x:.2}x")),
-        )?;
+                .map_or("-".to_string(), |x| format!("{}x", num(x, 2))),
+        ];
+        let mut row = pad_right(&x.clocksource, cols[0]);
+        for (v, c) in cells.iter().zip(&cols[1..]) {
+            row.push(' ');
+            row.push_str(&pad_left(v, *c));
+        }
+        writeln_escaped!(out, "{row}")?;
     }
     if !verbose {
         return Ok(());
@@ -173,15 +233,18 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
         .iter()
         .filter(|x| x.valid)
         .map(|x| match &x.read_cost.interval {
-            Some(i) => format!(
-                "{} {:.1} ({:.1} to {:.1})",
-                x.clocksource, x.read_cost.median_ns, i.low, i.high
+            Some(i) => t!(
+                "{clock} {cost} ({low} to {high})",
+                clock = x.clocksource,
+                cost = num(x.read_cost.median_ns, 1),
+                low = num(i.low, 1),
+                high = num(i.high, 1)
             ),
-            None => format!(
-                "{} {:.1} (no interval: {} round(s))",
-                x.clocksource,
-                x.read_cost.median_ns,
-                x.read_cost.samples_ns.len()
+            None => t!(
+                "{clock} {cost} (no interval: {n} round(s))",
+                clock = x.clocksource,
+                cost = num(x.read_cost.median_ns, 1),
+                n = x.read_cost.samples_ns.len()
             ),
         })
         .collect();
@@ -190,9 +253,14 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     }
     writeln_escaped!(
         out,
-        "Read cost, ns: the median of {} interleaved rounds with its 95% interval: {}.",
-        r.rounds,
-        rows.join(", ")
+        "{}",
+        tn!(
+            "Read cost, ns: the median of {n} interleaved rounds with its 95% interval: {rows}.",
+            "Read cost, ns: the median of {n} interleaved rounds with its 95% interval: {rows}.",
+            r.rounds,
+            n = r.rounds,
+            rows = rows.join(", ")
+        )
     )
 }
 
@@ -200,23 +268,23 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// and whether the sweep stopped early.
 fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     for x in r.results.iter().filter(|x| x.syscall_fallback.is_some()) {
-        writeln_escaped!(
-            out,
-            "{}: {}",
-            x.clocksource,
-            x.syscall_fallback.as_deref().unwrap_or_default()
-        )?;
+        let why = super::words::syscall_fallback(&x.clocksource, x.syscall_fallback.as_deref().unwrap_or_default());
+        writeln_escaped!(out, "{}: {why}", x.clocksource)?;
     }
     for x in &r.results {
         if let Some(why) = &x.invalid_reason {
-            writeln_escaped!(out, "Invalid row {}: {why}.", x.clocksource)?;
+            writeln_escaped!(
+                out,
+                "{}",
+                t!("Invalid row {clock}: {why}.", clock = x.clocksource, why = why)
+            )?;
         }
     }
     if r.interrupted {
-        writeln!(out, "Interrupted: the sweep stopped early.")?;
+        writeln!(out, "{}", t!("Interrupted: the sweep stopped early."))?;
     }
     if let Some(why) = &r.changed_by_others {
-        writeln_escaped!(out, "Stopped: {why}.")?;
+        writeln_escaped!(out, "{}", t!("Stopped: {why}.", why = why))?;
     }
     Ok(())
 }
@@ -226,14 +294,21 @@ fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     match r.restore {
         Some(RestoreOutcome::LeftAlone) => writeln_escaped!(
             out,
-            "Not restored: {} is in use, put there by someone else after the sweep's last switch, and is left \
-             alone; the original was {} (echo {} > {}/current_clocksource puts it back).",
-            r.final_clocksource.as_deref().unwrap_or("?"),
-            r.original,
-            r.original,
-            r.clocksource_dir
+            "{}",
+            t!(
+                "Not restored: {current} is in use, put there by someone else after the sweep's last switch, and \
+                 is left alone; the original was {original} (echo {original} > {dir}/current_clocksource puts it \
+                 back).",
+                current = r.final_clocksource.as_deref().unwrap_or("?"),
+                original = r.original,
+                dir = r.clocksource_dir
+            )
         ),
-        _ => writeln_escaped!(out, "Restored: {} (read back).", r.original),
+        _ => writeln_escaped!(
+            out,
+            "{}",
+            t!("Restored: {original} (read back).", original = r.original)
+        ),
     }
 }
 
@@ -241,14 +316,27 @@ fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if let Some(rec) = &r.recommendation {
         writeln!(out)?;
-        writeln_escaped!(
-            out,
-            "Recommendation: {}{}: {}",
-            rec.clocksource,
-            if rec.in_use { " (in use, keep it)" } else { "" },
-            rec.why
-        )?;
-        for line in &r.persistence {
+        let line = if rec.in_use {
+            t!(
+                "Recommendation: {clocksource} (in use, keep it): {why}",
+                clocksource = rec.clocksource,
+                why = rec.why
+            )
+        } else {
+            t!(
+                "Recommendation: {clocksource}: {why}",
+                clocksource = rec.clocksource,
+                why = rec.why
+            )
+        };
+        writeln_escaped!(out, "{line}")?;
+        // The advice the report holds (English, for JSON), in the reader's language.
+        let advice = if r.persistence.is_empty() || crate::i18n::current().is_english() {
+            r.persistence.clone()
+        } else {
+            crate::commands::sweep::judge::persistence_advice(&rec.clocksource)
+        };
+        for line in &advice {
             writeln_escaped!(out, "  - {line}")?;
         }
     }

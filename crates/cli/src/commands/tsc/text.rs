@@ -56,23 +56,43 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
 pub(super) fn write_source(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io::Result<()> {
     match (&r.evidence_source, dump) {
         (ReportSource::CpuidDump { format, leaves }, Some(p)) => {
+            // The same English for every count (its text before catalogs);
+            // the plural forms are the catalogs'.
+            let line = crate::tn!(
+                "CPUID dump {path} ({format} format, {n} leaves, first CPU)",
+                "CPUID dump {path} ({format} format, {n} leaves, first CPU)",
+                *leaves,
+                path = p.display(),
+                format = format,
+                n = leaves
+            );
+            writeln_escaped!(out, "{line}")?;
             writeln_escaped!(
                 out,
-                "CPUID dump {} ({format} format, {leaves} leaves, first CPU)",
-                p.display()
-            )?;
-            writeln_escaped!(
-                out,
-                "  analysing a dump: no kernel evidence, no perf page, no calibration; both decisions lack the kernel's part"
+                "{}",
+                crate::t!(
+                    "  analysing a dump: no kernel evidence, no perf page, no calibration; both decisions lack the kernel's part"
+                )
             )?;
         }
         (ReportSource::CpuidDump { format, leaves }, None) => {
-            writeln_escaped!(out, "CPUID dump ({format} format, {leaves} leaves)")?;
+            let line = crate::tn!(
+                "CPUID dump ({format} format, {n} leaves)",
+                "CPUID dump ({format} format, {n} leaves)",
+                *leaves,
+                format = format,
+                n = leaves
+            );
+            writeln_escaped!(out, "{line}")?;
         }
         (ReportSource::ThisMachine { root }, _) if root != "/" => {
-            writeln_escaped!(out, "This machine (kernel files under {root})")?;
+            writeln_escaped!(
+                out,
+                "{}",
+                crate::t!("This machine (kernel files under {root})", root = root)
+            )?;
         }
-        (ReportSource::ThisMachine { .. }, _) => writeln_escaped!(out, "This machine")?,
+        (ReportSource::ThisMachine { .. }, _) => writeln_escaped!(out, "{}", crate::t!("This machine"))?,
     }
     Ok(())
 }
