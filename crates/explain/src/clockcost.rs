@@ -17,12 +17,11 @@
 //! - pg_test_timing's "Average loop time including overhead" of the system
 //!   clock and RDTSC, kept for comparison.
 
-use clockscope::ClockSource;
-use clockscope::PosixClock;
+use clockscope::ClockId;
 use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost, ModelConfig, PgInstrumentation, Table};
 use clockscope_pg::predict::read_cost::{self, ReadCost};
 use clockscope_system::counter::discover::full_budget;
-use clockscope_system::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope_system::counter::{self, CounterKind, Discovery};
 use clockscope_system::crosscpu::affinity;
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::process::{read_process_place, ProcessPlace};
@@ -227,37 +226,22 @@ impl ModelSlices {
             "system" if self.system.wants_more() => {
                 let config = self.system.config_for_next();
                 let (pinned, cpu) = self.pin_to_backend();
-                if let Some(run) =
-                    executor_loop::pairs_on_this_machine::<PosixClock>(None, &self.table, config, keep_going)
-                {
+                if let Ok(Some(run)) = executor_loop::pairs_on_this_machine_of(None, &self.table, config, keep_going) {
                     self.system.add_on(run, cpu);
                 }
                 drop(pinned);
             }
             "tsc" if self.tsc.wants_more() && counter::native_kind() == Some(CounterKind::Tsc) => {
-                struct Slice<'a> {
-                    table: &'a Table,
-                    config: ModelConfig,
-                    keep_going: &'a mut dyn FnMut() -> bool,
-                }
-                impl CounterPairVisitor for Slice<'_> {
-                    type Output = Option<executor_loop::PairsRun>;
-                    fn visit<P: ClockSource, F: ClockSource>(self, _precise: P, fast: F) -> Self::Output {
-                        executor_loop::pairs_on_this_machine(Some(&fast), self.table, self.config, self.keep_going)
-                    }
-                }
                 // The model's rounds are timed by CLOCK_MONOTONIC; the
                 // counter's scale only names the read.
                 let Some(scale) = clockscope::Scale::from_khz(1_000_000) else {
                     return;
                 };
                 let (pinned, cpu) = self.pin_to_backend();
-                let visitor = Slice {
-                    table: &self.table,
-                    config: self.tsc.config_for_next(),
-                    keep_going,
-                };
-                if let Ok(Some(run)) = clockscope::visit_pair(scale, visitor) {
+                let config = self.tsc.config_for_next();
+                if let Ok(Some(run)) =
+                    executor_loop::pairs_on_this_machine_of(Some(scale), &self.table, config, keep_going)
+                {
                     self.tsc.add_on(run, cpu);
                 }
                 drop(pinned);
@@ -328,11 +312,14 @@ pub(crate) fn measure_machine(req: MachineRequest, keep_going: &mut dyn FnMut() 
 
 /// pg_test_timing's loop on `clock_gettime(CLOCK_MONOTONIC)`, in chunks.
 pub(crate) fn measure_system(duration_ns: u64, keep_going: &mut dyn FnMut() -> bool) -> ClockCost {
-    let clock = PosixClock::monotonic();
-    read_cost::measure_read_cost(&clock, duration_ns, keep_going).map_or_else(
-        || ClockCost::unmeasured(clock.name(), LOOP_METHOD),
-        |r| ClockCost::from_read_cost(r, LOOP_METHOD),
-    )
+    let id = ClockId::Monotonic;
+    read_cost::measure_read_cost_of(id, None, duration_ns, keep_going)
+        .ok()
+        .flatten()
+        .map_or_else(
+            || ClockCost::unmeasured(id.display_name(), LOOP_METHOD),
+            |r| ClockCost::from_read_cost(r, LOOP_METHOD),
+        )
 }
 
 /// What PostgreSQL 19 concludes about this machine's TSC, from the counter
@@ -376,29 +363,20 @@ fn tsc_loops(
     req: MachineRequest,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<(ClockCost, ClockCost), String> {
-    struct TscLoops<'a> {
-        req: MachineRequest,
-        keep_going: &'a mut dyn FnMut() -> bool,
-    }
-    impl CounterPairVisitor for TscLoops<'_> {
-        type Output = Result<(ClockCost, ClockCost), String>;
-        fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output {
-            let keep_going = self.keep_going;
-            let d = self.req.duration_ns;
-            let measured = |c: Option<ReadCost>, name: &str| {
-                c.map(|r| ClockCost::from_read_cost(r, LOOP_METHOD))
-                    .ok_or(format!("the {name} loop did not run"))
-            };
-            let f = measured(read_cost::measure_read_cost(&fast, d, keep_going), fast.name())?;
-            let p = measured(read_cost::measure_read_cost(&precise, d, keep_going), precise.name())?;
-            Ok((f, p))
-        }
-    }
     if counter::native_kind() != Some(CounterKind::Tsc) {
         return Err("PostgreSQL 19's TSC clock source exists on x86-64 only".into());
     }
     let scale = clockscope::Scale::from_khz(khz).ok_or_else(|| format!("TSC frequency {khz} kHz is out of range"))?;
-    clockscope::visit_pair(scale, TscLoops { req, keep_going }).map_err(str::to_string)?
+    let d = req.duration_ns;
+    let mut measured = |id: ClockId| {
+        read_cost::measure_read_cost_of(id, Some(scale), d, keep_going)
+            .map_err(|e| e.to_string())?
+            .map(|r| ClockCost::from_read_cost(r, LOOP_METHOD))
+            .ok_or(format!("the {} loop did not run", id.display_name()))
+    };
+    let f = measured(ClockId::Rdtsc)?;
+    let p = measured(ClockId::Rdtscp)?;
+    Ok((f, p))
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@
 //! huge positive duration (gcc even drops the `diff < 0` test on that path);
 //! here it ends the run with upstream's message, as the system clock does.
 
-use clockscope::ClockSource;
-use clockscope::Scale;
+use crate::system_clock::PgSystemClock;
+use clockscope::{ClockSource, CounterPairVisitor, Scale};
 
 /// Differences below this many ns are counted one by one (`NUM_DIRECT`).
 pub const NUM_DIRECT: usize = 10_000;
@@ -228,6 +228,51 @@ pub enum PgOutcome {
         /// How far back, ns.
         ns: u64,
     },
+}
+
+/// A clock with upstream's loop ([`pg_test_timing_loop`]) compiled for it,
+/// behind a trait object: the drop-in's report is written once for every
+/// clock, and the production clocks' loops are monomorphised here, in a crate
+/// the dev profile optimises ([`with_counter_blocks`], [`system_block`]), while
+/// the drop-in itself builds at opt-level 0. Tests pass scripted clocks.
+pub trait TimedBlock {
+    /// The clock's name, as the block's heading prints it.
+    fn name(&self) -> &'static str;
+    /// One block: [`pg_test_timing_loop`] for `duration_ns`.
+    fn run(&self, conv: PgTicksToNs, duration_ns: u64) -> PgOutcome;
+}
+
+impl<C: ClockSource> TimedBlock for C {
+    fn name(&self) -> &'static str {
+        ClockSource::name(self)
+    }
+    fn run(&self, conv: PgTicksToNs, duration_ns: u64) -> PgOutcome {
+        pg_test_timing_loop(self, conv, duration_ns)
+    }
+}
+
+/// The system clock's block (`clock_gettime(CLOCK_MONOTONIC)` as PostgreSQL
+/// reads it), its loop compiled in this crate.
+pub fn system_block() -> &'static dyn TimedBlock {
+    &PgSystemClock
+}
+
+/// Calls `f` with the CPU counter's precise and fast blocks at `scale`
+/// (RDTSCP and RDTSC on x86-64, ISB;CNTVCT_EL0 and CNTVCT_EL0 on aarch64),
+/// their loops compiled in this crate; `Err` (and no call) where this build
+/// has no counter or the CPU lacks the precise read.
+pub fn with_counter_blocks(
+    scale: Scale,
+    f: &mut dyn FnMut(&dyn TimedBlock, &dyn TimedBlock),
+) -> Result<(), &'static str> {
+    struct Blocks<'a>(&'a mut dyn FnMut(&dyn TimedBlock, &dyn TimedBlock));
+    impl CounterPairVisitor for Blocks<'_> {
+        type Output = ();
+        fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) {
+            (self.0)(&precise, &fast);
+        }
+    }
+    clockscope::visit_pair(scale, Blocks(f))
 }
 
 /// Runs upstream's `test_timing()` loop on `clock` for `duration_ns`

@@ -16,7 +16,7 @@
 
 use crate::interference::{self, Interference, RunQuality, Snapshot};
 use crate::stats::{self, Interval};
-use clockscope::{measure, ClockSource, Control, Measurement, Progress};
+use clockscope::{measure, ClockError, ClockId, ClockSource, ClockVisitor, Control, Measurement, Progress, Scale};
 use std::path::Path;
 
 /// One run of the loop on `clock` for `duration_ns`, with the interference
@@ -80,6 +80,61 @@ pub fn measure_clean<C: ClockSource>(
     mut control: impl FnMut(u32, &Progress) -> Control,
 ) -> (Measurement, Interference) {
     measure_repeating_noisy(|n| measure_once(clock, run_budget_ns(budget_ns, n), cpus, |p| control(n, p)))
+}
+
+/// What [`measure_clock`] found: the kept run, the clock's observed step
+/// ([`Measurement::observed_step_ns`]) and the interference.
+pub struct Clean {
+    /// The clock's display name ([`ClockSource::name`]).
+    pub name: &'static str,
+    /// The kept run.
+    pub measurement: Measurement,
+    /// The smallest step the clock was seen to take, ns.
+    pub observed_step_ns: Option<u64>,
+    /// What interfered with the kept run, and how many runs were made.
+    pub interference: Interference,
+}
+
+/// [`measure_clean`] on the clock named by `id` (a counter at
+/// `counter_scale`), with the observed step. Not generic, so the loop is
+/// monomorphised here, in a crate the dev profile optimises: the tools call
+/// this and build at opt-level 0 (Cargo.toml). `control` gets the clock's
+/// name, the run's number and its progress between chunks of the loop.
+pub fn measure_clock(
+    id: ClockId,
+    counter_scale: Option<Scale>,
+    budget_ns: u64,
+    cpus: Option<&[usize]>,
+    control: &mut dyn FnMut(&str, u32, &Progress) -> Control,
+) -> Result<Clean, ClockError> {
+    struct Visit<'a> {
+        budget_ns: u64,
+        cpus: Option<&'a [usize]>,
+        control: &'a mut dyn FnMut(&str, u32, &Progress) -> Control,
+    }
+    impl ClockVisitor for Visit<'_> {
+        type Output = Clean;
+        fn visit<C: ClockSource>(self, clock: &C) -> Clean {
+            let control = self.control;
+            let (measurement, interference) =
+                measure_clean(clock, self.budget_ns, self.cpus, |n, p| control(clock.name(), n, p));
+            Clean {
+                name: clock.name(),
+                observed_step_ns: measurement.observed_step_ns(clock),
+                measurement,
+                interference,
+            }
+        }
+    }
+    clockscope::visit(
+        id,
+        counter_scale,
+        Visit {
+            budget_ns,
+            cpus,
+            control,
+        },
+    )
 }
 
 /// The read cost of a measurement: the mean read without its interference

@@ -5,16 +5,15 @@
 
 #![forbid(unsafe_code)]
 
-use clockscope::{ClockSource, Scale};
+use clockscope::Scale;
 use clockscope_cli::pg_test_timing::args::{self, Parsed};
 use clockscope_cli::pg_test_timing::getopt::Ordering;
 use clockscope_cli::pg_test_timing::locale::PgLocale;
 use clockscope_cli::pg_test_timing::{self as ptt, Counter};
-use clockscope_pg::pg_loop::PgTicksToNs;
-use clockscope_pg::system_clock::PgSystemClock;
+use clockscope_pg::pg_loop::{PgTicksToNs, TimedBlock};
 use clockscope_system::counter::calibrate::calibrate_postgresql_native;
 use clockscope_system::counter::discover::full_budget;
-use clockscope_system::counter::{self, CounterKind, CounterPairVisitor, Discovery};
+use clockscope_system::counter::{self, CounterKind, Discovery};
 use clockscope_system::tsc::cpuid::CpuidFacts;
 use clockscope_system::tsc::pg19::{read_current_clocksource, PgTscInfo};
 use std::ffi::OsString;
@@ -49,43 +48,13 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());
-    let system = PgSystemClock;
-    match run_with_counter(&opts, &locale, &system, &mut out, &mut err) {
+    // The system clock's loop, compiled in clockscope-pg (optimised in debug builds too).
+    let system = clockscope_pg::pg_loop::system_block();
+    match run_with_counter(&opts, &locale, system, &mut out, &mut err) {
         Ok(code) => ExitCode::from(code),
         // PostgreSQL never checks printf: an unwritable stdout (a closed pipe,
         // a full disk) ends the run quietly with status 0, as its would.
         Err(_) => ExitCode::SUCCESS,
-    }
-}
-
-/// Hands the counter's precise and fast reads to pg_test_timing's run.
-struct RunWith<'a> {
-    opts: &'a args::Options,
-    locale: &'a PgLocale,
-    system: &'a PgSystemClock,
-    out: &'a mut dyn Write,
-    err: &'a mut dyn Write,
-    conv: PgTicksToNs,
-    closing_lines: ptt::ClosingLines<'a>,
-}
-
-impl CounterPairVisitor for RunWith<'_> {
-    type Output = std::io::Result<u8>;
-    fn visit<P: ClockSource, F: ClockSource>(self, precise: P, fast: F) -> Self::Output {
-        let section = ptt::CounterSection {
-            precise: &precise,
-            fast: &fast,
-            conv: self.conv,
-            closing_lines: self.closing_lines,
-        };
-        ptt::run(
-            self.opts,
-            self.locale,
-            self.system,
-            Counter::Usable(section),
-            self.out,
-            self.err,
-        )
     }
 }
 
@@ -105,15 +74,15 @@ fn pg_calibrate() -> u32 {
 fn run_with_counter(
     opts: &args::Options,
     locale: &PgLocale,
-    system: &PgSystemClock,
+    system: &dyn TimedBlock,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<u8> {
     let (scale, conv, closing_lines): (Scale, PgTicksToNs, ptt::ClosingLines) = match counter::native_kind() {
-        None => return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err),
+        None => return ptt::run(opts, locale, system, Counter::Absent, out, err),
         Some(CounterKind::Tsc) => {
             let Some(facts) = CpuidFacts::native() else {
-                return ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err);
+                return ptt::run(opts, locale, system, Counter::Absent, out, err);
             };
             // Before the first block, as pg_set_timing_clock_source does.
             let clocksource = read_current_clocksource(Path::new("/"));
@@ -126,16 +95,7 @@ fn run_with_counter(
             });
             match parts {
                 Some((Some(scale), conv)) => (scale, conv, closing),
-                _ => {
-                    return ptt::run(
-                        opts,
-                        locale,
-                        system,
-                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(closing),
-                        out,
-                        err,
-                    )
-                }
+                _ => return ptt::run(opts, locale, system, Counter::NotUsable(closing), out, err),
             }
         }
         Some(CounterKind::GenericTimer) => {
@@ -162,7 +122,7 @@ fn run_with_counter(
                         opts,
                         locale,
                         system,
-                        Counter::<PgSystemClock, PgSystemClock>::NotUsable(Box::new(move |_, _| (line, 0u8))),
+                        Counter::NotUsable(Box::new(move |_, _| (line, 0u8))),
                         out,
                         err,
                     );
@@ -170,18 +130,20 @@ fn run_with_counter(
             }
         }
     };
-    let run = RunWith {
-        opts,
-        locale,
-        system,
-        out: &mut *out,
-        err: &mut *err,
-        conv,
-        closing_lines,
-    };
-    match clockscope::visit_pair(scale, run) {
-        Ok(result) => result,
+    let mut closing_lines = Some(closing_lines);
+    let mut result = None;
+    let counter_ran = clockscope_pg::pg_loop::with_counter_blocks(scale, &mut |precise, fast| {
+        let section = ptt::CounterSection {
+            precise,
+            fast,
+            conv,
+            closing_lines: closing_lines.take().expect("the counter blocks run once"),
+        };
+        result = Some(ptt::run(opts, locale, system, Counter::Usable(section), out, err));
+    });
+    match (counter_ran, result) {
+        (Ok(()), Some(result)) => result,
         // Unreachable where PostgreSQL can read the TSC (RDTSCP is required).
-        Err(_) => ptt::run::<_, PgSystemClock, PgSystemClock>(opts, locale, system, Counter::Absent, out, err),
+        _ => ptt::run(opts, locale, system, Counter::Absent, out, err),
     }
 }

@@ -30,8 +30,7 @@ pub mod mo;
 pub mod printf;
 pub mod report;
 
-use clockscope::ClockSource;
-use clockscope_pg::pg_loop::{pg_test_timing_loop, PgOutcome, PgTicksToNs, PgTimingRun};
+use clockscope_pg::pg_loop::{PgOutcome, PgTicksToNs, PgTimingRun, TimedBlock};
 use clockscope_system::tsc::pg19::PgTscInfo;
 use locale::PgLocale;
 use printf::Arg;
@@ -44,12 +43,12 @@ pub type ClosingLines<'a> = Box<dyn FnOnce(&PgLocale, bool) -> (Vec<u8>, u8) + '
 
 /// The CPU-counter part of the run: its precise and fast reads and the lines
 /// that close it.
-pub struct CounterSection<'a, P: ClockSource, F: ClockSource> {
+pub struct CounterSection<'a> {
     /// Read for the `Clock source:` block (RDTSCP).
-    pub precise: &'a P,
+    pub precise: &'a dyn TimedBlock,
     /// Read inside the `Fast clock source:` loop (RDTSC); its ordered read
     /// takes the start and end.
-    pub fast: &'a F,
+    pub fast: &'a dyn TimedBlock,
     /// PostgreSQL's conversion of the counter's ticks (its kHz).
     pub conv: PgTicksToNs,
     /// Printed after the fast block and an empty line ([`tsc_closing`] on
@@ -58,8 +57,8 @@ pub struct CounterSection<'a, P: ClockSource, F: ClockSource> {
 }
 
 /// Whether the counter can be measured, and if not, what to print instead.
-pub enum Counter<'a, P: ClockSource, F: ClockSource> {
-    Usable(CounterSection<'a, P, F>),
+pub enum Counter<'a> {
+    Usable(CounterSection<'a>),
     /// Printed after the system block's empty line (x86-64: [`tsc_closing`]
     /// of an unusable TSC).
     NotUsable(ClosingLines<'a>),
@@ -114,15 +113,15 @@ pub fn tsc_closing(l: &PgLocale, info: &PgTscInfo, measured: bool) -> (Vec<u8>, 
 /// One timed block, PostgreSQL 19's `test_timing()` converting with `conv`:
 /// the loop and its average line; `Err(backward_ns)` when time went
 /// backwards.
-fn timed_block<C: ClockSource>(
+fn timed_block(
     out: &mut dyn Write,
     l: &PgLocale,
-    clock: &C,
+    clock: &dyn TimedBlock,
     conv: PgTicksToNs,
     duration_s: u32,
 ) -> io::Result<Result<Box<PgTimingRun>, u64>> {
     out.flush()?;
-    match pg_test_timing_loop(clock, conv, u64::from(duration_s) * 1_000_000_000) {
+    match clock.run(conv, u64::from(duration_s) * 1_000_000_000) {
         PgOutcome::Backward { ns } => Ok(Err(ns)),
         PgOutcome::Done(run) => {
             report::write_average(out, l, &run)?;
@@ -149,11 +148,11 @@ pub fn older_postgresql_note(installed: &[u32]) -> Option<String> {
 }
 
 /// Runs pg_test_timing with `opts` on the given clocks; returns the exit code.
-pub fn run<S: ClockSource, P: ClockSource, F: ClockSource>(
+pub fn run(
     opts: &args::Options,
     l: &PgLocale,
-    system: &S,
-    counter: Counter<'_, P, F>,
+    system: &dyn TimedBlock,
+    counter: Counter<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<u8> {

@@ -124,7 +124,7 @@ fn run_not_usable(mut info: PgTscInfo, calibrated: u32) -> (String, u8) {
     };
     let system = ScriptedClock::new("scripted system", Scale::NANOSECONDS, |n| n * 250_000);
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let counter: Counter<'_, ScriptedClock, ScriptedClock> = Counter::NotUsable(Box::new(move |l, measured| {
+    let counter: Counter<'_> = Counter::NotUsable(Box::new(move |l, measured| {
         info.complete(|| calibrated);
         tsc_closing(l, &info, measured)
     }));
@@ -279,7 +279,7 @@ fn backward_step_ends_with_postgresql_message() {
         }
     });
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let counter: Counter<'_, ScriptedClock, ScriptedClock> = Counter::Absent;
+    let counter: Counter<'_> = Counter::Absent;
     assert_eq!(run(&opts, &C(), &system, counter, &mut out, &mut err).unwrap(), 1);
     assert_eq!(
         String::from_utf8(out).unwrap(),

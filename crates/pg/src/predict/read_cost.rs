@@ -9,8 +9,7 @@
 //! pipeline. EXPLAIN's per-row reads are priced by the instrumentation
 //! model instead ([`super::executor_loop`]).
 
-use clockscope::ClockSource;
-use clockscope::Control;
+use clockscope::{ClockError, ClockId, ClockSource, ClockVisitor, Control, Scale};
 use clockscope_system::engine::{self, Estimate};
 use clockscope_system::stats::Interval;
 use serde::Serialize;
@@ -36,6 +35,35 @@ pub struct ReadCost {
     pub interval: Option<Interval>,
     /// Chunks measured.
     pub chunks: u32,
+}
+
+/// [`measure_read_cost`] on the clock named by `id` (a counter at
+/// `counter_scale`). Not generic, so the loop is monomorphised in this crate,
+/// which the dev profile optimises (the tools build at opt-level 0).
+pub fn measure_read_cost_of(
+    id: ClockId,
+    counter_scale: Option<Scale>,
+    duration_ns: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Option<ReadCost>, ClockError> {
+    struct Visit<'a> {
+        duration_ns: u64,
+        keep_going: &'a mut dyn FnMut() -> bool,
+    }
+    impl ClockVisitor for Visit<'_> {
+        type Output = Option<ReadCost>;
+        fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
+            measure_read_cost(clock, self.duration_ns, self.keep_going)
+        }
+    }
+    clockscope::visit(
+        id,
+        counter_scale,
+        Visit {
+            duration_ns,
+            keep_going,
+        },
+    )
 }
 
 /// Measures `clock` for `duration_ns` in [`CHUNKS`] chunks, asking

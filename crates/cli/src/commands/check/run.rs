@@ -20,8 +20,7 @@ use crate::progress;
 use crate::report::Renderer;
 use anyhow::{bail, Context};
 use clap::Args;
-use clockscope::{self, ClockId, ClockSource, ClockVisitor};
-use clockscope::{Control, Measurement};
+use clockscope::{self, ClockId, Control};
 use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost};
 use clockscope_pg::predict::read_cost;
 use clockscope_pg::predict::settings::{page_read, Estimate};
@@ -118,66 +117,58 @@ pub fn selected_clocks(args: &CheckArgs) -> Vec<ClockId> {
     }
 }
 
-struct MeasureClock<'a> {
-    duration_ns: u64,
-    bar: &'a indicatif::ProgressBar,
-    /// The CPUs the measuring thread may run on (steal time is summed over them).
-    cpus: Option<&'a [usize]>,
-}
-
-impl ClockVisitor for MeasureClock<'_> {
-    type Output = (Measurement, Option<u64>, clockscope_system::interference::Interference);
-    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        crate::startup::first_measurement(clock.name());
-        let budget_ns = self.duration_ns;
-        let mut run = 0;
-        let (m, i) = engine::measure_clean(clock, budget_ns, self.cpus, |n, p| {
-            if n != run {
-                run = n;
-                self.bar.set_position(0);
-                self.bar.set_length(engine::run_budget_ns(budget_ns, n).max(1));
-                self.bar.set_prefix(if n == 1 {
-                    clock.name().to_string()
-                } else {
-                    format!("{} (noisy: run {n})", clock.name())
-                });
-            }
-            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
-            if crate::exit::interrupted() {
-                Control::Stop
-            } else {
-                Control::Continue
-            }
-        });
-        let step = m.observed_step_ns(clock);
-        (m, step, i)
+/// One clock measured by the read-cost engine ([`engine::measure_clock`]),
+/// the progress bar following each run; `None` for a clock that cannot be
+/// read here (its reason in the error).
+fn measure_clock(
+    id: ClockId,
+    counter_scale: Option<clockscope::Scale>,
+    budget_ns: u64,
+    bar: &indicatif::ProgressBar,
+    cpus: Option<&[usize]>,
+) -> Result<engine::Clean, clockscope::ClockError> {
+    if id.is_supported().is_ok() {
+        crate::startup::first_measurement(id.display_name());
     }
+    let mut run = 0;
+    engine::measure_clock(id, counter_scale, budget_ns, cpus, &mut |name, n, p| {
+        if n != run {
+            run = n;
+            bar.set_position(0);
+            bar.set_length(engine::run_budget_ns(budget_ns, n).max(1));
+            bar.set_prefix(if n == 1 {
+                name.to_string()
+            } else {
+                format!("{name} (noisy: run {n})")
+            });
+        }
+        bar.set_position(p.elapsed_ns.min(p.target_ns));
+        if crate::exit::interrupted() {
+            Control::Stop
+        } else {
+            Control::Continue
+        }
+    })
 }
 
-/// Runs the library's model of PostgreSQL 19's per-row instrumentation
-/// (clockscope_pg::predict::executor_loop) with one clock in its fast-read slot:
+/// The library's model of PostgreSQL 19's per-row instrumentation
+/// (clockscope_pg::predict::executor_loop) with `id` in its fast-read slot:
 /// the system clock behind the `timing_tsc_enabled` branch, or the counter's
 /// fast read; its run time bounded by `budget_ns`, in slices pinned to this
-/// process's CPUs in turn.
-struct ExecutorLoop {
-    counter: bool,
+/// process's CPUs in turn (the headline is the CPU that ran the plain work
+/// fastest, not the moment of one vCPU: placement.rs).
+fn executor_loop_cost(
+    id: ClockId,
+    counter_scale: Option<clockscope::Scale>,
     budget_ns: u64,
-}
-
-impl ClockVisitor for ExecutorLoop {
-    type Output = Option<ExecutorLoopCost>;
-    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        if crate::exit::interrupted() {
-            return None;
-        }
-        let table = executor_loop::Table::new();
-        let shape = executor_loop::PgInstrumentation::Pg19 { tsc: self.counter };
-        let config = executor_loop::ModelConfig::new(shape, self.budget_ns);
-        let tsc = self.counter.then_some(clock);
-        // Pinned to the CPUs in turn: the headline is the CPU that ran the
-        // plain work fastest, not the moment of one vCPU (placement.rs).
-        executor_loop::measure_across_cpus(tsc, &table, config, &mut || !crate::exit::interrupted())
+) -> Result<Option<ExecutorLoopCost>, clockscope::ClockError> {
+    if crate::exit::interrupted() {
+        return Ok(None);
     }
+    let table = executor_loop::Table::new();
+    let shape = executor_loop::PgInstrumentation::Pg19 { tsc: id.is_counter() };
+    let config = executor_loop::ModelConfig::new(shape, budget_ns);
+    executor_loop::measure_across_cpus_of(id, counter_scale, &table, config, &mut || !crate::exit::interrupted())
 }
 
 /// The clocks whose EXPLAIN prediction `check` gives (the system clock and the
@@ -195,36 +186,13 @@ pub fn measure_executor_loops(
             continue;
         }
         bar.set_prefix(id.display_name().to_string());
-        let visitor = ExecutorLoop {
-            counter: id.is_counter(),
-            budget_ns,
-        };
-        if let Ok(Some(cost)) = clockscope::visit(id, counter.scale, visitor) {
+        if let Ok(Some(cost)) = executor_loop_cost(id, counter.scale, budget_ns) {
             out.push(cost);
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     out
-}
-
-/// One clock's back-to-back read cost with its 95% interval
-/// ([`clockscope_pg::predict::read_cost`]): `INSTR_TIME_SET_CURRENT`'s price
-/// around an I/O, as `clockscope explain` measures it.
-struct ReadCostOf {
-    budget_ns: u64,
-}
-
-impl ClockVisitor for ReadCostOf {
-    type Output = Option<Estimate>;
-    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        let r = read_cost::measure_read_cost(clock, self.budget_ns, &mut || !crate::exit::interrupted())?;
-        Some(Estimate::new(
-            r.read_cost_ns,
-            r.interval.map(|i| i.low),
-            r.interval.map(|i| i.high),
-        ))
-    }
 }
 
 /// The prices of the I/O timing settings: the system clock's read cost and,
@@ -240,9 +208,10 @@ pub fn measure_io_prices(
             .iter()
             .any(|c| c.name == id.cli_name() && c.loops > 0)
             .then(|| {
-                clockscope::visit(id, counter.scale, ReadCostOf { budget_ns })
+                read_cost::measure_read_cost_of(id, counter.scale, budget_ns, &mut || !crate::exit::interrupted())
                     .ok()
                     .flatten()
+                    .map(|r| Estimate::new(r.read_cost_ns, r.interval.map(|i| i.low), r.interval.map(|i| i.high)))
             })
             .flatten()
     };
@@ -322,18 +291,20 @@ pub fn measure_clocks(
             });
             continue;
         }
-        let visitor = MeasureClock {
-            duration_ns: measuring_budget_ns(id, duration_ns),
-            bar: &bar,
-            cpus: cpus.as_deref(),
-        };
-        match clockscope::visit(id, counter_scale, visitor) {
-            Ok((m, step, interference)) => {
+        match measure_clock(
+            id,
+            counter_scale,
+            measuring_budget_ns(id, duration_ns),
+            &bar,
+            cpus.as_deref(),
+        ) {
+            Ok(clean) => {
+                let m = clean.measurement;
                 interrupted |= m.interrupted;
                 let khz = id.is_counter().then(|| counter_scale.map(|s| s.khz())).flatten();
                 let mut s = ClockStats::from_measurement(id, &m, khz);
-                s.resolution_ns = step;
-                s.interference = interference;
+                s.resolution_ns = clean.observed_step_ns;
+                s.interference = clean.interference;
                 stats.push(s);
             }
             Err(e) => skipped.push(Skipped {

@@ -9,7 +9,7 @@ use crate::report::stamp::{ReportStamp, Stamped};
 use crate::report::Renderer;
 use clap::Args;
 use clockscope::Control;
-use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::{self, ClockId};
 use clockscope_system::engine;
 use clockscope_system::interference::Interference;
 use clockscope_system::linux::LinuxEvidence;
@@ -26,22 +26,26 @@ pub struct ClocksArgs {
     pub output: crate::args::OutputArg,
 }
 
-struct Probe<'a> {
-    cpus: Option<&'a [usize]>,
-}
-
 /// What one probe run found: the observed step, the average loop, the read
 /// cost without interference gaps and the interference.
 type ProbeResult = (Option<u64>, Option<f64>, Option<f64>, Interference);
 
-impl ClockVisitor for Probe<'_> {
-    type Output = ProbeResult;
-    fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
-        // The engine's first run is half its budget: a clean probe is one
-        // PROBE_NS run, a noisy one is repeated inside 2 x PROBE_NS.
-        let (m, i) = engine::measure_clean(clock, 2 * PROBE_NS, self.cpus, |_, _| Control::Continue);
-        (m.observed_step_ns(clock), m.avg_loop_ns(), engine::read_cost_ns(&m), i)
-    }
+/// One clock probed by the read-cost engine. The engine's first run is half
+/// its budget: a clean probe is one PROBE_NS run, a noisy one is repeated
+/// inside 2 x PROBE_NS.
+fn probe(
+    id: ClockId,
+    counter_scale: Option<clockscope::Scale>,
+    cpus: Option<&[usize]>,
+) -> Result<ProbeResult, clockscope::ClockError> {
+    let clean = engine::measure_clock(id, counter_scale, 2 * PROBE_NS, cpus, &mut |_, _, _| Control::Continue)?;
+    let m = &clean.measurement;
+    Ok((
+        clean.observed_step_ns,
+        m.avg_loop_ns(),
+        engine::read_cost_ns(m),
+        clean.interference,
+    ))
 }
 
 /// Probes every clock.
@@ -53,8 +57,7 @@ pub fn gather(counter: &environment::CounterSetup) -> ClocksReport {
             let tick_ns = (id.is_counter() && id.is_supported().is_ok())
                 .then(|| counter.scale.map(|s| 1e9 / s.hz() as f64))
                 .flatten();
-            let probe = Probe { cpus: cpus.as_deref() };
-            let (works, reason, res, avg, cost, interference) = match clockscope::visit(id, counter.scale, probe) {
+            let (works, reason, res, avg, cost, interference) = match probe(id, counter.scale, cpus.as_deref()) {
                 Ok((res, avg, cost, i)) => (true, None, res, avg, cost, Some(i)),
                 Err(e) => {
                     let reason = counter.skip_reason(&e);

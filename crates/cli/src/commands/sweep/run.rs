@@ -38,7 +38,7 @@ use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
 use clockscope::Control;
-use clockscope::{self, ClockId, ClockSource, ClockVisitor};
+use clockscope::{self, ClockId};
 use clockscope_system::engine::Estimate;
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::clocksource::{
@@ -169,40 +169,33 @@ pub fn result_for(clocksource: &str, stats: ClockStats, baseline_row_ns: f64, ba
     }
 }
 
-struct MeasureSystemClock<'a> {
-    duration_ns: u64,
-    bar: &'a indicatif::ProgressBar,
-}
-
-impl ClockVisitor for MeasureSystemClock<'_> {
-    type Output = ClockStats;
-    fn visit<C: ClockSource>(self, clock: &C) -> ClockStats {
-        // The read-cost engine, as `check` measures a clock: interference
-        // taken out (steal summed over the CPUs this process may use), a
-        // noisy run repeated inside the slice.
-        let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
-        let (m, i) = clockscope_system::engine::measure_clean(clock, self.duration_ns, cpus.as_deref(), |_, p| {
-            self.bar.set_position(p.elapsed_ns.min(p.target_ns));
+/// Measures clock_gettime(CLOCK_MONOTONIC) for `duration_ns` with `check`'s loop (one round's slice).
+pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Result<ClockStats> {
+    let bar = progress::bar("measuring", duration_ns);
+    bar.set_prefix(format!("clocksource {}", escape_untrusted(clocksource)));
+    // The read-cost engine, as `check` measures a clock: interference
+    // taken out (steal summed over the CPUs this process may use), a
+    // noisy run repeated inside the slice.
+    let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
+    let clean = clockscope_system::engine::measure_clock(
+        ClockId::Monotonic,
+        None,
+        duration_ns,
+        cpus.as_deref(),
+        &mut |_, _, p| {
+            bar.set_position(p.elapsed_ns.min(p.target_ns));
             if exit::interrupted() {
                 Control::Stop
             } else {
                 Control::Continue
             }
-        });
-        let mut s = ClockStats::from_measurement(ClockId::Monotonic, &m, None);
-        s.resolution_ns = m.observed_step_ns(clock);
-        s.interference = i;
-        s
-    }
-}
-
-/// Measures clock_gettime(CLOCK_MONOTONIC) for `duration_ns` with `check`'s loop (one round's slice).
-pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Result<ClockStats> {
-    let bar = progress::bar("measuring", duration_ns);
-    bar.set_prefix(format!("clocksource {}", escape_untrusted(clocksource)));
-    let stats = clockscope::visit(ClockId::Monotonic, None, MeasureSystemClock { duration_ns, bar: &bar })?;
+        },
+    )?;
     bar.finish_and_clear();
-    Ok(stats)
+    let mut s = ClockStats::from_measurement(ClockId::Monotonic, &clean.measurement, None);
+    s.resolution_ns = clean.observed_step_ns;
+    s.interference = clean.interference;
+    Ok(s)
 }
 
 /// The measurement run under each clocksource: `check`'s engine in

@@ -8,8 +8,8 @@ use super::instr::{FastRead, PgInstrumentation, PgRead, SystemRead, TimespecRead
 use super::{
     DEFAULT_WORK_STEPS, MAX_PAIRS, MAX_ROWS_PER_ROUND, MAX_WORK_STEPS, MIN_ROWS_PER_ROUND, ROUND_NS, SIZING_ROWS,
 };
-use clockscope::ClockSource;
 use clockscope::PosixClock;
+use clockscope::{ClockSource, CounterPairVisitor, Scale};
 use clockscope_system::stats;
 use std::collections::BTreeMap;
 
@@ -153,6 +153,41 @@ pub fn measure_on_this_machine<T: ClockSource>(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Option<ExecutorLoopCost> {
     cost_of_run(&pairs_on_this_machine(tsc, table, config, keep_going)?, config)
+}
+
+/// [`pairs_on_this_machine`] with the counter's fast read at `fast_counter`
+/// (`None`: the system clock alone; `Err` where this build has no counter).
+/// Not generic, so the model is
+/// monomorphised in this crate, which the dev profile optimises (the tools
+/// build at opt-level 0).
+pub fn pairs_on_this_machine_of(
+    fast_counter: Option<Scale>,
+    table: &Table,
+    config: ModelConfig,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Option<PairsRun>, &'static str> {
+    struct Fast<'a> {
+        table: &'a Table,
+        config: ModelConfig,
+        keep_going: &'a mut dyn FnMut() -> bool,
+    }
+    impl CounterPairVisitor for Fast<'_> {
+        type Output = Option<PairsRun>;
+        fn visit<P: ClockSource, F: ClockSource>(self, _precise: P, fast: F) -> Self::Output {
+            pairs_on_this_machine(Some(&fast), self.table, self.config, self.keep_going)
+        }
+    }
+    match fast_counter {
+        None => Ok(pairs_on_this_machine::<PosixClock>(None, table, config, keep_going)),
+        Some(scale) => clockscope::visit_pair(
+            scale,
+            Fast {
+                table,
+                config,
+                keep_going,
+            },
+        ),
+    }
 }
 
 /// [`run_pairs`] on this machine's clocks (as [`measure_on_this_machine`]).

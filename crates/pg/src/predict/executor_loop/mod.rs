@@ -103,9 +103,10 @@ pub use instr::{
     FastRead, InstrTime, PgInstrumentation, PgRead, SystemRead, TicksTime, TimespecClock, TimespecRead, TimespecTime,
 };
 pub use measuring::{
-    measure_model, measure_on_this_machine, pairs_on_this_machine, run_pairs, ModelConfig, PairsRun, Slices,
+    measure_model, measure_on_this_machine, pairs_on_this_machine, pairs_on_this_machine_of, run_pairs, ModelConfig,
+    PairsRun, Slices,
 };
-pub use placement::{measure_across_cpus, run_across_cpus, spread_cpus, MAX_MODEL_CPUS};
+pub use placement::{measure_across_cpus, measure_across_cpus_of, run_across_cpus, spread_cpus, MAX_MODEL_CPUS};
 
 /// Bytes of one tuple: a heap tuple of one int column (23-byte header padded
 /// to 24, 4-byte datum), MAXALIGNed to 8 -> 32.

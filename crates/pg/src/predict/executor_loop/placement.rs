@@ -27,7 +27,7 @@ use super::measuring::{
     cpu_runs, groups, measure_on_this_machine, pairs_on_this_machine, ModelConfig, PairsRun, Slices,
 };
 use super::{MAX_PAIRS, MAX_WORK_STEPS};
-use clockscope::ClockSource;
+use clockscope::{ClockError, ClockId, ClockSource, ClockVisitor, Scale};
 use clockscope_system::crosscpu::affinity;
 use clockscope_system::stats;
 
@@ -151,6 +151,39 @@ pub fn measure_across_cpus<T: ClockSource>(
         cost.sampling.push_str(&format!("; pinning stopped there ({why})"));
     }
     Some(cost)
+}
+
+/// [`measure_across_cpus`] with the clock named by `id` in the fast-read
+/// slot when it is a counter (a counter at `counter_scale`), the system clock
+/// alone otherwise. Not generic, so the model is monomorphised in this crate,
+/// which the dev profile optimises (the tools build at opt-level 0).
+pub fn measure_across_cpus_of(
+    id: ClockId,
+    counter_scale: Option<Scale>,
+    table: &Table,
+    config: ModelConfig,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Option<ExecutorLoopCost>, ClockError> {
+    struct Visit<'a> {
+        counter: bool,
+        table: &'a Table,
+        config: ModelConfig,
+        keep_going: &'a mut dyn FnMut() -> bool,
+    }
+    impl ClockVisitor for Visit<'_> {
+        type Output = Option<ExecutorLoopCost>;
+        fn visit<C: ClockSource>(self, clock: &C) -> Self::Output {
+            let tsc = self.counter.then_some(clock);
+            measure_across_cpus(tsc, self.table, self.config, self.keep_going)
+        }
+    }
+    let visit = Visit {
+        counter: id.is_counter(),
+        table,
+        config,
+        keep_going,
+    };
+    clockscope::visit(id, counter_scale, visit)
 }
 
 impl Slices {
