@@ -65,11 +65,9 @@
 //! A fixed, small amount: [`DEFAULT_WORK_STEPS`] expression steps per row
 //! (half in the scan, half in the aggregate), not calibrated to the query's
 //! own time per row. PostgreSQL's TIMING ON cost per row does not shrink
-//! when a row does more work (PostgreSQL 19 on the AMD EPYC guest: count(*)
-//! at 38 ns per row, sum() of an expression at 77 ns, a filtered count at
-//! 130-217 ns: +8.6 to +11.2 ns with the TSC, +43.5 to +47.7 ns with the
-//! system clock; bench/README.md), while the model's reads hide behind its
-//! own work the more of it there is. So the model keeps the little work the
+//! when a row does more work (three queries of 38 to 217 ns per row added
+//! the same per row: bench/README.md, "The model"), while the model's reads
+//! hide behind its own work the more of it there is. So the model keeps the little work the
 //! executor does around the instrumented call itself.
 //!
 //! # Limits

@@ -2,13 +2,9 @@
 //! plain work fastest ([`measure_across_cpus`]).
 //!
 //! On a shared virtual machine one vCPU can run everything slower for
-//! seconds while another does not: on the AMD EPYC KVM guest of
-//! bench/README.md, CPU 0 switched into a speed where the model's TIMING OFF
-//! row took 37-39 ns instead of 24-25 ns (and TIMING ON added 17-21 ns
-//! instead of 9), while CPU 1 stayed fast in 119 runs of 150 ms. A dependent
-//! add chain ran at the same ticks per step in both, so it is not the clock:
-//! it is the host's other work on that core, the machine's noise. A model run
-//! that lands there says the clock costs twice what it costs.
+//! seconds while another does not: the host's other work on that core, not
+//! the clock (bench/README.md, "The two speeds", has the measurements). A
+//! model run that lands there says the clock costs about twice what it costs.
 //!
 //! So the model runs in slices pinned to each of up to [`MAX_MODEL_CPUS`]
 //! CPUs in turn (round robin; the slice length aims at [`SLICES_PER_CPU`]

@@ -51,8 +51,9 @@ use serde::Serialize;
 pub const PG_RULE_UNDER_1US_PCT: f64 = 90.0;
 /// ...and an average loop under 100 ns.
 pub const PG_RULE_AVG_LOOP_NS: f64 = 100.0;
-/// clockscope's rule (on the read cost without interference gaps): a vDSO clock_gettime on a TSC costs 15-30 ns on current x86 servers (clockperf: 23.4 ns;
-/// these VMs: 20.8 ns bare); above 50 ns per read the clock, not the executor, dominates EXPLAIN ANALYZE of cheap rows.
+/// clockscope's rule (on the read cost without interference gaps): a vDSO clock_gettime on a TSC costs 15-30 ns on
+/// current x86 servers (clockperf's README: 23.4 ns; ours: bench/README.md); above 50 ns per read the clock, not
+/// the executor, dominates EXPLAIN ANALYZE of cheap rows.
 pub const MODERN_AVG_LOOP_NS: f64 = 50.0;
 /// clockscope's rule: 99% of reads within 200 ns, so rare slow reads (syscall fallback, VM exits) stay rare.
 pub const MODERN_P99_NS: u64 = 200;
