@@ -71,7 +71,7 @@ fn prometheus_text(r: &CheckReport) -> String {
 
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::check::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::check::text::write_full(&mut out, r).unwrap();
     String::from_utf8(out).unwrap()
 }
 

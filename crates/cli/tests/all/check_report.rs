@@ -170,14 +170,14 @@ fn svg(
 /// The full report (`-v/--verbose`).
 fn text(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::check::text::write(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::text::write_full(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
 /// The default one-screen report.
 fn screen(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::check::screen::write(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::text::write_screen(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -203,7 +203,7 @@ fn flat(text: &str) -> String {
 
 fn brief(r: &CheckReport) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::check::screen::write_brief(&mut out, &stamped(r)).unwrap();
+    clockscope_cli::commands::check::text::write_brief(&mut out, &stamped(r)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -802,7 +802,11 @@ fn the_default_report_fits_one_screen_and_brief_eight_lines_of_whole_words() {
         let s = screen(r);
         let b = brief(r);
         let v = text(r);
-        assert!(s.lines().count() <= 40, "{} lines:\n{s}", s.lines().count());
+        assert!(
+            s.lines().count() <= clockscope_cli::commands::check::text::SCREEN_MAX_LINES,
+            "{} lines:\n{s}",
+            s.lines().count()
+        );
         assert!(b.lines().count() <= 8, "{} lines:\n{b}", b.lines().count());
         assert!(s.lines().chain(b.lines()).all(|l| l.chars().count() <= 100), "{s}\n{b}");
         // Every word of the one-screen report and of --brief is a word the
@@ -1400,7 +1404,11 @@ fn russian_report_keeps_its_line_budget_and_columns() {
         for r in [good_report(), broken] {
             let s = screen(&r);
             let b = brief(&r);
-            assert!(s.lines().count() <= 40, "{} lines:\n{s}", s.lines().count());
+            assert!(
+                s.lines().count() <= clockscope_cli::commands::check::text::SCREEN_MAX_LINES,
+                "{} lines:\n{s}",
+                s.lines().count()
+            );
             assert!(b.lines().count() <= 8, "{} lines:\n{b}", b.lines().count());
             assert!(s.lines().chain(b.lines()).all(|l| display_width(l) <= 100), "{s}\n{b}");
             // The clocks table lines up by columns, not bytes: every row's

@@ -157,14 +157,17 @@ fn check_text_and_brief_fit_100_columns() {
         ),
     ];
     for (what, r) in &cases {
-        let text = rendered(|o| clockscope_cli::commands::check::text::write(o, r).unwrap());
+        let text = rendered(|o| clockscope_cli::commands::check::text::write_full(o, r).unwrap());
         assert_fits(what, &text);
         assert!(text.starts_with("clockscope ") && text.contains(" on db1.example, 2026-11-23T19:19:07Z\n"));
-        let screen = rendered(|o| clockscope_cli::commands::check::screen::write(o, r).unwrap());
+        let screen = rendered(|o| clockscope_cli::commands::check::text::write_screen(o, r).unwrap());
         assert_fits(&format!("{what} (one screen)"), &screen);
-        let brief = rendered(|o| clockscope_cli::commands::check::screen::write_brief(o, r).unwrap());
+        let brief = rendered(|o| clockscope_cli::commands::check::text::write_brief(o, r).unwrap());
         assert_fits(&format!("{what} --brief"), &brief);
-        assert!(brief.lines().count() <= 8, "{what}:\n{brief}");
+        assert!(
+            brief.lines().count() <= clockscope_cli::commands::check::text::BRIEF_MAX_LINES,
+            "{what}:\n{brief}"
+        );
         // The JSON keeps the untrusted model whole (escaped, never cut).
         let json = rendered(|o| clockscope_cli::report::json::write(o, r).unwrap());
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -3,15 +3,14 @@
 //! - `run.rs`: the measurement (Args, gather, the report);
 //! - [`judge`]: what the measurements mean (rules, the EXPLAIN ANALYZE prediction, the advice);
 //! - [`model`]: the report as plain serialisable values (CheckReport, statistics, verdict);
-//! - [`screen`] (the default one screen and `--brief`), [`text`] (`-v`), [`prometheus`], [`svg`] (`--plot`);
-//!   `render.rs`: what they share. JSON goes through [`crate::report::json`].
+//! - [`text`] (the one screen, `-v` and `--brief`: one writer, two levels of detail), [`prometheus`], [`svg`]
+//!   (`--plot`); `render.rs`: what they share. JSON goes through [`crate::report::json`].
 
 pub mod judge;
 pub mod model;
 pub mod prometheus;
 mod render;
 mod run;
-pub mod screen;
 pub mod svg;
 pub mod text;
 

@@ -2,8 +2,7 @@
 //! [`CheckReport`](crate::commands::check::model::CheckReport) (JSON goes through the
 //! shared [`crate::report::json`]).
 //!
-//! - [`screen`]: the one-screen human report (the default) and `--brief`.
-//! - [`text`]: the full human report (`-v/--verbose`).
+//! - [`text`]: the human reports: the one screen (the default), `-v/--verbose` and `--brief`.
 //! - [`prometheus`]: text exposition format for node_exporter's textfile collector.
 //! - [`svg`]: the duration distributions of every measured clock on one log-log chart.
 

@@ -320,7 +320,7 @@ pub fn measure_clocks(
 /// The renderer of `format`.
 pub fn renderer(format: CheckFormat) -> Renderer<CheckReport> {
     match format {
-        CheckFormat::Text => crate::commands::check::screen::write,
+        CheckFormat::Text => crate::commands::check::text::write_screen,
         CheckFormat::Json => crate::report::json::write,
         CheckFormat::Prometheus => crate::commands::check::prometheus::write,
     }
@@ -504,9 +504,9 @@ pub fn finish(
         }
     }
     let render = if args.brief {
-        crate::commands::check::screen::write_brief
+        crate::commands::check::text::write_brief
     } else if args.verbose.verbose && args.format == CheckFormat::Text {
-        crate::commands::check::text::write
+        crate::commands::check::text::write_full
     } else {
         renderer(args.format)
     };
