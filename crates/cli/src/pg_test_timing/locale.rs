@@ -214,16 +214,6 @@ impl PgLocale {
         }
     }
 
-    /// [`PgLocale::resolve`] with a catalog given directly (tests).
-    pub fn with_catalog(decimal_point: &str, catalog: Option<Catalog>, utf8: bool) -> PgLocale {
-        PgLocale {
-            decimal_point: decimal_point.to_string(),
-            catalog,
-            utf8,
-            libc: None,
-        }
-    }
-
     /// A translation is usable: printable here and with the msgid's
     /// conversions.
     fn usable<'a>(&self, msgid: &str, tr: Option<&'a str>) -> Option<&'a str> {

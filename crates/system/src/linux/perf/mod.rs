@@ -110,14 +110,11 @@ pub struct PageFields {
 }
 
 /// Capability bits of `perf_event_mmap_page.capabilities` (after
-/// `cap_bit0` and `cap_bit0_is_deprecated`).
-pub const CAP_USER_RDPMC: u64 = 1 << 2;
+/// `cap_bit0`, `cap_bit0_is_deprecated` and `cap_user_rdpmc`).
 /// `cap_user_time`: `time_shift`, `time_mult` and `time_offset` are valid.
 pub const CAP_USER_TIME: u64 = 1 << 3;
 /// `cap_user_time_zero`: `time_zero` is valid.
 pub const CAP_USER_TIME_ZERO: u64 = 1 << 4;
-/// `cap_user_time_short`: the counter is narrower than 64 bits (`time_cycles`, `time_mask`).
-pub const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 
 /// Decodes a page read under its seqlock.
 pub fn decode_page(page: &PageFields, event: &'static str) -> Result<PerfTimeScale, PerfUnavailable> {
