@@ -793,3 +793,39 @@ fn default_text_in_russian_snapshot() {
     common::snapshot::snapshot_eq("tsc_skylake_dump.ru.txt", &ru);
     common::snapshot::snapshot_eq("tsc_skylake_dump.txt", &body(&run("en")));
 }
+
+/// Issue 34: the `--verbose` text in Russian from the same recorded dump:
+/// every label, table head and sentence of clockscope's own through the
+/// catalog, the labels' values in one display column, ppm with a decimal comma.
+#[test]
+fn verbose_text_in_russian_snapshot() {
+    let dir = PathBuf::from(dump("."));
+    let o = Command::new(common::BIN)
+        .current_dir(&dir)
+        .args([
+            "tsc",
+            "--lang",
+            "ru",
+            "--verbose",
+            "--cpuid-dump",
+            "skylake_i5_6400t.aida64.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let ru = text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(ru.contains("Флаги CPUID") && ru.contains("+3638,2"), "{ru}");
+    assert!(ru.lines().all(|l| textwrap::core::display_width(l) <= 100), "{ru}");
+    // The CPU block's values start in one column, counted in display columns.
+    let starts: Vec<usize> = ["  производитель ", "  название "]
+        .iter()
+        .map(|label| {
+            let line = ru.lines().find(|l| l.starts_with(label)).unwrap();
+            let value = line.len() - line[label.len()..].trim_start().len();
+            textwrap::core::display_width(&line[..value])
+        })
+        .collect();
+    assert_eq!(starts[0], starts[1], "{ru}");
+    common::snapshot::snapshot_eq("tsc_skylake_dump_verbose.ru.txt", &ru);
+}
