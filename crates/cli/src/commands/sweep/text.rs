@@ -219,11 +219,13 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
     if !verbose {
         return Ok(());
     }
-    writeln!(
-        out,
-        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
-        r.baseline_row_ns, r.baseline_source
-    )
+    let legend = t!(
+        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted \
+         count(*) slowdown at {row} ns/row ({source}).",
+        row = crate::i18n::localize_number(r.baseline_row_ns.to_string()),
+        source = r.baseline_source
+    );
+    writeln!(out, "{legend}")
 }
 
 /// Under the table: each valid row's read cost with its interval.
