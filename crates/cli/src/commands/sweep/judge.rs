@@ -327,8 +327,13 @@ pub fn recommend_words(
             based_on: basis.key().to_string(),
         });
     }
-    let (best, current) = (basis.shown(best), basis.shown(current));
-    let why = match basis {
+    let why = not_distinguishable(basis, basis.shown(best), basis.shown(current), &threshold, original);
+    Some(keep(why, false))
+}
+
+/// Why the one in use is kept: `best` and `current` not told apart.
+fn not_distinguishable(basis: Basis, best: String, current: String, threshold: &str, original: &str) -> String {
+    match basis {
         Basis::ReadCost => t!(
             "{best} and {current} (in use) are not distinguishable here (intervals that overlap, or a difference \
              under {threshold} of the read cost in use): keep {original}",
@@ -345,8 +350,7 @@ pub fn recommend_words(
             threshold = threshold,
             original = original
         ),
-    };
-    Some(keep(why, false))
+    }
 }
 
 /// Why a change is advised: the two values, their difference, the rules
