@@ -194,7 +194,7 @@ fn write_cpu(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
 
 /// A label used as a heading: its first letter upper-case (`процессор`,
 /// the label, is the heading `Процессор`; English is unchanged).
-fn heading(label: &str) -> String {
+pub(super) fn heading(label: &str) -> String {
     let mut c = label.chars();
     c.next()
         .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
