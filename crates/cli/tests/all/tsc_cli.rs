@@ -829,3 +829,33 @@ fn verbose_text_in_russian_snapshot() {
     assert_eq!(starts[0], starts[1], "{ru}");
     common::snapshot::snapshot_eq("tsc_skylake_dump_verbose.ru.txt", &ru);
 }
+
+/// Issue 34: `tsc -v` in Russian with the kernel's evidence (the recorded
+/// AMD guest's tree): the Linux block's labels in one display column, the
+/// kernel messages' heading and marks, NTP's heading, in the catalog's words.
+#[test]
+#[cfg_attr(not(target_arch = "x86_64"), ignore = "reads x86-64 CPUID and TSC evidence")]
+fn kernel_evidence_in_russian() {
+    let dir = amd_guest_root();
+    let root = dir.path().to_str().unwrap();
+    let out = clockscope(&["tsc", "--lang", "ru", "-v", "--root", root, "--calibration-ms", "20"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_raw_controls(&out.stdout);
+    let text = stdout(&out);
+    for words in [
+        "Журнал ядра: сообщения о TSC и часовом источнике",
+        "! = стоит проверить (прочитано для: ",
+        "NTP (adjtimex, только чтение)",
+        "  журнал ядра ",
+        "  флаги TSC в cpuinfo ",
+    ] {
+        assert!(text.contains(words), "{words:?} not in:\n{text}");
+    }
+    assert!(text.lines().all(|l| textwrap::core::display_width(l) <= 100), "{text}");
+    let value_col = |label: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("  {label} "))).unwrap();
+        textwrap::core::display_width(&line[..line.len() - line[2 + label.len()..].trim_start().len()])
+    };
+    assert_eq!(value_col("ядро"), value_col("параметры загрузки"), "{text}");
+    assert_eq!(value_col("ядро"), value_col("журнал ядра"), "{text}");
+}
