@@ -788,3 +788,55 @@ fn default_text_in_russian_snapshot() {
     common::snapshot_eq("cross_cpu_constructed.ru.txt", &ru);
     common::snapshot_eq("cross_cpu_constructed.txt", &in_english(|| render(Lang::ENGLISH)));
 }
+
+/// Issue 34: the `--verbose` text of the constructed result in Russian: the
+/// labels, the column legend and the pair table's headings through the
+/// catalog, the table's columns lined up by display width.
+#[test]
+fn verbose_text_in_russian_snapshot() {
+    use clockscope_cli::i18n::{with_language, Lang};
+    use textwrap::core::display_width;
+    let outcome = constructed_outcome();
+    let stamp = test_stamp();
+    let m = Stamped {
+        stamp: &stamp,
+        report: &outcome,
+    };
+    let mut out = Vec::new();
+    with_language(Lang::from_code("ru").unwrap(), || {
+        clockscope_cli::commands::cross_cpu::renderer(clockscope_cli::commands::cross_cpu::CrossCpuFormat::Text, true)(
+            &mut out, &m,
+        )
+    })
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let ru = text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(ru.contains("Столбцы:") && ru.contains("250,0 мс"), "{ru}");
+    assert!(ru.lines().all(|l| display_width(l) <= 100), "{ru}");
+    // The pair table's heading and rows end their right-aligned columns in
+    // the same display column.
+    let head = ru.lines().find(|l| l.starts_with("  часы ")).unwrap();
+    let first = ru.lines().find(|l| l.starts_with("  rdtscp ")).unwrap();
+    let end = |l: &str, cell: &str| display_width(&l[..l.find(cell).unwrap() + cell.len()]);
+    assert_eq!(end(head, "итерации"), end(first, "5000"), "{ru}");
+    common::snapshot_eq("cross_cpu_constructed_verbose.ru.txt", &ru);
+}
+
+/// Issue 34: the plan (`--plan`) in Russian, from a fake 2-package server:
+/// its labels, sentences and tables through the catalog.
+#[test]
+fn plan_text_in_russian_snapshot() {
+    let root = clockscope_system::linux::testing::FakeRoot::new();
+    clockscope_system::linux::testing::FakeHost::new(2, 1, 2, 2).write(&root);
+    let r = root.path().to_str().unwrap();
+    let out = clockscope(&["cross-cpu", "--lang", "ru", "--plan", "--root", r]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap().replace(r, "ROOT");
+    let ru = text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(
+        ru.starts_with("Процессоры плана:  0-7 (онлайн-процессоры в ROOT (--root))"),
+        "{ru}"
+    );
+    assert!(ru.lines().all(|l| textwrap::core::display_width(l) <= 100), "{ru}");
+    common::snapshot_eq("cross_cpu_plan.ru.txt", &ru);
+}

@@ -577,3 +577,25 @@ fn russian_text_snapshot_and_the_locale_of_the_process() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("--lang"), "{}", stderr(&o));
 }
+
+/// Issue 34: the `-v` text in Russian: every event with its line, kind and
+/// meaning, the summary's watchdog, warps and switches in the catalog's
+/// words, the kernel's MHz with a decimal comma; English stays its snapshot.
+#[test]
+fn verbose_text_in_russian_snapshots() {
+    use clockscope_cli::i18n::{with_language, Lang};
+    let ru = Lang::from_code("ru").unwrap();
+    let watchdog = with_language(ru, || text_of("baremetal_watchdog_6x_wdnsec.txt", true));
+    assert!(
+        watchdog.contains("события:") && watchdog.contains("2194,917 МГц"),
+        "{watchdog}"
+    );
+    assert!(
+        watchdog.lines().all(|l| textwrap::core::display_width(l) <= 100),
+        "{watchdog}"
+    );
+    snapshot_eq("dmesg_baremetal_watchdog_verbose.ru.txt", &watchdog);
+    let warps = with_language(ru, || text_of("baremetal_4s_warp_6x.txt", true));
+    assert!(warps.contains("рассинхронизац"), "{warps}");
+    snapshot_eq("dmesg_baremetal_warp_verbose.ru.txt", &warps);
+}

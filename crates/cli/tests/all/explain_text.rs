@@ -200,6 +200,19 @@ fn default_text_is_one_screen_and_verbose_is_the_full_report() {
         "{short_ru}"
     );
     snapshot::snapshot_eq("explain_recorded.ru.txt", &short_ru);
+    // Issue 34: the --verbose text in Russian, every label of clockscope's
+    // through the catalog and its columns lined up by display width.
+    let full_ru = clockscope_cli::i18n::with_language(ru, || render(true));
+    assert!(
+        full_ru.contains("замедление по блокам") && full_ru.contains("2,993 мс"),
+        "{full_ru}"
+    );
+    assert!(
+        full_ru.lines().all(|l| textwrap::core::display_width(l) <= 100),
+        "{full_ru}"
+    );
+    let body = full_ru.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    snapshot::snapshot_eq("explain_recorded_verbose.ru.txt", &body);
 }
 
 /// Issue 36: TIMING ON wholly faster than OFF (every block 0.8x, the A/A

@@ -744,3 +744,26 @@ fn default_text_in_russian_snapshot() {
     let j = with_language(ru, || json(&under_ru));
     assert!(!j.chars().any(|c| ('\u{400}'..='\u{4ff}').contains(&c)), "{j}");
 }
+
+/// Issue 34: the `--verbose` text in Russian from the same scripted sweep:
+/// where it was read, the table, its legend with the baseline's decimal
+/// comma, the intervals and the recommendation's advice.
+#[test]
+fn verbose_text_in_russian_snapshot() {
+    use clockscope_cli::i18n::{with_language, Lang};
+    use textwrap::core::display_width;
+    let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
+    let r = f.run(&apply(), 0, &mut by_cost).unwrap();
+    let mut out = Vec::new();
+    with_language(Lang::from_code("ru").unwrap(), || {
+        renderer(CheckFormat::Text, true)(&mut out, &r)
+    })
+    .unwrap();
+    let text = String::from_utf8(out)
+        .unwrap()
+        .replace(&r.clocksource_dir, "SYSFS/clocksource0");
+    let text = text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(text.lines().all(|l| display_width(l) <= 100), "{text}");
+    assert!(text.contains("Каталог sysfs:") && text.contains("42,66"), "{text}");
+    common::snapshot_eq("sweep_scripted_verbose.ru.txt", &text);
+}

@@ -381,6 +381,15 @@ fn the_text_of_a_scripted_sweep_with_a_server_is_one_screen() {
         "{ru}"
     );
     snapshot::snapshot_eq("sweep_dsn_scripted.ru.txt", &ru);
+    // And its --verbose text: the server's notes and the legend in Russian too.
+    let ru_full =
+        clockscope_cli::i18n::with_language(clockscope_cli::i18n::Lang::from_code("ru").unwrap(), || text(true));
+    let ru_full = ru_full.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(
+        ru_full.lines().all(|l| width(l) <= 100) && ru_full.contains("--max-time 60 с"),
+        "{ru_full}"
+    );
+    snapshot::snapshot_eq("sweep_dsn_scripted_verbose.ru.txt", &ru_full);
     let mut out = Vec::new();
     renderer(CheckFormat::Prometheus, false)(&mut out, &r).unwrap();
     let prom = String::from_utf8(out).unwrap();

@@ -793,3 +793,69 @@ fn default_text_in_russian_snapshot() {
     common::snapshot::snapshot_eq("tsc_skylake_dump.ru.txt", &ru);
     common::snapshot::snapshot_eq("tsc_skylake_dump.txt", &body(&run("en")));
 }
+
+/// Issue 34: the `--verbose` text in Russian from the same recorded dump:
+/// every label, table head and sentence of clockscope's own through the
+/// catalog, the labels' values in one display column, ppm with a decimal comma.
+#[test]
+fn verbose_text_in_russian_snapshot() {
+    let dir = PathBuf::from(dump("."));
+    let o = Command::new(common::BIN)
+        .current_dir(&dir)
+        .args([
+            "tsc",
+            "--lang",
+            "ru",
+            "--verbose",
+            "--cpuid-dump",
+            "skylake_i5_6400t.aida64.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let ru = text.split_once('\n').map_or(String::new(), |(_, b)| b.to_string());
+    assert!(ru.contains("Флаги CPUID") && ru.contains("+3638,2"), "{ru}");
+    assert!(ru.lines().all(|l| textwrap::core::display_width(l) <= 100), "{ru}");
+    // The CPU block's values start in one column, counted in display columns.
+    let starts: Vec<usize> = ["  производитель ", "  название "]
+        .iter()
+        .map(|label| {
+            let line = ru.lines().find(|l| l.starts_with(label)).unwrap();
+            let value = line.len() - line[label.len()..].trim_start().len();
+            textwrap::core::display_width(&line[..value])
+        })
+        .collect();
+    assert_eq!(starts[0], starts[1], "{ru}");
+    common::snapshot::snapshot_eq("tsc_skylake_dump_verbose.ru.txt", &ru);
+}
+
+/// Issue 34: `tsc -v` in Russian with the kernel's evidence (the recorded
+/// AMD guest's tree): the Linux block's labels in one display column, the
+/// kernel messages' heading and marks, NTP's heading, in the catalog's words.
+#[test]
+#[cfg_attr(not(target_arch = "x86_64"), ignore = "reads x86-64 CPUID and TSC evidence")]
+fn kernel_evidence_in_russian() {
+    let dir = amd_guest_root();
+    let root = dir.path().to_str().unwrap();
+    let out = clockscope(&["tsc", "--lang", "ru", "-v", "--root", root, "--calibration-ms", "20"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_raw_controls(&out.stdout);
+    let text = stdout(&out);
+    for words in [
+        "Журнал ядра: сообщения о TSC и часовом источнике",
+        "! = стоит проверить (прочитано для: ",
+        "NTP (adjtimex, только чтение)",
+        "  журнал ядра ",
+        "  флаги TSC в cpuinfo ",
+    ] {
+        assert!(text.contains(words), "{words:?} not in:\n{text}");
+    }
+    assert!(text.lines().all(|l| textwrap::core::display_width(l) <= 100), "{text}");
+    let value_col = |label: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("  {label} "))).unwrap();
+        textwrap::core::display_width(&line[..line.len() - line[2 + label.len()..].trim_start().len()])
+    };
+    assert_eq!(value_col("ядро"), value_col("параметры загрузки"), "{text}");
+    assert_eq!(value_col("ядро"), value_col("журнал ядра"), "{text}");
+}

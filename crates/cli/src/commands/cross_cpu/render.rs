@@ -6,10 +6,11 @@
 
 use super::table::table;
 use crate::commands::cross_cpu::model::{Outcome, PlanView};
+use crate::i18n::num;
 use crate::report::stamp::Stamped;
+use crate::{t, tn};
 use clockscope_system::counter::calibrate::Calibration;
-use clockscope_system::crosscpu::plan::{PlanGroup, Representative};
-use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, PairKind, Plan};
+use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, Plan};
 use clockscope_system::linux::{CpuList, CpuSet, Evidence};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -35,8 +36,8 @@ pub(super) fn label(name: &str) -> String {
     format!("{} ", crate::i18n::pad_right(&format!("{name}:"), 18))
 }
 
-fn ms(ns: u64) -> String {
-    format!("{:.1} ms", ns as f64 / 1e6)
+pub(super) fn ms(ns: u64) -> String {
+    t!("{ms} ms", ms = num(ns as f64 / 1e6, 1))
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -56,8 +57,8 @@ pub fn cpu_list(cpus: &[usize]) -> String {
 fn file_line(f: &Evidence<CpuSet>) -> String {
     match f {
         Evidence::Found(set) => set.to_string(),
-        Evidence::Missing(_) => "not readable".to_string(),
-        Evidence::Unreadable(reason) => format!("not readable ({reason})"),
+        Evidence::Missing(_) => t!("not readable").to_string(),
+        Evidence::Unreadable(reason) => t!("not readable ({reason})", reason = reason),
     }
 }
 
@@ -77,20 +78,24 @@ fn row(c: &ClockPairReport) -> Vec<String> {
     ]
 }
 
-const HEADER: [&str; 11] = [
-    "clock",
-    "iterations",
-    "handovers a>b/b>a",
-    "warps",
-    "max warp ticks",
-    "max warp ns",
-    "rounds",
-    "offset low ns",
-    "offset high ns",
-    "min rtt ns",
-    "verdict",
-];
+/// The pair table's columns, in the report's language.
+fn header() -> [&'static str; 11] {
+    [
+        t!("clock"),
+        t!("iterations"),
+        t!("handovers a>b/b>a"),
+        t!("warps"),
+        t!("max warp ticks"),
+        t!("max warp ns"),
+        t!("rounds"),
+        t!("offset low ns"),
+        t!("offset high ns"),
+        t!("min rtt ns"),
+        t!("verdict"),
+    ]
+}
 
+pub use super::plan_text::write_plan_text;
 pub use super::summary::write_summary_text;
 
 /// The header line and the full text report (`--verbose`): every pair's tables.
@@ -108,7 +113,7 @@ fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
     write_cpus(out, o)?;
     if let Some(note) = &o.note {
         writeln!(out)?;
-        writeln_escaped!(out, "Nothing to measure: {note}.")?;
+        writeln_escaped!(out, "{}", t!("Nothing to measure: {note}.", note = note))?;
         return Ok(());
     }
     write_calibration(out, o)?;
@@ -128,23 +133,29 @@ fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
     if r.interrupted {
         writeln_escaped!(
             out,
-            "Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."
+            "{}",
+            t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM).")
         )?;
     }
-    writeln_escaped!(out, "Summary: {}", r.summary())?;
+    writeln_escaped!(out, "{}", t!("Summary: {summary}", summary = r.summary()))?;
     Ok(())
 }
 
 /// The CPUs tested, of those allowed, online and in the cgroup's cpuset.
 fn write_cpus(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
+    let tested = t!(
+        "{cpus} (of {allowed} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
+        cpus = cpu_list(&o.report.cpus),
+        allowed = cpu_list(&o.context.allowed)
+    );
+    writeln_escaped!(out, "{}{tested}", label(t!("CPUs tested")))?;
+    writeln_escaped!(out, "{}{}", label(t!("Online CPUs")), file_line(&o.context.online))?;
     writeln_escaped!(
         out,
-        "CPUs tested:       {} (of {} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
-        cpu_list(&o.report.cpus),
-        cpu_list(&o.context.allowed)
-    )?;
-    writeln_escaped!(out, "Online CPUs:       {}", file_line(&o.context.online))?;
-    writeln_escaped!(out, "Cgroup cpuset:     {}", file_line(&o.context.cgroup_cpuset))
+        "{}{}",
+        label(t!("Cgroup cpuset")),
+        file_line(&o.context.cgroup_cpuset)
+    )
 }
 
 /// The counter's calibrated frequency, or why there is none.
@@ -183,34 +194,47 @@ pub(super) fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Re
 /// The topology, the time budget and how it was spent, and what the
 /// pair tables' columns mean.
 fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     if let Some(t) = &r.topology {
-        writeln_escaped!(out, "{}{t} (sys/devices/system/cpu/cpu*/topology)", label("Topology"))?;
+        writeln_escaped!(
+            out,
+            "{}{t} (sys/devices/system/cpu/cpu*/topology)",
+            label(t!("Topology"))
+        )?;
     }
-    writeln_escaped!(
-        out,
-        "Budget:            {:.3} s over {} pair{} ({}) x {} clock{} ({}) x 2 tests (warp, ping-pong) of {} each{}",
-        r.budget_ns as f64 / 1e9,
+    let pairs = tn!(
+        "{n} pair ({mode})",
+        "{n} pairs ({mode})",
         r.pairs_planned,
-        plural(r.pairs_planned),
-        pair_mode_name(r.pair_mode),
+        n = r.pairs_planned,
+        mode = pair_mode_name(r.pair_mode)
+    );
+    let clocks = tn!(
+        "{n} clock ({clocks})",
+        "{n} clocks ({clocks})",
         r.clocks.len(),
-        plural(r.clocks.len()),
-        r.clocks.join(", "),
-        ms(r.test_ns),
-        if r.pairs.iter().any(|p| p.pair.kind.weight() > 1) {
-            " for a pair within a die (x4 across packages, x2 across dies)"
+        n = r.clocks.len(),
+        clocks = r.clocks.join(", ")
+    );
+    let budget = t!(
+        "{seconds} s over {pairs} x {clocks} x 2 tests (warp, ping-pong) of {each} each{weights}",
+        seconds = num(r.budget_ns as f64 / 1e9, 3),
+        pairs = pairs,
+        clocks = clocks,
+        each = ms(r.test_ns),
+        weights = if r.pairs.iter().any(|p| p.pair.kind.weight() > 1) {
+            t!(" for a pair within a die (x4 across packages, x2 across dies)")
         } else {
             ""
         }
-    )?;
+    );
+    writeln_escaped!(out, "{}{budget}", label(t!("Budget")))?;
     if let Some(why) = &r.extended {
-        writeln_escaped!(out, "{}-d {why}", label("Note"))?;
+        writeln_escaped!(out, "{}-d {why}", label(t!("Note")))?;
     }
     if !r.pairs.is_empty() {
         writeln!(out)?;
-        writeln_escaped!(out, "Columns:")?;
-        for line in LEGEND {
+        writeln_escaped!(out, "{}", t!("Columns:"))?;
+        for line in legend() {
             writeln_escaped!(out, "  {line}")?;
         }
     }
@@ -221,14 +245,14 @@ fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> 
 fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
     for p in &r.pairs {
         writeln!(out)?;
-        writeln_escaped!(
-            out,
+        let head = t!(
             "CPU {a} / CPU {b}   (a = CPU {a}, b = CPU {b}; offsets are CPU {b}'s clock minus CPU {a}'s)",
             a = p.pair.cpu_a,
             b = p.pair.cpu_b
-        )?;
+        );
+        writeln_escaped!(out, "{head}")?;
         let rows: Vec<Vec<String>> = p.clocks.iter().map(row).collect();
-        table(out, 1, &HEADER, &rows)?;
+        table(out, 1, &header(), &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
             writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
@@ -238,13 +262,15 @@ fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
 }
 
 /// What the table's columns mean.
-const LEGEND: [&str; 5] = [
-    "iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);",
-    "handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons that matter);",
-    "warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the largest such step;",
-    "rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the tightest round;",
-    "min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded.",
-];
+fn legend() -> [&'static str; 5] {
+    [
+        t!("iterations: readings taken in the warp test (both CPUs, one at a time under a shared lock);"),
+        t!("handovers a>b/b>a: readings that directly followed one taken on the other CPU (the comparisons that matter);"),
+        t!("warps: readings earlier than the reading before them (the kernel's check_tsc_warp), and the largest such step;"),
+        t!("rounds: ping-pong exchanges; offset low/high: bounds on CPU b's clock minus CPU a's from the tightest round;"),
+        t!("min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded."),
+    ]
+}
 
 /// A CPU list file in the JSON report: `{"file", "content", "cpus"}`, or
 /// `null` when it was missing or unreadable.
@@ -322,7 +348,7 @@ pub fn write_json(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<(
     crate::report::json::write(out, &Stamped { stamp, report: &j })
 }
 
-fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
+pub(super) fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
     match m {
         clockscope_system::crosscpu::PairMode::Topology => "topology",
         clockscope_system::crosscpu::PairMode::All => "all",
@@ -330,11 +356,11 @@ fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
     }
 }
 
-fn package_label(a: Option<i32>, b: Option<i32>) -> String {
+pub(super) fn package_label(a: Option<i32>, b: Option<i32>) -> String {
     match (a, b) {
-        (Some(a), Some(b)) if a == b => format!("within {a}"),
+        (Some(a), Some(b)) if a == b => t!("within {package}", package = a),
         (Some(a), Some(b)) => format!("{a} / {b}"),
-        _ => "unknown".to_string(),
+        _ => t!("unknown").to_string(),
     }
 }
 
@@ -342,7 +368,8 @@ fn package_label(a: Option<i32>, b: Option<i32>) -> String {
 fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<()> {
     writeln_escaped!(
         out,
-        "By package (offsets across packages: the higher package's CPU minus the lower's):"
+        "{}",
+        t!("By package (offsets across packages: the higher package's CPU minus the lower's):")
     )?;
     let rows: Vec<Vec<String>> = groups
         .iter()
@@ -356,11 +383,11 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
                 opt(g.max_warp_ns),
                 signed(g.offset_lower_ns),
                 signed(g.offset_upper_ns),
-                format!(
-                    "CPU {} / CPU {}: {}",
-                    g.worst_cpu_a,
-                    g.worst_cpu_b,
-                    g.worst_verdict.label()
+                t!(
+                    "CPU {a} / CPU {b}: {verdict}",
+                    a = g.worst_cpu_a,
+                    b = g.worst_cpu_b,
+                    verdict = g.worst_verdict.label()
                 ),
             ]
         })
@@ -369,15 +396,15 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
         out,
         2,
         &[
-            "packages",
-            "clock",
-            "pairs",
-            "problems",
-            "warps",
-            "max warp ns",
-            "offset low ns",
-            "offset high ns",
-            "worst pair",
+            t!("packages"),
+            t!("clock"),
+            t!("pairs"),
+            t!("problems"),
+            t!("warps"),
+            t!("max warp ns"),
+            t!("offset low ns"),
+            t!("offset high ns"),
+            t!("worst pair"),
         ],
         &rows,
     )
@@ -394,146 +421,6 @@ pub(super) fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std:
             format!("{}:", a.clock),
             a.text
         )?;
-    }
-    Ok(())
-}
-
-fn representatives(reps: &[Representative]) -> String {
-    reps.iter()
-        .map(|r| match r.die {
-            None => format!("package {}: CPU {}", r.package, r.cpu),
-            Some(d) => format!("package {} die {d}: CPU {}", r.package, r.cpu),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn group_rows(groups: &[PlanGroup]) -> Vec<Vec<String>> {
-    groups
-        .iter()
-        .map(|g| {
-            vec![
-                package_label(g.package_a, g.package_b),
-                g.pairs.to_string(),
-                ms(g.time_ns),
-            ]
-        })
-        .collect()
-}
-
-/// The plan as text (`--plan`): what a run would do, without measuring.
-pub fn write_plan_text(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io::Result<()> {
-    crate::report::text::write_header(out, m.stamp)?;
-    // Every line fitted to 100 columns (crate::report::text).
-    let mut fit = crate::report::text::fitted(out);
-    let out: &mut dyn Write = &mut fit;
-    let (p, cpus_from) = (m.report.plan, m.report.cpus_from.as_str());
-    write_plan_pairs(out, p, cpus_from)?;
-    write_plan_tests(out, p)?;
-    writeln!(out)?;
-    writeln_escaped!(out, "By package:")?;
-    table(out, 1, &["packages", "pairs", "time"], &group_rows(&p.groups))?;
-    writeln!(out)?;
-    writeln_escaped!(
-        out,
-        "Pairs, in test order (offsets will be CPU b's clock minus CPU a's):"
-    )?;
-    let rows: Vec<Vec<String>> = p
-        .pairs
-        .iter()
-        .map(|x| {
-            vec![
-                format!("CPU {} / CPU {}", x.cpu_a, x.cpu_b),
-                package_label(x.package_a, x.package_b),
-                ms(x.test_ns),
-                x.kind.label().to_string(),
-            ]
-        })
-        .collect();
-    table(out, 1, &["a / b", "packages", "each test", "kind"], &rows)?;
-    Ok(())
-}
-
-/// The plan's CPUs, topology, pairs and representatives.
-fn write_plan_pairs(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> std::io::Result<()> {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    writeln_escaped!(out, "{}{} ({cpus_from})", label("CPUs planned"), cpu_list(&p.cpus))?;
-    writeln_escaped!(
-        out,
-        "{}{}",
-        label("Topology"),
-        p.topology.as_deref().map_or("not read".to_string(), |t| format!(
-            "{t} (sys/devices/system/cpu/cpu*/topology)"
-        ))
-    )?;
-    for n in &p.topology_notes {
-        writeln_escaped!(out, "{}{n}", label("Topology note"))?;
-    }
-    let kinds: Vec<String> = p
-        .kind_counts()
-        .iter()
-        .map(|(k, n)| format!("{n} {}", k.label()))
-        .collect();
-    let smt = match (p.mode, p.smt_pairs) {
-        (clockscope_system::crosscpu::PairMode::Topology, false) => {
-            "; SMT siblings not paired (--smt-pairs pairs them)"
-        }
-        (clockscope_system::crosscpu::PairMode::Topology, true) => "; SMT siblings paired (--smt-pairs)",
-        _ => "",
-    };
-    writeln_escaped!(
-        out,
-        "{}{}: {} pair{}{}{smt}",
-        label("Pairs"),
-        pair_mode_name(p.mode),
-        p.pairs.len(),
-        plural(p.pairs.len()),
-        if kinds.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", kinds.join(", "))
-        }
-    )?;
-    if !p.representatives.is_empty() {
-        writeln_escaped!(
-            out,
-            "{}{}",
-            label("Representatives"),
-            representatives(&p.representatives)
-        )?;
-    }
-    Ok(())
-}
-
-/// The plan's tests, their expected time, and the CPUs left unpaired.
-fn write_plan_tests(out: &mut dyn Write, p: &Plan) -> std::io::Result<()> {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    writeln_escaped!(
-        out,
-        "{}{} clock{} x 2 tests (warp, ping-pong) per pair; each test {} x weight ({} across packages, {} across \
-         dies, 1 otherwise), and each warp test runs on until it has seen {} handovers each way",
-        label("Tests"),
-        p.clocks,
-        plural(p.clocks),
-        ms(p.unit_test_ns),
-        PairKind::CrossPackage.weight(),
-        PairKind::CrossDie.weight(),
-        p.min_handovers
-    )?;
-    writeln_escaped!(
-        out,
-        "{}{:.3} s (-d {:.3} s, --max-time {:.3} s; each test at least {})",
-        label("Expected time"),
-        p.expected_ns as f64 / 1e9,
-        p.budget_ns as f64 / 1e9,
-        p.max_time_ns as f64 / 1e9,
-        ms(clockscope_system::crosscpu::MIN_TEST_NS)
-    )?;
-    if let Some(why) = &p.extended {
-        writeln_escaped!(out, "{}-d {why}", label("Note"))?;
-    }
-    for u in &p.uncovered {
-        writeln_escaped!(out, "{}CPU {}: {}", label("Not paired"), u.cpu, u.reason)?;
     }
     Ok(())
 }

@@ -1,8 +1,11 @@
 //! The cross-cpu report's tables: columns sized to their contents, split
 //! into several tables one under the other when wider than a report's 100
-//! columns.
+//! columns. Widths are display columns (a Cyrillic heading is as wide as it
+//! looks).
 
+use crate::i18n::{pad_left, pad_right};
 use std::io::Write;
+use textwrap::core::display_width;
 
 /// A table: left-aligned first column, right-aligned numbers, left-aligned
 /// last column. When it is wider than a report's 100 columns, it is printed
@@ -12,8 +15,8 @@ pub(super) fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[V
     let n = header.len();
     let width = |i: usize| {
         rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([header[i].chars().count()])
+            .map(|r| display_width(&r[i]))
+            .chain([display_width(header[i])])
             .max()
             .unwrap_or(0)
     };
@@ -48,8 +51,8 @@ fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_l
     let widths: Vec<usize> = (0..n)
         .map(|i| {
             rows.iter()
-                .map(|r| r[i].len())
-                .chain([header[i].len()])
+                .map(|r| display_width(&r[i]))
+                .chain([display_width(header[i])])
                 .max()
                 .unwrap_or(0)
         })
@@ -61,9 +64,9 @@ fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_l
                 s.push_str("  ");
             }
             if i == 0 || (i == n - 1 && text_last) {
-                s.push_str(&format!("{cell:<w$}", w = widths[i]));
+                s.push_str(&pad_right(cell, widths[i]));
             } else {
-                s.push_str(&format!("{cell:>w$}", w = widths[i]));
+                s.push_str(&pad_left(cell, widths[i]));
             }
         }
         s.trim_end().to_string()

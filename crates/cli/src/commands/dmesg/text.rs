@@ -52,7 +52,7 @@ fn listed(items: &[String], sep: &str) -> String {
         .collect::<Vec<_>>()
         .join(sep);
     if items.len() > SHOWN_ITEMS {
-        text.push_str(&format!("{sep}... ({} in all)", items.len()));
+        text.push_str(&format!("{sep}{}", t!("... ({n} in all)", n = items.len())));
     }
     text
 }
@@ -69,9 +69,10 @@ fn cited(c: Option<&Citation>) -> String {
     })
 }
 
-/// `2194.917 MHz`: the kernel's `%lu.%03lu`, exact.
+/// `2194.917 MHz`: the kernel's `%lu.%03lu`, exact (`2194,917 МГц` in Russian).
 fn mhz(khz: u64) -> String {
-    format!("{}.{:03} MHz", khz / 1000, khz % 1000)
+    let digits = crate::i18n::localize_number(format!("{}.{:03}", khz / 1000, khz % 1000));
+    t!("{mhz} MHz", mhz = digits)
 }
 
 /// `[    9.632421]`, a wall-clock stamp as printed, or `-`.
@@ -99,8 +100,13 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         source = r.source,
         lines = s.lines,
         events = events,
-        machine = s.machine.label(),
-        from = r.machine_from
+        machine = crate::commands::tsc::evidence::machine_label(s.machine),
+        from = match r.machine_from.as_str() {
+            // The model's English (JSON's), in the report's language.
+            "this machine" => t!("this machine").to_string(),
+            "the log" => t!("the log").to_string(),
+            other => other.to_string(),
+        }
     );
     writeln_escaped!(out, "{head}")?;
     if s.boots > 1 {
@@ -167,9 +173,10 @@ fn event_row(r: &Row<'_>) -> String {
     let time = time_text(&e.time);
     let more = match r.count {
         1 => String::new(),
-        n => format!(" (x{n}, to line {})", r.last.line),
+        n => t!(" (x{n}, to line {line})", n = n, line = r.last.line),
     };
-    let room = 98usize.saturating_sub(4 + time.chars().count() + more.len()).max(40);
+    let more_w = textwrap::core::display_width(&more);
+    let room = 98usize.saturating_sub(4 + time.chars().count() + more_w).max(40);
     format!("  {time}  {}{more}", cut_to(&e.message, room.saturating_sub(6)))
 }
 
@@ -198,8 +205,19 @@ fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             writeln_escaped!(out, "{}", event_row(row))?;
         }
     }
+    write_not_kept(out, s)
+}
+
+/// How many later events the summary did not keep (a flapping log's).
+fn write_not_kept(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     if s.events_not_listed > 0 {
-        writeln!(out, "  ... {} later events not kept", s.events_not_listed)?;
+        let line = tn!(
+            "  ... {n} later events not kept",
+            "  ... {n} later events not kept",
+            s.events_not_listed,
+            n = s.events_not_listed
+        );
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -207,29 +225,25 @@ fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
 /// `-v`: every event with its kind, detail lines and meaning.
 fn write_every_event(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     if s.events.is_empty() {
-        return writeln!(out, "events: no TSC or clocksource message in this log");
+        return writeln!(out, "{}", t!("events: no TSC or clocksource message in this log"));
     }
-    writeln!(out, "events:")?;
+    writeln!(out, "{}", t!("events:"))?;
     for e in &s.events {
-        writeln_escaped!(
-            out,
-            "  {}  line {}: {}: {}",
-            time_text(&e.time),
-            e.line,
-            e.kind.name(),
-            e.message
-        )?;
+        let line = t!(
+            "line {line}: {kind}: {message}",
+            line = e.line,
+            kind = e.kind.name(),
+            message = e.message
+        );
+        writeln_escaped!(out, "  {}  {line}", time_text(&e.time))?;
         for d in &e.detail {
             writeln_escaped!(out, "      {d}")?;
         }
         if !e.meaning.is_empty() {
-            writeln_escaped!(out, "      meaning: {}", e.meaning)?;
+            writeln_escaped!(out, "      {}", t!("meaning: {meaning}", meaning = e.meaning))?;
         }
     }
-    if s.events_not_listed > 0 {
-        writeln!(out, "  ... {} later events not kept", s.events_not_listed)?;
-    }
-    Ok(())
+    write_not_kept(out, s)
 }
 
 fn write_summary(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
@@ -259,22 +273,36 @@ fn write_earlier_boots(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             format!(" {}", k.split_whitespace().next().unwrap_or(""))
         });
         let unstable = if b.tsc_marked_unstable {
-            format!("TSC marked unstable ({})", listed(&b.unstable_reasons, "; "))
+            t!(
+                "TSC marked unstable ({reasons})",
+                reasons = listed(&b.unstable_reasons, "; ")
+            )
         } else {
-            "TSC not marked unstable".to_string()
+            t!("TSC not marked unstable").to_string()
         };
-        let cs = b.final_clocksource.as_deref().unwrap_or("no switch shown");
-        writeln_escaped!(
-            out,
-            "  earlier boot at line {}{kernel} ({} lines): {unstable}; ended on {cs}",
-            b.first_line,
-            b.lines
-        )?;
+        let cs = b.final_clocksource.as_deref().unwrap_or(t!("no switch shown"));
+        let line = tn!(
+            "  earlier boot at line {line}{kernel} ({n} lines): {unstable}; ended on {clocksource}",
+            "  earlier boot at line {line}{kernel} ({n} lines): {unstable}; ended on {clocksource}",
+            b.lines,
+            line = b.first_line,
+            kernel = kernel,
+            n = b.lines,
+            unstable = unstable,
+            clocksource = cs
+        );
+        writeln_escaped!(out, "{line}")?;
     }
     let listed_boots = s.earlier_boots.len().min(SHOWN_BOOTS) as u64;
     let more = s.boots.saturating_sub(1).saturating_sub(listed_boots);
     if more > 0 {
-        writeln!(out, "  ... {more} more earlier boots (--format json lists them)")?;
+        let line = tn!(
+            "  ... {n} more earlier boots (--format json lists them)",
+            "  ... {n} more earlier boots (--format json lists them)",
+            more,
+            n = more
+        );
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -282,16 +310,16 @@ fn write_earlier_boots(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
 fn write_frequencies(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     let mut parts = Vec::new();
     if let Some(k) = s.detected_processor_khz {
-        parts.push(format!("processor {} (detected)", mhz(k)));
+        parts.push(t!("processor {mhz} (detected)", mhz = mhz(k)));
     }
     if let Some(k) = s.detected_tsc_khz {
-        parts.push(format!("TSC {} (detected)", mhz(k)));
+        parts.push(t!("TSC {mhz} (detected)", mhz = mhz(k)));
     }
     if let Some(k) = s.refined_khz {
-        parts.push(format!("TSC {} (refined)", mhz(k)));
+        parts.push(t!("TSC {mhz} (refined)", mhz = mhz(k)));
     }
     if let Some(k) = s.hypervisor_tsc_khz {
-        parts.push(format!("TSC {} (from the hypervisor)", mhz(k)));
+        parts.push(t!("TSC {mhz} (from the hypervisor)", mhz = mhz(k)));
     }
     if parts.is_empty() {
         return writeln!(out, "{}", t!("  frequency: not in this log"));
@@ -321,11 +349,11 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         writeln_escaped!(out, "{line}")?;
     }
     if !s.clocksources_marked_unstable.is_empty() {
-        writeln_escaped!(
-            out,
-            "  condemned by the watchdog: {}",
-            listed(&s.clocksources_marked_unstable, ", ")
-        )?;
+        let line = t!(
+            "  condemned by the watchdog: {list}",
+            list = listed(&s.clocksources_marked_unstable, ", ")
+        );
+        writeln_escaped!(out, "{line}")?;
     }
     let verdicts = s
         .events
@@ -334,7 +362,7 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         .count();
     if let Some(e) = s.events.iter().find(|e| e.kind == Kind::WatchdogMarkedUnstable) {
         let times = if verdicts > 1 {
-            format!(" (the first of {verdicts} verdicts)")
+            t!(" (the first of {n} verdicts)", n = verdicts)
         } else {
             String::new()
         };
@@ -342,23 +370,37 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             .cited
             .watchdog
             .as_ref()
-            .map_or(String::new(), |c| format!("; named at line {}", c.line));
-        writeln_escaped!(
-            out,
-            "    {} (line {}{named}){times}",
-            watchdog_text(e, s.watchdog.as_deref()),
-            e.line
-        )?;
+            .map_or(String::new(), |c| t!("; named at line {line}", line = c.line));
+        let line = t!(
+            "    {watchdog} (line {line}{named}){times}",
+            watchdog = watchdog_text(e, s.watchdog.as_deref()),
+            line = e.line,
+            named = named,
+            times = times
+        );
+        writeln_escaped!(out, "{line}")?;
     } else if let Some(w) = &s.watchdog {
-        writeln_escaped!(out, "  watchdog: {w}{}", cited(s.cited.watchdog.as_ref()))?;
+        let line = t!(
+            "  watchdog: {watchdog}{cited}",
+            watchdog = w,
+            cited = cited(s.cited.watchdog.as_ref())
+        );
+        writeln_escaped!(out, "{line}")?;
     }
     let warps: Vec<&Event> = s.events.iter().filter(|e| e.kind == Kind::TscSyncWarp).collect();
     match warps.as_slice() {
         [] => {}
         [one] => writeln_escaped!(out, "    {}", warp_text(one))?,
         [first, .., last] => {
-            writeln_escaped!(out, "    {} sync warps; the first {}", warps.len(), warp_text(first))?;
-            writeln_escaped!(out, "    the last {}", warp_text(last))?;
+            let line = tn!(
+                "    {n} sync warps; the first {warp}",
+                "    {n} sync warps; the first {warp}",
+                warps.len(),
+                n = warps.len(),
+                warp = warp_text(first)
+            );
+            writeln_escaped!(out, "{line}")?;
+            writeln_escaped!(out, "{}", t!("    the last {warp}", warp = warp_text(last)))?;
         }
     }
     let adjust = |k: Kind| {
@@ -372,22 +414,33 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
                 | Kind::FirmwareBugP0
         )
     };
-    write_counted(out, s, "firmware (TSC_ADJUST, P0)", adjust)
+    write_counted(out, s, t!("firmware (TSC_ADJUST, P0)"), adjust)
 }
 
 /// `sync warp at [ 0.51]: 4123 cycles TSC warp between CPU 0 and CPU 8 (line 40)`.
 fn warp_text(e: &Event) -> String {
     let f = &e.facts;
     let cpus = match (f.from_cpu, f.to_cpu) {
-        (Some(a), Some(b)) => format!(" between CPU {a} and CPU {b}"),
+        (Some(a), Some(b)) => t!(" between CPU {a} and CPU {b}", a = a, b = b),
         _ => String::new(),
     };
-    let cycles = f.warp_cycles.map_or("a".to_string(), |c| format!("{c} cycles"));
-    format!(
-        "sync warp at {}: {cycles} TSC warp{cpus} (line {})",
-        time_text(&e.time),
-        e.line
-    )
+    match f.warp_cycles {
+        Some(c) => tn!(
+            "sync warp at {time}: {n} cycles TSC warp{cpus} (line {line})",
+            "sync warp at {time}: {n} cycles TSC warp{cpus} (line {line})",
+            c.unsigned_abs(),
+            time = time_text(&e.time),
+            n = c,
+            cpus = cpus,
+            line = e.line
+        ),
+        None => t!(
+            "sync warp at {time}: a TSC warp{cpus} (line {line})",
+            time = time_text(&e.time),
+            cpus = cpus,
+            line = e.line
+        ),
+    }
 }
 
 fn is_unstable_event(e: &Event) -> bool {
@@ -399,15 +452,20 @@ fn is_unstable_event(e: &Event) -> bool {
 /// `watchdog hpet on CPU 2: skew -863625 ns over an interval of 496465510 ns`.
 fn watchdog_text(e: &Event, watchdog: Option<&str>) -> String {
     let f = &e.facts;
-    let cs = f.clocksource.as_deref().unwrap_or("a clocksource");
-    let wd = f.watchdog.as_deref().or(watchdog).unwrap_or("not named");
-    let cpu = f.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
-    let mut text = format!("watchdog {wd}{cpu} condemned {cs}");
+    let cs = f.clocksource.as_deref().unwrap_or(t!("a clocksource"));
+    let wd = f.watchdog.as_deref().or(watchdog).unwrap_or(t!("not named"));
+    let cpu = f.cpu.map_or(String::new(), |c| t!(" on CPU {cpu}", cpu = c));
+    let mut text = t!(
+        "watchdog {watchdog}{cpu} condemned {clocksource}",
+        watchdog = wd,
+        cpu = cpu,
+        clocksource = cs
+    );
     if let Some(skew) = f.skew_ns {
-        text.push_str(&format!(": skew {skew} ns"));
+        text.push_str(&t!(": skew {ns} ns", ns = skew));
     }
     if let Some(i) = f.interval_ns.or(f.wd_nsec) {
-        text.push_str(&format!(" over an interval of {i} ns"));
+        text.push_str(&t!(" over an interval of {ns} ns", ns = i));
     }
     if let (Some(w), Some(c)) = (f.wd_nsec, f.cs_nsec) {
         text.push_str(&format!(" (wd_nsec {w}, cs_nsec {c})"));
@@ -421,9 +479,16 @@ fn write_counted(out: &mut dyn Write, s: &Summary, what: &str, pick: impl Fn(Kin
     let Some(first) = found.next() else { return Ok(()) };
     let (n, last) = found.fold((1, first), |(n, _), e| (n + 1, e));
     let times = if n == 1 {
-        format!(" (line {})", first.line)
+        t!(" (line {line})", line = first.line)
     } else {
-        format!(" ({n} messages, lines {} to {})", first.line, last.line)
+        tn!(
+            " ({n} messages, lines {first} to {last})",
+            " ({n} messages, lines {first} to {last})",
+            n,
+            n = n,
+            first = first.line,
+            last = last.line
+        )
     };
     writeln_escaped!(out, "  {what}{times}: {}", shown(&first.message))
 }
@@ -437,11 +502,18 @@ fn write_watchdog_reads(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
         .filter_map(|e| e.facts.delay_ns)
         .collect();
     if let Some(max) = delays.iter().max() {
-        writeln!(out, "  watchdog read-back delays: {} (largest {max} ns)", delays.len())?;
+        let line = t!(
+            "  watchdog read-back delays: {n} (largest {max} ns)",
+            n = delays.len(),
+            max = max
+        );
+        writeln!(out, "{line}")?;
     }
-    write_counted(out, s, "skew checks skipped", |k| k == Kind::WatchdogSkewTestSkipped)?;
-    write_counted(out, s, "watchdog reads retried", |k| k == Kind::WatchdogRetried)?;
-    write_counted(out, s, "long readout intervals", |k| k == Kind::WatchdogLongReadout)
+    write_counted(out, s, t!("skew checks skipped"), |k| {
+        k == Kind::WatchdogSkewTestSkipped
+    })?;
+    write_counted(out, s, t!("watchdog reads retried"), |k| k == Kind::WatchdogRetried)?;
+    write_counted(out, s, t!("long readout intervals"), |k| k == Kind::WatchdogLongReadout)
 }
 
 fn write_switches(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
@@ -449,11 +521,13 @@ fn write_switches(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
     let path = if all.len() <= 2 * SHOWN_ITEMS {
         all.join(" -> ")
     } else {
-        format!(
-            "{} -> ... ({} switches) ... -> {}",
-            all[..SHOWN_ITEMS].join(" -> "),
+        tn!(
+            "{first} -> ... ({n} switches) ... -> {last}",
+            "{first} -> ... ({n} switches) ... -> {last}",
             all.len(),
-            all[all.len() - 2..].join(" -> ")
+            first = all[..SHOWN_ITEMS].join(" -> "),
+            n = all.len(),
+            last = all[all.len() - 2..].join(" -> ")
         )
     };
     match &s.final_clocksource {

@@ -84,22 +84,26 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     writeln!(out)?;
     write_recommendation(out, r)?;
     for w in &r.warnings {
-        // A source's unstated estimate, as the crate words that warning.
-        let local = r
-            .clock_sources
-            .iter()
-            .find(|s| *w == format!("{}: {}", s.clock_source, s.result_reason))
-            .map_or_else(
-                || w.clone(),
-                |s| format!("{}: {}", s.clock_source, super::words::result_reason(s)),
-            );
-        writeln!(out, "{}", t!("warning: {warning}", warning = local))?;
+        writeln!(out, "{}", t!("warning: {warning}", warning = warning_text(r, w)))?;
     }
     writeln!(
         out,
         "{}",
         t!("Settings, runs, model, machine and every timing setting: clockscope explain --verbose")
     )
+}
+
+/// A warning of the report in the reader's language where it is a source's
+/// unstated estimate (as the crate words that warning); any other as the
+/// crate words it.
+pub(super) fn warning_text(r: &Report, w: &str) -> String {
+    r.clock_sources
+        .iter()
+        .find(|s| *w == format!("{}: {}", s.clock_source, s.result_reason))
+        .map_or_else(
+            || w.to_string(),
+            |s| format!("{}: {}", s.clock_source, super::words::result_reason(s)),
+        )
 }
 
 /// The table's column widths: each as wide as its heading in this

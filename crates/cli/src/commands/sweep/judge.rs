@@ -26,6 +26,8 @@
 
 use crate::commands::check::model::stats::{ClockStats, Percentiles};
 use crate::commands::sweep::model::{Recommendation, ServerExplain, SweepResult};
+use crate::i18n::num;
+use crate::t;
 use clockscope_system::engine::Estimate;
 
 /// Interleaved rounds per sweep: each clocksource is measured this many
@@ -117,13 +119,6 @@ impl Basis {
         }
     }
 
-    fn noun(self) -> &'static str {
-        match self {
-            Basis::ReadCost => "read cost",
-            Basis::ServerOverheadPerRow => "EXPLAIN ANALYZE overhead per row",
-        }
-    }
-
     /// The row's value, when it has one for this basis.
     fn value(self, r: &SweepResult) -> Option<f64> {
         match self {
@@ -156,23 +151,50 @@ impl Basis {
     }
 
     fn shown(self, r: &SweepResult) -> String {
-        let v = self.value(r).unwrap_or(f64::NAN);
+        let v = num(self.value(r).unwrap_or(f64::NAN), 1);
+        let clock = &r.clocksource;
         match (self, self.interval(r)) {
-            (Basis::ReadCost, Some((low, high))) => {
-                format!("{} {v:.1} ns (95% interval {low:.1} to {high:.1})", r.clocksource)
-            }
-            (Basis::ReadCost, None) => format!(
-                "{} {v:.1} ns (no interval: {} round(s), 6 needed)",
-                r.clocksource,
-                r.read_cost.samples_ns.len()
+            (Basis::ReadCost, Some((low, high))) => t!(
+                "{clock} {value} ns (95% interval {low} to {high})",
+                clock = clock,
+                value = v,
+                low = num(low, 1),
+                high = num(high, 1)
             ),
-            (Basis::ServerOverheadPerRow, Some((low, high))) => {
-                format!("{} {v:.1} ns/row (95% interval {low:.1} to {high:.1})", r.clocksource)
-            }
-            (Basis::ServerOverheadPerRow, None) => format!(
-                "{} {v:.1} ns/row (no interval: {} pair(s), 6 blocks of 2 needed)",
-                r.clocksource,
-                r.server_explain.as_ref().map_or(0, |e| e.pairs)
+            (Basis::ReadCost, None) => t!(
+                "{clock} {value} ns (no interval: {n} round(s), 6 needed)",
+                clock = clock,
+                value = v,
+                n = r.read_cost.samples_ns.len()
+            ),
+            (Basis::ServerOverheadPerRow, Some((low, high))) => t!(
+                "{clock} {value} ns/row (95% interval {low} to {high})",
+                clock = clock,
+                value = v,
+                low = num(low, 1),
+                high = num(high, 1)
+            ),
+            (Basis::ServerOverheadPerRow, None) => t!(
+                "{clock} {value} ns/row (no interval: {n} pair(s), 6 blocks of 2 needed)",
+                clock = clock,
+                value = v,
+                n = r.server_explain.as_ref().map_or(0, |e| e.pairs)
+            ),
+        }
+    }
+
+    /// `shown` has the lowest value measured, and how it stands to the next.
+    fn lowest(self, shown: String, next: String) -> String {
+        match self {
+            Basis::ReadCost => t!(
+                "{shown} has the lowest read cost measured{next}",
+                shown = shown,
+                next = next
+            ),
+            Basis::ServerOverheadPerRow => t!(
+                "{shown} has the lowest EXPLAIN ANALYZE overhead per row measured{next}",
+                shown = shown,
+                next = next
             ),
         }
     }
@@ -210,7 +232,19 @@ pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
 /// difference: `repeat` is the original measured again at the end (the
 /// sweep's A/A control), and a change is advised only when the cheapest
 /// is told apart from both of the original's runs; without the repeat, none.
+///
+/// Its sentences are English, as the report (and JSON) keeps them;
+/// [`recommend_words`] gives them in the reader's language.
 pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&ServerExplain>) -> Option<Recommendation> {
+    crate::i18n::in_english(|| recommend_words(results, original, repeat))
+}
+
+/// [`recommend`] in the current language (the text's).
+pub fn recommend_words(
+    results: &[SweepResult],
+    original: &str,
+    repeat: Option<&ServerExplain>,
+) -> Option<Recommendation> {
     let basis = Basis::for_results(results);
     let value = |r: &SweepResult| basis.value(r).unwrap_or(f64::INFINITY);
     let sound: Vec<&SweepResult> = results
@@ -224,8 +258,7 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
         .collect();
     let pool = if good.is_empty() { &sound } else { &good };
     let best = *pool.iter().min_by(|a, b| value(a).total_cmp(&value(b)))?;
-    let threshold = format!("{:.0}%", KEEP_CURRENT_WITHIN * 100.0);
-    let noun = basis.noun();
+    let threshold = format!("{}%", num(KEEP_CURRENT_WITHIN * 100.0, 0));
     let keep = |why: String, distinguishable: bool| Recommendation {
         clocksource: original.to_string(),
         in_use: true,
@@ -236,9 +269,10 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
     };
     let Some(current) = sound.iter().copied().find(|r| r.clocksource == original) else {
         return Some(keep(
-            format!(
+            t!(
                 "{original} (in use) was not measured soundly, so nothing is compared with it: no change advised \
-                 (sweep it too, without --only, to compare)"
+                 (sweep it too, without --only, to compare)",
+                original = original
             ),
             false,
         ));
@@ -251,26 +285,22 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
             .filter(|r| r.clocksource != original)
             .min_by(|a, b| value(a).total_cmp(&value(b)));
         let apart = next.is_some_and(|n| basis.told_apart(current, n));
-        return Some(keep(
-            format!(
-                "{} has the lowest {noun} measured{}",
-                basis.shown(current),
-                match next {
-                    Some(n) if apart => format!(", apart from the next ({})", basis.shown(n)),
-                    Some(n) => format!(", not distinguishable here from {}", basis.shown(n)),
-                    None => String::new(),
-                }
-            ),
-            apart,
-        ));
+        let next = match next {
+            Some(n) if apart => t!(", apart from the next ({next})", next = basis.shown(n)),
+            Some(n) => t!(", not distinguishable here from {next}", next = basis.shown(n)),
+            None => String::new(),
+        };
+        return Some(keep(basis.lowest(basis.shown(current), next), apart));
     }
     let drift_ruled_out = drift_ruled_out(basis, best, current, repeat, original);
     if let (true, Err(why)) = (basis.told_apart(best, current), &drift_ruled_out) {
         return Some(keep(
-            format!(
-                "{} against {} (in use) looks apart, but {why}: keep {original}",
-                basis.shown(best),
-                basis.shown(current)
+            t!(
+                "{best} against {current} (in use) looks apart, but {why}: keep {original}",
+                best = basis.shown(best),
+                current = basis.shown(current),
+                why = why,
+                original = original
             ),
             false,
         ));
@@ -279,33 +309,83 @@ pub fn recommend(results: &[SweepResult], original: &str, repeat: Option<&Server
         return Some(Recommendation {
             clocksource: best.clocksource.clone(),
             in_use: false,
-            why: format!(
-                "{} against {} (in use): the 95% intervals do not overlap and the difference, {:.1} ns, is at least \
-                 {threshold} of the {noun} in use{}{}",
+            why: apart_words(
+                basis,
                 basis.shown(best),
                 basis.shown(current),
-                value(current) - value(best),
+                num(value(current) - value(best), 1),
+                &threshold,
                 if good.is_empty() {
-                    "; no clocksource stayed in the vDSO and passed PostgreSQL's rule"
+                    t!("; no clocksource stayed in the vDSO and passed PostgreSQL's rule")
                 } else {
-                    "; it stays in the vDSO and passes PostgreSQL's rule"
+                    t!("; it stays in the vDSO and passes PostgreSQL's rule")
                 },
-                control
+                control,
             ),
             kernel_parameter: format!("clocksource={}", best.clocksource),
             distinguishable: true,
             based_on: basis.key().to_string(),
         });
     }
-    Some(keep(
-        format!(
-            "{} and {} (in use) are not distinguishable here (intervals that overlap, or a difference under \
-             {threshold} of the {noun} in use): keep {original}",
-            basis.shown(best),
-            basis.shown(current)
+    let why = not_distinguishable(basis, basis.shown(best), basis.shown(current), &threshold, original);
+    Some(keep(why, false))
+}
+
+/// Why the one in use is kept: `best` and `current` not told apart.
+fn not_distinguishable(basis: Basis, best: String, current: String, threshold: &str, original: &str) -> String {
+    match basis {
+        Basis::ReadCost => t!(
+            "{best} and {current} (in use) are not distinguishable here (intervals that overlap, or a difference \
+             under {threshold} of the read cost in use): keep {original}",
+            best = best,
+            current = current,
+            threshold = threshold,
+            original = original
         ),
-        false,
-    ))
+        Basis::ServerOverheadPerRow => t!(
+            "{best} and {current} (in use) are not distinguishable here (intervals that overlap, or a difference \
+             under {threshold} of the EXPLAIN ANALYZE overhead per row in use): keep {original}",
+            best = best,
+            current = current,
+            threshold = threshold,
+            original = original
+        ),
+    }
+}
+
+/// Why a change is advised: the two values, their difference, the rules
+/// and the drift control (`control`).
+fn apart_words(
+    basis: Basis,
+    best: String,
+    current: String,
+    difference: String,
+    threshold: &str,
+    rules: &str,
+    control: &str,
+) -> String {
+    match basis {
+        Basis::ReadCost => t!(
+            "{best} against {current} (in use): the 95% intervals do not overlap and the difference, {difference} \
+             ns, is at least {threshold} of the read cost in use{rules}{control}",
+            best = best,
+            current = current,
+            difference = difference,
+            threshold = threshold,
+            rules = rules,
+            control = control
+        ),
+        Basis::ServerOverheadPerRow => t!(
+            "{best} against {current} (in use): the 95% intervals do not overlap and the difference, {difference} \
+             ns, is at least {threshold} of the EXPLAIN ANALYZE overhead per row in use{rules}{control}",
+            best = best,
+            current = current,
+            difference = difference,
+            threshold = threshold,
+            rules = rules,
+            control = control
+        ),
+    }
 }
 
 /// With the server's overhead as the basis: whether `best` is also apart
@@ -327,25 +407,28 @@ fn drift_ruled_out(
         server_explain: Some(e.clone()),
         ..current.clone()
     }) else {
-        return Err(format!(
+        return Err(t!(
             "{original} was not measured again at the end (the sweep's control for the machine's drift between \
-             runs)"
+             runs)",
+            original = original
         ));
     };
     if basis.told_apart(best, &again) {
         let e = again.server_explain.as_ref();
-        Ok(format!(
-            "; and apart from {original}'s repeat at the end ({:.1} to {:.1} ns/row), so not the machine's drift \
+        Ok(t!(
+            "; and apart from {original}'s repeat at the end ({low} to {high} ns/row), so not the machine's drift \
              between the runs",
-            e.and_then(|e| e.overhead_per_row_low_ns).unwrap_or(f64::NAN),
-            e.and_then(|e| e.overhead_per_row_high_ns).unwrap_or(f64::NAN)
+            original = original,
+            low = num(e.and_then(|e| e.overhead_per_row_low_ns).unwrap_or(f64::NAN), 1),
+            high = num(e.and_then(|e| e.overhead_per_row_high_ns).unwrap_or(f64::NAN), 1)
         ))
     } else {
-        Err(format!(
-            "{original}'s repeat at the end ({}) is not apart from {}: the difference is within the machine's drift \
-             between the runs",
-            basis.shown(&again),
-            best.clocksource
+        Err(t!(
+            "{original}'s repeat at the end ({repeat}) is not apart from {best}: the difference is within the \
+             machine's drift between the runs",
+            original = original,
+            repeat = basis.shown(&again),
+            best = best.clocksource
         ))
     }
 }

@@ -184,13 +184,13 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
         }
     }
     if verbose {
-        writeln!(
-            out,
+        let legend = t!(
             "EXPLAIN overhead/row: (slowdown - 1) x TIMING OFF time / rows, from `clockscope explain`'s pairs of \
              TIMING OFF and ON runs (alternating, with an A/A control); each clocksource had its share of \
-             --max-time {} s.",
-            server.max_time_s
-        )?;
+             --max-time {secs} s.",
+            secs = crate::i18n::localize_number(server.max_time_s.to_string())
+        );
+        writeln!(out, "{legend}")?;
     }
     // The one-screen report gives each kind of warning once (the same
     // warning under each clocksource differs only in its numbers).

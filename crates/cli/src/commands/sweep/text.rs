@@ -219,11 +219,13 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
     if !verbose {
         return Ok(());
     }
-    writeln!(
-        out,
-        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted count(*) slowdown at {} ns/row ({}).",
-        r.baseline_row_ns, r.baseline_source
-    )
+    let legend = t!(
+        "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted \
+         count(*) slowdown at {row} ns/row ({source}).",
+        row = crate::i18n::localize_number(r.baseline_row_ns.to_string()),
+        source = r.baseline_source
+    );
+    writeln!(out, "{legend}")
 }
 
 /// Under the table: each valid row's read cost with its interval.
@@ -312,21 +314,37 @@ fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     }
 }
 
+/// Why the recommendation (the report's English, for JSON) in the reader's
+/// language: judged again from the report's rows in that language, used
+/// only when its English is exactly the report's.
+fn recommendation_why(r: &SweepReport, why: &str) -> String {
+    if crate::i18n::current().is_english() {
+        return why.to_string();
+    }
+    let repeat = r.server.as_ref().and_then(|s| s.original_again.as_ref());
+    let again = || crate::commands::sweep::judge::recommend_words(&r.results, &r.original, repeat).map(|x| x.why);
+    match crate::i18n::in_english(again) {
+        Some(english) if english == why => again().unwrap_or(english),
+        _ => why.to_string(),
+    }
+}
+
 /// The recommended clocksource and how to make it persist.
 fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if let Some(rec) = &r.recommendation {
         writeln!(out)?;
+        let why = recommendation_why(r, &rec.why);
         let line = if rec.in_use {
             t!(
                 "Recommendation: {clocksource} (in use, keep it): {why}",
                 clocksource = rec.clocksource,
-                why = rec.why
+                why = why
             )
         } else {
             t!(
                 "Recommendation: {clocksource}: {why}",
                 clocksource = rec.clocksource,
-                why = rec.why
+                why = why
             )
         };
         writeln_escaped!(out, "{line}")?;

@@ -4,6 +4,8 @@
 //! adjtimex, and the `--drift` result. Every line fits [`WIDTH`] columns;
 //! kernel text is untrusted and escaped.
 
+use crate::i18n::{num, pad_right, signed};
+use crate::{t, tn};
 use clockscope_system::counter::drift::{DriftReport, RateEstimate};
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::ntp::NtpState;
@@ -21,6 +23,16 @@ pub fn write_wrapped(out: &mut dyn Write, indent: &str, text: &str) -> io::Resul
     Ok(())
 }
 
+/// How reports name the machine a log is read for, in the report's language
+/// ([`Machine::label`] is the English).
+pub fn machine_label(m: Machine) -> &'static str {
+    match m {
+        Machine::BareMetal => t!("bare metal"),
+        Machine::Guest => t!("guest"),
+        Machine::Unknown => t!("bare metal or guest (unknown)"),
+    }
+}
+
 /// The kernel log's TSC and clocksource messages, each with its meaning.
 /// `!` marks a message to act on.
 pub fn write_kernel_messages(
@@ -29,22 +41,25 @@ pub fn write_kernel_messages(
     messages: &[KernelMessage],
     machine: Option<Machine>,
 ) -> io::Result<()> {
-    let on = machine.map_or(String::new(), |m| format!(" (read for {})", m.label()));
+    let on = machine.map_or(String::new(), |m| {
+        t!(" (read for {machine})", machine = machine_label(m))
+    });
     if messages.is_empty() {
-        return writeln!(out, "{indent}no TSC or clocksource message recognised{on}");
+        let none = t!("no TSC or clocksource message recognised{on}", on = on);
+        return writeln!(out, "{indent}{none}");
     }
-    writeln!(out, "{indent}! = worth checking{on}")?;
+    writeln!(out, "{indent}{}", t!("! = worth checking{on}", on = on))?;
     let inner = format!("{indent}    ");
     for m in messages {
         let mark = if m.severity == Severity::Warning { "!" } else { " " };
         let times = if m.count > 1 {
-            format!(" ({} lines)", m.count)
+            tn!(" ({n} lines)", " ({n} lines)", m.count, n = m.count)
         } else {
             String::new()
         };
         write_wrapped(out, &format!("{indent}{mark} "), &format!("\"{}\"{times}", m.message))?;
         if let Some(last) = &m.last_message {
-            write_wrapped(out, &inner, &format!("last: \"{last}\""))?;
+            write_wrapped(out, &inner, &t!("last: \"{message}\"", message = last))?;
         }
         write_wrapped(out, &inner, &m.meaning)?;
     }
@@ -56,17 +71,18 @@ pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>
     match ntp {
         Err(why) => write_wrapped(out, indent, why),
         Ok(n) => {
-            let state = format!(
-                "{}, state {}, frequency correction {:+.3} ppm, estimated error {} µs, maximum error {} µs",
-                if n.synchronised {
-                    "synchronised"
+            let state = t!(
+                "{synchronised}, state {state}, frequency correction {ppm} ppm, estimated error {estimated} µs, \
+                 maximum error {maximum} µs",
+                synchronised = if n.synchronised {
+                    t!("synchronised")
                 } else {
-                    "NOT synchronised"
+                    t!("NOT synchronised")
                 },
-                n.time_state,
-                n.frequency_ppm,
-                n.estimated_error_us,
-                n.maximum_error_us
+                state = n.time_state,
+                ppm = signed(n.frequency_ppm, 3),
+                estimated = n.estimated_error_us,
+                maximum = n.maximum_error_us
             );
             write_wrapped(out, indent, &state)?;
             write_wrapped(out, indent, &n.meaning)
@@ -76,14 +92,18 @@ pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>
 
 fn rate_line(r: Option<&RateEstimate>) -> String {
     match r {
-        None => "no rate".to_string(),
+        None => t!("no rate").to_string(),
         Some(r) => {
             let se = r
                 .regression_se_ppm
-                .map_or(String::new(), |se| format!(", regression SE {se:.3}"));
-            format!(
-                "{:+.3} ppm ±{:.3} ppm ({:.0} Hz; brackets {:.3}{se})",
-                r.ppm, r.uncertainty_ppm, r.hz, r.bracket_ppm
+                .map_or(String::new(), |se| t!(", regression SE {se}", se = num(se, 3)));
+            t!(
+                "{ppm} ppm ±{uncertainty} ppm ({hz} Hz; brackets {brackets}{se})",
+                ppm = signed(r.ppm, 3),
+                uncertainty = num(r.uncertainty_ppm, 3),
+                hz = num(r.hz, 0),
+                brackets = num(r.bracket_ppm, 3),
+                se = se
             )
         }
     }
@@ -91,31 +111,33 @@ fn rate_line(r: Option<&RateEstimate>) -> String {
 
 /// The `--drift` result.
 pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
-    writeln!(
-        out,
-        "Drift of the counter over {:.1} s ({} samples){}, ppm of {:.0} Hz",
-        d.measured_s,
+    let head = tn!(
+        "Drift of the counter over {seconds} s ({n} samples){partial}, ppm of {hz} Hz",
+        "Drift of the counter over {seconds} s ({n} samples){partial}, ppm of {hz} Hz",
         d.samples,
-        if d.complete { "" } else { ", PARTIAL" },
-        d.nominal_hz
-    )?;
-    write_wrapped(
-        out,
-        "  ",
-        &format!("vs CLOCK_REALTIME       {}", rate_line(d.vs_realtime.as_ref())),
-    )?;
-    write_wrapped(
-        out,
-        "  ",
-        &format!("vs CLOCK_MONOTONIC_RAW  {}", rate_line(d.vs_monotonic_raw.as_ref())),
-    )?;
+        seconds = num(d.measured_s, 1),
+        n = d.samples,
+        partial = if d.complete { "" } else { t!(", PARTIAL") },
+        hz = num(d.nominal_hz, 0)
+    );
+    writeln!(out, "{head}")?;
+    let labels = [t!("vs CLOCK_REALTIME"), t!("vs CLOCK_MONOTONIC_RAW")];
+    let w = labels
+        .iter()
+        .map(|l| textwrap::core::display_width(l) + 2)
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    for (label, rate) in labels.iter().zip([d.vs_realtime.as_ref(), d.vs_monotonic_raw.as_ref()]) {
+        write_wrapped(out, "  ", &format!("{}{}", pad_right(label, w), rate_line(rate)))?;
+    }
     for s in &d.realtime_steps {
-        writeln!(
-            out,
-            "  ! CLOCK_REALTIME stepped {:+.3} ms at {:.1} s",
-            s.step_ns / 1e6,
-            s.at_s
-        )?;
+        let line = t!(
+            "  ! CLOCK_REALTIME stepped {ms} ms at {seconds} s",
+            ms = signed(s.step_ns / 1e6, 3),
+            seconds = num(s.at_s, 1)
+        );
+        writeln!(out, "{line}")?;
     }
     for n in &d.notes {
         write_wrapped(out, "  ", n)?;

@@ -2,9 +2,9 @@
 //! prints on aarch64 in place of the TSC report (compiled everywhere so it is
 //! tested everywhere).
 
-use crate::report::text::{check_line, CheckStyle};
+use crate::i18n::{num, pad_right, signed};
+use crate::t;
 use clockscope_system::arm::{cpu_list, GenericTimerReport};
-use clockscope_system::counter::Check;
 use std::io::{self, Write};
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
@@ -12,7 +12,7 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::report::text).
     let mut fit = crate::report::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
-    writeln_escaped!(out, "ARM generic timer (CNTVCT_EL0)")?;
+    writeln_escaped!(out, "{}", t!("ARM generic timer (CNTVCT_EL0)"))?;
     writeln!(out)?;
     write_frequency(out, r)?;
     writeln!(out)?;
@@ -23,125 +23,157 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     write_decision(out, r)
 }
 
+/// The frequency block's labels, one column (16 in English).
+fn labels() -> [&'static str; 6] {
+    [
+        t!("in use"),
+        t!("resolution"),
+        t!("device tree"),
+        "BogoMIPS",
+        t!("calibration"),
+        t!("warning"),
+    ]
+}
+
+/// `  label   value` in the frequency block.
+fn line(out: &mut dyn Write, label: &str, value: &str) -> io::Result<()> {
+    let w = labels()
+        .iter()
+        .map(|l| textwrap::core::display_width(l) + 2)
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    writeln_escaped!(out, "  {}{value}", pad_right(label, w))
+}
+
 /// The frequency in use, its resolution, and every cross-check of it.
 fn write_frequency(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
-    writeln_escaped!(out, "Frequency")?;
-    writeln_escaped!(
-        out,
-        "  in use          {} kHz ({})",
-        r.frequency_khz_text(),
-        r.frequency_source
-    )?;
-    match r.resolution_ns {
-        Some(res) => writeln_escaped!(out, "  resolution      {res:.3} ns (one tick)")?,
-        None => writeln_escaped!(out, "  resolution      - (CNTFRQ_EL0 reads 0)")?,
-    }
+    writeln_escaped!(out, "{}", super::text::heading(t!("Frequency")))?;
+    let in_use = t!(
+        "{khz} kHz ({source})",
+        khz = r.frequency_khz_text(),
+        source = r.frequency_source
+    );
+    line(out, t!("in use"), &in_use)?;
+    let resolution = match r.resolution_ns {
+        Some(res) => t!("{ns} ns (one tick)", ns = num(res, 3)),
+        None => t!("- (CNTFRQ_EL0 reads 0)").to_string(),
+    };
+    line(out, t!("resolution"), &resolution)?;
     if let Some(dt) = r.dt_clock_frequency_hz {
-        writeln_escaped!(out, "  device tree     {dt} Hz (clock-frequency of the timer node)")?;
+        let dt = t!("{hz} Hz (clock-frequency of the timer node)", hz = dt);
+        line(out, t!("device tree"), &dt)?;
     }
     if let (Some(b), Some(hz)) = (&r.bogomips, r.bogomips_hz) {
-        writeln_escaped!(out, "  BogoMIPS        {b} (implies {hz} Hz)")?;
-    }
-    match (r.calibrated_hz, &r.calibration_failed) {
-        (Some(hz), _) => writeln_escaped!(
+        line(
             out,
-            "  calibration     {:.0} Hz against {} ({:+.1} ppm, ±{:.1} ppm)",
-            hz,
-            r.calibration_reference.as_deref().unwrap_or("a reference clock"),
-            r.disagreement_ppm.unwrap_or(0.0),
-            r.calibration_uncertainty_ppm.unwrap_or(0.0)
-        )?,
-        (None, Some(why)) => writeln_escaped!(out, "  calibration     did not converge: {why}")?,
-        (None, None) => writeln_escaped!(out, "  calibration     not run")?,
+            "BogoMIPS",
+            &t!("{bogomips} (implies {hz} Hz)", bogomips = b, hz = hz),
+        )?;
     }
+    let calibration = match (r.calibrated_hz, &r.calibration_failed) {
+        (Some(hz), _) => t!(
+            "{hz} Hz against {reference} ({ppm} ppm, ±{uncertainty} ppm)",
+            hz = num(hz, 0),
+            reference = r.calibration_reference.as_deref().unwrap_or(t!("a reference clock")),
+            ppm = signed(r.disagreement_ppm.unwrap_or(0.0), 1),
+            uncertainty = num(r.calibration_uncertainty_ppm.unwrap_or(0.0), 1)
+        ),
+        (None, Some(why)) => t!("did not converge: {why}", why = why),
+        (None, None) => t!("not run").to_string(),
+    };
+    line(out, t!("calibration"), &calibration)?;
     if let Some(w) = &r.coarse_warning {
-        writeln_escaped!(out, "  warning         {w}")?;
+        line(out, t!("warning"), w)?;
     }
     Ok(())
 }
 
 /// The core types and their CPUs.
 fn write_cores(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
-    writeln_escaped!(
-        out,
-        "Cores ({})",
-        if r.homogeneous {
-            "homogeneous"
-        } else {
-            "NOT homogeneous"
-        }
-    )?;
+    let cores = if r.homogeneous {
+        t!("Cores (homogeneous)")
+    } else {
+        t!("Cores (NOT homogeneous)")
+    };
+    writeln_escaped!(out, "{cores}")?;
     if r.core_types.is_empty() {
         writeln_escaped!(
             out,
-            "  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)"
+            "{}",
+            t!("  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)")
         )?;
     }
-    for t in &r.core_types {
-        writeln_escaped!(
-            out,
-            "  {:<28} implementer 0x{:02x} part 0x{:03x}  CPUs {}",
-            t.name,
-            t.implementer,
-            t.part,
-            cpu_list(&t.cpus)
-        )?;
+    for c in &r.core_types {
+        let ids = t!(
+            "implementer {implementer} part {part}  CPUs {cpus}",
+            implementer = format!("0x{:02x}", c.implementer),
+            part = format!("0x{:03x}", c.part),
+            cpus = cpu_list(&c.cpus)
+        );
+        writeln_escaped!(out, "  {} {ids}", pad_right(&c.name, 28))?;
     }
     Ok(())
 }
 
 /// The counter errata known for these cores and firmware.
 fn write_errata(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
-    writeln_escaped!(out, "Counter errata")?;
+    writeln_escaped!(out, "{}", t!("Counter errata"))?;
     if r.errata.is_empty() {
-        writeln_escaped!(out, "  none known for these cores and firmware")?;
+        writeln_escaped!(out, "{}", t!("  none known for these cores and firmware"))?;
     }
     for e in &r.errata {
         let scope = if e.affects_aarch64 {
-            "affects 64-bit reads"
+            t!("affects 64-bit reads")
         } else {
-            "AArch32 only"
+            t!("AArch32 only")
         };
         let cpus = if e.cpus.is_empty() {
-            "the whole SoC".to_string()
+            t!("the whole SoC").to_string()
         } else {
-            format!("CPUs {}", cpu_list(&e.cpus))
+            t!("CPUs {cpus}", cpus = cpu_list(&e.cpus))
         };
-        writeln_escaped!(
-            out,
-            "  {}: {} ({scope}; {cpus}; detected by {})",
-            e.id,
-            e.problem,
-            e.detected_by
-        )?;
+        let line = t!(
+            "{scope}; {cpus}; detected by {detected}",
+            scope = scope,
+            cpus = cpus,
+            detected = e.detected_by
+        );
+        writeln_escaped!(out, "  {}: {} ({line})", e.id, e.problem)?;
     }
     Ok(())
 }
 
 /// clockscope's decision with its reasons and notes, and PostgreSQL 19's.
 fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
+    let trusted = if r.trusted {
+        t!("trusted (every check passed)")
+    } else {
+        t!("NOT trusted")
+    };
     writeln_escaped!(
         out,
-        "clockscope: the generic timer is {}",
-        if r.trusted {
-            "trusted (every check passed)"
-        } else {
-            "NOT trusted"
-        }
+        "{}",
+        t!("clockscope: the generic timer is {trusted}", trusted = trusted)
     )?;
+    let mark_w = [t!("ok"), t!("NOT OK")]
+        .iter()
+        .map(|m| textwrap::core::display_width(m))
+        .max()
+        .unwrap_or(0)
+        .max(6);
     for reason in &r.reasons {
-        writeln_escaped!(
-            out,
-            "  {}",
-            check_line(&Check::new(false, "", reason.clone()), CheckStyle::Table { width: 0 })
-        )?;
+        writeln_escaped!(out, "  {}  {reason}", pad_right(t!("NOT OK"), mark_w))?;
     }
-    for note in &r.notes {
-        writeln_escaped!(out, "  note    {note}")?;
+    let note = t!("note");
+    let note_w = textwrap::core::display_width(note).max(4) + 4;
+    for n in &r.notes {
+        writeln_escaped!(out, "  {}{n}", pad_right(note, note_w))?;
     }
     writeln_escaped!(
         out,
-        "PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM."
+        "{}",
+        t!("PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM.")
     )
 }
 
@@ -168,5 +200,20 @@ mod tests {
         assert!(text.contains("Cores (homogeneous)"), "{text}");
         assert!(text.contains("CPUs 0-3"), "{text}");
         assert!(text.contains("calibration     not run"), "{text}");
+        // In Russian: the labels through the catalog, their values in one
+        // display column, the resolution with a decimal comma.
+        let ru = crate::i18n::Lang::from_code("ru").unwrap();
+        let mut out = Vec::new();
+        crate::i18n::with_language(ru, || write(&mut out, &r)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("Частота") && text.contains("40,000 нс (один такт)"),
+            "{text}"
+        );
+        let value_col = |label: &str| {
+            let l = text.lines().find(|l| l.starts_with(&format!("  {label} "))).unwrap();
+            textwrap::core::display_width(&l[..l.len() - l[2 + label.len()..].trim_start().len()])
+        };
+        assert_eq!(value_col("используется"), value_col("калибровка"), "{text}");
     }
 }

@@ -3,35 +3,37 @@
 //! lines its pg_test_timing prints, its own calibration with its spread and
 //! its distance to clockscope's frequency, its 10% cross-check, `auto`.
 
+use crate::i18n::{num, signed};
+use crate::{t, tn};
 use clockscope_system::tsc::pg19::Pg19View;
 use std::io::{self, Write};
 
 /// The lines, each after `indent`.
 pub fn lines(v: &Pg19View) -> Vec<String> {
-    let mut out = vec![format!(
-        "TSC frequency source: {}",
-        clockscope_system::escape::escape_untrusted(&v.frequency_source)
+    let mut out = vec![t!(
+        "TSC frequency source: {source}",
+        source = clockscope_system::escape::escape_untrusted(&v.frequency_source)
     )];
     let in_use = if v.calibration_not_run {
-        "its own calibration, not run here (a CPUID dump): unknown".to_string()
+        t!("its own calibration, not run here (a CPUID dump): unknown").to_string()
     } else if v.frequency_khz == 0 {
-        "0 kHz: PostgreSQL 19 cannot read the TSC here (timing_clock_source = tsc fails)".to_string()
+        t!("0 kHz: PostgreSQL 19 cannot read the TSC here (timing_clock_source = tsc fails)").to_string()
     } else if v.from_calibration {
-        format!(
-            "{} kHz, its own calibration (a new value in every process, not CPUID's)",
-            v.frequency_khz
+        t!(
+            "{khz} kHz, its own calibration (a new value in every process, not CPUID's)",
+            khz = v.frequency_khz
         )
     } else {
-        format!("{} kHz, from CPUID", v.frequency_khz)
+        t!("{khz} kHz, from CPUID", khz = v.frequency_khz)
     };
-    out.push(format!("TSC frequency in use: {in_use}"));
+    out.push(t!("TSC frequency in use: {in_use}", in_use = in_use));
     if !v.calibration_runs_khz.is_empty() {
         let runs: Vec<String> = v
             .calibration_runs_khz
             .iter()
             .map(|&k| {
                 if k == 0 {
-                    "did not converge".to_string()
+                    t!("did not converge").to_string()
                 } else {
                     k.to_string()
                 }
@@ -39,30 +41,36 @@ pub fn lines(v: &Pg19View) -> Vec<String> {
             .collect();
         let spread = v
             .calibration_spread_ppm
-            .map(|s| format!("; spread {s:.0} ppm"))
+            .map(|s| t!("; spread {ppm} ppm", ppm = num(s, 0)))
             .unwrap_or_default();
-        out.push(format!(
-            "its calibration, {} run(s) here: {} kHz{spread}",
+        out.push(tn!(
+            "its calibration, {n} run(s) here: {runs} kHz{spread}",
+            "its calibration, {n} run(s) here: {runs} kHz{spread}",
             runs.len(),
-            runs.join(", ")
+            n = runs.len(),
+            runs = runs.join(", "),
+            spread = spread
         ));
     }
     if let Some(ppm) = v.ppm_vs_clockscope {
-        out.push(format!("in use vs clockscope's frequency: {ppm:+.0} ppm"));
+        out.push(t!("in use vs clockscope's frequency: {ppm} ppm", ppm = signed(ppm, 0)));
     }
     out.push(match (v.cross_check_diff_pct, v.cross_check_fails) {
-        (Some(p), true) => {
-            format!("10% cross-check FAILS ({p:.1}%): pg_test_timing prints WARNING and HINT and exits 1")
-        }
-        (Some(p), false) => format!("10% cross-check passes ({p:.1}% apart)"),
+        (Some(p), true) => t!(
+            "10% cross-check FAILS ({pct}%): pg_test_timing prints WARNING and HINT and exits 1",
+            pct = num(p, 1)
+        ),
+        (Some(p), false) => t!("10% cross-check passes ({pct}% apart)", pct = num(p, 1)),
         (None, _) if v.frequency_khz > 0 && v.calibration_runs_khz.is_empty() => {
-            "10% cross-check not made: its calibration was not run (a CPUID dump)".to_string()
+            t!("10% cross-check not made: its calibration was not run (a CPUID dump)").to_string()
         }
-        (None, _) => "10% cross-check not made (its calibration did not converge or the TSC is unusable)".to_string(),
+        (None, _) => {
+            t!("10% cross-check not made (its calibration did not converge or the TSC is unusable)").to_string()
+        }
     });
-    out.push(format!(
-        "timing_clock_source = auto picks {}",
-        if v.auto_uses_tsc { "tsc" } else { "system" }
+    out.push(t!(
+        "timing_clock_source = auto picks {value}",
+        value = if v.auto_uses_tsc { "tsc" } else { "system" }
     ));
     out
 }

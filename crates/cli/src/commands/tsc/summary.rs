@@ -136,20 +136,32 @@ const CHECK_NAMES: [&str; 7] = [
 /// The library's evidence of every kernel check of a CPUID dump.
 const NO_KERNEL: &str = n_!("no kernel evidence (analysing a CPUID dump)");
 
+/// A check's name in the report's language (the names above; any other
+/// as the library gives it).
+pub(super) fn check_name(name: &'static str) -> &'static str {
+    if CHECK_NAMES.contains(&name) {
+        gettext(name)
+    } else {
+        name
+    }
+}
+
+/// A check's evidence: the dump's missing kernel evidence translated, any
+/// other as the library words it.
+pub(super) fn check_evidence(evidence: &str) -> &str {
+    if evidence == NO_KERNEL {
+        gettext(NO_KERNEL)
+    } else {
+        evidence
+    }
+}
+
 /// A failed check as one line, `not ok: name: evidence` in the report's
 /// language: the names above and the dump's missing kernel evidence
 /// translated, any other evidence as the library words it.
 fn failed_check(c: &Check) -> String {
-    let name = if CHECK_NAMES.contains(&c.name) {
-        gettext(c.name)
-    } else {
-        c.name
-    };
-    let evidence = if c.evidence == NO_KERNEL {
-        gettext(NO_KERNEL)
-    } else {
-        c.evidence.as_str()
-    };
+    let name = check_name(c.name);
+    let evidence = check_evidence(&c.evidence);
     if name.is_empty() {
         t!("not ok: {evidence}", evidence = evidence)
     } else {

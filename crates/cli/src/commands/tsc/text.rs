@@ -2,7 +2,9 @@
 //! frequency from every source, and both trust decisions
 //! ([`clockscope_system::tsc::TscReport`]).
 
-use crate::report::text::{check_line, CheckStyle};
+use crate::i18n::{num, pad_left, pad_right, signed};
+use crate::t;
+use clockscope_system::evidence::Check;
 use clockscope_system::linux::tsc_messages::Machine;
 use clockscope_system::linux::{KernelCmdline, TscFlags};
 use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
@@ -16,12 +18,46 @@ fn khz_text(khz: Option<u64>) -> String {
     khz.map_or("-".to_string(), |k| k.to_string())
 }
 
+/// One check of a decision as a table row: its mark, its name (in the
+/// report's language where the catalog has it) and the library's evidence.
+fn reason_line(c: &Check, mark_w: usize, name_w: usize) -> String {
+    let mark = if c.ok { t!("ok") } else { t!("NOT OK") };
+    let name = super::summary::check_name(c.name);
+    let evidence = super::summary::check_evidence(&c.evidence);
+    if name.is_empty() {
+        format!("{}  {evidence}", pad_right(mark, mark_w))
+    } else {
+        format!("{}  {}  {evidence}", pad_right(mark, mark_w), pad_right(name, name_w))
+    }
+}
+
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
-    let width = reasons.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let name_w = reasons
+        .iter()
+        .map(|r| textwrap::core::display_width(super::summary::check_name(r.name)))
+        .max()
+        .unwrap_or(0);
+    let mark_w = [t!("ok"), t!("NOT OK")]
+        .iter()
+        .map(|m| textwrap::core::display_width(m))
+        .max()
+        .unwrap_or(0)
+        .max(6);
     for r in reasons {
-        writeln_escaped!(out, "  {}", check_line(r, CheckStyle::Table { width }))?;
+        writeln_escaped!(out, "  {}", reason_line(r, mark_w, name_w))?;
     }
     Ok(())
+}
+
+/// The width of a column of labels `labels` (at least `min`, and two
+/// columns more than the widest in the report's language).
+fn label_width(labels: &[&str], min: usize) -> usize {
+    labels
+        .iter()
+        .map(|l| textwrap::core::display_width(l) + 2)
+        .max()
+        .unwrap_or(0)
+        .max(min)
 }
 
 /// Writes the text report (`clockscope check` may reuse it). `dump` names
@@ -44,7 +80,8 @@ pub fn write(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std::io
     if let Some(v) = &r.postgresql19 {
         writeln!(
             out,
-            "PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)"
+            "{}",
+            t!("PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)")
         )?;
         super::pg19::write(out, "  ", v)?;
         writeln!(out)?;
@@ -97,97 +134,141 @@ pub(super) fn write_source(out: &mut dyn Write, r: &TscReport, dump: Option<&Pat
     Ok(())
 }
 
+/// The labels of the CPU and Linux blocks, one column (24 in English).
+fn machine_labels() -> [&'static str; 10] {
+    [
+        t!("vendor"),
+        t!("family/model/stepping"),
+        t!("brand"),
+        t!("highest leaves"),
+        t!("kernel"),
+        t!("clocksource"),
+        t!("cpuinfo TSC flags"),
+        t!("cpuinfo model name"),
+        t!("boot options"),
+        t!("kernel log"),
+    ]
+}
+
+/// `  label   value` in the CPU and Linux blocks.
+fn machine_line(out: &mut dyn Write, label: &str, value: &str) -> std::io::Result<()> {
+    let w = label_width(&machine_labels(), 24);
+    writeln_escaped!(out, "  {}{value}", pad_right(label, w))
+}
+
 /// The CPU's identity from CPUID.
 fn write_cpu(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
-    writeln_escaped!(out, "CPU")?;
+    writeln_escaped!(out, "{}", heading(t!("CPU")))?;
     match &r.cpuid {
         None => writeln_escaped!(
             out,
-            "  no CPUID on this architecture ({}): the TSC is x86's",
-            std::env::consts::ARCH
+            "{}",
+            t!(
+                "  no CPUID on this architecture ({arch}): the TSC is x86's",
+                arch = std::env::consts::ARCH
+            )
         )?,
         Some(f) => {
-            writeln_escaped!(out, "  vendor                  {}", f.vendor)?;
-            writeln_escaped!(
-                out,
-                "  family/model/stepping   {:#x}/{:#x}/{}  (signature {:#010x}, family {}, model {})",
-                f.family,
-                f.model,
-                f.stepping,
-                f.signature_eax,
-                f.family,
-                f.model
-            )?;
-            writeln_escaped!(
-                out,
-                "  brand                   {}",
-                f.brand.as_deref().unwrap_or("(none)")
-            )?;
-            writeln_escaped!(
-                out,
-                "  highest leaves          basic {:#x}, extended {:#x}",
-                f.max_basic_leaf,
-                f.max_extended_leaf
-            )?;
+            machine_line(out, t!("vendor"), &f.vendor)?;
+            let fms = t!(
+                "{family}/{model}/{stepping}  (signature {signature}, family {family_dec}, model {model_dec})",
+                family = format!("{:#x}", f.family),
+                model = format!("{:#x}", f.model),
+                stepping = f.stepping,
+                signature = format!("{:#010x}", f.signature_eax),
+                family_dec = f.family,
+                model_dec = f.model
+            );
+            machine_line(out, t!("family/model/stepping"), &fms)?;
+            machine_line(out, t!("brand"), f.brand.as_deref().unwrap_or(t!("(none)")))?;
+            let leaves = t!(
+                "basic {basic}, extended {extended}",
+                basic = format!("{:#x}", f.max_basic_leaf),
+                extended = format!("{:#x}", f.max_extended_leaf)
+            );
+            machine_line(out, t!("highest leaves"), &leaves)?;
         }
     }
     Ok(())
+}
+
+/// A label used as a heading: its first letter upper-case (`процессор`,
+/// the label, is the heading `Процессор`; English is unchanged).
+pub(super) fn heading(label: &str) -> String {
+    let mut c = label.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+/// `yes` or `no` in the report's language.
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        t!("yes")
+    } else {
+        t!("no")
+    }
 }
 
 /// The CPUID flags that matter to the TSC, and leaves 0x15 and 0x16,
 /// followed by a blank line; nothing without CPUID.
 fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let Some(f) = &r.cpuid else { return Ok(()) };
-    writeln_escaped!(out, "CPUID flags")?;
+    writeln_escaped!(out, "{}", t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
-    let flag = |leaf: u32, b: bool| {
-        f.unreported(leaf)
-            .unwrap_or_else(|| if b { "yes" } else { "no" }.to_string())
-    };
-    writeln_escaped!(out, "  TSC             (1 EDX bit 4)            {}", flag(1, f.tsc))?;
-    writeln_escaped!(
-        out,
-        "  RDTSCP          (0x80000001 EDX bit 27)  {}",
-        flag(0x8000_0001, f.rdtscp)
-    )?;
-    writeln_escaped!(
-        out,
-        "  invariant TSC   (0x80000007 EDX bit 8)   {}",
-        flag(0x8000_0007, f.invariant_tsc)
-    )?;
-    writeln_escaped!(
-        out,
-        "  TSC_ADJUST      (7.0 EBX bit 1)          {}",
-        flag(7, f.tsc_adjust)
-    )?;
+    let flag = |leaf: u32, b: bool| f.unreported(leaf).unwrap_or_else(|| yes_no(b).to_string());
     let hv = match (&f.hypervisor, f.hypervisor_bit) {
-        (_, false) => "no".to_string(),
-        (None, true) => "yes (leaf 0x40000000 not read)".to_string(),
-        (Some(h), true) => format!(
-            "yes: \"{}\", highest leaf {:#010x}{}",
-            h.signature,
-            h.max_leaf,
-            h.timing_leaf_tsc_khz
-                .map_or(String::new(), |k| format!(", 0x40000010 EAX {k} kHz"))
+        (_, false) => t!("no").to_string(),
+        (None, true) => t!("yes (leaf 0x40000000 not read)").to_string(),
+        (Some(h), true) => t!(
+            "yes: \"{signature}\", highest leaf {leaf}{khz}",
+            signature = h.signature,
+            leaf = format!("{:#010x}", h.max_leaf),
+            khz = h
+                .timing_leaf_tsc_khz
+                .map_or(String::new(), |k| t!(", 0x40000010 EAX {khz} kHz", khz = k))
         ),
     };
-    writeln_escaped!(out, "  hypervisor      (1 ECX bit 31)           {hv}")?;
-    let unreported = |leaf: u32| f.unreported(leaf).unwrap_or_else(|| "not reported".to_string());
+    let rows = [
+        ("TSC", t!("(1 EDX bit 4)"), flag(1, f.tsc)),
+        ("RDTSCP", t!("(0x80000001 EDX bit 27)"), flag(0x8000_0001, f.rdtscp)),
+        (
+            t!("invariant TSC"),
+            t!("(0x80000007 EDX bit 8)"),
+            flag(0x8000_0007, f.invariant_tsc),
+        ),
+        ("TSC_ADJUST", t!("(7.0 EBX bit 1)"), flag(7, f.tsc_adjust)),
+        (t!("hypervisor"), t!("(1 ECX bit 31)"), hv),
+    ];
+    let name_w = label_width(&rows.iter().map(|r| r.0).collect::<Vec<_>>(), 16);
+    let where_w = label_width(&rows.iter().map(|r| r.1).collect::<Vec<_>>(), 25);
+    for (name, bits, value) in &rows {
+        writeln_escaped!(out, "  {}{}{value}", pad_right(name, name_w), pad_right(bits, where_w))?;
+    }
+    let unreported = |leaf: u32| f.unreported(leaf).unwrap_or_else(|| t!("not reported").to_string());
     let l15 = f.leaf_15.map_or_else(
         || unreported(0x15),
         |l| {
-            format!(
-                "EAX {} (denominator), EBX {} (numerator), ECX {} Hz (crystal)",
-                l.eax_denominator, l.ebx_numerator, l.ecx_crystal_hz
+            t!(
+                "EAX {eax} (denominator), EBX {ebx} (numerator), ECX {ecx} Hz (crystal)",
+                eax = l.eax_denominator,
+                ebx = l.ebx_numerator,
+                ecx = l.ecx_crystal_hz
             )
         },
     );
-    writeln_escaped!(out, "  leaf 0x15                                {l15}")?;
+    writeln_escaped!(out, "  {}{l15}", pad_right(t!("leaf 0x15"), name_w + where_w))?;
     let l16 = f.leaf_16.map_or_else(
         || unreported(0x16),
-        |l| format!("base {} MHz, max {} MHz, bus {} MHz", l.base_mhz, l.max_mhz, l.bus_mhz),
+        |l| {
+            t!(
+                "base {base} MHz, max {max} MHz, bus {bus} MHz",
+                base = l.base_mhz,
+                max = l.max_mhz,
+                bus = l.bus_mhz
+            )
+        },
     );
-    writeln_escaped!(out, "  leaf 0x16                                {l16}")?;
+    writeln_escaped!(out, "  {}{l16}", pad_right(t!("leaf 0x16"), name_w + where_w))?;
     writeln!(out)
 }
 
@@ -204,19 +285,14 @@ fn tsc_flags_text(f: &TscFlags) -> String {
     ];
     let have: Vec<&str> = all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect();
     let lack: Vec<&str> = all.iter().filter(|(_, b)| !*b).map(|(n, _)| *n).collect();
-    format!(
-        "{} (absent: {})",
-        if have.is_empty() {
-            "none".to_string()
+    let list = |v: Vec<&str>| {
+        if v.is_empty() {
+            t!("none").to_string()
         } else {
-            have.join(" ")
-        },
-        if lack.is_empty() {
-            "none".to_string()
-        } else {
-            lack.join(" ")
+            v.join(" ")
         }
-    )
+    };
+    t!("{have} (absent: {lack})", have = list(have), lack = list(lack))
 }
 
 /// The boot options that bear on the TSC.
@@ -229,7 +305,7 @@ fn boot_options_text(c: &KernelCmdline) -> String {
         parts.push("notsc".to_string());
     }
     if parts.is_empty() {
-        "no tsc=, clocksource= or notsc".to_string()
+        t!("no tsc=, clocksource= or notsc").to_string()
     } else {
         parts.join(" ")
     }
@@ -239,55 +315,49 @@ fn boot_options_text(c: &KernelCmdline) -> String {
 /// marked unstable, how many records were read.
 fn kernel_log_text(l: &KernelLogTsc) -> String {
     let khz = match (l.tsc_khz, l.tsc_khz_message) {
-        (Some(k), Some(m)) => format!("{k} kHz ({m})"),
-        _ => "no \"tsc: Detected/Refined\" line".to_string(),
+        (Some(k), Some(m)) => t!("{khz} kHz ({message})", khz = k, message = m),
+        _ => t!("no \"tsc: Detected/Refined\" line").to_string(),
     };
     let unstable = if l.marked_unstable {
-        format!("TSC marked unstable: {}", l.unstable_evidence.join("; "))
+        t!(
+            "TSC marked unstable: {evidence}",
+            evidence = l.unstable_evidence.join("; ")
+        )
     } else {
-        "TSC never marked unstable".to_string()
+        t!("TSC never marked unstable").to_string()
     };
-    format!("{khz}; {unstable}; {} records", l.records)
+    crate::tn!(
+        "{khz}; {unstable}; {n} records",
+        "{khz}; {unstable}; {n} records",
+        l.records,
+        khz = khz,
+        unstable = unstable,
+        n = l.records
+    )
 }
 
 /// The kernel's evidence, and its TSC and clocksource messages.
 fn write_linux(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     writeln_escaped!(out, "Linux")?;
     let Some(k) = &r.linux else {
-        return writeln_escaped!(out, "  not read: analysing a CPUID dump");
+        return writeln_escaped!(out, "{}", t!("  not read: analysing a CPUID dump"));
     };
-    writeln_escaped!(
-        out,
-        "  kernel                  {}",
-        k.kernel_release.describe(|s| s.clone())
-    )?;
-    writeln_escaped!(
-        out,
-        "  clocksource             {} (available: {})",
-        k.current_clocksource.describe(|s| s.clone()),
-        k.available_clocksources.describe(|v| v.join(" "))
-    )?;
-    writeln_escaped!(
-        out,
-        "  cpuinfo TSC flags       {}",
-        k.tsc_flags.describe(tsc_flags_text)
-    )?;
+    machine_line(out, t!("kernel"), &k.kernel_release.describe(|s| s.clone()))?;
+    let cs = t!(
+        "{current} (available: {available})",
+        current = k.current_clocksource.describe(|s| s.clone()),
+        available = k.available_clocksources.describe(|v| v.join(" "))
+    );
+    machine_line(out, t!("clocksource"), &cs)?;
+    machine_line(out, t!("cpuinfo TSC flags"), &k.tsc_flags.describe(tsc_flags_text))?;
     if let Some(m) = &k.cpu_model_name {
-        writeln_escaped!(out, "  cpuinfo model name      {m}")?;
+        machine_line(out, t!("cpuinfo model name"), m)?;
     }
-    writeln_escaped!(
-        out,
-        "  boot options            {}",
-        k.cmdline.describe(boot_options_text)
-    )?;
-    writeln_escaped!(
-        out,
-        "  kernel log              {}",
-        k.kernel_log.describe(kernel_log_text)
-    )?;
+    machine_line(out, t!("boot options"), &k.cmdline.describe(boot_options_text))?;
+    machine_line(out, t!("kernel log"), &k.kernel_log.describe(kernel_log_text))?;
     if let Some(l) = k.kernel_log.found() {
         writeln!(out)?;
-        writeln_escaped!(out, "Kernel log, TSC and clocksource messages")?;
+        writeln_escaped!(out, "{}", t!("Kernel log, TSC and clocksource messages"))?;
         let machine = match &r.hypervisor {
             Some(_) => Machine::Guest,
             None if r.cpuid.is_some() => Machine::BareMetal,
@@ -302,100 +372,122 @@ fn write_linux(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
 /// what the table's marks mean.
 fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let in_use = r.clockscope_frequency.khz;
-    match (in_use, r.clockscope_frequency.source_label) {
-        (Some(k), Some(s)) => writeln_escaped!(
-            out,
-            "TSC frequency sources (ppm vs the frequency in use: {k} kHz from {s})"
-        )?,
-        _ => writeln_escaped!(out, "TSC frequency sources (no frequency in use)")?,
-    }
+    let head = match (in_use, r.clockscope_frequency.source_label) {
+        (Some(k), Some(s)) => t!(
+            "TSC frequency sources (ppm vs the frequency in use: {khz} kHz from {source})",
+            khz = k,
+            source = s
+        ),
+        _ => t!("TSC frequency sources (no frequency in use)").to_string(),
+    };
+    writeln_escaped!(out, "{head}")?;
     let label_w = r
         .frequency_sources
         .iter()
         .map(|s| s.source.len())
         .max()
         .unwrap_or(6)
+        .max(textwrap::core::display_width(t!("source")))
         .max(6);
-    writeln_escaped!(out, "    {:<label_w$}  {:>10}  {:>9}  note", "source", "kHz", "ppm")?;
+    writeln_escaped!(
+        out,
+        "    {}  {}  {}  {}",
+        pad_right(t!("source"), label_w),
+        pad_left(t!("kHz"), 10),
+        pad_left("ppm", 9),
+        t!("note")
+    )?;
     for s in &r.frequency_sources {
         let flag = if s.flagged { "!" } else { " " };
-        let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| format!("{p:+.1}"));
+        let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
         let mut note = s.note.clone();
         if let Some(u) = s.uncertainty_ppm {
-            note = format!("±{u:.2} ppm; {note}");
+            note = t!("±{ppm} ppm; {note}", ppm = num(u, 2), note = note);
         }
         writeln_escaped!(
             out,
-            "  {flag} {:<label_w$}  {:>10}  {:>9}  {note}",
-            s.source,
+            "  {flag} {}  {:>10}  {:>9}  {note}",
+            pad_right(s.source, label_w),
             khz_text(s.khz),
             ppm
         )?;
     }
     writeln_escaped!(
         out,
-        "  ! = differs from the frequency in use by more than {DISAGREEMENT_LIMIT_PPM} ppm (plus a calibration's own uncertainty)"
+        "{}",
+        t!(
+            "  ! = differs from the frequency in use by more than {ppm} ppm (plus a calibration's own uncertainty)",
+            ppm = DISAGREEMENT_LIMIT_PPM
+        )
     )?;
     writeln_escaped!(
         out,
-        "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
-         in the agreement check below"
+        "{}",
+        t!(
+            "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
+             in the agreement check below"
+        )
     )?;
     if r.frequency_sources.iter().any(|s| !s.independent) {
         super::evidence::write_wrapped(
             out,
             "  ",
-            "with clocksource tsc, MONOTONIC(_RAW) is the TSC scaled by the kernel: a calibration against it \
-             checks the kernel's arithmetic and is not independent evidence (not counted below)",
+            t!(
+                "with clocksource tsc, MONOTONIC(_RAW) is the TSC scaled by the kernel: a calibration against it \
+                 checks the kernel's arithmetic and is not independent evidence (not counted below)"
+            ),
         )?;
     }
-    super::evidence::write_wrapped(out, "  ", &format!("Linux's CPUID rule: {}", r.cpuid_tsc_rule))
+    super::evidence::write_wrapped(out, "  ", &t!("Linux's CPUID rule: {rule}", rule = r.cpuid_tsc_rule))
 }
 
 /// The frequency PostgreSQL 19 would use and the one clockscope uses, and why.
 fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
+    let w = label_width(&[t!("PostgreSQL 19 would use"), t!("clockscope uses")], 26);
     let pg = &r.postgresql_frequency;
     let pg_line = match (pg.tsc_usable, pg.khz, pg.source) {
-        (false, _, _) => "no TSC".to_string(),
-        (true, Some(k), Some(s)) => format!("{k} kHz ({s})"),
-        (true, _, _) => format!("no frequency ({PG_SOURCE_CALIBRATION} not available)"),
+        (false, _, _) => t!("no TSC").to_string(),
+        (true, Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
-    writeln_escaped!(out, "PostgreSQL 19 would use   {pg_line}")?;
-    writeln_escaped!(out, "  why: {}", pg.why)?;
+    writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
+    writeln_escaped!(out, "{}", t!("  why: {why}", why = pg.why))?;
     let cs = &r.clockscope_frequency;
     let cs_line = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => format!("{k} kHz ({s})"),
-        _ => "no frequency".to_string(),
+        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        _ => t!("no frequency").to_string(),
     };
-    writeln_escaped!(out, "clockscope uses           {cs_line}")?;
-    writeln_escaped!(out, "  why: {}", cs.why)?;
-    writeln_escaped!(out, "  cross-check: {}", r.frequency_agreement.evidence)
+    writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
+    writeln_escaped!(out, "{}", t!("  why: {why}", why = cs.why))?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!("  cross-check: {evidence}", evidence = r.frequency_agreement.evidence)
+    )
 }
 
 /// Both trust decisions: PostgreSQL 19's `auto` and clockscope's, each with its reasons.
 fn write_decisions(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let a = &r.postgresql_auto;
+    let auto = if a.use_by_default {
+        t!("uses the TSC (SHOW gives 'auto (tsc)')")
+    } else {
+        t!("uses the system clock (SHOW gives 'auto (system)')")
+    };
     writeln_escaped!(
         out,
-        "PostgreSQL 19 timing_clock_source=auto: {}",
-        if a.use_by_default {
-            "uses the TSC (SHOW gives 'auto (tsc)')"
-        } else {
-            "uses the system clock (SHOW gives 'auto (system)')"
-        }
+        "{}",
+        t!("PostgreSQL 19 timing_clock_source=auto: {auto}", auto = auto)
     )?;
     reason_lines(out, &a.reasons)?;
     writeln!(out)?;
     let d = &r.clockscope_decision;
-    writeln_escaped!(
-        out,
-        "clockscope: the TSC is {}",
-        if d.trusted {
-            "trusted (every check passed)"
-        } else {
-            "NOT trusted (a check failed or its evidence is missing)"
-        }
-    )?;
+    let trusted = if d.trusted {
+        t!("trusted (every check passed)")
+    } else {
+        t!("NOT trusted (a check failed or its evidence is missing)")
+    };
+    writeln_escaped!(out, "{}", t!("clockscope: the TSC is {trusted}", trusted = trusted))?;
     reason_lines(out, &d.reasons)
 }
 
@@ -404,7 +496,7 @@ fn write_decisions(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
 pub fn write_output(out: &mut dyn Write, o: &crate::commands::tsc::model::TscOutput) -> std::io::Result<()> {
     write(out, o.report, o.dump)?;
     writeln!(out)?;
-    writeln_escaped!(out, "NTP (adjtimex, read-only)")?;
+    writeln_escaped!(out, "{}", t!("NTP (adjtimex, read-only)"))?;
     super::evidence::write_ntp(
         out,
         "  ",
