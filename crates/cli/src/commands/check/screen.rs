@@ -100,10 +100,10 @@ fn write_environment(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         None => t!("CPU counter not assessed"),
     };
     let khz = e.counter_frequency_khz.map_or(String::new(), |k| {
-        let source = e
-            .counter_frequency_source
-            .as_deref()
-            .map_or_else(|| t!("an unknown source").to_string(), |s| esc(s).into_owned());
+        let source = e.counter_frequency_source.as_deref().map_or_else(
+            || t!("an unknown source").to_string(),
+            |s| esc(&crate::i18n::library::reason(s)).into_owned(),
+        );
         t!(", {khz} kHz from {source}", khz = k, source = source)
     });
     let installed = if e.postgresql_installed_majors.is_empty() {

@@ -283,10 +283,10 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     };
     writeln!(out, "  {}{trust}", label(t!("CPU counter")))?;
     if let Some(k) = e.counter_frequency_khz {
-        let source = e
-            .counter_frequency_source
-            .as_deref()
-            .map_or_else(|| t!("source unknown").to_string(), |s| esc(s).into_owned());
+        let source = e.counter_frequency_source.as_deref().map_or_else(
+            || t!("source unknown").to_string(),
+            |s| esc(&crate::i18n::library::reason(s)).into_owned(),
+        );
         let freq = t!("{khz} kHz, from {source}", khz = k, source = source);
         writeln!(out, "  {}{freq}", label(t!("frequency")))?;
     }
@@ -535,7 +535,10 @@ pub fn status_word(s: Status) -> &'static str {
 /// text forms print them under their clocks table).
 pub(super) fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) -> io::Result<()> {
     for s in &r.skipped {
-        let skipped = t!("skipped: {reason}", reason = esc(&s.reason));
+        let skipped = t!(
+            "skipped: {reason}",
+            reason = esc(&crate::i18n::library::reason(&s.reason))
+        );
         writeln!(out, "  {} {skipped}", crate::i18n::pad_right(&esc(&s.name), name_w))?;
     }
     let names: Vec<String> = r

@@ -90,7 +90,7 @@ pub fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
             .iter()
             .find(|s| *w == format!("{}: {}", s.clock_source, s.result_reason))
             .map_or_else(
-                || w.clone(),
+                || crate::i18n::library::reason(w),
                 |s| format!("{}: {}", s.clock_source, super::words::result_reason(s)),
             );
         writeln!(out, "{}", t!("warning: {warning}", warning = local))?;

@@ -320,13 +320,13 @@ fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> 
             t!(
                 "Recommendation: {clocksource} (in use, keep it): {why}",
                 clocksource = rec.clocksource,
-                why = rec.why
+                why = crate::i18n::library::reason(&rec.why)
             )
         } else {
             t!(
                 "Recommendation: {clocksource}: {why}",
                 clocksource = rec.clocksource,
-                why = rec.why
+                why = crate::i18n::library::reason(&rec.why)
             )
         };
         writeln_escaped!(out, "{line}")?;

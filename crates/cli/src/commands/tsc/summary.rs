@@ -109,7 +109,11 @@ fn write_machine(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
     }
     let cs = &r.clockscope_frequency;
     let in_use = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        (Some(k), Some(s)) => t!(
+            "{khz} kHz ({source})",
+            khz = k,
+            source = crate::i18n::library::reason(s)
+        ),
         _ => t!("none known").to_string(),
     };
     writeln_escaped!(out, "{}{in_use}", pad_right(t!("Frequency"), LABEL_W))?;
@@ -172,7 +176,7 @@ fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
         lines.push(t!(
             "{source} differs from the frequency in use by {ppm} ppm",
-            source = s.source,
+            source = crate::i18n::library::reason(&s.source),
             ppm = ppm
         ));
     }
