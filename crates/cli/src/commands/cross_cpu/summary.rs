@@ -35,6 +35,7 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
     }
     super::write_calibration(out, o)?;
     if let Some(t) = &r.topology {
+        let t = crate::i18n::library::reason(t);
         writeln_escaped!(out, "{}{t}", super::label(t!("Topology")))?;
     }
     // The same English for every count (its text before catalogs).

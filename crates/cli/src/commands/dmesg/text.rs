@@ -99,8 +99,8 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         source = r.source,
         lines = s.lines,
         events = events,
-        machine = s.machine.label(),
-        from = r.machine_from
+        machine = crate::i18n::library::reason(s.machine.label()),
+        from = crate::i18n::library::reason(&r.machine_from)
     );
     writeln_escaped!(out, "{head}")?;
     if s.boots > 1 {

@@ -20,6 +20,7 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("a value is required for '{option}' but none was supplied"),
     n_!("the argument '{argument}' cannot be used multiple times"),
     n_!("the argument '{argument}' cannot be used with '{other}'"),
+    n_!("the subcommand '{subcommand}' cannot be used with '{argument}'"),
     n_!("unrecognized subcommand '{subcommand}'"),
     n_!("invalid arguments"),
     // Values (crates/cli/src/args.rs, cli.rs).
