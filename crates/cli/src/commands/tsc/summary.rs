@@ -176,7 +176,7 @@ fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
         lines.push(t!(
             "{source} differs from the frequency in use by {ppm} ppm",
-            source = crate::i18n::library::reason(&s.source),
+            source = crate::i18n::library::reason(s.source),
             ppm = ppm
         ));
     }
