@@ -291,7 +291,7 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         writeln!(out, "  {}{freq}", label(t!("frequency")))?;
     }
     for ev in &e.counter_evidence {
-        writeln!(out, "  {}{}", " ".repeat(w), esc(ev))?;
+        writeln!(out, "  {}{}", " ".repeat(w), esc(&crate::i18n::library::reason(ev)))?;
     }
     if let Some(clockscope_system::counter::CounterDetails::Tsc(t)) = &r.tsc {
         if let Some(v) = &t.postgresql19 {

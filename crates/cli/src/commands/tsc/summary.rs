@@ -150,9 +150,9 @@ fn failed_check(c: &Check) -> String {
         c.name
     };
     let evidence = if c.evidence == NO_KERNEL {
-        gettext(NO_KERNEL)
+        gettext(NO_KERNEL).to_string()
     } else {
-        c.evidence.as_str()
+        crate::i18n::library::reason(&c.evidence)
     };
     if name.is_empty() {
         t!("not ok: {evidence}", evidence = evidence)

@@ -62,10 +62,10 @@ pub(super) fn io_timing(
         why: t!(
             "{what}: each {per} adds {reads} INSTR_TIME_SET_CURRENT reads of {clock}: {decision}{tsc}",
             what = what,
-            per = setting.per,
+            per = crate::i18n::library::reason(setting.per),
             reads = setting.reads,
             clock = system.display_name,
-            decision = d.text,
+            decision = crate::i18n::library::reason(&d.text),
             tsc = tsc_part
         ),
         decision: Some(d),
@@ -329,10 +329,10 @@ pub(super) fn for_this_host(
                 ),
                 _ => t!(
                     "track_io_timing: no change either way ({why})",
-                    why = io
-                        .decision
-                        .as_ref()
-                        .map_or_else(|| t!("not priced"), |d| d.text.as_str())
+                    why = io.decision.as_ref().map_or_else(
+                        || t!("not priced").to_string(),
+                        |d| crate::i18n::library::reason(&d.text)
+                    )
                 ),
             };
             Some(t!(
