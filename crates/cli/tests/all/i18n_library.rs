@@ -185,6 +185,31 @@ fn error_lines_in_russian_name_the_option_or_value_on_one_line_with_the_same_exi
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[cfg(unix)]
+#[test]
+fn the_sweep_locks_refusal_is_said_in_russian() {
+    use clockscope_system::linux::clocksource::SwitchLock;
+    use std::os::unix::fs::PermissionsExt;
+    // A tree whose lock would sit in a directory anyone may write to.
+    let dir = tempfile_dir();
+    std::fs::create_dir_all(dir.join("sys")).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let Err(e) = SwitchLock::acquire(&dir.join("sys")) else {
+        panic!("a lock in a directory anyone may write to was taken");
+    };
+    let english = e.to_string();
+    assert!(english.starts_with("cannot take the sweep lock "), "{english}");
+    assert_eq!(in_english(|| error_body(&[english.clone()])), english);
+    let said = with_language(ru(), || error_body(&[english.clone()]));
+    assert!(
+        said.starts_with("не удалось взять блокировку sweep ")
+            && said.contains("могут писать другие пользователи (режим 777, без sticky-бита)")
+            && said.contains(dir.to_str().unwrap()),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(feature = "explain")]
 #[test]
 fn a_server_that_cannot_be_reached_is_said_in_russian() {
