@@ -165,18 +165,33 @@ fn matches<'s>(pieces: &[Piece], s: &'s str, caps: &mut Vec<(&'static str, &'s s
 /// How deep a sentence inside a sentence is still translated.
 const MAX_DEPTH: usize = 8;
 
+/// The most specific msgids that match `s` (the most literal text), said
+/// in the current language; of those, the one that leaves the least English
+/// (`{what}: {why}` and `{first}; {second}` both match `a: b; c`).
 fn translate(s: &str, depth: usize) -> Option<String> {
-    let mut best: Option<(&Shape, Vec<(&'static str, &str)>)> = None;
+    let mut best: Vec<(&Shape, Vec<(&'static str, &str)>)> = Vec::new();
     for shape in shapes() {
-        if best.as_ref().is_some_and(|(b, _)| b.literal_len >= shape.literal_len) {
+        if best.first().is_some_and(|(b, _)| b.literal_len > shape.literal_len) {
             continue;
         }
         let mut caps = Vec::new();
         if matches(&shape.pieces, s, &mut caps) {
-            best = Some((shape, caps));
+            if best.first().is_some_and(|(b, _)| b.literal_len < shape.literal_len) {
+                best.clear();
+            }
+            best.push((shape, caps));
         }
     }
-    let (shape, caps) = best?;
+    let said = |text: &str| text.chars().filter(|c| !c.is_ascii()).count();
+    best.into_iter()
+        .map(|(shape, caps)| fill(shape, caps, depth))
+        .enumerate()
+        .max_by_key(|(i, text)| (said(text), std::cmp::Reverse(*i)))
+        .map(|(_, text)| text)
+}
+
+/// `shape`'s translation with its parts `caps`, each said in turn.
+fn fill(shape: &Shape, caps: Vec<(&'static str, &str)>, depth: usize) -> String {
     let parts: Vec<(&str, String)> = caps
         .into_iter()
         .map(|(name, part)| {
@@ -191,7 +206,7 @@ fn translate(s: &str, depth: usize) -> Option<String> {
         })
         .collect();
     let args: Vec<(&str, &dyn Display)> = parts.iter().map(|(n, v)| (*n, v as &dyn Display)).collect();
-    Some(format(gettext(shape.msgid), &args))
+    format(gettext(shape.msgid), &args)
 }
 
 /// `english` (a sentence a library wrote, or an error message) in the

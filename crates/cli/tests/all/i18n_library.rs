@@ -128,6 +128,13 @@ fn a_sentence_inside_a_sentence_is_translated_and_numbers_take_the_comma() {
         "у tsc 23,9 нс (95% интервал от 23,8 до 24,0) наименьшая замеренная цена чтения, отличимая от следующего \
          (kvm-clock 27,7 нс (95% интервал от 27,6 до 28,1))"
     );
+    // Two joiners match alike (`a: b; c`): the one that leaves less English.
+    assert_eq!(
+        with_language(ru(), || error_body(&[
+            "--query: is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement".to_string()
+        ])),
+        "--query: пуст; укажите один оператор SELECT (или VALUES, TABLE, WITH ...)"
+    );
     // Worded otherwise: left in English rather than half-guessed.
     let other = "1 package (package 0): its CPUs were never compared";
     assert_eq!(with_language(ru(), || reason(other)), other);

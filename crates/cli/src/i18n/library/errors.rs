@@ -43,6 +43,13 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("'{list}' names one CPU: a pair needs at least two"),
     n_!("CPU {n} is not among the CPUs this thread may run on ({allowed})"),
     n_!("cannot tell which CPUs this process may use"),
+    // clap's range check, a CPUID dump's line, a CPU list too long.
+    n_!("{value} is not in {range}"),
+    n_!("line {n}: {why}"),
+    n_!("line {n}: {why}: '{content}'"),
+    n_!("not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"),
+    n_!("the file is empty: not a CPUID dump"),
+    n_!("'{list}' names {n} CPUs, more than a run takes ({max_n}, the x86-64 kernel's largest NR_CPUS)"),
     // Files read (clockscope_system::input) and written (output_file).
     n_!("{path}: is {what}, not a regular file: refused"),
     n_!("{path}: larger than {size}: not a {kind}"),
