@@ -206,8 +206,8 @@ fn the_sweep_locks_refusal_is_said_in_russian() {
     };
     let english = e.to_string();
     assert!(english.starts_with("cannot take the sweep lock "), "{english}");
-    assert_eq!(in_english(|| error_body(&[english.clone()])), english);
-    let said = with_language(ru(), || error_body(&[english.clone()]));
+    assert_eq!(in_english(|| error_body(std::slice::from_ref(&english))), english);
+    let said = with_language(ru(), || error_body(std::slice::from_ref(&english)));
     assert!(
         said.starts_with("не удалось взять блокировку sweep ")
             && said.contains("могут писать другие пользователи (режим 777, без sticky-бита)")
