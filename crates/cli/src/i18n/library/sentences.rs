@@ -77,6 +77,14 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("95% interval {lo_n}% to {hi_n}%"),
     n_!("interval not available"),
     n_!("one run of {n} ms"),
+    // The counter's trust reason, and time changed on its way
+    // (clockscope_system::evidence::interposition).
+    n_!("every check passed"),
+    n_!("clockscope's calibration against CLOCK_MONOTONIC_RAW is {ppm_n} ppm from {source} (more than {limit_n} ppm): {why}"),
+    n_!("the kernel's clock is this counter scaled, so something between clockscope and the kernel changes time (an LD_PRELOAD time library such as libfaketime, a broken vDSO): the counter is not trusted"),
+    n_!("either that frequency is wrong or something between clockscope and the kernel changes time (an LD_PRELOAD time library such as libfaketime, a broken vDSO): the counter is not trusted"),
+    n_!("{what}; supporting evidence: {hints}"),
+    n_!("mapped: {path}"),
     // clockscope_system::tsc::source::SourceId::label.
     n_!("kernel log (tsc: Detected/Refined)"),
     n_!("cpuid 0x15"),

@@ -205,12 +205,12 @@ pub(super) fn decision_words(text: &str) -> String {
     } else if let Some(reason) = between("auto would pick tsc, but clockscope does not trust the TSC here (", ")") {
         t!(
             "auto would pick tsc, but clockscope does not trust the TSC here ({reason})",
-            reason = reason
+            reason = crate::i18n::library::reason(&reason)
         )
     } else if let Some(reason) = between("auto picks system: the TSC is not trustworthy here (", ")") {
         t!(
             "auto picks system: the TSC is not trustworthy here ({reason})",
-            reason = reason
+            reason = crate::i18n::library::reason(&reason)
         )
     } else {
         text.to_string()
