@@ -137,7 +137,14 @@ fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
             t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM).")
         )?;
     }
-    writeln_escaped!(out, "{}", t!("Summary: {summary}", summary = r.summary()))?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!(
+            "Summary: {summary}",
+            summary = crate::i18n::library::cross_cpu_summary(r)
+        )
+    )?;
     Ok(())
 }
 
@@ -255,7 +262,12 @@ fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
         table(out, 1, &header(), &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
-            writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
+            writeln_escaped!(
+                out,
+                "  {:<w$} {}",
+                format!("{}:", c.clock),
+                crate::i18n::library::reason(&c.verdict_text)
+            )?;
         }
     }
     Ok(())
@@ -419,7 +431,7 @@ pub(super) fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std:
             "{}{:<w$} {}",
             crate::i18n::pad_right(head, 19),
             format!("{}:", a.clock),
-            a.text
+            crate::i18n::library::reason(&a.text)
         )?;
     }
     Ok(())

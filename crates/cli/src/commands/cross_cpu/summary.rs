@@ -35,6 +35,7 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
     }
     super::write_calibration(out, o)?;
     if let Some(t) = &r.topology {
+        let t = crate::i18n::library::reason(t);
         writeln_escaped!(out, "{}{t}", super::label(t!("Topology")))?;
     }
     // The same English for every count (its text before catalogs).
@@ -67,7 +68,14 @@ pub fn write_summary_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::
         "{}",
         t!("Every pair's table and the column legend: clockscope cross-cpu --verbose")
     )?;
-    writeln_escaped!(out, "{}", t!("Summary: {summary}", summary = r.summary()))
+    writeln_escaped!(
+        out,
+        "{}",
+        t!(
+            "Summary: {summary}",
+            summary = crate::i18n::library::cross_cpu_summary(r)
+        )
+    )
 }
 
 /// One line per clock of a pair with a problem (warp, offset, crossed bounds).
@@ -80,7 +88,10 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
             p.clocks.iter().filter(|c| c.verdict.is_problem()).map(move |c| {
                 format!(
                     "CPU {} / CPU {} {}: {}",
-                    p.pair.cpu_a, p.pair.cpu_b, c.clock, c.verdict_text
+                    p.pair.cpu_a,
+                    p.pair.cpu_b,
+                    c.clock,
+                    crate::i18n::library::reason(&c.verdict_text)
                 )
             })
         })

@@ -109,7 +109,11 @@ fn write_machine(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
     }
     let cs = &r.clockscope_frequency;
     let in_use = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        (Some(k), Some(s)) => t!(
+            "{khz} kHz ({source})",
+            khz = k,
+            source = crate::i18n::library::reason(s)
+        ),
         _ => t!("none known").to_string(),
     };
     writeln_escaped!(out, "{}{in_use}", pad_right(t!("Frequency"), LABEL_W))?;
@@ -146,13 +150,13 @@ pub(super) fn check_name(name: &'static str) -> &'static str {
     }
 }
 
-/// A check's evidence: the dump's missing kernel evidence translated, any
-/// other as the library words it.
-pub(super) fn check_evidence(evidence: &str) -> &str {
+/// A check's evidence in the report's language: the dump's missing kernel
+/// evidence, or the library's sentence through its catalog entry.
+pub(super) fn check_evidence(evidence: &str) -> String {
     if evidence == NO_KERNEL {
-        gettext(NO_KERNEL)
+        gettext(NO_KERNEL).to_string()
     } else {
-        evidence
+        crate::i18n::library::reason(evidence)
     }
 }
 
@@ -184,7 +188,7 @@ fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
         lines.push(t!(
             "{source} differs from the frequency in use by {ppm} ppm",
-            source = s.source,
+            source = crate::i18n::library::reason(s.source),
             ppm = ppm
         ));
     }

@@ -1,0 +1,118 @@
+//! The one-line errors a user meets most, marked for the catalog: option
+//! and value validation (clap's own words around ours), files that cannot
+//! be read or written, input bounds, connection and server errors of
+//! `explain` and `sweep --dsn`, and `sweep`'s root and lock refusals. Each
+//! msgid is the English the error site writes (unchanged there), with named
+//! placeholders; [`super::error_body`] says each part of an error chain
+//! through them. The option or value an error names is a placeholder, so
+//! the Russian line names it too.
+
+use crate::n_;
+
+pub(super) const MSGIDS: &[&str] = &[
+    // A part of an error chain that names what failed, then why.
+    n_!("{what}: {why}"),
+    // clap's words (the one-line rendering of exit::clap_error_line).
+    n_!("invalid value '{value}' for '{option}': {why}"),
+    n_!("invalid value '{value}' for '{option}' [possible values: {values}]"),
+    n_!("unexpected argument '{argument}' found"),
+    n_!("the following required arguments were not provided: {arguments}"),
+    n_!("a value is required for '{option}' but none was supplied"),
+    n_!("the argument '{argument}' cannot be used multiple times"),
+    n_!("the argument '{argument}' cannot be used with '{other}'"),
+    n_!("the subcommand '{subcommand}' cannot be used with '{argument}'"),
+    n_!("unrecognized subcommand '{subcommand}'"),
+    n_!("invalid arguments"),
+    // Values (crates/cli/src/args.rs, cli.rs).
+    n_!("'{value}' is not a duration (e.g. 2, 500ms, 1.5s, 1m)"),
+    n_!("'{value}' has an unknown unit '{unit}' (use ns, us, ms, s, m, h)"),
+    n_!("'{value}' must be a positive duration"),
+    n_!("'{value}' is more than {limit}"),
+    n_!("'{value}' is less than {limit}"),
+    n_!("a day ({n} seconds)"),
+    n_!("{n} s"),
+    n_!("'{value}' is not a whole number of seconds"),
+    n_!("'{value}' is not a whole number of milliseconds"),
+    n_!("unknown clock '{value}' (valid: {names})"),
+    n_!("no catalog for '{value}' (auto, en, {codes})"),
+    // CPU lists (clockscope_system::linux::cpulist, cross-cpu).
+    n_!("empty item in CPU list '{list}'"),
+    n_!("'{item}' in CPU list '{list}' is not a CPU number or range (like 0-3)"),
+    n_!("range '{item}' in CPU list '{list}' ends before it starts"),
+    n_!("CPU {n} in CPU list '{list}' is above the largest CPU number accepted ({max_n})"),
+    n_!("'{list}' names one CPU: a pair needs at least two"),
+    n_!("CPU {n} is not among the CPUs this thread may run on ({allowed})"),
+    n_!("cannot tell which CPUs this process may use"),
+    // clap's range check, a CPUID dump's line, a CPU list too long.
+    n_!("{value} is not in {range}"),
+    n_!("line {n}: {why}"),
+    n_!("line {n}: {why}: '{content}'"),
+    n_!("not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"),
+    n_!("the file is empty: not a CPUID dump"),
+    n_!("'{list}' names {n} CPUs, more than a run takes ({max_n}, the x86-64 kernel's largest NR_CPUS)"),
+    // Files read (clockscope_system::input) and written (output_file).
+    n_!("{path}: is {what}, not a regular file: refused"),
+    n_!("{path}: larger than {size}: not a {kind}"),
+    n_!("{path}: not a text file (not UTF-8)"),
+    n_!("{path}: changed while being opened: refused"),
+    n_!("{n} MiB"),
+    n_!("{n} KiB"),
+    n_!("{n} bytes"),
+    n_!("a directory"),
+    n_!("a FIFO"),
+    n_!("a socket"),
+    n_!("a character device"),
+    n_!("a block device"),
+    n_!("is a directory"),
+    n_!("is a socket, not a file"),
+    n_!("a FIFO that nobody reads (start its reader first)"),
+    n_!("not a file name (it names a directory)"),
+    n_!("a symbolic link to a missing file"),
+    n_!("not a directory"),
+    n_!("{output} is the same file as {input}, an input of this run: the report would replace what it reads; write it elsewhere"),
+    n_!("{output} lies inside {input}, an input of this run: the report would replace what it reads; write it elsewhere"),
+    n_!("stdout is closed: nowhere to write the report"),
+    n_!("writing to stdout: {error}"),
+    // The operating system's words (std::io::Error's Display).
+    n_!("No such file or directory (os error 2)"),
+    n_!("Permission denied (os error 13)"),
+    n_!("Operation not permitted (os error 1)"),
+    n_!("Is a directory (os error 21)"),
+    n_!("Not a directory (os error 20)"),
+    n_!("File exists (os error 17)"),
+    n_!("Read-only file system (os error 30)"),
+    n_!("No space left on device (os error 28)"),
+    n_!("Connection refused (os error 111)"),
+    n_!("Connection timed out (os error 110)"),
+    n_!("No route to host (os error 113)"),
+    // explain and sweep --dsn: options, connection, server.
+    n_!("cannot connect to PostgreSQL at {target}: {why}"),
+    n_!("error connecting to server: {error}"),
+    n_!("{message} (SQLSTATE {sqlstate})"),
+    n_!("must be in 1..={max_n}, got {n}"),
+    n_!("must be above 0 and at most {max_n} s, got {value} s"),
+    n_!("must be above 0 and at most {max_n} s, got {value}"),
+    n_!("'{value}' is not a number of seconds (e.g. 60, 2.5)"),
+    n_!("must be at least 1, got {value}"),
+    n_!("must be at most {max_n} (1e9), got {value}"),
+    n_!("is empty; give one SELECT (or VALUES, TABLE, WITH ...) statement"),
+    n_!("contains a NUL byte, which PostgreSQL cannot take"),
+    n_!("is {n} bytes, above the {max_n}-byte limit"),
+    n_!("unexpected EXPLAIN output: {what}"),
+    n_!("interrupted before a pair of EXPLAIN runs completed"),
+    n_!("--dsn: the server ({server}) may be on another machine: switching this machine's clocksource changes nothing there; give a unix socket (host=/var/run/postgresql) or a loopback address, or measure it with `clockscope explain` alone"),
+    n_!("--max-time {max_n} s: after -d {d_n} s under each of {n} clocksource(s) it leaves {left_n} s per clocksource for EXPLAIN ANALYZE, under the {need_n} s needed; give at least --max-time {least_n}"),
+    // sweep: root, the lock, the restore.
+    n_!("--apply switches the kernel's clocksource and needs root (effective uid {n}); without --apply, sweep only lists what it would do"),
+    n_!("cannot take the sweep lock {path}: {why}"),
+    n_!("its directory {path} belongs to uid {n}: another user could replace the lock there"),
+    n_!("its directory {path} is writable by other users (mode {mode}, not sticky): they could replace the lock there"),
+    n_!("not a regular file"),
+    n_!("another clockscope sweep ({holder}, or its guardian) is switching clocksources here and holds {path}: one sweep at a time, so that none takes another's switch for the original; run again when it has finished"),
+    n_!("{holder}, not a clockscope sweep, holds the sweep lock {path}: no sweep runs while it does"),
+    n_!("a process /proc/locks does not name (another pid namespace?) holds the sweep lock {path}: no sweep runs while it does"),
+    n_!("clocksource {clocksource} restored"),
+    n_!("clocksource {clocksource} left in place: someone else put it there after the sweep's last switch"),
+    n_!("EXPLAIN ANALYZE under clocksource {clocksource}"),
+    n_!("cannot start the guardian process that restores the clocksource: {error}"),
+];
