@@ -1,23 +1,25 @@
-//! A child process that outlives this one for one purpose: when this
-//! process dies without saying "done" (any signal, a forced exit, SIGKILL,
-//! a crash), the child runs a [`Cleanup`] prepared in advance, such as
-//! putting the kernel's clocksource back, and exits.
+//! A child process that outlives this one for one purpose: it runs a
+//! [`Cleanup`] prepared in advance (putting the kernel's clocksource back,
+//! removing a temporary file) when this process dies without dismissing it
+//! (any signal, a forced exit, SIGKILL, a crash), or when this process asks
+//! it to now ([`Guardian::run_now`], which waits for its answer), and exits.
 //!
 //! The child runs in a session of its own (`setsid`): a signal to this
 //! process's group or session (`kill -KILL -PGID`, `timeout -s KILL`, a
 //! service manager stopping the group, a shell's job control) does not
-//! reach it, so it outlives that too and restores.
+//! reach it, so it outlives that too and cleans up.
 //!
 //! The child learns of the death through a pipe: this process holds the
 //! only write end, so the kernel closes it on any death and the child's
-//! `read` returns end-of-file at once; a byte on the pipe means "done"
-//! ([`Guardian::dismiss`], also on drop). The child ignores every catchable
-//! signal (a Ctrl-C or Ctrl-\ from the terminal reaches the whole process
-//! group), keeps only the file descriptors it is given (a lock it must hold
-//! until it has cleaned up, so nobody starts over a half-restored state),
-//! stdin/stdout on /dev/null and stderr for its note, and after `fork` makes
-//! only async-signal-safe system calls on memory prepared before it (the
-//! parent may have other threads).
+//! `read` returns end-of-file at once. A byte on the pipe is an order: `D`
+//! "done, do nothing" ([`Guardian::dismiss`]), `R` "run it now and answer on
+//! the second pipe" ([`Guardian::run_now`]). The child ignores every
+//! catchable signal (a Ctrl-C or Ctrl-\ from the terminal reaches the whole
+//! process group), keeps only the file descriptors it is given (a lock it
+//! must hold until it has cleaned up, so nobody starts over a half-restored
+//! state), stdin/stdout on /dev/null and stderr for its note, and after
+//! `fork` makes only async-signal-safe system calls on memory prepared
+//! before it (the parent may have other threads).
 //!
 //! Written over `libc`: no crate forks a non-exec child with a pipe-EOF
 //! watch (`std::process` only spawns programs).
@@ -26,26 +28,39 @@ use crate::cleanup::Cleanup;
 use std::io;
 use std::os::fd::RawFd;
 
-/// The child, and the write end of its pipe (-1 once dismissed).
+/// The child, the write end of its order pipe and the read end of its
+/// answer pipe (-1 once it has been told or waited for).
 pub struct Guardian {
     pid: libc::pid_t,
-    done_fd: RawFd,
+    order_fd: RawFd,
+    answer_fd: RawFd,
+    /// What a drop tells it: `D` (nothing to do), or nothing at all (as a
+    /// death: it runs the cleanup) after [`Guardian::cleanup_on_drop`].
+    on_drop: Option<u8>,
+}
+
+fn pipe() -> io::Result<[RawFd; 2]> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fds)
 }
 
 impl Guardian {
     /// Forks the guardian; it runs `cleanup` if this process dies before
-    /// [`Guardian::dismiss`]. It inherits the descriptors in `keep` (and holds
-    /// them until it exits) and no other.
+    /// [`Guardian::dismiss`] or [`Guardian::run_now`]. It inherits the
+    /// descriptors in `keep` (and holds them until it exits) and no other.
     pub fn spawn(cleanup: Cleanup, keep: &[RawFd]) -> io::Result<Guardian> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let [read_fd, write_fd] = fds;
+        let [order_read, order_write] = pipe()?;
+        let [answer_read, answer_write] = pipe().inspect_err(|_| {
+            close(order_read);
+            close(order_write);
+        })?;
         // Everything the child needs, prepared before fork.
         let mut kept: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd > 2).collect();
-        kept.push(read_fd);
+        kept.extend([order_read, answer_write]);
         kept.sort_unstable();
         kept.dedup();
         let dev_null = c"/dev/null";
@@ -55,53 +70,90 @@ impl Guardian {
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             let e = io::Error::last_os_error();
-            close(read_fd);
-            close(write_fd);
+            for fd in [order_read, order_write, answer_read, answer_write] {
+                close(fd);
+            }
             return Err(e);
         }
         if pid == 0 {
-            close(write_fd);
+            close(order_write);
+            close(answer_read);
             child::prepare(&kept, dev_null);
-            child::watch(read_fd, &cleanup);
+            child::watch(order_read, answer_write, &cleanup);
         }
-        close(read_fd);
-        Ok(Guardian { pid, done_fd: write_fd })
+        close(order_read);
+        close(answer_write);
+        Ok(Guardian {
+            pid,
+            order_fd: order_write,
+            answer_fd: answer_read,
+            on_drop: Some(b'D'),
+        })
     }
 
-    /// Tells the guardian this process cleaned up itself, and waits for it to exit.
+    /// A drop from now on is a death: the guardian runs the cleanup (and
+    /// writes its note), and the drop waits for it.
+    pub fn cleanup_on_drop(mut self) -> Guardian {
+        self.on_drop = None;
+        self
+    }
+
+    /// Tells the guardian to do nothing, and waits for it to exit.
     pub fn dismiss(mut self) {
-        self.finish(true);
+        self.finish(Some(b'D'));
     }
 
-    /// Closes the pipe without the "done" byte, as a death does, and waits
-    /// for the guardian to run the cleanup (for tests).
+    /// Has the guardian run the cleanup now (without its note) and returns
+    /// its answer ([`crate::cleanup::Answer::decode`]) once it has exited:
+    /// empty when it could not answer.
+    pub fn run_now(mut self) -> Vec<u8> {
+        self.finish(Some(b'R'))
+    }
+
+    /// Closes the pipe without an order, as a death does, and waits for
+    /// the guardian to run the cleanup (for tests).
     #[doc(hidden)]
     pub fn abandon(mut self) {
-        self.finish(false);
+        self.finish(None);
     }
 
-    fn finish(&mut self, done: bool) {
-        if self.done_fd < 0 {
-            return;
+    fn finish(&mut self, order: Option<u8>) -> Vec<u8> {
+        if self.order_fd < 0 {
+            return Vec::new();
         }
-        if done {
-            // SAFETY: done_fd is our open write end; the buffer is one live byte.
+        if let Some(byte) = order {
+            // SAFETY: order_fd is our open write end; the buffer is one live byte.
             // A failure (the child is gone) leaves nothing to tell.
-            unsafe { libc::write(self.done_fd, b"D".as_ptr().cast(), 1) };
+            unsafe { libc::write(self.order_fd, [byte].as_ptr().cast(), 1) };
         }
-        close(self.done_fd);
-        self.done_fd = -1;
+        close(self.order_fd);
+        self.order_fd = -1;
+        // The answer ends when the child exits (it holds the only write end).
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: reads at most buf.len() bytes into a live local buffer.
+            let n = unsafe { libc::read(self.answer_fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                answer.extend_from_slice(buf.get(..n as usize).unwrap_or_default());
+            } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        close(self.answer_fd);
+        self.answer_fd = -1;
         let mut status = 0;
         // SAFETY: pid is our own child; status a valid out-int. Retried on EINTR.
         while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
+        answer
     }
 }
 
 impl Drop for Guardian {
     fn drop(&mut self) {
-        self.finish(true);
+        self.finish(self.on_drop);
     }
 }
 
@@ -180,17 +232,24 @@ mod child {
         }
     }
 
-    /// Waits for "done" (exit) or end-of-file (the parent died: clean up, exit).
-    pub(super) fn watch(read_fd: RawFd, cleanup: &Cleanup) -> ! {
+    /// Waits for an order: `D`: exit; `R`: run the cleanup, answer, exit;
+    /// end-of-file (the parent died): run the cleanup (and its note), exit.
+    pub(super) fn watch(order_fd: RawFd, answer_fd: RawFd, cleanup: &Cleanup) -> ! {
         let mut byte = [0u8; 1];
         loop {
             // SAFETY: reads at most one byte into a live local buffer.
-            let n = unsafe { libc::read(read_fd, byte.as_mut_ptr().cast(), 1) };
+            let n = unsafe { libc::read(order_fd, byte.as_mut_ptr().cast(), 1) };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
-            if n != 1 {
-                cleanup.run();
+            match (n, byte[0]) {
+                (1, b'D') => {}
+                (1, b'R') => {
+                    cleanup.run(Some(answer_fd));
+                }
+                _ => {
+                    cleanup.run(None);
+                }
             }
             // SAFETY: _exit ends the child without running the parent's atexit handlers.
             unsafe { libc::_exit(0) };
@@ -202,34 +261,50 @@ mod child {
 mod tests {
     use super::*;
 
-    fn file(content: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    use crate::cleanup::Answer;
+
+    fn files(current: &str) -> (tempfile::TempDir, std::path::PathBuf, Cleanup) {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("current");
-        std::fs::write(&f, content).unwrap();
-        (dir, f)
+        let cur = dir.path().join("current");
+        let avail = dir.path().join("available");
+        std::fs::write(&cur, current).unwrap();
+        std::fs::write(&avail, "tsc hpet acpi_pm\n").unwrap();
+        let c = Cleanup::restore(&cur, &avail, "tsc", "hpet").unwrap();
+        (dir, cur, c)
     }
 
     #[test]
     fn dismissed_it_does_nothing() {
-        let (_d, f) = file("hpet\n");
-        let g = Guardian::spawn(Cleanup::write(&f, b"tsc\n").unwrap(), &[]).unwrap();
-        g.dismiss();
+        let (_d, f, c) = files("hpet\n");
+        Guardian::spawn(c, &[]).unwrap().dismiss();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "hpet\n");
-        let g = Guardian::spawn(Cleanup::write(&f, b"tsc\n").unwrap(), &[]).unwrap();
-        drop(g);
+        let (_d, f, c) = files("hpet\n");
+        drop(Guardian::spawn(c, &[]).unwrap());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "hpet\n");
     }
 
     #[test]
-    fn on_end_of_file_it_cleans_up() {
-        let (_d, f) = file("hpet\n");
-        let c = Cleanup::write(&f, b"tsc\n").unwrap().if_file_reads(&f, "hpet").unwrap();
+    fn on_end_of_file_or_a_drop_after_cleanup_on_drop_it_cleans_up() {
+        let (_d, f, c) = files("hpet\n");
         Guardian::spawn(c, &[]).unwrap().abandon();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
-        // Its condition fails now: nothing written.
-        std::fs::write(&f, "acpi_pm\n").unwrap();
-        let c = Cleanup::write(&f, b"tsc\n").unwrap().if_file_reads(&f, "hpet").unwrap();
+        let (_d, f, c) = files("hpet\n");
+        drop(Guardian::spawn(c, &[]).unwrap().cleanup_on_drop());
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
+        // Not the clocksource it guards: nothing written.
+        let (_d, f, c) = files("acpi_pm\n");
         Guardian::spawn(c, &[]).unwrap().abandon();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "acpi_pm\n");
+    }
+
+    #[test]
+    fn run_now_answers_what_it_found_and_did() {
+        let (_d, f, c) = files("hpet\n");
+        let answer = Guardian::spawn(c, &[]).unwrap().run_now();
+        assert_eq!(Answer::decode(&answer), Answer::Restored);
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
+        let (_d, _f, c) = files("acpi_pm\n");
+        let answer = Guardian::spawn(c, &[]).unwrap().run_now();
+        assert_eq!(Answer::decode(&answer), Answer::LeftAlone(b"acpi_pm".to_vec()));
     }
 }
