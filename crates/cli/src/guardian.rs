@@ -12,8 +12,8 @@
 //! The child learns of the death through a pipe: this process holds the
 //! only write end, so the kernel closes it on any death and the child's
 //! `read` returns end-of-file at once. A byte on the pipe is an order: `D`
-//! "done, do nothing" ([`Guardian::dismiss`]), `R` "run it now and answer on
-//! the second pipe" ([`Guardian::run_now`]). The child ignores every
+//! "done, do nothing" ([`Guardian::dismiss`]), `R` "run it now and say what
+//! you did in your exit code" ([`Guardian::run_now`]). The child ignores every
 //! catchable signal (a Ctrl-C or Ctrl-\ from the terminal reaches the whole
 //! process group), keeps only the file descriptors it is given (a lock it
 //! must hold until it has cleaned up, so nobody starts over a half-restored
@@ -24,28 +24,17 @@
 //! Written over `libc`: no crate forks a non-exec child with a pipe-EOF
 //! watch (`std::process` only spawns programs).
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Ran};
 use std::io;
 use std::os::fd::RawFd;
 
-/// The child, the write end of its order pipe and the read end of its
-/// answer pipe (-1 once it has been told or waited for).
+/// The child and the write end of its pipe (-1 once told or waited for).
 pub struct Guardian {
     pid: libc::pid_t,
     order_fd: RawFd,
-    answer_fd: RawFd,
     /// What a drop tells it: `D` (nothing to do), or nothing at all (as a
     /// death: it runs the cleanup) after [`Guardian::cleanup_on_drop`].
     on_drop: Option<u8>,
-}
-
-fn pipe() -> io::Result<[RawFd; 2]> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(fds)
 }
 
 impl Guardian {
@@ -53,14 +42,15 @@ impl Guardian {
     /// [`Guardian::dismiss`] or [`Guardian::run_now`]. It inherits the
     /// descriptors in `keep` (and holds them until it exits) and no other.
     pub fn spawn(cleanup: Cleanup, keep: &[RawFd]) -> io::Result<Guardian> {
-        let [order_read, order_write] = pipe()?;
-        let [answer_read, answer_write] = pipe().inspect_err(|_| {
-            close(order_read);
-            close(order_write);
-        })?;
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let [read_fd, write_fd] = fds;
         // Everything the child needs, prepared before fork.
         let mut kept: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd > 2).collect();
-        kept.extend([order_read, answer_write]);
+        kept.push(read_fd);
         kept.sort_unstable();
         kept.dedup();
         let dev_null = c"/dev/null";
@@ -70,23 +60,19 @@ impl Guardian {
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             let e = io::Error::last_os_error();
-            for fd in [order_read, order_write, answer_read, answer_write] {
-                close(fd);
-            }
+            close(read_fd);
+            close(write_fd);
             return Err(e);
         }
         if pid == 0 {
-            close(order_write);
-            close(answer_read);
+            close(write_fd);
             child::prepare(&kept, dev_null);
-            child::watch(order_read, answer_write, &cleanup);
+            child::watch(read_fd, &cleanup);
         }
-        close(order_read);
-        close(answer_write);
+        close(read_fd);
         Ok(Guardian {
             pid,
-            order_fd: order_write,
-            answer_fd: answer_read,
+            order_fd: write_fd,
             on_drop: Some(b'D'),
         })
     }
@@ -104,22 +90,17 @@ impl Guardian {
     }
 
     /// Has the guardian run the cleanup now (without its note) and returns
-    /// its answer ([`crate::cleanup::Answer::decode`]) once it has exited:
-    /// empty when it could not answer.
-    pub fn run_now(mut self) -> Vec<u8> {
-        self.finish(Some(b'R'))
+    /// what it did once it has exited; `None` when it could not say (killed).
+    pub fn run_now(mut self) -> Option<Ran> {
+        let status = self.finish(Some(b'R'))?;
+        libc::WIFEXITED(status).then(|| Ran::from_exit_code(libc::WEXITSTATUS(status)))
     }
 
-    /// Closes the pipe without an order, as a death does, and waits for
-    /// the guardian to run the cleanup (for tests).
-    #[doc(hidden)]
-    pub fn abandon(mut self) {
-        self.finish(None);
-    }
-
-    fn finish(&mut self, order: Option<u8>) -> Vec<u8> {
+    /// Closes the pipe with `order` sent first (`None`: as a death does) and
+    /// waits for the guardian to exit; its wait status.
+    fn finish(&mut self, order: Option<u8>) -> Option<i32> {
         if self.order_fd < 0 {
-            return Vec::new();
+            return None;
         }
         if let Some(byte) = order {
             // SAFETY: order_fd is our open write end; the buffer is one live byte.
@@ -128,26 +109,16 @@ impl Guardian {
         }
         close(self.order_fd);
         self.order_fd = -1;
-        // The answer ends when the child exits (it holds the only write end).
-        let mut answer = Vec::new();
-        let mut buf = [0u8; 4096];
+        let mut status = 0;
         loop {
-            // SAFETY: reads at most buf.len() bytes into a live local buffer.
-            let n = unsafe { libc::read(self.answer_fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n > 0 {
-                answer.extend_from_slice(buf.get(..n as usize).unwrap_or_default());
-            } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
+            // SAFETY: pid is our own child; status a valid out-int. Retried on EINTR.
+            if unsafe { libc::waitpid(self.pid, &mut status, 0) } == self.pid {
+                return Some(status);
+            }
+            if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return None;
             }
         }
-        close(self.answer_fd);
-        self.answer_fd = -1;
-        let mut status = 0;
-        // SAFETY: pid is our own child; status a valid out-int. Retried on EINTR.
-        while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
-            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-        {}
-        answer
     }
 }
 
@@ -232,27 +203,23 @@ mod child {
         }
     }
 
-    /// Waits for an order: `D`: exit; `R`: run the cleanup, answer, exit;
-    /// end-of-file (the parent died): run the cleanup (and its note), exit.
-    pub(super) fn watch(order_fd: RawFd, answer_fd: RawFd, cleanup: &Cleanup) -> ! {
+    /// Waits for an order: `D`: exit; `R`: run the cleanup, exit with what it
+    /// did; end-of-file (the parent died): run the cleanup (and its note), exit.
+    pub(super) fn watch(read_fd: RawFd, cleanup: &Cleanup) -> ! {
         let mut byte = [0u8; 1];
         loop {
             // SAFETY: reads at most one byte into a live local buffer.
-            let n = unsafe { libc::read(order_fd, byte.as_mut_ptr().cast(), 1) };
+            let n = unsafe { libc::read(read_fd, byte.as_mut_ptr().cast(), 1) };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
-            match (n, byte[0]) {
-                (1, b'D') => {}
-                (1, b'R') => {
-                    cleanup.run(Some(answer_fd));
-                }
-                _ => {
-                    cleanup.run(None);
-                }
-            }
+            let code = match (n, byte[0]) {
+                (1, b'D') => 0,
+                (1, b'R') => cleanup.run(false).exit_code(),
+                _ => cleanup.run(true).exit_code(),
+            };
             // SAFETY: _exit ends the child without running the parent's atexit handlers.
-            unsafe { libc::_exit(0) };
+            unsafe { libc::_exit(code) };
         }
     }
 }
@@ -261,16 +228,12 @@ mod child {
 mod tests {
     use super::*;
 
-    use crate::cleanup::Answer;
-
     fn files(current: &str) -> (tempfile::TempDir, std::path::PathBuf, Cleanup) {
         let dir = tempfile::tempdir().unwrap();
-        let cur = dir.path().join("current");
-        let avail = dir.path().join("available");
-        std::fs::write(&cur, current).unwrap();
-        std::fs::write(&avail, "tsc hpet acpi_pm\n").unwrap();
-        let c = Cleanup::restore(&cur, &avail, "tsc", "hpet").unwrap();
-        (dir, cur, c)
+        let f = dir.path().join("current");
+        std::fs::write(&f, current).unwrap();
+        let c = Cleanup::write(&f, b"tsc\n").unwrap().if_file_reads(&f, "hpet").unwrap();
+        (dir, f, c)
     }
 
     #[test]
@@ -286,25 +249,28 @@ mod tests {
     #[test]
     fn on_end_of_file_or_a_drop_after_cleanup_on_drop_it_cleans_up() {
         let (_d, f, c) = files("hpet\n");
-        Guardian::spawn(c, &[]).unwrap().abandon();
+        drop(Guardian::spawn(c, &[]).unwrap().cleanup_on_drop());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
         let (_d, f, c) = files("hpet\n");
         drop(Guardian::spawn(c, &[]).unwrap().cleanup_on_drop());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
-        // Not the clocksource it guards: nothing written.
+        // Its condition fails: nothing written.
         let (_d, f, c) = files("acpi_pm\n");
-        Guardian::spawn(c, &[]).unwrap().abandon();
+        drop(Guardian::spawn(c, &[]).unwrap().cleanup_on_drop());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "acpi_pm\n");
     }
 
     #[test]
-    fn run_now_answers_what_it_found_and_did() {
+    fn run_now_answers_what_it_did() {
         let (_d, f, c) = files("hpet\n");
-        let answer = Guardian::spawn(c, &[]).unwrap().run_now();
-        assert_eq!(Answer::decode(&answer), Answer::Restored);
+        assert_eq!(Guardian::spawn(c, &[]).unwrap().run_now(), Some(Ran::Done));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "tsc\n");
         let (_d, _f, c) = files("acpi_pm\n");
-        let answer = Guardian::spawn(c, &[]).unwrap().run_now();
-        assert_eq!(Answer::decode(&answer), Answer::LeftAlone(b"acpi_pm".to_vec()));
+        assert_eq!(Guardian::spawn(c, &[]).unwrap().run_now(), Some(Ran::Skipped));
+        let (d, f, _) = files("hpet\n");
+        let c = Cleanup::write(&d.path().join("missing"), b"tsc\n").unwrap();
+        let ran = Guardian::spawn(c, &[]).unwrap().run_now();
+        assert_eq!(ran, Some(Ran::Failed(libc::ENOENT)));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "hpet\n");
     }
 }

@@ -9,14 +9,12 @@
 //! and holds the sweep lock until it has exited, so no second sweep starts
 //! over a half-restored state.
 
-use crate::cleanup::{Answer, Cleanup};
+use crate::cleanup::{Cleanup, Ran};
 use crate::guardian::Guardian;
-use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::clocksource::{
-    switch_to, validate_name, ClocksourceControl, RestoreError, Restored, SwitchError, SysfsClocksource,
+    switch_to, ClocksourceControl, RestoreError, Restored, SwitchError, SysfsClocksource,
 };
 use std::os::fd::RawFd;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Switches clocksources, each switch guarded, and restores the original
@@ -27,8 +25,8 @@ pub struct Restorer {
     files: SysfsClocksource,
     original: String,
     lock_fd: Option<RawFd>,
-    /// The guardian of the clocksource the sweep last put in place (read back).
-    guardian: Option<Guardian>,
+    /// The clocksource the sweep last put in place (read back), and its guardian.
+    guardian: Option<(String, Guardian)>,
 }
 
 impl Restorer {
@@ -61,28 +59,34 @@ impl Restorer {
 
     /// Switches to `name` (if still available) and checks the kernel took
     /// it. Its guardian is started before the write, so no moment is
-    /// unguarded; the previous one is dismissed only once `name` reads back.
+    /// unguarded; the previous one is dismissed only once `name` reads back
+    /// (or the new one, when the switch failed).
     pub fn switch_to(&mut self, name: &str) -> anyhow::Result<()> {
-        let next = self.guardian_of(name)?;
-        match switch_to(&*self.control, name) {
-            Ok(()) => {
-                if let Some(previous) = self.guardian.replace(next) {
-                    previous.dismiss();
-                }
-                Ok(())
-            }
-            Err(e) => {
-                next.dismiss();
-                Err(e.into())
-            }
+        // The original in place needs no guardian.
+        let next = match name == self.original {
+            true => None,
+            false => Some((name.to_string(), self.guardian_of(name)?)),
+        };
+        let switched = switch_to(&*self.control, name);
+        let (keep, dismissed) = match switched {
+            Ok(()) => (next, std::mem::take(&mut self.guardian)),
+            Err(_) => (self.guardian.take(), next),
+        };
+        self.guardian = keep;
+        if let Some((_, guardian)) = dismissed {
+            guardian.dismiss();
         }
+        Ok(switched?)
     }
 
     fn guardian_of(&self, switched: &str) -> anyhow::Result<Guardian> {
         let (current, original) = (self.files.current_path(), &self.original);
-        // Names are validated (letters, digits, '_', '-', '.'): safe to print.
-        let cleanup =
-            Cleanup::restore(&current, &self.files.available_path(), original, switched)?.with_note(&format!(
+        // Only over the sweep's own switch, only to an original still
+        // available. Names are validated (letters, digits, '_', '-', '.'): safe to print.
+        let cleanup = Cleanup::write(&current, format!("{original}\n").as_bytes())?
+            .if_file_reads(&current, switched)?
+            .if_file_lists(&self.files.available_path(), original)?
+            .with_note(&format!(
                 "clockscope: the sweep died (a signal, SIGKILL or a crash) with clocksource {switched} in place: its \
                  guardian wrote {original} back"
             ));
@@ -91,92 +95,57 @@ impl Restorer {
             .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))
     }
 
-    /// Has the guardian restore the original now and says what it found and
-    /// did (see [`Restored`]); with no switch of the sweep's in place, nothing is written.
+    /// Has the guardian restore the original now, reads it back, and says
+    /// what was found and done (see [`Restored`]); with no switch of the
+    /// sweep's in place, nothing is written.
     pub fn finish(mut self) -> Result<Restored, RestoreError> {
+        let (switched, ran) = match self.guardian.take() {
+            Some((name, guardian)) => (Some(name), Some(guardian.run_now())),
+            None => (None, None),
+        };
         let original = self.original.clone();
         let fail = |error| RestoreError {
             command: self.control.manual_command(&original),
             original: original.clone(),
             error,
         };
-        let Some(guardian) = self.guardian.take() else {
-            let current = self.control.current().map_err(fail)?;
-            return Ok(if current == original {
-                Restored::InPlace
-            } else {
-                Restored::LeftAlone { current }
-            });
+        let current = self.control.current().map_err(fail)?;
+        let failed = |reason: String| SwitchError::Write {
+            name: original.clone(),
+            reason: format!("{}: {reason}", self.files.current_path().to_string_lossy()),
         };
-        let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-        let current = self.files.current_path();
-        let error = match Answer::decode(&guardian.run_now()) {
-            Answer::InPlace => return Ok(Restored::InPlace),
-            Answer::Restored => return Ok(Restored::Restored),
-            Answer::LeftAlone(now) if validate_name(&text(now.clone())).is_ok() => {
-                return Ok(Restored::LeftAlone { current: text(now) })
-            }
-            // Not a name: the reader's own words for what is there.
-            Answer::LeftAlone(_) => self
-                .control
-                .current()
-                .err()
-                .unwrap_or_else(|| unreadable(&current, libc::EIO)),
-            Answer::Unreadable {
-                available: false,
-                errno,
-            } => self
-                .control
-                .current()
-                .err()
-                .unwrap_or_else(|| unreadable(&current, errno)),
-            Answer::Unreadable { available: true, errno } => self
-                .control
-                .available()
-                .err()
-                .unwrap_or_else(|| unreadable(&self.files.available_path(), errno)),
-            Answer::NotAvailable(list) => {
-                let mut available: Vec<String> = Vec::new();
-                for name in text(list).split_whitespace() {
-                    if !available.iter().any(|a| a == name) {
-                        available.push(name.to_string());
-                    }
-                }
-                SwitchError::NotAvailable {
-                    name: original.clone(),
-                    available,
-                }
-            }
-            Answer::WriteFailed(errno) => SwitchError::Write {
-                name: original.clone(),
-                reason: format!(
-                    "{}: {}",
-                    current.to_string_lossy(),
-                    match errno {
-                        0 => "not a regular file: refused".to_string(),
-                        e => std::io::Error::from_raw_os_error(e).to_string(),
-                    }
-                ),
+        // ran: None, no switch of the sweep's in place; Some(None), no answer.
+        let error = match ran {
+            _ if current == original => match ran {
+                Some(Some(Ran::Done)) => return Ok(Restored::Restored),
+                _ => return Ok(Restored::InPlace),
             },
-            Answer::ReadBack(got) => SwitchError::ReadBack {
+            // Someone else's choice: the guardian's conditions left it alone.
+            None | Some(Some(Ran::Skipped)) if switched.as_ref() != Some(&current) => {
+                return Ok(Restored::LeftAlone { current })
+            }
+            Some(Some(Ran::Done)) => SwitchError::ReadBack {
                 wanted: original.clone(),
-                got: text(got),
+                got: current,
             },
-            Answer::Gone => SwitchError::Write {
-                name: original.clone(),
-                reason: "the guardian process that restores it gave no answer".to_string(),
-            },
+            Some(Some(Ran::Failed(0))) => failed("not a regular file: refused".to_string()),
+            Some(Some(Ran::Failed(errno))) => failed(std::io::Error::from_raw_os_error(errno).to_string()),
+            Some(None) => failed("the guardian process that restores it gave no answer".to_string()),
+            // Skipped over the sweep's own switch: the original is not available (or was not readable).
+            _ => {
+                let available = self.control.available().map_err(fail)?;
+                if available.contains(&original) {
+                    failed("available_clocksource could not be read when the guardian looked".to_string())
+                } else {
+                    SwitchError::NotAvailable {
+                        name: original.clone(),
+                        available,
+                    }
+                }
+            }
         };
         Err(fail(error))
     }
-}
-
-fn unreadable(path: &Path, errno: i32) -> SwitchError {
-    SwitchError::Read(format!(
-        "{}: {}",
-        escape_untrusted(&path.to_string_lossy()),
-        std::io::Error::from_raw_os_error(errno)
-    ))
 }
 
 #[cfg(test)]
