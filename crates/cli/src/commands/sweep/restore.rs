@@ -1,9 +1,9 @@
 //! The one hand that puts the original clocksource back: a
 //! [`crate::guardian`] child, forked before each switch, that restores it
-//! when the sweep ends (asked to now, its answer reported: [`Restorer::finish`]),
-//! when an error or a panic unwinds through the sweep (the [`Restorer`]
-//! dropped), and when the process dies without either (any signal, a second
-//! Ctrl-C's forced exit, SIGKILL, a crash). It writes the original only over
+//! when the sweep ends, on success or an error (asked to now, what it did
+//! reported: [`Restorer::finish`]), while a panic unwinds through the sweep
+//! (the [`Restorer`] dropped), and when the process dies without either (any
+//! signal, a second Ctrl-C's forced exit, SIGKILL, a crash). It writes the original only over
 //! the clocksource that sweep put in place (someone else's later change is
 //! left alone), only while the original is still available, reads it back,
 //! and holds the sweep lock until it has exited, so no second sweep starts
