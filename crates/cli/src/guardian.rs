@@ -4,10 +4,11 @@
 //! (any signal, a forced exit, SIGKILL, a crash), or when this process asks
 //! it to now ([`Guardian::run_now`], which waits for its answer), and exits.
 //!
-//! The child runs in a session of its own (`setsid`): a signal to this
-//! process's group or session (`kill -KILL -PGID`, `timeout -s KILL`, a
-//! service manager stopping the group, a shell's job control) does not
-//! reach it, so it outlives that too and cleans up.
+//! The child runs in a session of its own (`setsid`, done before
+//! [`Guardian::spawn`] returns): a signal to this process's group or session
+//! (`kill -KILL -PGID`, `timeout -s KILL`, a service manager stopping the
+//! group, a shell's job control) does not reach it, so it outlives that too
+//! and cleans up.
 //!
 //! The child learns of the death through a pipe: this process holds the
 //! only write end, so the kernel closes it on any death and the child's
@@ -37,17 +38,25 @@ pub struct Guardian {
     on_drop: Option<u8>,
 }
 
+fn pipe() -> io::Result<[RawFd; 2]> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fds)
+}
+
 impl Guardian {
     /// Forks the guardian; it runs `cleanup` if this process dies before
     /// [`Guardian::dismiss`] or [`Guardian::run_now`]. It inherits the
     /// descriptors in `keep` (and holds them until it exits) and no other.
     pub fn spawn(cleanup: Cleanup, keep: &[RawFd]) -> io::Result<Guardian> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let [read_fd, write_fd] = fds;
+        let [read_fd, write_fd] = pipe()?;
+        let [ready_read, ready_write] = pipe().inspect_err(|_| {
+            close(read_fd);
+            close(write_fd);
+        })?;
         // Everything the child needs, prepared before fork.
         let mut kept: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd > 2).collect();
         kept.push(read_fd);
@@ -60,21 +69,41 @@ impl Guardian {
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             let e = io::Error::last_os_error();
-            close(read_fd);
-            close(write_fd);
+            for fd in [read_fd, write_fd, ready_read, ready_write] {
+                close(fd);
+            }
             return Err(e);
         }
         if pid == 0 {
             close(write_fd);
-            child::prepare(&kept, dev_null);
+            close(ready_read);
+            child::prepare(&kept, dev_null, ready_write);
             child::watch(read_fd, &cleanup);
         }
         close(read_fd);
-        Ok(Guardian {
+        close(ready_write);
+        let mut guardian = Guardian {
             pid,
             order_fd: write_fd,
             on_drop: Some(b'D'),
-        })
+        };
+        // Returned only once it is out of this process group and ignores
+        // signals: a signal to the group right after (the switch seen, then
+        // `kill -KILL -PGID`) must not reach it.
+        let mut byte = [0u8; 1];
+        let ready = loop {
+            // SAFETY: reads at most one byte into a live local buffer.
+            let n = unsafe { libc::read(ready_read, byte.as_mut_ptr().cast(), 1) };
+            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n == 1;
+            }
+        };
+        close(ready_read);
+        if !ready {
+            guardian.finish(Some(b'D'));
+            return Err(io::Error::other("the guardian process died as it started"));
+        }
+        Ok(guardian)
     }
 
     /// A drop from now on is a death: the guardian runs the cleanup (and
@@ -141,9 +170,10 @@ mod child {
     use std::ffi::CStr;
     use std::os::fd::RawFd;
 
-    /// A session of its own, signals ignored, stdin/stdout on /dev/null,
+    /// A session of its own, signals ignored (then a byte on `ready_fd`:
+    /// the parent waits for it), stdin/stdout on /dev/null,
     /// every descriptor above 2 but `kept` (sorted) closed, and a name for `ps`.
-    pub(super) fn prepare(kept: &[RawFd], dev_null: &CStr) {
+    pub(super) fn prepare(kept: &[RawFd], dev_null: &CStr, ready_fd: RawFd) {
         // SAFETY: setsid has no arguments and is async-signal-safe. It cannot
         // fail here: a forked child is never a process-group leader. Out of
         // the parent's process group and session, a signal sent to either
@@ -162,6 +192,9 @@ mod child {
             libc::sigemptyset(&mut none);
             libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         }
+        // SAFETY: a one-byte live buffer; write and close are async-signal-safe.
+        unsafe { libc::write(ready_fd, [1u8].as_ptr().cast(), 1) };
+        close(ready_fd);
         // SAFETY: open/dup2 on a NUL-terminated path and our descriptors.
         unsafe {
             let null = libc::open(dev_null.as_ptr(), libc::O_RDWR);
@@ -272,5 +305,53 @@ mod tests {
         let ran = Guardian::spawn(c, &[]).unwrap().run_now();
         assert_eq!(ran, Some(Ran::Failed(libc::ENOENT)));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "hpet\n");
+    }
+
+    /// Set in the processes [`a_kill_of_the_whole_group_right_after_spawn_still_cleans_up`]
+    /// starts: the file their guardian restores.
+    const CHILD_FILE: &str = "CLOCKSCOPE_TEST_GUARDIAN_FILE";
+
+    /// Not a test by itself: the body of those processes (it does nothing
+    /// without their environment): spawn, then SIGKILL to the whole group at once.
+    #[test]
+    fn spawn_then_kill_the_group() {
+        let Some(f) = std::env::var_os(CHILD_FILE) else {
+            return;
+        };
+        let f = std::path::PathBuf::from(f);
+        let c = Cleanup::write(&f, b"tsc\n").unwrap().if_file_reads(&f, "hpet").unwrap();
+        let _guardian = Guardian::spawn(c, &[]).unwrap();
+        // SAFETY: SIGKILL to this process's own group, which the test made for it.
+        unsafe { libc::kill(0, libc::SIGKILL) };
+    }
+
+    #[test]
+    fn a_kill_of_the_whole_group_right_after_spawn_still_cleans_up() {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        use std::time::{Duration, Instant};
+        for _ in 0..20 {
+            let (_d, f, _) = files("hpet\n");
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "guardian::tests::spawn_then_kill_the_group",
+                    "--test-threads=1",
+                ])
+                .env(CHILD_FILE, &f)
+                .process_group(0)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+            let start = Instant::now();
+            while std::fs::read_to_string(&f).unwrap() != "tsc\n" {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "the guardian died with the group"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
     }
 }
