@@ -144,7 +144,6 @@ impl Cleanup {
     }
 }
 
-#[cfg(unix)]
 mod sys {
     //! The system calls a cleanup makes.
 
@@ -257,23 +256,6 @@ mod sys {
         // SAFETY: a live slice; write is async-signal-safe. A failure is ignored.
         unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
     }
-}
-
-#[cfg(not(unix))]
-mod sys {
-    //! No guardian there: cleanups never run.
-    use super::Condition;
-    use std::ffi::CStr;
-    pub(super) fn condition_holds(_: &Condition) -> bool {
-        false
-    }
-    pub(super) fn write_existing(_: &CStr, _: &[u8]) -> Result<(), i32> {
-        Err(0)
-    }
-    pub(super) fn unlink(_: &CStr) -> Result<(), i32> {
-        Err(0)
-    }
-    pub(super) fn write_stderr(_: &[u8]) {}
 }
 
 #[cfg(test)]
