@@ -92,7 +92,10 @@ fi
 say "cargo test --workspace"
 # The reports speak the caller's language: the tests that expect English run
 # under C.UTF-8, whatever the developer's locale; the Russian ones set theirs.
-env -u LANGUAGE -u LC_ALL -u LC_MESSAGES LANG=C.UTF-8 cargo test --workspace -q
+# --default-signal: the tests signal their children (INT, QUIT, TERM) and expect
+# the default actions; a shell starts a background job with INT and QUIT
+# ignored, and an ignored signal stays ignored across exec.
+env --default-signal -u LANGUAGE -u LC_ALL -u LC_MESSAGES LANG=C.UTF-8 cargo test --workspace -q
 say "fleet files on loopback: node_exporter, promtool, dashboard, systemd units (scripts/test-fleet.sh)"
 ./scripts/test-fleet.sh
 say "cargo bench --no-run (benchmarks compile)"

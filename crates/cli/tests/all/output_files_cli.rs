@@ -209,10 +209,11 @@ fn the_report_file_needs_no_stdout_and_dev_null_is_a_stdout() {
 
 /// Starts `check -d 2 -o r.prom --plot p.svg` in `dir` and returns once it
 /// measures (its startup trace says so on stderr: the outputs are prepared
-/// by then). `ulimit -c 0`: no core file from SIGQUIT.
+/// by then). `ulimit -c 0`: no core file from SIGQUIT; `env --default-signal`:
+/// every signal's default action, whatever the test runner inherited.
 fn start_measuring(dir: &Path) -> Child {
     let mut child = Command::new("sh")
-        .args(["-c", r#"ulimit -c 0; exec "$0" "$@""#, BIN])
+        .args(["-c", r#"ulimit -c 0; exec env --default-signal "$0" "$@""#, BIN])
         .args(["check", "-d", "2", "-o", "r.prom", "--plot", "p.svg"])
         .current_dir(dir)
         .env("CLOCKSCOPE_TRACE_STARTUP", "1")
