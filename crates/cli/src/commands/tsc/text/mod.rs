@@ -21,20 +21,12 @@ mod machine;
 
 use crate::commands::tsc::model::TscOutput;
 use crate::report::stamp::Stamped;
+pub use crate::report::text::Detail;
 use crate::t;
 use clockscope_system::tsc::report::ReportSource;
 use clockscope_system::tsc::TscReport;
 use std::io::{self, Write};
 use std::path::Path;
-
-/// How much a text report says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Detail {
-    /// The one screen: the default.
-    Screen,
-    /// Every check, source and kernel message: `-v/--verbose`.
-    Full,
-}
 
 /// The one screen's labels (`CPU`, `Kernel`, `Frequency`): 13 columns, as
 /// the English ones are.
