@@ -406,7 +406,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     });
     let text = rendered(|o| {
         let stamp = test_stamp();
-        clockscope_cli::commands::explain::write_text(
+        clockscope_cli::commands::explain::text::write_full(
             o,
             &Stamped {
                 stamp: &stamp,
