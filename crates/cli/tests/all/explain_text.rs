@@ -1,4 +1,4 @@
-//! `clockscope explain`'s text form (crates/cli/src/export/explain/text.rs)
+//! `clockscope explain`'s text forms (crates/cli/src/commands/explain/text/, both levels)
 //! of reports built from recorded and made-up runs: the lines a reader looks
 //! for are there. The reports' arithmetic is tested in the explain library
 //! (crates/explain/tests/all/plans.rs), on the same inputs.
