@@ -50,6 +50,7 @@ if [ "${SKIP_AARCH64:-0}" != 1 ]; then
     grep -qx aarch64-unknown-linux-gnu <<<"$installed_targets" || targets_missing+=(aarch64-unknown-linux-gnu)
 fi
 say "will install: apt packages: ${apt_missing[*]:-none}; locales: $([ "$ru_locale_missing" = 1 ] && echo ru_RU.UTF-8 || echo none);" \
+    "user postgres: $([ "$(id -u)" = 0 ] && ! getent passwd postgres >/dev/null && echo create || echo none);" \
     "rustup targets: ${targets_missing[*]:-none};" \
     "rustup components: rustfmt clippy (if missing); crates: none beyond Cargo.lock's dependencies"
 if [ ${#apt_missing[@]} -gt 0 ]; then
@@ -59,6 +60,15 @@ if [ "$ru_locale_missing" = 1 ]; then
     # Compiled into the system's locale archive, as `locale-gen` would (root or sudo).
     say "localedef -i ru_RU -f UTF-8 ru_RU.UTF-8"
     if [ "$(id -u)" = 0 ]; then localedef -i ru_RU -f UTF-8 ru_RU.UTF-8; else sudo localedef -i ru_RU -f UTF-8 ru_RU.UTF-8; fi
+fi
+# As root the tests' servers run as `postgres` (runuser), the user Debian's
+# package creates; a machine with the binaries but without that user gets it
+# here, as the package would make it (a system user and group).
+if [ "$(id -u)" = 0 ] && ! getent passwd postgres >/dev/null; then
+    group=--user-group
+    getent group postgres >/dev/null && group="--gid postgres"
+    say "useradd --system $group --home-dir /var/lib/postgresql --shell /bin/bash postgres"
+    useradd --system $group --home-dir /var/lib/postgresql --shell /bin/bash postgres
 fi
 for t in "${targets_missing[@]}"; do
     say "rustup target add $t"

@@ -1,7 +1,8 @@
 //! A cleanup prepared in advance ([`Cleanup::write`], [`Cleanup::unlink`],
 //! with optional conditions and a note for stderr) for [`crate::guardian`]'s
 //! child to run after this process died, whatever the death (any signal, a
-//! forced exit, SIGKILL, a crash). [`Cleanup::run`] only makes
+//! forced exit, SIGKILL, a crash), or when asked to now (then it says what it
+//! did in its exit code: [`Ran`], and writes no note). [`Cleanup::run`] only makes
 //! async-signal-safe system calls (open, read, write, unlink, close) on
 //! memory allocated before the `fork`: no allocation, no lock, no formatting.
 
@@ -30,6 +31,37 @@ pub const READS_MAX_BYTES: usize = 4096;
 /// Files a `Condition::Lists` searches are read up to this length (the
 /// bound of every one-value kernel file, `clockscope_system::input::KERNEL_VALUE`).
 pub const LISTS_MAX_BYTES: usize = 64 << 10;
+
+/// What [`Cleanup::run`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// The conditions held and the action was done.
+    Done,
+    /// A condition did not hold (or a file it reads could not be read): nothing done.
+    Skipped,
+    /// The action failed with this errno (0: not a regular file).
+    Failed(i32),
+}
+
+impl Ran {
+    /// The guardian's exit code for it: 0 done, 1 skipped, 2 + errno failed.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Ran::Done => 0,
+            Ran::Skipped => 1,
+            Ran::Failed(errno) => 2 + errno.clamp(0, 253),
+        }
+    }
+
+    /// What [`Ran::exit_code`] said.
+    pub fn from_exit_code(code: i32) -> Ran {
+        match code {
+            0 => Ran::Done,
+            1 => Ran::Skipped,
+            c => Ran::Failed(c - 2),
+        }
+    }
+}
 
 /// One action prepared in advance, run by [`Cleanup::run`] in
 /// [`crate::guardian`]'s child after `fork`.
@@ -92,24 +124,26 @@ impl Cleanup {
         self
     }
 
-    /// Checks the conditions and does the action; true when it was done.
-    /// Async-signal-safe: system calls only, on memory allocated beforehand.
-    pub fn run(&self) -> bool {
+    /// Checks the conditions and does the action; with `note`, writes the
+    /// note once it was done. Async-signal-safe: system calls only, on
+    /// memory allocated beforehand.
+    pub fn run(&self, note: bool) -> Ran {
         if !self.conditions.iter().all(sys::condition_holds) {
-            return false;
+            return Ran::Skipped;
         }
-        let done = match &self.action {
+        let result = match &self.action {
             Action::Write { path, bytes } => sys::write_existing(path, bytes),
             Action::Unlink { path } => sys::unlink(path),
         };
-        if done && !self.note.is_empty() {
-            sys::write_stderr(&self.note);
+        match result {
+            Ok(()) if note && !self.note.is_empty() => sys::write_stderr(&self.note),
+            Ok(()) => {}
+            Err(errno) => return Ran::Failed(errno),
         }
-        done
+        Ran::Done
     }
 }
 
-#[cfg(unix)]
 mod sys {
     //! The system calls a cleanup makes.
 
@@ -177,48 +211,51 @@ mod sys {
         }
     }
 
-    pub(super) fn write_existing(path: &CStr, bytes: &[u8]) -> bool {
+    /// errno (last_os_error only reads it: no allocation).
+    fn errno() -> i32 {
+        std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    }
+
+    /// `Err(errno)` (0: not a regular file).
+    pub(super) fn write_existing(path: &CStr, bytes: &[u8]) -> Result<(), i32> {
         // SAFETY: `path` is NUL-terminated, `st` a valid out-struct, `bytes`
         // a live slice; open/fstat/write/close are async-signal-safe.
         unsafe {
             let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | O_FLAGS);
             if fd < 0 {
-                return false;
+                return Err(errno());
             }
             let mut st: libc::stat = std::mem::zeroed();
             let regular = libc::fstat(fd, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
             // One write, as `echo` does: sysfs takes the value from a single write.
-            let ok = regular && libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
-            libc::close(fd) == 0 && ok
+            let result = if !regular {
+                Err(0)
+            } else if libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize {
+                Ok(())
+            } else {
+                Err(errno())
+            };
+            match (result, libc::close(fd)) {
+                (Ok(()), 0) => Ok(()),
+                (Ok(()), _) => Err(errno()),
+                (err, _) => err,
+            }
         }
     }
 
-    pub(super) fn unlink(path: &CStr) -> bool {
+    pub(super) fn unlink(path: &CStr) -> Result<(), i32> {
         // SAFETY: `path` is NUL-terminated; unlink is async-signal-safe.
-        unsafe { libc::unlink(path.as_ptr()) == 0 }
+        if unsafe { libc::unlink(path.as_ptr()) } == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
     }
 
     pub(super) fn write_stderr(bytes: &[u8]) {
         // SAFETY: a live slice; write is async-signal-safe. A failure is ignored.
         unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
     }
-}
-
-#[cfg(not(unix))]
-mod sys {
-    //! No guardian there: cleanups never run.
-    use super::Condition;
-    use std::ffi::CStr;
-    pub(super) fn condition_holds(_: &Condition) -> bool {
-        false
-    }
-    pub(super) fn write_existing(_: &CStr, _: &[u8]) -> bool {
-        false
-    }
-    pub(super) fn unlink(_: &CStr) -> bool {
-        false
-    }
-    pub(super) fn write_stderr(_: &[u8]) {}
 }
 
 #[cfg(test)]
@@ -240,18 +277,27 @@ mod tests {
                 .if_file_lists(&avail, lists)
                 .unwrap()
         };
-        assert!(!c("acpi_pm", "tsc").run(), "current is not what it expects");
-        assert!(!c("hpet", "ts").run(), "a word, not a prefix");
+        assert_eq!(
+            c("acpi_pm", "tsc").run(false),
+            Ran::Skipped,
+            "current is not what it expects"
+        );
+        assert_eq!(c("hpet", "ts").run(false), Ran::Skipped, "a word, not a prefix");
         assert_eq!(std::fs::read_to_string(&cur).unwrap(), "hpet\n");
-        assert!(c("hpet", "acpi_pm").run());
+        assert_eq!(c("hpet", "acpi_pm").run(false), Ran::Done);
         assert_eq!(std::fs::read_to_string(&cur).unwrap(), "tsc\n");
         let missing = dir.path().join("missing");
-        assert!(!Cleanup::write(&missing, b"x").unwrap().run());
+        let ran = Cleanup::write(&missing, b"x").unwrap().run(false);
+        assert_eq!(ran, Ran::Failed(libc::ENOENT));
         assert!(!missing.exists(), "never created");
         std::os::unix::fs::symlink(&cur, &missing).unwrap();
-        assert!(!Cleanup::write(&missing, b"x").unwrap().run(), "no symlink followed");
-        assert!(Cleanup::unlink(&cur).unwrap().run());
+        let ran = Cleanup::write(&missing, b"x").unwrap().run(false);
+        assert_eq!(ran, Ran::Failed(libc::ELOOP), "no symlink followed");
+        assert_eq!(Cleanup::unlink(&cur).unwrap().run(false), Ran::Done);
         assert!(!cur.exists());
         assert!(Cleanup::write(Path::new("a\0b"), b"").is_err());
+        for ran in [Ran::Done, Ran::Skipped, Ran::Failed(0), Ran::Failed(libc::EBUSY)] {
+            assert_eq!(Ran::from_exit_code(ran.exit_code()), ran);
+        }
     }
 }

@@ -93,16 +93,18 @@ pub fn interrupted() -> bool {
 /// words): it is escaped, so it is one line without control characters.
 pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
     let mut msg = err.to_string();
+    let mut parts = vec![msg.replace('\n', " ")];
     for cause in err.chain().skip(1) {
         let c = cause.to_string();
         if !msg.contains(&c) {
             msg.push_str(": ");
             msg.push_str(&c);
+            parts.push(c.replace('\n', " "));
         }
     }
-    let msg = msg.replace('\n', " ");
-    // The prefix in the report's language (as PostgreSQL's `ошибка:`); the
-    // message itself is English.
+    // In the report's language, as PostgreSQL's `ошибка:` lines: the prefix,
+    // and each part of the chain the catalog knows (English: `msg` itself).
+    let msg = crate::i18n::library::error_body(&parts);
     let line = crate::t!(
         "{program}: error: {message}",
         program = program,
@@ -110,6 +112,42 @@ pub fn report_error(program: &str, err: &anyhow::Error) -> ExitCode {
     );
     let _ = writeln!(io::stderr(), "{line}");
     ExitCode::from(ERROR)
+}
+
+/// The usage error line of `program` for clap's error `e`, in the language
+/// the arguments ask for (`--lang`, else the environment's; the arguments
+/// did not parse, so they are read here as clap would): the prefix and the
+/// message as [`report_error`] says them.
+pub fn usage_error_line(program: &str, e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    let lang = lang_argument(args)
+        .and_then(|v| crate::i18n::select::from_option(&v, crate::i18n::select::from_env))
+        .unwrap_or_else(crate::i18n::select::from_env);
+    crate::i18n::with_language(lang, || {
+        crate::t!(
+            "{program}: error: {message}",
+            program = program,
+            message = crate::i18n::library::reason(&clap_error_line(e))
+        )
+    })
+}
+
+/// The value of the last `--lang V` or `--lang=V` before a `--`.
+fn lang_argument(args: &[std::ffi::OsString]) -> Option<String> {
+    let mut found = None;
+    let mut it = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(a) = it.next() {
+        match a {
+            Some("--") => break,
+            Some("--lang") => found = it.next().flatten().map(str::to_string),
+            Some(a) => {
+                if let Some(v) = a.strip_prefix("--lang=") {
+                    found = Some(v.to_string());
+                }
+            }
+            None => {}
+        }
+    }
+    found
 }
 
 /// A clap error on one line, escaped: its first paragraph (the message and

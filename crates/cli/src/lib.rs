@@ -21,8 +21,8 @@
 //! Beside them:
 //! - [`pg_test_timing`]: the drop-in for PostgreSQL 19's pg_test_timing.
 //! - [`exit`]: exit codes, one-line errors, Ctrl-C.
-//! - [`cleanup`]: cleanups prepared in advance, run by a [`guardian`] when the process dies.
-//! - [`guardian`]: a child that runs such a cleanup when the process dies (any signal, SIGKILL, a crash).
+//! - [`cleanup`]: cleanups prepared in advance, run by a [`guardian`].
+//! - [`guardian`]: a child that runs such a cleanup when asked or when the process dies (any signal, SIGKILL, a crash).
 //! - [`output_file`]: every file written (`--plot`), replaced atomically or written through.
 //! - [`stdout`]: the writer reports go through: terminal-safe, quiet on a closed pipe.
 //! - [`progress`]: a progress bar on stderr, only when stderr is a terminal.

@@ -20,7 +20,8 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "clockscope: error: {}", exit::clap_error_line(&e));
+            let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+            let _ = writeln!(std::io::stderr(), "{}", exit::usage_error_line("clockscope", &e, &args));
             return ExitCode::from(exit::ERROR);
         }
     };

@@ -28,6 +28,7 @@
 //! One `.po` file in `crates/cli/locale/` (copy `clockscope.pot`) and one
 //! line in [`LANGUAGES`].
 
+pub mod library;
 pub mod po;
 pub mod select;
 

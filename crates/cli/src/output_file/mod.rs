@@ -4,9 +4,8 @@
 //! all.
 //!
 //! - A regular file or a new path: replaced as [`replace`] describes (a
-//!   temporary file in the same directory, unnamed where the system allows,
-//!   synced and renamed over the target only when [`OutputFile::commit`] is
-//!   called after a successful run). An error, an interrupted run or any
+//!   temporary file in the same directory, made, synced and renamed over the
+//!   target only when [`OutputFile::commit`] is called after a successful run). An error, an interrupted run or any
 //!   death of the process leaves the previous file as it was and no
 //!   temporary file. The replacement keeps the previous file's mode, special
 //!   bits included (and owner, when allowed); it is a new inode, so other
@@ -31,7 +30,7 @@ pub use identity::{refuse_input_as_output, refuse_same_file, Destination, Input}
 use crate::exit;
 use anyhow::anyhow;
 use clockscope_system::escape::escape_untrusted;
-use replace::{Keep, Replacement, Temp};
+use replace::{Keep, Replacement};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -162,12 +161,6 @@ impl OutputFile {
     /// line) on a directory, a missing or unwritable directory, a socket, a
     /// FIFO nobody reads.
     pub fn prepare(option: &str, path: &Path) -> anyhow::Result<OutputFile> {
-        Self::prepare_with(option, path, Temp::Unnamed)
-    }
-
-    /// [`OutputFile::prepare`], choosing how the temporary file is made
-    /// (tests force the named one that other systems use).
-    pub fn prepare_with(option: &str, path: &Path, temp: Temp) -> anyhow::Result<OutputFile> {
         exit::install_interrupt_handler();
         let what = format!("{option} {}", escape_untrusted(&path.to_string_lossy()));
         let fail = |e: io::Error| anyhow!("{what}: {e}");
@@ -175,22 +168,17 @@ impl OutputFile {
             Kind::Stream { append } => Target::Stream(open_stream(path, append).map_err(fail)?),
             Kind::New => {
                 let (dir, name) = dir_and_name(path).map_err(fail)?;
-                Target::Replace(Replacement::prepare(dir, name, None, temp).map_err(fail)?)
+                Target::Replace(Replacement::prepare(dir, name, None).map_err(fail)?)
             }
             Kind::Regular(resolved) => {
                 // Refuse what we may not write, as opening it would (root may write anything).
                 let file = OpenOptions::new().write(true).open(&resolved).map_err(fail)?;
                 let keep = Keep::of(&file.metadata().map_err(fail)?);
                 let (dir, name) = dir_and_name(&resolved).map_err(fail)?;
-                Target::Replace(Replacement::prepare(dir, name, Some(keep), temp).map_err(fail)?)
+                Target::Replace(Replacement::prepare(dir, name, Some(keep)).map_err(fail)?)
             }
         };
         Ok(OutputFile { what, target })
-    }
-
-    /// Whether the output replaces a file atomically (false: written through).
-    pub fn is_replaced(&self) -> bool {
-        matches!(self.target, Target::Replace(_))
     }
 
     /// Writes `bytes` and, for a regular file, syncs them and puts the
@@ -244,7 +232,7 @@ mod tests {
         std::fs::write(&file, "keep").unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
         let out = OutputFile::prepare("--plot", &file).unwrap();
-        assert!(out.is_replaced());
+        assert!(matches!(out.target, Target::Replace(_)));
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "keep",
@@ -265,14 +253,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("plot.svg");
         std::fs::write(&file, "keep").unwrap();
-        for temp in [Temp::Unnamed, Temp::Named] {
-            let out = OutputFile::prepare_with("--plot", &file, temp).unwrap();
-            // Unnamed, or named only while committing: nothing to see meanwhile.
-            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{temp:?}");
-            drop(out);
-            assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
-            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        }
+        let out = OutputFile::prepare("--plot", &file).unwrap();
+        // Named only while committing: nothing to see meanwhile.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        drop(out);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod explain_timing_settings;
 mod faketime_cli;
 mod faults_cli;
 mod i18n_catalog;
+mod i18n_library;
 mod inputs_as_outputs_cli;
 mod json_schemas;
 mod layers;

@@ -2,7 +2,10 @@
 //! per clocksource (so costs differ as they do on real hardware), and
 //! controls that refuse a write or read back another name. Every test checks
 //! that the original clocksource is in place afterwards (or, when its file
-//! vanished, that the error gives the command to restore it).
+//! vanished, that the error gives the command to restore it). The control's
+//! log holds the sweep's own switches; the original is written back by the
+//! guardian process, whose answer (`restore`: restored only when it wrote
+//! and read it back) and the file it wrote are checked.
 
 use crate::common;
 use clockscope::ScriptedClock;
@@ -11,7 +14,7 @@ use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::model::stats::ClockStats;
 use clockscope_cli::commands::sweep::model::{RestoreOutcome, SweepReport};
-use clockscope_cli::commands::sweep::{renderer, sweep, unprotected, SweepArgs, ROUNDS};
+use clockscope_cli::commands::sweep::{renderer, sweep, SweepArgs, ROUNDS};
 use clockscope_system::linux::clocksource::CLOCKSOURCE0;
 use clockscope_system::linux::testing::{FakeRoot, LoggedClocksource};
 use std::sync::Arc;
@@ -63,7 +66,7 @@ impl Fake {
             sysfs_root: self.root.path().to_path_buf(),
             ..args.clone()
         };
-        sweep(&args, self.control.clone(), &self.dir(), euid, m, &mut unprotected)
+        sweep(&args, self.control.clone(), &self.dir(), euid, m)
     }
 }
 
@@ -95,13 +98,18 @@ fn apply() -> SweepArgs {
     }
 }
 
-/// The writes of a sweep of `planned` that ran every round, then restored `restore` (if any).
-fn rounds_of(planned: &[&str], restore: Option<&str>) -> Vec<String> {
-    let mut w: Vec<String> = (0..ROUNDS)
+/// The switches of a sweep of `planned` that ran every round.
+fn rounds_of(planned: &[&str]) -> Vec<String> {
+    (0..ROUNDS)
         .flat_map(|_| planned.iter().map(|s| s.to_string()))
-        .collect();
-    w.extend(restore.map(String::from));
-    w
+        .collect()
+}
+
+/// The guardian wrote `original` back and read it back, after the switches.
+fn restored_by_the_guardian(f: &Fake, r: &SweepReport, original: &str) {
+    assert_eq!(r.restore, Some(RestoreOutcome::Restored));
+    assert_eq!(r.final_clocksource.as_deref(), Some(original));
+    assert_eq!(f.current(), format!("{original}\n"));
 }
 
 fn by_cost(name: &str) -> anyhow::Result<ClockStats> {
@@ -113,10 +121,8 @@ fn sweeps_every_clocksource_and_restores_the_original() {
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
     let r = f.run(&apply(), 0, &mut by_cost).unwrap();
     assert_eq!(f.current(), "kvm-clock\n");
-    assert_eq!(
-        f.writes(),
-        rounds_of(&["tsc", "kvm-clock", "acpi_pm"], Some("kvm-clock"))
-    );
+    assert_eq!(f.writes(), rounds_of(&["tsc", "kvm-clock", "acpi_pm"]));
+    restored_by_the_guardian(&f, &r, "kvm-clock");
     assert_eq!(r.original, "kvm-clock");
     assert!(r.applied && !r.interrupted && !r.live_sysfs);
     let names: Vec<&str> = r.results.iter().map(|x| x.clocksource.as_str()).collect();
@@ -196,7 +202,8 @@ fn noise_gives_no_advice_and_the_clocksource_in_use_is_kept() {
     let f = Fake::new("tsc", "tsc kvm-clock");
     let r = f.run(&apply(), 0, &mut per_round(NOISY)).unwrap();
     // Interleaved: tsc, kvm-clock, tsc, kvm-clock ... then tsc written back.
-    assert_eq!(f.writes(), rounds_of(&["tsc", "kvm-clock"], Some("tsc")));
+    assert_eq!(f.writes(), rounds_of(&["tsc", "kvm-clock"]));
+    restored_by_the_guardian(&f, &r, "tsc");
     let (tsc, kvm) = (&r.results[0], &r.results[1]);
     assert_eq!(
         tsc.read_cost.samples_ns.iter().map(|c| c.round()).collect::<Vec<_>>(),
@@ -285,7 +292,8 @@ fn only_limits_and_orders_the_sweep() {
     };
     let r = f.run(&args, 0, &mut by_cost).unwrap();
     assert_eq!(r.planned, ["acpi_pm", "hpet"]);
-    assert_eq!(f.writes(), rounds_of(&["acpi_pm", "hpet"], Some("tsc")));
+    assert_eq!(f.writes(), rounds_of(&["acpi_pm", "hpet"]));
+    restored_by_the_guardian(&f, &r, "tsc");
     assert_eq!(f.current(), "tsc\n");
     // The one in use was not measured: nothing is compared with it, no change.
     let rec = r.recommendation.unwrap();
@@ -367,7 +375,8 @@ fn a_write_that_fails_mid_sweep_restores_the_original() {
         msg.contains("switching to clocksource 'acpi_pm' failed") && msg.contains("clocksource kvm-clock restored"),
         "{msg}"
     );
-    assert_eq!(f.writes(), ["tsc", "acpi_pm", "kvm-clock"]);
+    // kvm-clock written back by the guardian ("restored": its answer).
+    assert_eq!(f.writes(), ["tsc", "acpi_pm"]);
     assert_eq!(f.current(), "kvm-clock\n");
 }
 
@@ -467,7 +476,7 @@ fn a_clocksource_no_longer_available_is_never_written() {
         msg.contains("could not restore the clocksource 'kvm-clock' (clocksource 'kvm-clock' is not available here"),
         "{msg}"
     );
-    assert_eq!(f.writes(), rounds_of(&["tsc"], None));
+    assert_eq!(f.writes(), rounds_of(&["tsc"]));
     assert_eq!(f.current(), "tsc\n");
     // And a planned one that disappears before its turn is not switched to.
     let f = Fake::new("kvm-clock", "tsc kvm-clock acpi_pm");
@@ -494,7 +503,7 @@ fn duplicates_are_planned_once_and_any_number_of_names_is_accepted() {
     let f = Fake::new("tsc", &["tsc"; 64].join(" "));
     let r = f.run(&apply(), 0, &mut by_cost).unwrap();
     assert_eq!(r.planned, ["tsc"]);
-    assert_eq!(f.writes(), rounds_of(&["tsc"], None));
+    assert_eq!(f.writes(), rounds_of(&["tsc"]));
     assert_eq!(r.restore, Some(RestoreOutcome::InPlace));
 }
 
@@ -534,8 +543,8 @@ fn a_panic_inside_a_measurement_restores_the_original() {
     }));
     assert!(r.is_err(), "the panic propagates");
     assert_eq!(f.current(), "kvm-clock\n");
-    // The first round's acpi_pm slice panics: restored from there.
-    assert_eq!(f.writes(), ["tsc", "kvm-clock", "acpi_pm", "kvm-clock"]);
+    // The first round's acpi_pm slice panics: restored from there (by the guardian).
+    assert_eq!(f.writes(), ["tsc", "kvm-clock", "acpi_pm"]);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::model::stats::ClockStats;
 use clockscope_cli::commands::sweep::model::{RestoreOutcome, ServerExplain, SweepReport, SweepServer};
 use clockscope_cli::commands::sweep::server::{ServerOutcome, ServerPlan};
-use clockscope_cli::commands::sweep::{renderer, sweep_with, unprotected, SweepArgs};
+use clockscope_cli::commands::sweep::{renderer, sweep_with, SweepArgs};
 use clockscope_system::linux::clocksource::{ClocksourceControl, CLOCKSOURCE0};
 use clockscope_system::linux::testing::{FakeRoot, LoggedClocksource};
 use std::sync::Arc;
@@ -115,15 +115,7 @@ fn run(
         header: header(),
     };
     let dir = root.path().join(CLOCKSOURCE0).to_string_lossy().into_owned();
-    let r = sweep_with(
-        &args,
-        control.clone(),
-        &dir,
-        0,
-        &mut same_cost,
-        &mut unprotected,
-        Some(plan),
-    );
+    let r = sweep_with(&args, control.clone(), &dir, 0, &mut same_cost, None, Some(plan));
     let after = control.current().unwrap();
     (r, calls, after)
 }

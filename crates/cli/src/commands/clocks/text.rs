@@ -65,7 +65,7 @@ pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, ClocksReport>) -> std::io
                 out,
                 "{}  {}",
                 row(&[&c.name, &c.display_name, no]),
-                c.reason.as_deref().unwrap_or("")
+                crate::i18n::library::reason(c.reason.as_deref().unwrap_or(""))
             )?;
         }
     }
@@ -76,7 +76,10 @@ pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, ClocksReport>) -> std::io
             t!(
                 "counter frequency: {khz} kHz ({source})",
                 khz = k,
-                source = r.counter_frequency_source.as_deref().unwrap_or(t!("unknown source"))
+                source = r
+                    .counter_frequency_source
+                    .as_deref()
+                    .map_or_else(|| t!("unknown source").to_string(), crate::i18n::library::reason)
             )
         )?;
     }

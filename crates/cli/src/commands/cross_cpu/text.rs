@@ -168,7 +168,14 @@ pub fn write(out: &mut dyn Write, o: &Outcome, detail: Detail) -> io::Result<()>
             t!("Every pair's table and the column legend: clockscope cross-cpu --verbose")
         )?;
     }
-    writeln_escaped!(out, "{}", t!("Summary: {summary}", summary = r.summary()))
+    writeln_escaped!(
+        out,
+        "{}",
+        t!(
+            "Summary: {summary}",
+            summary = crate::i18n::library::cross_cpu_summary(r)
+        )
+    )
 }
 
 /// The CPUs tested, of those allowed (the full level: as sched_getaffinity
@@ -238,7 +245,10 @@ fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
 fn write_topology(out: &mut dyn Write, r: &CrossCpuReport, detail: Detail) -> std::io::Result<()> {
     let Some(t) = &r.topology else { return Ok(()) };
     match detail {
-        Detail::Screen => writeln_escaped!(out, "{}{t}", label(t!("Topology"))),
+        Detail::Screen => {
+            let t = crate::i18n::library::reason(t);
+            writeln_escaped!(out, "{}{t}", label(t!("Topology")))
+        }
         Detail::Full => writeln_escaped!(
             out,
             "{}{t} (sys/devices/system/cpu/cpu*/topology)",
@@ -320,7 +330,12 @@ fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
         table(out, 1, &header(), &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
-            writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), c.verdict_text)?;
+            writeln_escaped!(
+                out,
+                "  {:<w$} {}",
+                format!("{}:", c.clock),
+                crate::i18n::library::reason(&c.verdict_text)
+            )?;
         }
     }
     Ok(())
@@ -347,7 +362,10 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
             p.clocks.iter().filter(|c| c.verdict.is_problem()).map(move |c| {
                 format!(
                     "CPU {} / CPU {} {}: {}",
-                    p.pair.cpu_a, p.pair.cpu_b, c.clock, c.verdict_text
+                    p.pair.cpu_a,
+                    p.pair.cpu_b,
+                    c.clock,
+                    crate::i18n::library::reason(&c.verdict_text)
                 )
             })
         })
@@ -443,7 +461,7 @@ fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result
             "{}{:<w$} {}",
             crate::i18n::pad_right(head, 19),
             format!("{}:", a.clock),
-            a.text
+            crate::i18n::library::reason(&a.text)
         )?;
     }
     Ok(())

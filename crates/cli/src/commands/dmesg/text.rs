@@ -100,13 +100,8 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         source = r.source,
         lines = s.lines,
         events = events,
-        machine = crate::commands::tsc::evidence::machine_label(s.machine),
-        from = match r.machine_from.as_str() {
-            // The model's English (JSON's), in the report's language.
-            "this machine" => t!("this machine").to_string(),
-            "the log" => t!("the log").to_string(),
-            other => other.to_string(),
-        }
+        machine = crate::i18n::library::reason(s.machine.label()),
+        from = crate::i18n::library::reason(&r.machine_from)
     );
     writeln_escaped!(out, "{head}")?;
     if s.boots > 1 {

@@ -8,6 +8,7 @@
 pub mod dsn;
 pub mod judge;
 pub mod model;
+pub mod restore;
 mod run;
 pub mod server;
 pub mod server_text;

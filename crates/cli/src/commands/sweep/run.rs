@@ -13,21 +13,22 @@
 //! read costs' intervals are apart), reads `current_clocksource`
 //! back after each measurement (a change it did not make invalidates the row
 //! and ends the sweep), and restores the original, only over a clocksource
-//! it put in place itself, by one of two hands. While the process lives,
-//! the guard ([`ClocksourceGuard`]) restores: at the end, on an error, while
-//! a panic unwinds, and after the first SIGINT/SIGTERM/SIGHUP (the loop
-//! stops, then the normal path restores). When the process dies instead (a
-//! second Ctrl-C's forced exit, any other terminating signal, SIGKILL, a
-//! crash), a [`crate::guardian`] child started before each switch restores
-//! it. When even that fails, the error line
-//! ends with the command that restores it by hand.
+//! it put in place itself, by one hand: the guardian child process of
+//! [`super::restore`], started before each switch. At the end (also after the
+//! first SIGINT/SIGTERM/SIGHUP: the loop stops, then the normal path ends)
+//! the sweep asks it to restore now and reports its answer; an error or a
+//! panic unwinding through the sweep has it restore as it does when the
+//! process dies (a second Ctrl-C's forced exit, any other terminating
+//! signal, SIGKILL, a crash). When even that fails, the error line ends with
+//! the command that restores it by hand.
 //!
 //! With `--dsn` (feature `explain`), a second pass measures the server's
 //! EXPLAIN ANALYZE overhead under each clocksource with `explain`'s
 //! library call ([`super::server`], `sweep_dsn`), covered by
-//! the same lock, guard and guardian; `--max-time` covers both passes.
+//! the same lock and guardian; `--max-time` covers both passes.
 
-use super::server::{check_max_time, explain_each, ServerPlan, Switching};
+use super::restore::Restorer;
+use super::server::{check_max_time, explain_each, ServerPlan};
 use crate::args::{parse_baseline_row_ns, parse_seconds, seconds_to_ns, CheckFormat};
 use crate::commands::check::judge::{self as verdict, VerdictInputs};
 use crate::commands::check::model::stats::ClockStats;
@@ -42,9 +43,8 @@ use clockscope::{self, ClockId};
 use clockscope_system::engine::Estimate;
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::linux::clocksource::{
-    check_restorable, plan, ClocksourceControl, ClocksourceGuard, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
+    check_restorable, plan, ClocksourceControl, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
-use std::any::Any;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -213,66 +213,31 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What keeps the original safe beyond the guard (defined beside the
-/// second pass, which switches too).
-pub use super::server::Protect;
-
-/// No protection beyond the guard (in-process tests: the process does not die).
-pub fn unprotected(_switched: &str, _original: &str) -> anyhow::Result<Box<dyn Any>> {
-    Ok(Box::new(()))
-}
-
-/// The guardian of the clocksource files of `control` while `switched` is in
-/// place: a child process that writes `original` back when this process
-/// dies without dismissing it (any death: a signal, a second Ctrl-C's
-/// forced exit, SIGKILL, a crash), if the file still reads `switched` and
-/// `original` is still available. It also holds `lock_fd` (the sweep lock)
-/// until it exits, so no second sweep starts over a half-restored state.
-pub fn protect_sysfs(
-    control: &SysfsClocksource,
-    switched: &str,
-    original: &str,
-    lock_fd: Option<std::os::fd::RawFd>,
-) -> anyhow::Result<crate::guardian::Guardian> {
-    use crate::cleanup::Cleanup;
-    let current = control.current_path();
-    // Names are validated (letters, digits, '_', '-', '.'): safe to print.
-    let cleanup = Cleanup::write(&current, format!("{original}\n").as_bytes())?
-        .if_file_reads(&current, switched)?
-        .if_file_lists(&control.available_path(), original)?
-        .with_note(&format!(
-            "clockscope: the sweep died (a signal, SIGKILL or a crash) with clocksource {switched} in place: its \
-             guardian wrote {original} back"
-        ));
-    crate::guardian::Guardian::spawn(cleanup, lock_fd.as_slice())
-        .map_err(|e| anyhow::anyhow!("cannot start the guardian process that restores the clocksource: {e}"))
-}
-
 /// The sweep itself, with its inputs injected: the clocksource files
-/// (`control`), the effective uid, the measurement and the protection.
-/// Restores the original before returning, on every path, unless someone
-/// else changed the clocksource since the sweep's last switch.
+/// (`control`, over those under `args.sysfs()`, which the guardian
+/// writes), the effective uid and the measurement. Restores the original
+/// before returning, on every path, unless someone else changed the
+/// clocksource since the sweep's last switch.
 pub fn sweep(
     args: &SweepArgs,
     control: Arc<dyn ClocksourceControl>,
     clocksource_dir: &str,
     euid: u32,
     measure_one: Measure<'_>,
-    protect: Protect<'_>,
 ) -> anyhow::Result<SweepReport> {
-    sweep_with(args, control, clocksource_dir, euid, measure_one, protect, None)
+    sweep_with(args, control, clocksource_dir, euid, measure_one, None, None)
 }
 
-/// [`sweep`], and with `server` (`--dsn`) a second pass that measures the
-/// server's EXPLAIN ANALYZE overhead under each clocksource
-/// ([`super::server`]) and recommends on it.
+/// [`sweep`], its guardians holding `lock` too, and with `server`
+/// (`--dsn`) a second pass that measures the server's EXPLAIN ANALYZE
+/// overhead under each clocksource ([`super::server`]) and recommends on it.
 pub fn sweep_with(
     args: &SweepArgs,
     control: Arc<dyn ClocksourceControl>,
     clocksource_dir: &str,
     euid: u32,
     measure_one: Measure<'_>,
-    protect: Protect<'_>,
+    lock: Option<&SwitchLock>,
     mut server: Option<ServerPlan<'_>>,
 ) -> anyhow::Result<SweepReport> {
     let available = control.available()?;
@@ -315,31 +280,21 @@ pub fn sweep_with(
         check_max_time(s.max_time, args.duration, planned.len())?;
     }
 
-    // Declared before the guard, so dropped after it, also while a panic
-    // unwinds: the last switch stays covered until the original is back.
-    let mut protection: Option<Box<dyn Any>> = None;
-    let guard = ClocksourceGuard::new(control.clone())?;
-    // The one the guard restores (read again just before the first switch).
-    report.original = guard.original().to_string();
-    let mut steps = Steps {
-        measure_one,
-        protect,
-        protection: &mut protection,
-    };
-    let mut outcome = visit_each(&planned, &guard, &mut steps, &mut report);
+    // Dropped while a panic unwinds, it has its guardian restore.
+    let mut restorer = Restorer::new(
+        control.clone(),
+        SysfsClocksource::new(&args.sysfs()),
+        lock.map(SwitchLock::raw_fd),
+    )?;
+    // The one restored (read again just before the first switch).
+    report.original = restorer.original().to_string();
+    let mut outcome = visit_each(&planned, &mut restorer, measure_one, &mut report);
     // The second pass only after a first that ran to its end.
     let first_done = outcome.is_ok() && !report.interrupted && report.changed_by_others.is_none();
     if let Some(plan) = server.as_mut().filter(|_| first_done) {
-        let mut switching = Switching {
-            guard: &guard,
-            protect: steps.protect,
-            protection: steps.protection,
-        };
-        outcome = explain_each(&planned, &mut switching, plan, &mut report);
+        outcome = explain_each(&planned, &mut restorer, plan, &mut report);
     }
-    let restored = guard.finish();
-    // Only now: the protection covers the last switch until the original is back.
-    drop(protection);
+    let restored = restorer.finish();
     let restored = match (outcome, restored) {
         (Ok(()), Ok(r)) => r,
         (Ok(()), Err(restore_err)) => return Err(restore_err.into()),
@@ -369,21 +324,14 @@ pub fn sweep_with(
     Ok(report)
 }
 
-/// What [`visit_each`] does at each clocksource besides switching.
-struct Steps<'m, 'p, 'o> {
-    measure_one: Measure<'m>,
-    protect: Protect<'p>,
-    protection: &'o mut Option<Box<dyn Any>>,
-}
-
-/// Protects, switches to, measures and reads back each planned clocksource
+/// Switches to (guarded), measures and reads back each planned clocksource
 /// in turn, [`ROUNDS`] rounds interleaved (`A B C A B C ...`, each slice a
 /// `-d / ROUNDS` measurement), until the rounds end, Ctrl-C, an error, or a
 /// change the sweep did not make; then one row per clocksource measured.
 fn visit_each(
     planned: &[String],
-    guard: &ClocksourceGuard,
-    steps: &mut Steps<'_, '_, '_>,
+    restorer: &mut Restorer,
+    measure_one: Measure<'_>,
     report: &mut SweepReport,
 ) -> anyhow::Result<()> {
     let mut slices: Vec<Vec<ClockStats>> = vec![Vec::new(); planned.len()];
@@ -395,14 +343,9 @@ fn visit_each(
                 report.interrupted = true;
                 break 'rounds;
             }
-            Switching {
-                guard,
-                protect: &mut *steps.protect,
-                protection: &mut *steps.protection,
-            }
-            .switch(name, &report.original)?;
-            let stats = (steps.measure_one)(name)?;
-            let after = guard.control().current()?;
+            restorer.switch_to(name)?;
+            let stats = measure_one(name)?;
+            let after = restorer.control().current()?;
             let cut = stats.interrupted;
             slices[i].push(stats);
             if after != *name {
@@ -474,11 +417,6 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     } else {
         None
     };
-    let lock_fd = lock.as_ref().map(SwitchLock::raw_fd);
-    let files = control.clone();
-    let mut protect = |switched: &str, original: &str| -> anyhow::Result<Box<dyn Any>> {
-        Ok(Box::new(protect_sysfs(&files, switched, original, lock_fd)?))
-    };
     // Each clocksource's -d is split into its interleaved rounds.
     let slice_ns = (seconds_to_ns(args.duration) / u64::from(ROUNDS)).max(1);
     let mut measure_one = |name: &str| measure_system_clock(name, slice_ns);
@@ -501,7 +439,7 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     });
     #[cfg(not(feature = "explain"))]
     let server_plan: Option<ServerPlan<'_>> = None;
-    let report = sweep_with(args, control, &dir, euid, &mut measure_one, &mut protect, server_plan)?;
+    let report = sweep_with(args, control, &dir, euid, &mut measure_one, lock.as_ref(), server_plan)?;
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())

@@ -13,9 +13,8 @@
 //! original and prints what was measured.
 
 use crate::commands::sweep::model::{ServerExplain, SweepReport, SweepServer};
+use crate::commands::sweep::restore::Restorer;
 use crate::exit;
-use clockscope_system::linux::clocksource::ClocksourceGuard;
-use std::any::Any;
 use std::time::Duration;
 
 /// What the server measured under one clocksource.
@@ -95,40 +94,13 @@ pub fn check_max_time(max_time: Duration, duration_s: f64, clocksources: usize) 
     Ok(())
 }
 
-/// What keeps the original safe while a switched clocksource is in place,
-/// beyond the guard: called with (the clocksource about to be switched to,
-/// the original) before each switch; what it returns is dropped once the
-/// next switch is made or the original is back. Production:
-/// `sweep::protect_sysfs`; in-process tests: `sweep::unprotected` or their own.
-pub type Protect<'a> = &'a mut dyn FnMut(&str, &str) -> anyhow::Result<Box<dyn Any>>;
-
-/// What the pass switches with: the guard, the protection before each
-/// switch, and where the current switch's protection is kept.
-pub struct Switching<'g, 'p, 'o> {
-    pub guard: &'g ClocksourceGuard,
-    pub protect: Protect<'p>,
-    pub protection: &'o mut Option<Box<dyn Any>>,
-}
-
-impl Switching<'_, '_, '_> {
-    /// Protects the original, then switches to `name` (read back by the
-    /// guard): the protection is in place before the write, so no moment is
-    /// unprotected, and the previous one is dropped only after it.
-    pub fn switch(&mut self, name: &str, original: &str) -> anyhow::Result<()> {
-        let next = (self.protect)(name, original)?;
-        self.guard.switch_to(name)?;
-        *self.protection = Some(next);
-        Ok(())
-    }
-}
-
 /// The second pass over `planned` (see the module): fills each measured
 /// row's `server_explain` and the report's `server`; then, when the
 /// original and another were measured, the original again (the sweep's
 /// A/A control, `original_again`).
 pub fn explain_each(
     planned: &[String],
-    switching: &mut Switching<'_, '_, '_>,
+    switching: &mut Restorer,
     plan: &mut ServerPlan<'_>,
     report: &mut SweepReport,
 ) -> anyhow::Result<()> {
@@ -179,7 +151,7 @@ pub fn explain_each(
     Ok(())
 }
 
-/// One clocksource's turn: protect, switch (read back), measure, read back
+/// One clocksource's turn: switch (guarded, read back), measure, read back
 /// again. `None` when someone else changed the clocksource meanwhile: the
 /// sweep stops, and the row is marked invalid (the original's repeat,
 /// `again`, is dropped instead: its row was measured soundly before).
@@ -187,14 +159,14 @@ fn turn(
     name: &str,
     share: Duration,
     (first, again): (bool, bool),
-    switching: &mut Switching<'_, '_, '_>,
+    switching: &mut Restorer,
     plan: &mut ServerPlan<'_>,
     report: &mut SweepReport,
     row: usize,
 ) -> anyhow::Result<Option<ServerOutcome>> {
-    switching.switch(name, &report.original)?;
+    switching.switch_to(name)?;
     let outcome = (plan.measure)(name, share, first)?;
-    let after = switching.guard.control().current()?;
+    let after = switching.control().current()?;
     if after == name {
         return Ok(Some(outcome));
     }

@@ -325,7 +325,7 @@ fn recommendation_why(r: &SweepReport, why: &str) -> String {
     let again = || crate::commands::sweep::judge::recommend_words(&r.results, &r.original, repeat).map(|x| x.why);
     match crate::i18n::in_english(again) {
         Some(english) if english == why => again().unwrap_or(english),
-        _ => why.to_string(),
+        _ => crate::i18n::library::reason(why),
     }
 }
 

@@ -69,7 +69,7 @@ pub fn write_kernel_messages(
 /// The NTP state, or why it was not read.
 pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>) -> io::Result<()> {
     match ntp {
-        Err(why) => write_wrapped(out, indent, why),
+        Err(why) => write_wrapped(out, indent, &crate::i18n::library::reason(why)),
         Ok(n) => {
             let state = t!(
                 "{synchronised}, state {state}, frequency correction {ppm} ppm, estimated error {estimated} µs, \

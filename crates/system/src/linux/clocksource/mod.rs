@@ -1,11 +1,10 @@
 //! Switching the kernel's clocksource safely, for `clockscope sweep`: the
 //! names the kernel offers (`available_clocksource`, any number, each once),
 //! the one in use (`current_clocksource`), a switch to a name still
-//! available that is read back to check it took effect, a guard that puts
-//! the original back when it is dropped (success, error, or a panic
-//! unwinding through it) but only over a clocksource it put in place itself
-//! (someone else's later change is left alone, and an original no longer
-//! available is never written), and [`SwitchLock`], one sweep at a time.
+//! available that is read back to check it took effect, what a restore of
+//! the original did ([`Restored`]; the CLI's guardian process restores it,
+//! only over a clocksource the sweep put in place itself), and
+//! [`SwitchLock`], one sweep at a time.
 //!
 //! Everything goes through [`ClocksourceControl`]: [`SysfsClocksource`] is
 //! the real files under a sysfs root (`/sys` in production, a temporary
@@ -13,13 +12,13 @@
 //! different name. A name is checked ([`validate_name`]) before it is ever
 //! written, so no odd byte reaches the kernel.
 //!
-//! Files: here the names, the control and a switch; `guard.rs` the restore
-//! ([`ClocksourceGuard`]); `lock.rs` [`SwitchLock`].
+//! Files: here the names, the control and a switch; `guard.rs` what a
+//! restore did ([`Restored`], [`RestoreError`]); `lock.rs` [`SwitchLock`].
 
 mod guard;
 pub mod lock;
 
-pub use guard::{ClocksourceGuard, RestoreError, Restored};
+pub use guard::{RestoreError, Restored};
 pub use lock::{holder_of, LockHolder, SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
 
 use crate::escape::escape_untrusted;
@@ -125,7 +124,7 @@ fn shown_list(available: &[String]) -> String {
 
 /// Refuses a sweep whose original (`current`) could not be put back: a
 /// name not in `available` is never written ([`switch_to`]), so after the
-/// first switch the guard, the signal cleanup and the guardian could not restore it.
+/// first switch the guardian could not restore it.
 pub fn check_restorable(current: &str, available: &[String]) -> Result<(), SwitchError> {
     if available.iter().any(|a| a == current) {
         Ok(())

@@ -62,10 +62,10 @@ pub(super) fn io_timing(
         why: t!(
             "{what}: each {per} adds {reads} INSTR_TIME_SET_CURRENT reads of {clock}: {decision}{tsc}",
             what = what,
-            per = setting.per,
+            per = crate::i18n::library::reason(setting.per),
             reads = setting.reads,
             clock = system.display_name,
-            decision = d.text,
+            decision = crate::i18n::library::reason(&d.text),
             tsc = tsc_part
         ),
         decision: Some(d),
@@ -205,12 +205,12 @@ pub(super) fn decision_words(text: &str) -> String {
     } else if let Some(reason) = between("auto would pick tsc, but clockscope does not trust the TSC here (", ")") {
         t!(
             "auto would pick tsc, but clockscope does not trust the TSC here ({reason})",
-            reason = reason
+            reason = crate::i18n::library::reason(&reason)
         )
     } else if let Some(reason) = between("auto picks system: the TSC is not trustworthy here (", ")") {
         t!(
             "auto picks system: the TSC is not trustworthy here ({reason})",
-            reason = reason
+            reason = crate::i18n::library::reason(&reason)
         )
     } else {
         text.to_string()
@@ -329,10 +329,10 @@ pub(super) fn for_this_host(
                 ),
                 _ => t!(
                     "track_io_timing: no change either way ({why})",
-                    why = io
-                        .decision
-                        .as_ref()
-                        .map_or_else(|| t!("not priced"), |d| d.text.as_str())
+                    why = io.decision.as_ref().map_or_else(
+                        || t!("not priced").to_string(),
+                        |d| crate::i18n::library::reason(&d.text)
+                    )
                 ),
             };
             Some(t!(

@@ -216,7 +216,10 @@ fn decide_in_current_language(clocks: &[ClockStats], inputs: &VerdictInputs) -> 
 
     problems.extend(inputs.ntp.as_ref().and_then(rules::ntp_unsynchronised));
     if let Some(t) = &inputs.time_interposition {
-        problems.push(t!("time is not the kernel's here: {what}", what = t));
+        problems.push(t!(
+            "time is not the kernel's here: {what}",
+            what = crate::i18n::library::reason(t)
+        ));
     }
     let status = rules::status(rules::StatusFacts {
         broken: rules::broken(clocks),

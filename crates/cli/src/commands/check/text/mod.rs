@@ -138,7 +138,10 @@ fn status_word(s: Status) -> &'static str {
 /// text forms print them under their clocks table).
 fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) -> io::Result<()> {
     for s in &r.skipped {
-        let skipped = t!("skipped: {reason}", reason = esc(&s.reason));
+        let skipped = t!(
+            "skipped: {reason}",
+            reason = esc(&crate::i18n::library::reason(&s.reason))
+        );
         writeln!(out, "  {} {skipped}", crate::i18n::pad_right(&esc(&s.name), name_w))?;
     }
     let names: Vec<String> = r

@@ -75,7 +75,7 @@ fn warning_text(r: &Report, w: &str) -> String {
         .iter()
         .find(|s| *w == format!("{}: {}", s.clock_source, s.result_reason))
         .map_or_else(
-            || w.to_string(),
+            || crate::i18n::library::reason(w),
             |s| format!("{}: {}", s.clock_source, super::words::result_reason(s)),
         )
 }

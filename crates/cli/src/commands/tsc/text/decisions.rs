@@ -155,13 +155,13 @@ fn check_name(name: &'static str) -> &'static str {
     }
 }
 
-/// A check's evidence: the dump's missing kernel evidence translated, any
-/// other as the library words it.
-fn check_evidence(evidence: &str) -> &str {
+/// A check's evidence in the report's language: the dump's missing kernel
+/// evidence, or the library's sentence through its catalog entry.
+fn check_evidence(evidence: &str) -> String {
     if evidence == NO_KERNEL {
-        gettext(NO_KERNEL)
+        gettext(NO_KERNEL).to_string()
     } else {
-        evidence
+        crate::i18n::library::reason(evidence)
     }
 }
 
@@ -193,7 +193,7 @@ pub(super) fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Resu
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
         lines.push(t!(
             "{source} differs from the frequency in use by {ppm} ppm",
-            source = s.source,
+            source = crate::i18n::library::reason(s.source),
             ppm = ppm
         ));
     }

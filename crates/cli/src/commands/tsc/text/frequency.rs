@@ -22,18 +22,18 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> std::
     }
 }
 
-/// A frequency and where it came from, "2199996 kHz (cpuid 0x15)"; `None`
-/// without either.
-fn khz_from(khz: Option<u64>, source: Option<&str>) -> Option<String> {
-    let (k, s) = (khz?, source?);
-    Some(t!("{khz} kHz ({source})", khz = k, source = s))
-}
-
 /// The one screen's frequency in use, and PostgreSQL 19's when it would
 /// read the TSC.
 fn write_in_use(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let cs = &r.clockscope_frequency;
-    let in_use = khz_from(cs.khz, cs.source_label).unwrap_or_else(|| t!("none known").to_string());
+    let in_use = match (cs.khz, cs.source_label) {
+        (Some(k), Some(s)) => t!(
+            "{khz} kHz ({source})",
+            khz = k,
+            source = crate::i18n::library::reason(s)
+        ),
+        _ => t!("none known").to_string(),
+    };
     writeln_escaped!(out, "{}{in_use}", pad_right(t!("Frequency"), SCREEN_LABEL_W))?;
     let pg = &r.postgresql_frequency;
     if let (true, Some(k), Some(s)) = (pg.tsc_usable, pg.khz, pg.source) {
@@ -124,15 +124,18 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
 fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let w = label_width(&[t!("PostgreSQL 19 would use"), t!("clockscope uses")], 26);
     let pg = &r.postgresql_frequency;
-    let pg_line = match (pg.tsc_usable, khz_from(pg.khz, pg.source)) {
-        (false, _) => t!("no TSC").to_string(),
-        (true, Some(khz)) => khz,
-        (true, None) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
+    let pg_line = match (pg.tsc_usable, pg.khz, pg.source) {
+        (false, _, _) => t!("no TSC").to_string(),
+        (true, Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
     writeln_escaped!(out, "{}", t!("  why: {why}", why = pg.why))?;
     let cs = &r.clockscope_frequency;
-    let cs_line = khz_from(cs.khz, cs.source_label).unwrap_or_else(|| t!("no frequency").to_string());
+    let cs_line = match (cs.khz, cs.source_label) {
+        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
+        _ => t!("no frequency").to_string(),
+    };
     writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
     writeln_escaped!(out, "{}", t!("  why: {why}", why = cs.why))?;
     writeln_escaped!(
