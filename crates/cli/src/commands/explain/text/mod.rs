@@ -4,16 +4,16 @@
 //! (`-v/--verbose`), section by section, each section's two levels side by
 //! side in its file:
 //!
-//! - [`query`]: the server and the query (the full level adds the version,
+//! - `query.rs`: the server and the query (the full level adds the version,
 //!   the session's settings, how the runs are made and, for `--query`, the
 //!   nodes that pay most);
-//! - [`sources`]: one row per clock source (TIMING OFF, the slowdown and the
+//! - `sources.rs`: one row per clock source (TIMING OFF, the slowdown and the
 //!   overhead per row with their intervals, the prediction), the A/A control
 //!   and the order of the runs; in full, each source's runs, overheads and
 //!   prediction in a block of its own;
-//! - [`tsc`]: what the TSC would cost on this machine;
-//! - [`machine`]: this machine's clocks and the instrumentation model (full only);
-//! - [`settings`]: the server's timing settings, judged (full only), and the
+//! - `tsc.rs`: what the TSC would cost on this machine;
+//! - `machine.rs`: this machine's clocks and the instrumentation model (full only);
+//! - `settings.rs`: the server's timing settings, judged (full only), and the
 //!   settings to change;
 //! - the warnings, both levels alike.
 

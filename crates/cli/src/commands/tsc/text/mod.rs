@@ -3,13 +3,13 @@
 //! (`-v/--verbose`), section by section, each section's two levels side by
 //! side in its file:
 //!
-//! - what was analysed ([`write_source`], both levels alike);
-//! - [`machine`]: the CPU and the kernel (one line each on the screen; the
+//! - what was analysed (`write_source`, both levels alike);
+//! - `machine.rs`: the CPU and the kernel (one line each on the screen; the
 //!   CPU's identity, its CPUID flags and the kernel's evidence and messages
 //!   in full);
-//! - [`frequency`]: the frequency in use (and PostgreSQL 19's); the full
+//! - `frequency.rs`: the frequency in use (and PostgreSQL 19's); the full
 //!   level adds every source, in ppm, and why each frequency was chosen;
-//! - [`decisions`]: both trust decisions (the full level with every check),
+//! - `decisions.rs`: both trust decisions (the full level with every check),
 //!   then the screen's problems and its one recommendation.
 //!
 //! The full report ends with the evidence beside it: NTP and `--drift`.
