@@ -17,6 +17,16 @@ use clockscope_system::counter::Check;
 use clockscope_system::escape::escape_untrusted;
 use std::io::{self, Write};
 
+/// How much a text report says: each command's text is one writer that
+/// prints both levels, section by section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// The one screen: the default.
+    Screen,
+    /// Every check, source, rule and piece of advice: `-v/--verbose`.
+    Full,
+}
+
 /// `out`, with every line fitted to [`REPORT_COLUMNS`].
 pub fn fitted(out: &mut dyn Write) -> FitWriter<&mut dyn Write> {
     FitWriter::new(out)

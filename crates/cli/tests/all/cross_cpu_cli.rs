@@ -351,7 +351,7 @@ fn text_report_of_a_constructed_result() {
     let outcome = constructed_outcome();
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::write_text(
+    render::text::write_full(
         &mut out,
         &Stamped {
             stamp: &test_stamp(),
@@ -679,7 +679,7 @@ fn text_report_names_the_package_that_is_off() {
     };
     assert_eq!(outcome.exit_code(), 1);
     let mut out = Vec::new();
-    render::write_text(
+    render::text::write_full(
         &mut out,
         &Stamped {
             stamp: &test_stamp(),

@@ -43,7 +43,8 @@ fn run(opts: &Options) -> Report {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r, clockscope_cli::commands::explain::text::Detail::Full)
+        .unwrap();
     // Words, not lines: the text wraps at 100 columns.
     String::from_utf8(out)
         .unwrap()

@@ -1,4 +1,4 @@
-//! `clockscope explain`'s text form (crates/cli/src/export/explain/text.rs)
+//! `clockscope explain`'s text forms (crates/cli/src/commands/explain/text/, both levels)
 //! of reports built from recorded and made-up runs: the lines a reader looks
 //! for are there. The reports' arithmetic is tested in the explain library
 //! (crates/explain/tests/all/plans.rs), on the same inputs.
@@ -51,7 +51,8 @@ fn steady_control() -> ControlRuns {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r, clockscope_cli::commands::explain::text::Detail::Full)
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -240,7 +241,12 @@ fn timing_on_wholly_faster_is_said_and_exits_1() {
     };
     let r = report_of(0.8);
     let mut out = Vec::new();
-    clockscope_cli::commands::explain::summary::write(&mut out, &r).unwrap();
+    clockscope_cli::commands::explain::text::write(
+        &mut out,
+        &r,
+        clockscope_cli::commands::explain::text::Detail::Screen,
+    )
+    .unwrap();
     let text = String::from_utf8(out)
         .unwrap()
         .split_whitespace()

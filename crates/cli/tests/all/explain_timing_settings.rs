@@ -76,7 +76,8 @@ fn alter_lines(r: &Report) -> Vec<&str> {
 
 fn text(r: &Report) -> String {
     let mut out = Vec::new();
-    clockscope_cli::commands::explain::text::write(&mut out, r).unwrap();
+    clockscope_cli::commands::explain::text::write(&mut out, r, clockscope_cli::commands::explain::text::Detail::Full)
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -229,8 +229,18 @@ fn tsc_text_of_every_recorded_dump_fits_100_columns() {
             continue;
         };
         let report = clockscope_system::tsc::TscReport::from_dump(&dump);
-        let out = rendered(|o| clockscope_cli::commands::tsc::text::write(o, &report, Some(&path)).unwrap());
-        assert_fits(&path.display().to_string(), &out);
+        let output = clockscope_cli::commands::tsc::model::TscOutput {
+            report: &report,
+            ntp: None,
+            ntp_unavailable: None,
+            drift: None,
+            dump: Some(&path),
+        };
+        use clockscope_cli::commands::tsc::text::{write, Detail};
+        for detail in [Detail::Screen, Detail::Full] {
+            let out = rendered(|o| write(o, &output, detail).unwrap());
+            assert_fits(&path.display().to_string(), &out);
+        }
         seen += 1;
     }
     assert!(seen >= 5, "only {seen} dumps parsed in {dir}");
@@ -396,7 +406,7 @@ fn explain_text_from_a_recorded_model_fits_100_columns() {
     });
     let text = rendered(|o| {
         let stamp = test_stamp();
-        clockscope_cli::commands::explain::write_text(
+        clockscope_cli::commands::explain::text::write_full(
             o,
             &Stamped {
                 stamp: &stamp,

@@ -1,8 +1,8 @@
 //! The plan as text (`cross-cpu --plan`): what a run would do, without
 //! measuring; its labels, tables and sentences in the report's language.
 
-use super::render::{cpu_list, label, ms, package_label, pair_mode_name};
 use super::table::table;
+use super::text::{cpu_list, label, ms, package_label, pair_mode_name};
 use crate::commands::cross_cpu::model::PlanView;
 use crate::i18n::num;
 use crate::report::stamp::Stamped;

@@ -148,7 +148,7 @@ pub fn select_cpus(requested: Option<&[usize]>, allowed: &[usize]) -> anyhow::Re
     if let Some(cpu) = requested.iter().find(|c| !allowed_set.contains(c)) {
         bail!(
             "--cpus: CPU {cpu} is not among the CPUs this process may run on ({}, from sched_getaffinity)",
-            render::cpu_list(allowed)
+            render::text::cpu_list(allowed)
         );
     }
     Ok(requested.to_vec())
@@ -187,7 +187,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
         // `--cpus` needs two CPUs (its parser says so), so one CPU here is the affinity mask's doing.
         let note = format!(
             "only CPU {} is available to this process (sched_getaffinity): there is no CPU pair to compare",
-            render::cpu_list(&cpus)
+            render::text::cpu_list(&cpus)
         );
         let outcome = Outcome {
             report: CrossCpuReport {
@@ -270,8 +270,8 @@ fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::
 /// The renderer of `format`: the one-screen text unless `verbose`.
 pub fn renderer<'a>(format: CrossCpuFormat, verbose: bool) -> Renderer<Stamped<'a, Outcome>> {
     match format {
-        CrossCpuFormat::Text if verbose => render::write_text as Renderer<_>,
-        CrossCpuFormat::Text => render::write_summary_text as Renderer<_>,
+        CrossCpuFormat::Text if verbose => render::text::write_full as Renderer<_>,
+        CrossCpuFormat::Text => render::text::write_screen as Renderer<_>,
         CrossCpuFormat::Json => render::write_json as Renderer<_>,
         CrossCpuFormat::Prometheus => render::prometheus::write as Renderer<_>,
     }
@@ -336,7 +336,7 @@ fn announce_first_test(done_ns: u64, total_ns: u64) {
 fn measure(planned: Plan, settings: &Settings<'_>, context: CpuContext) -> anyhow::Result<Outcome> {
     let calibration = calibrate_counter(CALIBRATION_BUDGET_NS);
     let scale = calibration.hz.and_then(Scale::from_hz);
-    let source = scale.map(|_| crate::i18n::in_english(|| render::calibration_source(&calibration)));
+    let source = scale.map(|_| crate::i18n::in_english(|| render::text::calibration_source(&calibration)));
     let clocks = clocks::default_clocks(scale, source);
     // run_plan reports the planned total with every step.
     let bar = progress::bar("cross-cpu", planned.expected_ns);

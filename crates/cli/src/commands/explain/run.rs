@@ -213,8 +213,8 @@ pub fn exit_code(report: &Report) -> u8 {
 /// The renderer of `format`: the one-screen text unless `verbose`.
 pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a, Report>> {
     match format {
-        ReportFormat::Text if verbose => crate::commands::explain::write_text as Renderer<_>,
-        ReportFormat::Text => crate::commands::explain::write_summary_text as Renderer<_>,
+        ReportFormat::Text if verbose => crate::commands::explain::text::write_full as Renderer<_>,
+        ReportFormat::Text => crate::commands::explain::text::write_screen as Renderer<_>,
         ReportFormat::Json => crate::report::json::write as Renderer<_>,
     }
 }

@@ -2,10 +2,24 @@
 //! prints on aarch64 in place of the TSC report (compiled everywhere so it is
 //! tested everywhere).
 
+use crate::commands::tsc::model::GenericTimerOutput;
 use crate::i18n::{num, pad_right, signed};
+use crate::report::stamp::Stamped;
 use crate::t;
 use clockscope_system::arm::{cpu_list, GenericTimerReport};
 use std::io::{self, Write};
+
+/// The header line, the generic timer's report and the `--drift` result when
+/// measured (the text on aarch64, one level).
+pub fn write_output(out: &mut dyn Write, m: &Stamped<'_, GenericTimerOutput<'_>>) -> io::Result<()> {
+    crate::report::text::write_header(out, m.stamp)?;
+    write(out, m.report.report)?;
+    if let Some(d) = m.report.drift {
+        writeln!(out)?;
+        super::evidence::write_drift(out, d)?;
+    }
+    Ok(())
+}
 
 /// Writes the generic timer's frequency, cores, errata, cross-checks and decision.
 pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {

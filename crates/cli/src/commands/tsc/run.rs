@@ -206,8 +206,8 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
 /// The renderer of `format` on x86: the one-screen text unless `verbose`.
 pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a, TscOutput<'a>>> {
     match format {
-        ReportFormat::Text if verbose => crate::commands::tsc::write_text as Renderer<_>,
-        ReportFormat::Text => crate::commands::tsc::write_summary_text as Renderer<_>,
+        ReportFormat::Text if verbose => crate::commands::tsc::text::write_full as Renderer<_>,
+        ReportFormat::Text => crate::commands::tsc::text::write_screen as Renderer<_>,
         ReportFormat::Json => crate::report::json::write as Renderer<_>,
     }
 }
@@ -215,7 +215,7 @@ pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a,
 /// The renderer of `format` for the ARM generic timer (aarch64).
 pub fn generic_timer_renderer<'a>(format: ReportFormat) -> Renderer<Stamped<'a, GenericTimerOutput<'a>>> {
     match format {
-        ReportFormat::Text => crate::commands::tsc::write_generic_timer_text,
+        ReportFormat::Text => crate::commands::tsc::generic_timer::write_output,
         ReportFormat::Json => crate::report::json::write as Renderer<_>,
     }
 }

@@ -22,18 +22,10 @@ pub use brief::{write_brief, BRIEF_MAX_LINES};
 use crate::commands::check::model::verdict::Status;
 use crate::commands::check::model::{CheckReport, MeasurementQuality};
 use crate::i18n::num;
+pub use crate::report::text::Detail;
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
-
-/// How much a text report says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Detail {
-    /// The one screen: the default.
-    Screen,
-    /// Every check, percentile, rule and piece of advice: `-v/--verbose`.
-    Full,
-}
 
 /// Most lines the one-screen report prints for the default clocks.
 pub const SCREEN_MAX_LINES: usize = 40;

@@ -1,24 +1,26 @@
-//! The one-screen text of `clockscope tsc` on x86 (the default; `--verbose`
-//! prints [`super::text`]): what was analysed, the CPU, the frequency in
-//! use, both trust decisions, the problems (failed checks, disagreeing
-//! sources, NTP) and the one recommendation for `timing_clock_source`.
+//! Both trust decisions at both levels: PostgreSQL 19's `auto` and
+//! clockscope's, one headline each. The one screen adds the frequency
+//! PostgreSQL 19 found, then the problems (failed checks, disagreeing
+//! sources, NTP) and the one recommendation for `timing_clock_source`; the
+//! full report puts PostgreSQL 19's own view first and every check under
+//! its decision.
 
+use super::Detail;
 use crate::commands::tsc::model::TscOutput;
 use crate::i18n::{gettext, pad_right, signed};
 use crate::{n_, t};
 use clockscope_system::evidence::Check;
+use clockscope_system::tsc::policy::Reason;
 use clockscope_system::tsc::TscReport;
 use std::io::{self, Write};
 
-/// Writes the summary (every line fitted to 100 columns).
-pub fn write(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
-    let mut fit = crate::report::text::fitted(out);
-    let out: &mut dyn Write = &mut fit;
-    let r = o.report;
-    super::text::write_source(out, r, o.dump)?;
-    write_machine(out, r)?;
-    writeln!(out)?;
-    let auto = if r.postgresql_auto.use_by_default {
+/// Writes both decisions at `detail`.
+pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> io::Result<()> {
+    if detail == Detail::Full {
+        write_postgresql19(out, r)?;
+    }
+    let a = &r.postgresql_auto;
+    let auto = if a.use_by_default {
         t!("uses the TSC (SHOW gives 'auto (tsc)')")
     } else {
         t!("uses the system clock (SHOW gives 'auto (system)')")
@@ -28,99 +30,102 @@ pub fn write(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         "{}",
         t!("PostgreSQL 19 timing_clock_source=auto: {auto}", auto = auto)
     )?;
-    if let Some(v) = &r.postgresql19 {
-        let freq = match (v.frequency_khz, v.from_calibration, v.ppm_vs_clockscope) {
-            (0, _, _) => t!("cannot read the TSC").to_string(),
-            (k, cal, ppm) => {
-                let ppm = ppm
-                    .map(|p| t!(", {ppm} ppm from clockscope's", ppm = format!("{p:+.0}")))
-                    .unwrap_or_default();
-                if cal {
-                    t!("{khz} kHz from its own calibration{ppm}", khz = k, ppm = ppm)
-                } else {
-                    t!("{khz} kHz from CPUID{ppm}", khz = k, ppm = ppm)
-                }
-            }
-        };
-        let check = if v.cross_check_fails {
-            t!("; its 10% cross-check FAILS")
-        } else {
-            ""
-        };
-        writeln_escaped!(
-            out,
-            "{}",
-            t!(
-                "  its frequency ({source}): {freq}{check}",
-                source = v.frequency_source,
-                freq = freq,
-                check = check
-            )
-        )?;
+    match detail {
+        Detail::Screen => write_postgresql19_frequency(out, r)?,
+        Detail::Full => {
+            reason_lines(out, &a.reasons)?;
+            writeln!(out)?;
+        }
     }
-    let trusted = if r.clockscope_decision.trusted {
+    let d = &r.clockscope_decision;
+    let trusted = if d.trusted {
         t!("trusted (every check passed)")
     } else {
         t!("NOT trusted (a check failed or its evidence is missing)")
     };
     writeln_escaped!(out, "{}", t!("clockscope: the TSC is {trusted}", trusted = trusted))?;
-    writeln!(out)?;
-    write_problems(out, o)?;
-    writeln!(out)?;
+    if detail == Detail::Full {
+        reason_lines(out, &d.reasons)?;
+    }
+    Ok(())
+}
+
+/// The full report's view of PostgreSQL 19 here, followed by a blank line;
+/// nothing when it was not read.
+fn write_postgresql19(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
+    if let Some(v) = &r.postgresql19 {
+        writeln!(
+            out,
+            "{}",
+            t!("PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)")
+        )?;
+        crate::commands::tsc::pg19::write(out, "  ", v)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The one screen's line of the frequency PostgreSQL 19 found and its
+/// cross-check; nothing when it was not read.
+fn write_postgresql19_frequency(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
+    let Some(v) = &r.postgresql19 else { return Ok(()) };
+    let freq = match (v.frequency_khz, v.from_calibration, v.ppm_vs_clockscope) {
+        (0, _, _) => t!("cannot read the TSC").to_string(),
+        (k, cal, ppm) => {
+            let ppm = ppm
+                .map(|p| t!(", {ppm} ppm from clockscope's", ppm = format!("{p:+.0}")))
+                .unwrap_or_default();
+            if cal {
+                t!("{khz} kHz from its own calibration{ppm}", khz = k, ppm = ppm)
+            } else {
+                t!("{khz} kHz from CPUID{ppm}", khz = k, ppm = ppm)
+            }
+        }
+    };
+    let check = if v.cross_check_fails {
+        t!("; its 10% cross-check FAILS")
+    } else {
+        ""
+    };
     writeln_escaped!(
         out,
         "{}",
-        t!("Recommendation: {recommendation}", recommendation = recommendation(r))
-    )?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!("Every check, source and kernel message: clockscope tsc --verbose")
+        t!(
+            "  its frequency ({source}): {freq}{check}",
+            source = v.frequency_source,
+            freq = freq,
+            check = check
+        )
     )
 }
 
-/// The machine's labels: 13 columns, as the English ones are.
-const LABEL_W: usize = 13;
+/// One check of a decision as a table row: its mark, its name (in the
+/// report's language where the catalog has it) and the library's evidence.
+fn reason_line(c: &Check, mark_w: usize, name_w: usize) -> String {
+    let mark = if c.ok { t!("ok") } else { t!("NOT OK") };
+    let name = check_name(c.name);
+    let evidence = check_evidence(&c.evidence);
+    if name.is_empty() {
+        format!("{}  {evidence}", pad_right(mark, mark_w))
+    } else {
+        format!("{}  {}  {evidence}", pad_right(mark, mark_w), pad_right(name, name_w))
+    }
+}
 
-/// The CPU, the kernel's clocksource and the frequency in use, in a few lines.
-fn write_machine(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
-    if let Some(f) = &r.cpuid {
-        let hv = f.hypervisor.as_ref().map_or(String::new(), |h| {
-            t!(", guest of \"{hypervisor}\"", hypervisor = h.signature)
-        });
-        let cpu = t!(
-            "{brand} ({vendor}, family {family} model {model}){hypervisor}",
-            brand = f.brand.as_deref().unwrap_or(t!("(no brand)")),
-            vendor = f.vendor,
-            family = format!("{:#x}", f.family),
-            model = format!("{:#x}", f.model),
-            hypervisor = hv
-        );
-        writeln_escaped!(out, "{}{cpu}", pad_right(t!("CPU"), LABEL_W))?;
-    }
-    if let Some(k) = &r.linux {
-        let kernel = t!(
-            "{release}, clocksource {current} (available: {available})",
-            release = k.kernel_release.describe(|s| s.clone()),
-            current = k.current_clocksource.describe(|s| s.clone()),
-            available = k.available_clocksources.describe(|v| v.join(" "))
-        );
-        writeln_escaped!(out, "{}{kernel}", pad_right(t!("Kernel"), LABEL_W))?;
-    }
-    let cs = &r.clockscope_frequency;
-    let in_use = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!(
-            "{khz} kHz ({source})",
-            khz = k,
-            source = crate::i18n::library::reason(s)
-        ),
-        _ => t!("none known").to_string(),
-    };
-    writeln_escaped!(out, "{}{in_use}", pad_right(t!("Frequency"), LABEL_W))?;
-    let pg = &r.postgresql_frequency;
-    if let (true, Some(k), Some(s)) = (pg.tsc_usable, pg.khz, pg.source) {
-        let line = t!("PostgreSQL 19 would use {khz} kHz ({source})", khz = k, source = s);
-        writeln_escaped!(out, "{}{line}", " ".repeat(LABEL_W))?;
+fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
+    let name_w = reasons
+        .iter()
+        .map(|r| textwrap::core::display_width(check_name(r.name)))
+        .max()
+        .unwrap_or(0);
+    let mark_w = [t!("ok"), t!("NOT OK")]
+        .iter()
+        .map(|m| textwrap::core::display_width(m))
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    for r in reasons {
+        writeln_escaped!(out, "  {}", reason_line(r, mark_w, name_w))?;
     }
     Ok(())
 }
@@ -142,7 +147,7 @@ const NO_KERNEL: &str = n_!("no kernel evidence (analysing a CPUID dump)");
 
 /// A check's name in the report's language (the names above; any other
 /// as the library gives it).
-pub(super) fn check_name(name: &'static str) -> &'static str {
+fn check_name(name: &'static str) -> &'static str {
     if CHECK_NAMES.contains(&name) {
         gettext(name)
     } else {
@@ -152,7 +157,7 @@ pub(super) fn check_name(name: &'static str) -> &'static str {
 
 /// A check's evidence in the report's language: the dump's missing kernel
 /// evidence, or the library's sentence through its catalog entry.
-pub(super) fn check_evidence(evidence: &str) -> String {
+fn check_evidence(evidence: &str) -> String {
     if evidence == NO_KERNEL {
         gettext(NO_KERNEL).to_string()
     } else {
@@ -175,7 +180,7 @@ fn failed_check(c: &Check) -> String {
 
 /// The failed checks of both decisions, the flagged frequency sources and
 /// an unsynchronised NTP; "Problems: none" when there are none.
-fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
+pub(super) fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
     let r = o.report;
     let mut lines: Vec<String> = Vec::new();
     for c in r.postgresql_auto.reasons.iter().filter(|c| !c.ok) {
@@ -209,6 +214,15 @@ fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
         writeln_escaped!(out, "  {l}")?;
     }
     Ok(())
+}
+
+/// The one screen's recommendation line.
+pub(super) fn write_recommendation(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
+    writeln_escaped!(
+        out,
+        "{}",
+        t!("Recommendation: {recommendation}", recommendation = recommendation(r))
+    )
 }
 
 /// The one recommendation for PostgreSQL 19's `timing_clock_source`, from

@@ -1,19 +1,32 @@
-//! The cross-cpu report as text (a table per CPU pair, the verdicts in
-//! words, the results by package pair, one answer per clock, a summary line)
-//! or JSON (the library's report plus the CPU context, the calibration and
-//! the groups and answers, field names with units); and the plan alone
-//! (`--plan`), as text or JSON.
+//! The human reports of `clockscope cross-cpu`, written once with two levels
+//! of [`Detail`]: the one screen (the default) and the full report
+//! (`-v/--verbose`), section by section, each section's two levels side by
+//! side:
+//!
+//! - the CPUs tested (the full level adds those online and in the cgroup's
+//!   cpuset), the counter's frequency and the topology;
+//! - what was measured: on the screen, one line; in full, the time budget,
+//!   the column legend, a table per CPU pair with each clock's verdict in
+//!   words, and the results by package pair;
+//! - one answer per clock; the screen then lists the pairs with a problem
+//!   (at most [`MAX_PROBLEM_LINES`]);
+//! - the summary line.
+//!
+//! The plan alone (`--plan`) is `plan_text.rs`; JSON is `json.rs`.
 
 use super::table::table;
-use crate::commands::cross_cpu::model::{Outcome, PlanView};
+use crate::commands::cross_cpu::model::Outcome;
 use crate::i18n::num;
 use crate::report::stamp::Stamped;
+pub use crate::report::text::Detail;
 use crate::{t, tn};
 use clockscope_system::counter::calibrate::Calibration;
-use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup, Plan};
+use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup};
 use clockscope_system::linux::{CpuList, CpuSet, Evidence};
-use serde::Serialize;
 use std::io::{self, Write};
+
+/// The most problem pairs the one screen lists; the rest are counted (`--verbose` lists all).
+pub const MAX_PROBLEM_LINES: usize = 12;
 
 /// Where the counter frequency came from, in words.
 /// In the current language (the model keeps it in English, for JSON).
@@ -95,34 +108,42 @@ fn header() -> [&'static str; 11] {
     ]
 }
 
-pub use super::plan_text::write_plan_text;
-pub use super::summary::write_summary_text;
-
-/// The header line and the full text report (`--verbose`): every pair's tables.
-pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
+/// The header line and the one-screen report (the default text).
+pub fn write_screen(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
     crate::report::text::write_header(out, m.stamp)?;
-    text(out, m.report)
+    write(out, m.report, Detail::Screen)
 }
 
-/// The text report.
-fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
-    // Every line fitted to 100 columns (crate::report::text).
+/// The header line and the full report (`--verbose`): every pair's tables.
+pub fn write_full(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
+    crate::report::text::write_header(out, m.stamp)?;
+    write(out, m.report, Detail::Full)
+}
+
+/// Writes the report at `detail`, every line fitted to 100 columns
+/// ([`crate::report::text`]).
+pub fn write(out: &mut dyn Write, o: &Outcome, detail: Detail) -> io::Result<()> {
     let mut fit = crate::report::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
     let r = &o.report;
-    write_cpus(out, o)?;
+    write_cpus(out, o, detail)?;
     if let Some(note) = &o.note {
         writeln!(out)?;
-        writeln_escaped!(out, "{}", t!("Nothing to measure: {note}.", note = note))?;
-        return Ok(());
+        return writeln_escaped!(out, "{}", t!("Nothing to measure: {note}.", note = note));
     }
     write_calibration(out, o)?;
-    write_budget(out, r)?;
-    write_pairs(out, r)?;
-    let groups = r.package_groups();
-    if r.topology.is_some() && !groups.is_empty() {
-        writeln!(out)?;
-        group_table(out, &groups)?;
+    write_topology(out, r, detail)?;
+    match detail {
+        Detail::Screen => write_measured(out, r)?,
+        Detail::Full => {
+            write_budget(out, r)?;
+            write_pairs(out, r)?;
+            let groups = r.package_groups();
+            if r.topology.is_some() && !groups.is_empty() {
+                writeln!(out)?;
+                group_table(out, &groups)?;
+            }
+        }
     }
     let answers = r.answers();
     if !answers.is_empty() {
@@ -130,11 +151,21 @@ fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
         answer_lines(out, &answers)?;
     }
     writeln!(out)?;
+    if detail == Detail::Screen {
+        write_problems(out, o)?;
+    }
     if r.interrupted {
         writeln_escaped!(
             out,
             "{}",
             t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM).")
+        )?;
+    }
+    if detail == Detail::Screen {
+        writeln_escaped!(
+            out,
+            "{}",
+            t!("Every pair's table and the column legend: clockscope cross-cpu --verbose")
         )?;
     }
     writeln_escaped!(
@@ -144,12 +175,24 @@ fn text(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
             "Summary: {summary}",
             summary = crate::i18n::library::cross_cpu_summary(r)
         )
-    )?;
-    Ok(())
+    )
 }
 
-/// The CPUs tested, of those allowed, online and in the cgroup's cpuset.
-fn write_cpus(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
+/// The CPUs tested, of those allowed (the full level: as sched_getaffinity
+/// gives them, then those online and in the cgroup's cpuset).
+fn write_cpus(out: &mut dyn Write, o: &Outcome, detail: Detail) -> std::io::Result<()> {
+    if detail == Detail::Screen {
+        return writeln_escaped!(
+            out,
+            "{}{}",
+            label(t!("CPUs tested")),
+            t!(
+                "{cpus} (of {allowed} allowed)",
+                cpus = cpu_list(&o.report.cpus),
+                allowed = cpu_list(&o.context.allowed)
+            )
+        );
+    }
     let tested = t!(
         "{cpus} (of {allowed} allowed by sched_getaffinity, which reflects cgroup cpusets and taskset)",
         cpus = cpu_list(&o.report.cpus),
@@ -166,7 +209,7 @@ fn write_cpus(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
 }
 
 /// The counter's calibrated frequency, or why there is none.
-pub(super) fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
+fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Result<()> {
     let Some(c) = &o.calibration else { return Ok(()) };
     match c.hz {
         Some(hz) => writeln_escaped!(
@@ -198,16 +241,41 @@ pub(super) fn write_calibration(out: &mut dyn Write, o: &Outcome) -> std::io::Re
     }
 }
 
-/// The topology, the time budget and how it was spent, and what the
-/// pair tables' columns mean.
-fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
-    if let Some(t) = &r.topology {
-        writeln_escaped!(
+/// The CPUs' topology, when read (the full level names where from).
+fn write_topology(out: &mut dyn Write, r: &CrossCpuReport, detail: Detail) -> std::io::Result<()> {
+    let Some(t) = &r.topology else { return Ok(()) };
+    match detail {
+        Detail::Screen => {
+            let t = crate::i18n::library::reason(t);
+            writeln_escaped!(out, "{}{t}", label(t!("Topology")))
+        }
+        Detail::Full => writeln_escaped!(
             out,
             "{}{t} (sys/devices/system/cpu/cpu*/topology)",
             label(t!("Topology"))
-        )?;
+        ),
     }
+}
+
+/// The one screen's line of what was measured: the pairs, the clocks and
+/// the time budget.
+fn write_measured(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
+    // The same English for every count (its text before catalogs).
+    let measured = crate::tn!(
+        "{done} of {planned} planned pair(s) x {clocks} in {secs} s (budget)",
+        "{done} of {planned} planned pair(s) x {clocks} in {secs} s (budget)",
+        r.pairs_planned,
+        done = r.pairs.len(),
+        planned = r.pairs_planned,
+        clocks = r.clocks.join(", "),
+        secs = num(r.budget_ns as f64 / 1e9, 3)
+    );
+    writeln_escaped!(out, "{}{measured}", label(t!("Measured")))
+}
+
+/// The full report's time budget and how it was spent, and what the pair
+/// tables' columns mean.
+fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
     let pairs = tn!(
         "{n} pair ({mode})",
         "{n} pairs ({mode})",
@@ -283,81 +351,43 @@ fn legend() -> [&'static str; 5] {
         t!("min rtt: the shortest round trip a -> b -> a, which limits how precisely an offset can be bounded."),
     ]
 }
-
-/// A CPU list file in the JSON report: `{"file", "content", "cpus"}`, or
-/// `null` when it was missing or unreadable.
-#[derive(Serialize, schemars::JsonSchema)]
-struct CpuListFileJson<'a> {
-    /// The file read.
-    file: &'a str,
-    /// The list, in the kernel's canonical form (as the kernel writes it).
-    content: String,
-    /// The CPUs it lists.
-    cpus: Vec<usize>,
-}
-
-impl<'a> CpuListFileJson<'a> {
-    fn new(f: &'a Evidence<CpuSet>) -> Option<Self> {
-        f.found().map(|set| CpuListFileJson {
-            file: &set.path,
-            content: set.cpus.to_string(),
-            cpus: set.cpus.cpus().collect(),
+/// The one screen's problems: one line per clock of a pair with a problem
+/// (warp, offset, crossed bounds), at most [`MAX_PROBLEM_LINES`].
+fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
+    let problems: Vec<String> = o
+        .report
+        .pairs
+        .iter()
+        .flat_map(|p| {
+            p.clocks.iter().filter(|c| c.verdict.is_problem()).map(move |c| {
+                format!(
+                    "CPU {} / CPU {} {}: {}",
+                    p.pair.cpu_a,
+                    p.pair.cpu_b,
+                    c.clock,
+                    crate::i18n::library::reason(&c.verdict_text)
+                )
+            })
         })
+        .collect();
+    if problems.is_empty() {
+        return writeln_escaped!(out, "{}", t!("Problems: none"));
     }
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub(crate) struct Json<'a> {
-    #[serde(flatten)]
-    report: &'a CrossCpuReport,
-    /// The CPUs this process may run on, from sched_getaffinity (reflects cgroup cpusets and
-    /// taskset), ascending.
-    #[schemars(length(min = 1))]
-    allowed_cpus: &'a [usize],
-    /// /sys/devices/system/cpu/online; null when missing or unreadable.
-    online_cpus: Option<CpuListFileJson<'a>>,
-    /// The cgroup cpuset (v2 cpuset.cpus.effective, else v1 cpuset.effective_cpus or cpuset.cpus),
-    /// context only: allowed_cpus already reflects it; null when there is none.
-    cgroup_cpuset: Option<CpuListFileJson<'a>>,
-    /// The calibration of the CPU counter against CLOCK_MONOTONIC_RAW (20 ms) that converts its
-    /// ticks to ns; null when nothing was measured. When it did not converge the counter's results
-    /// are in ticks only (its _ns fields are null).
-    calibration: &'a Option<Calibration>,
-    /// The results by package pair, one entry per clock and package pair (across packages first,
-    /// then within each package).
-    package_groups: Vec<PackageGroup>,
-    /// One answer per clock (in the order of clocks): whether the packages agree and within how
-    /// much, or which package is off and by how much. Empty when nothing was measured.
-    answers: Vec<ClockAnswer>,
-    /// Why nothing was measured (fewer than two CPUs selected or allowed); null when measured.
-    note: &'a Option<String>,
-    /// True when any result is a problem: a warp, a proven offset, or crossed offset bounds (exit
-    /// status 1).
-    problem: bool,
-    /// One line: pairs and clock results, and what was found (or the note).
-    summary: String,
-    /// The process's exit status: 0 all in sync or nothing to measure, 1 a problem, 130
-    /// interrupted.
-    exit_code: u8,
-}
-
-/// The JSON report, stamped.
-pub fn write_json(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<()> {
-    let (stamp, o) = (m.stamp, m.report);
-    let j = Json {
-        report: &o.report,
-        allowed_cpus: &o.context.allowed,
-        online_cpus: CpuListFileJson::new(&o.context.online),
-        cgroup_cpuset: CpuListFileJson::new(&o.context.cgroup_cpuset),
-        calibration: &o.calibration,
-        package_groups: o.report.package_groups(),
-        answers: o.report.answers(),
-        note: &o.note,
-        problem: o.report.has_problem(),
-        summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
-        exit_code: o.exit_code(),
-    };
-    crate::report::json::write(out, &Stamped { stamp, report: &j })
+    writeln_escaped!(out, "{}", t!("Problems ({n} pair clock result(s))", n = problems.len()))?;
+    for p in problems.iter().take(MAX_PROBLEM_LINES) {
+        writeln_escaped!(out, "  {p}")?;
+    }
+    if problems.len() > MAX_PROBLEM_LINES {
+        writeln_escaped!(
+            out,
+            "{}",
+            t!(
+                "  and {n} more (--verbose lists every pair)",
+                n = problems.len() - MAX_PROBLEM_LINES
+            )
+        )?;
+    }
+    Ok(())
 }
 
 pub(super) fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
@@ -422,7 +452,7 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
     )
 }
 
-pub(super) fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result<()> {
+fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result<()> {
     let w = answers.iter().map(|a| a.clock.len()).max().unwrap_or(0) + 1;
     for (i, a) in answers.iter().enumerate() {
         let head = if i == 0 { crate::t!("Answer:") } else { "" };
@@ -435,40 +465,4 @@ pub(super) fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std:
         )?;
     }
     Ok(())
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-pub(crate) struct PlanJson<'a> {
-    #[serde(flatten)]
-    plan: &'a Plan,
-    /// Where `cpus` came from.
-    cpus_from: &'a str,
-    /// The CPUs this process may run on (sched_getaffinity), or the online CPUs under --root.
-    allowed_cpus: &'a [usize],
-    /// The online CPU list file; null when missing or unreadable.
-    online_cpus: Option<CpuListFileJson<'a>>,
-    /// The cgroup cpuset; null when there is none.
-    cgroup_cpuset: Option<CpuListFileJson<'a>>,
-    /// The CPUs that appear in at least one pair, ascending.
-    covered_cpus: Vec<usize>,
-}
-
-/// The plan as JSON (`--plan --format json`).
-pub fn write_plan_json(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io::Result<()> {
-    let (p, context, cpus_from) = (m.report.plan, m.report.context, m.report.cpus_from.as_str());
-    let j = PlanJson {
-        plan: p,
-        cpus_from,
-        allowed_cpus: &context.allowed,
-        online_cpus: CpuListFileJson::new(&context.online),
-        cgroup_cpuset: CpuListFileJson::new(&context.cgroup_cpuset),
-        covered_cpus: p.covered().cpus().collect(),
-    };
-    crate::report::json::write(
-        out,
-        &Stamped {
-            stamp: m.stamp,
-            report: &j,
-        },
-    )
 }
