@@ -31,9 +31,12 @@ trait SweepDeaths {
 
 impl SweepDeaths for Sysfs {
     fn command(&self, root: &str, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        // `--root DIR` sweeps DIR/sys.
-        c.args(["sweep", "--apply", "--root", root]).args(args);
+        // Every signal's default action, whatever the test runner inherited (a
+        // shell's background job ignores INT and QUIT); env execs the sweep in
+        // its own process. `--root DIR` sweeps DIR/sys.
+        let mut c = Command::new("env");
+        c.args(["--default-signal", BIN, "sweep", "--apply", "--root", root])
+            .args(args);
         c
     }
 

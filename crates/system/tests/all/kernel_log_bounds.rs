@@ -50,13 +50,18 @@ fn distinct_unstable_reasons_take_linear_time() {
 }
 
 /// The case: 8 MiB of distinct reasons, against 1 MiB (printed with
-/// `--nocapture`; the bound is the ratio, linear 8, quadratic 64).
+/// `--nocapture`; the bound is the ratio: linear 8, quadratic 64, the test's
+/// bound their geometric mean).
 #[test]
 fn eight_mib_of_distinct_reasons_against_one() {
     let form = |i| format!("[    1.000000] tsc: Marking TSC unstable due to {i}");
     let (t1, t8) = (seconds(&log(1 << 20, form)), seconds(&log(8 << 20, form)));
     eprintln!("reasons: 1 MiB {t1:.3} s, 8 MiB {t8:.3} s, ratio {:.2}", t8 / t1);
-    assert!(t8 / t1 < 16.0, "8 MiB took {:.1}x as long as 1 MiB", t8 / t1);
+    // Halfway between linear (8) and quadratic (64) on a log scale, as
+    // assert_linear's 8 is between 4 and 16: a busy machine's noise stays on
+    // the linear side.
+    let bound = (8.0f64 * 64.0).sqrt();
+    assert!(t8 / t1 < bound, "8 MiB took {:.1}x as long as 1 MiB", t8 / t1);
 }
 
 #[test]
