@@ -38,7 +38,18 @@ use std::fmt::Display;
 use std::sync::OnceLock;
 
 mod errors;
+mod kernel_log;
 mod sentences;
+mod tsc;
+
+/// Every module's marked msgids.
+fn all_msgids() -> impl Iterator<Item = &'static &'static str> {
+    sentences::MSGIDS
+        .iter()
+        .chain(errors::MSGIDS)
+        .chain(kernel_log::MSGIDS)
+        .chain(tsc::MSGIDS)
+}
 
 /// One part of a msgid: literal text or a named placeholder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +99,7 @@ fn split(msgid: &'static str) -> Vec<Piece> {
 fn shapes() -> &'static [Shape] {
     static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
     SHAPES.get_or_init(|| {
-        sentences::MSGIDS
-            .iter()
-            .chain(errors::MSGIDS)
+        all_msgids()
             .map(|&msgid| {
                 let pieces = split(msgid);
                 let literal_len = pieces
@@ -285,7 +294,7 @@ pub fn cross_cpu_summary(r: &CrossCpuReport) -> String {
 
 /// Every marked msgid (the tests check their shapes).
 pub fn msgids() -> impl Iterator<Item = &'static str> {
-    sentences::MSGIDS.iter().chain(errors::MSGIDS).copied()
+    all_msgids().copied()
 }
 
 /// Whether a marked msgid puts two placeholders side by side (which the
