@@ -19,7 +19,8 @@
 //! sentence itself, byte for byte; then the translation is filled with them.
 //! A part that is itself a marked sentence (a verdict inside an answer, an
 //! amount in ns) is translated the same way; a placeholder named `n` or
-//! `…_n` takes only a number, printed with the locale's decimal separator.
+//! `…_n` takes only a number, printed with the locale's decimal separator,
+//! and one named `x` or `…_x` only a hexadecimal `0x…` number, as written.
 //! Of several msgids that match, the one with the most literal text wins. A
 //! sentence no msgid matches stays English, so a library that rewords a
 //! sentence never gets a wrong translation, only an untranslated one
@@ -124,6 +125,18 @@ fn numeric(name: &str) -> bool {
     name == "n" || name.ends_with("_n")
 }
 
+/// Whether placeholder `name` takes only a hexadecimal number (`0x1f`): a
+/// CPUID leaf, family or model, which then cannot swallow the clause after
+/// it (`... leaf is {max_x}); ...`).
+fn hexadecimal(name: &str) -> bool {
+    name == "x" || name.ends_with("_x")
+}
+
+fn is_hex(s: &str) -> bool {
+    s.strip_prefix("0x")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn is_number(s: &str) -> bool {
     let s = s.strip_prefix(['+', '-']).unwrap_or(s);
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
@@ -140,7 +153,7 @@ fn matches<'s>(pieces: &[Piece], s: &'s str, caps: &mut Vec<(&'static str, &'s s
         None => s.is_empty(),
         Some((Piece::Lit(l), rest)) => s.strip_prefix(l.as_str()).is_some_and(|s| matches(rest, s, caps)),
         Some((Piece::Hole(name), rest)) => {
-            let ok = |part: &str| !numeric(name) || is_number(part);
+            let ok = |part: &str| (!numeric(name) || is_number(part)) && (!hexadecimal(name) || is_hex(part));
             match rest.first() {
                 None => {
                     if !ok(s) {
@@ -206,6 +219,8 @@ fn fill(shape: &Shape, caps: Vec<(&'static str, &str)>, depth: usize) -> String 
         .map(|(name, part)| {
             let said = if numeric(name) {
                 localize_number(part.to_string())
+            } else if hexadecimal(name) {
+                part.to_string()
             } else if depth < MAX_DEPTH {
                 translate(part, depth + 1).unwrap_or_else(|| part.to_string())
             } else {

@@ -215,7 +215,10 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     let Some(f) = &r.cpuid else { return Ok(()) };
     writeln_escaped!(out, "{}", t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
-    let flag = |leaf: u32, b: bool| f.unreported(leaf).map_or_else(|| yes_no(b).to_string(), |w| crate::i18n::library::reason(&w));
+    let flag = |leaf: u32, b: bool| {
+        f.unreported(leaf)
+            .map_or_else(|| yes_no(b).to_string(), |w| crate::i18n::library::reason(&w))
+    };
     let hv = match (&f.hypervisor, f.hypervisor_bit) {
         (_, false) => t!("no").to_string(),
         (None, true) => t!("yes (leaf 0x40000000 not read)").to_string(),
@@ -244,7 +247,10 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     for (name, bits, value) in &rows {
         writeln_escaped!(out, "  {}{}{value}", pad_right(name, name_w), pad_right(bits, where_w))?;
     }
-    let unreported = |leaf: u32| f.unreported(leaf).map_or_else(|| t!("not reported").to_string(), |w| crate::i18n::library::reason(&w));
+    let unreported = |leaf: u32| {
+        f.unreported(leaf)
+            .map_or_else(|| t!("not reported").to_string(), |w| crate::i18n::library::reason(&w))
+    };
     let l15 = f.leaf_15.map_or_else(
         || unreported(0x15),
         |l| {
@@ -315,7 +321,11 @@ fn boot_options_text(c: &KernelCmdline) -> String {
 /// marked unstable, how many records were read.
 fn kernel_log_text(l: &KernelLogTsc) -> String {
     let khz = match (l.tsc_khz, l.tsc_khz_message) {
-        (Some(k), Some(m)) => t!("{khz} kHz ({message})", khz = k, message = crate::i18n::library::reason(m)),
+        (Some(k), Some(m)) => t!(
+            "{khz} kHz ({message})",
+            khz = k,
+            message = crate::i18n::library::reason(m)
+        ),
         _ => t!("no \"tsc: Detected/Refined\" line").to_string(),
     };
     let unstable = if l.marked_unstable {
@@ -438,7 +448,14 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
             ),
         )?;
     }
-    super::evidence::write_wrapped(out, "  ", &t!("Linux's CPUID rule: {rule}", rule = crate::i18n::library::reason(&r.cpuid_tsc_rule)))
+    super::evidence::write_wrapped(
+        out,
+        "  ",
+        &t!(
+            "Linux's CPUID rule: {rule}",
+            rule = crate::i18n::library::reason(&r.cpuid_tsc_rule)
+        ),
+    )
 }
 
 /// The frequency PostgreSQL 19 would use and the one clockscope uses, and why.
@@ -451,18 +468,33 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
-    writeln_escaped!(out, "{}", t!("  why: {why}", why = crate::i18n::library::reason(&pg.why)))?;
-    let cs = &r.clockscope_frequency;
-    let cs_line = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = crate::i18n::library::reason(s)),
-        _ => t!("no frequency").to_string(),
-    };
-    writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
-    writeln_escaped!(out, "{}", t!("  why: {why}", why = crate::i18n::library::reason(&cs.why)))?;
     writeln_escaped!(
         out,
         "{}",
-        t!("  cross-check: {evidence}", evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence))
+        t!("  why: {why}", why = crate::i18n::library::reason(&pg.why))
+    )?;
+    let cs = &r.clockscope_frequency;
+    let cs_line = match (cs.khz, cs.source_label) {
+        (Some(k), Some(s)) => t!(
+            "{khz} kHz ({source})",
+            khz = k,
+            source = crate::i18n::library::reason(s)
+        ),
+        _ => t!("no frequency").to_string(),
+    };
+    writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!("  why: {why}", why = crate::i18n::library::reason(&cs.why))
+    )?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!(
+            "  cross-check: {evidence}",
+            evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence)
+        )
     )
 }
 
