@@ -145,4 +145,6 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("steal {s_n} s"),
     n_!("{n} involuntary context switches"),
     n_!("{runs_n} runs within the {budget_n} s budget, kept run {kept_n} ({s_n} s)"),
+    n_!("leaf 0x15: ({hz} Hz / 1000) * {ebx} / {eax} = {khz} in 32-bit arithmetic kHz"),
+    n_!("leaf 0x15 has no crystal; leaf 0x16 base {mhz} MHz * 1000 = {khz} in 32-bit arithmetic kHz"),
 ];
