@@ -193,7 +193,7 @@ pub(super) fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Re
         let seen = match c.noise() {
             Some(why) => Some(t!(
                 "noisy: {why}{repeats}",
-                why = crate::i18n::library::reason(&why),
+                why = crate::i18n::library::reason(why),
                 repeats = repeats
             )),
             None if i.runs > 1 => {
