@@ -483,9 +483,9 @@ fn write_machine(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         if let Some(e) = &c.executor_loop {
             let line = t!(
                 "{headline} per row per node with TIMING ON, {interval}; {instrumentation}",
-                headline = e.headline(),
+                headline = crate::i18n::library::reason(&e.headline()),
                 interval = crate::i18n::library::reason(&e.interval_text),
-                instrumentation = e.instrumentation
+                instrumentation = crate::i18n::library::reason(&e.instrumentation)
             );
             writeln!(out, "  {:<34} {line}", c.clock)?;
             let status = if e.resolved {

@@ -2,9 +2,10 @@
 //! and their cross-check (clockscope_system::tsc), CPUID leaves not
 //! reported, the perf page, the calibrations, NTP, a run's interference
 //! (clockscope_system::interference, check's repeats) and the EXPLAIN
-//! model's interval and sampling text (clockscope_pg::predict::executor_loop),
-//! marked for the catalog (the NO_KERNEL sentence is also
-//! commands::tsc::summary's). See [`super`] for the lookup.
+//! model's instrumentation, interval and sampling text
+//! (clockscope_pg::predict::executor_loop), marked for the catalog (the
+//! NO_KERNEL sentence is also commands::tsc::summary's). See [`super`]
+//! for the lookup.
 
 use crate::n_;
 
@@ -147,4 +148,8 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("{runs_n} runs within the {budget_n} s budget, kept run {kept_n} ({s_n} s)"),
     n_!("leaf 0x15: ({hz} Hz / 1000) * {ebx} / {eax} = {khz} in 32-bit arithmetic kHz"),
     n_!("leaf 0x15 has no crystal; leaf 0x16 base {mhz} MHz * 1000 = {khz} in 32-bit arithmetic kHz"),
+    n_!("PostgreSQL 19: InstrStartNode/InstrStopNode inlined, int64 ticks, RDTSC behind the timing_tsc_enabled branch"),
+    n_!("PostgreSQL 19: InstrStartNode/InstrStopNode inlined, int64 ticks, clock_gettime behind the timing_tsc_enabled branch"),
+    n_!("PostgreSQL 16-18: InstrStartNode/InstrStopNode called, int64 ns from clock_gettime"),
+    n_!("PostgreSQL 15 and older: InstrStartNode/InstrStopNode called, struct timespec from clock_gettime"),
 ];
