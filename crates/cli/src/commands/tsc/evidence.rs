@@ -140,7 +140,7 @@ pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     for n in &d.notes {
-        write_wrapped(out, "  ", n)?;
+        write_wrapped(out, "  ", &crate::i18n::library::reason(n))?;
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! The TSC frequency sources' notes and evidence, the two frequency choices
 //! and their cross-check (clockscope_system::tsc), CPUID leaves not
-//! reported, the perf page, the calibrations, NTP, a run's interference
-//! (clockscope_system::interference, check's repeats) and the EXPLAIN
-//! model's instrumentation, interval and sampling text
+//! reported, the perf page, the calibrations, the drift's notes, NTP, a
+//! run's interference (clockscope_system::interference, check's repeats)
+//! and the EXPLAIN model's instrumentation, interval and sampling text
 //! (clockscope_pg::predict::executor_loop), marked for the catalog (the
 //! NO_KERNEL sentence is also commands::tsc::summary's). See [`super`]
 //! for the lookup.
@@ -152,4 +152,9 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("PostgreSQL 19: InstrStartNode/InstrStopNode inlined, int64 ticks, clock_gettime behind the timing_tsc_enabled branch"),
     n_!("PostgreSQL 16-18: InstrStartNode/InstrStopNode called, int64 ns from clock_gettime"),
     n_!("PostgreSQL 15 and older: InstrStartNode/InstrStopNode called, struct timespec from clock_gettime"),
+    n_!("partial result: interrupted after {measured_n} s of {window_n} s"),
+    n_!("too few samples for a rate"),
+    n_!("CLOCK_REALTIME was stepped {n} time(s) during the window (first {ms_n} ms at {s_n} s: settimeofday, clock_settime or an NTP step): no rate against REALTIME"),
+    n_!("against REALTIME: the counter's rate as NTP-disciplined time sees it (true time only when NTP is synchronised)"),
+    n_!("against MONOTONIC_RAW: the kernel's undisciplined clock; with clocksource tsc it is the TSC itself scaled by the kernel, so this checks the kernel's arithmetic"),
 ];
