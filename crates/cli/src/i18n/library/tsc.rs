@@ -4,8 +4,8 @@
 //! run's interference (clockscope_system::interference, check's repeats)
 //! and the EXPLAIN model's instrumentation, interval and sampling text
 //! (clockscope_pg::predict::executor_loop), marked for the catalog (the
-//! NO_KERNEL sentence is also commands::tsc::summary's). See [`super`]
-//! for the lookup.
+//! NO_KERNEL sentence and PostgreSQL's frequency are also t! messages of
+//! commands::tsc). See [`super`] for the lookup.
 
 use crate::n_;
 
@@ -157,4 +157,5 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("CLOCK_REALTIME was stepped {n} time(s) during the window (first {ms_n} ms at {s_n} s: settimeofday, clock_settime or an NTP step): no rate against REALTIME"),
     n_!("against REALTIME: the counter's rate as NTP-disciplined time sees it (true time only when NTP is synchronised)"),
     n_!("against MONOTONIC_RAW: the kernel's undisciplined clock; with clocksource tsc it is the TSC itself scaled by the kernel, so this checks the kernel's arithmetic"),
+    n_!("{khz} kHz ({source})"),
 ];
