@@ -2,7 +2,7 @@
 //! frequency from every source, and both trust decisions
 //! ([`clockscope_system::tsc::TscReport`]).
 
-use crate::i18n::{num, pad_left, pad_right, signed};
+use crate::i18n::{library::reason as said, num, pad_left, pad_right, signed};
 use crate::t;
 use clockscope_system::evidence::Check;
 use clockscope_system::linux::tsc_messages::Machine;
@@ -215,10 +215,7 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     let Some(f) = &r.cpuid else { return Ok(()) };
     writeln_escaped!(out, "{}", t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
-    let flag = |leaf: u32, b: bool| {
-        f.unreported(leaf)
-            .map_or_else(|| yes_no(b).to_string(), |w| crate::i18n::library::reason(&w))
-    };
+    let flag = |leaf: u32, b: bool| f.unreported(leaf).map_or_else(|| yes_no(b).to_string(), |w| said(&w));
     let hv = match (&f.hypervisor, f.hypervisor_bit) {
         (_, false) => t!("no").to_string(),
         (None, true) => t!("yes (leaf 0x40000000 not read)").to_string(),
@@ -249,7 +246,7 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     }
     let unreported = |leaf: u32| {
         f.unreported(leaf)
-            .map_or_else(|| t!("not reported").to_string(), |w| crate::i18n::library::reason(&w))
+            .map_or_else(|| t!("not reported").to_string(), |w| said(&w))
     };
     let l15 = f.leaf_15.map_or_else(
         || unreported(0x15),
@@ -321,11 +318,7 @@ fn boot_options_text(c: &KernelCmdline) -> String {
 /// marked unstable, how many records were read.
 fn kernel_log_text(l: &KernelLogTsc) -> String {
     let khz = match (l.tsc_khz, l.tsc_khz_message) {
-        (Some(k), Some(m)) => t!(
-            "{khz} kHz ({message})",
-            khz = k,
-            message = crate::i18n::library::reason(m)
-        ),
+        (Some(k), Some(m)) => t!("{khz} kHz ({message})", khz = k, message = said(m)),
         _ => t!("no \"tsc: Detected/Refined\" line").to_string(),
     };
     let unstable = if l.marked_unstable {
@@ -386,7 +379,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
         (Some(k), Some(s)) => t!(
             "TSC frequency sources (ppm vs the frequency in use: {khz} kHz from {source})",
             khz = k,
-            source = crate::i18n::library::reason(s)
+            source = said(s)
         ),
         _ => t!("TSC frequency sources (no frequency in use)").to_string(),
     };
@@ -394,7 +387,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     let label_w = r
         .frequency_sources
         .iter()
-        .map(|s| textwrap::core::display_width(&crate::i18n::library::reason(s.source)))
+        .map(|s| textwrap::core::display_width(&said(s.source)))
         .max()
         .unwrap_or(6)
         .max(textwrap::core::display_width(t!("source")))
@@ -410,14 +403,14 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     for s in &r.frequency_sources {
         let flag = if s.flagged { "!" } else { " " };
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
-        let mut note = crate::i18n::library::reason(&s.note);
+        let mut note = said(&s.note);
         if let Some(u) = s.uncertainty_ppm {
             note = t!("±{ppm} ppm; {note}", ppm = num(u, 2), note = note);
         }
         writeln_escaped!(
             out,
             "  {flag} {}  {:>10}  {:>9}  {note}",
-            pad_right(&crate::i18n::library::reason(s.source), label_w),
+            pad_right(&said(s.source), label_w),
             khz_text(s.khz),
             ppm
         )?;
@@ -451,10 +444,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     super::evidence::write_wrapped(
         out,
         "  ",
-        &t!(
-            "Linux's CPUID rule: {rule}",
-            rule = crate::i18n::library::reason(&r.cpuid_tsc_rule)
-        ),
+        &t!("Linux's CPUID rule: {rule}", rule = said(&r.cpuid_tsc_rule)),
     )
 }
 
@@ -468,32 +458,20 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!("  why: {why}", why = crate::i18n::library::reason(&pg.why))
-    )?;
+    writeln_escaped!(out, "{}", t!("  why: {why}", why = said(&pg.why)))?;
     let cs = &r.clockscope_frequency;
     let cs_line = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!(
-            "{khz} kHz ({source})",
-            khz = k,
-            source = crate::i18n::library::reason(s)
-        ),
+        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = said(s)),
         _ => t!("no frequency").to_string(),
     };
     writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!("  why: {why}", why = crate::i18n::library::reason(&cs.why))
-    )?;
+    writeln_escaped!(out, "{}", t!("  why: {why}", why = said(&cs.why)))?;
     writeln_escaped!(
         out,
         "{}",
         t!(
             "  cross-check: {evidence}",
-            evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence)
+            evidence = said(&r.frequency_agreement.evidence)
         )
     )
 }
