@@ -189,27 +189,50 @@ const MAX_DEPTH: usize = 8;
 
 /// The most specific msgids that match `s` (the most literal text), said
 /// in the current language; of those, the one that leaves the least English
-/// (`{what}: {why}` and `{first}; {second}` both match `a: b; c`).
+/// (`{what}: {why}` and `{first}; {second}` both match `a: b; c`). When the
+/// most specific ones leave the sentence as it was (a joiner such as
+/// `{packages}, {dies}, {cores}, {cpus}` that happens to fit a sentence
+/// with three commas), the next most specific are tried: for the whole
+/// sentence only (`depth` 0), so that text no msgid fits (a kernel's own
+/// words, with many separators) costs no more than one lookup per part.
 fn translate(s: &str, depth: usize) -> Option<String> {
-    let mut best: Vec<(&Shape, Vec<(&'static str, &str)>)> = Vec::new();
+    let mut found: Vec<(&Shape, Vec<(&'static str, &str)>)> = Vec::new();
+    // Inside a sentence only the most specific msgids are wanted.
+    let most_specific_only = depth > 0;
     for shape in shapes() {
-        if best.first().is_some_and(|(b, _)| b.literal_len > shape.literal_len) {
+        if most_specific_only && found.first().is_some_and(|(b, _)| b.literal_len > shape.literal_len) {
             continue;
         }
         let mut caps = Vec::new();
         if matches(&shape.pieces, s, &mut caps) {
-            if best.first().is_some_and(|(b, _)| b.literal_len < shape.literal_len) {
-                best.clear();
+            if most_specific_only && found.first().is_some_and(|(b, _)| b.literal_len < shape.literal_len) {
+                found.clear();
             }
-            best.push((shape, caps));
+            found.push((shape, caps));
         }
     }
+    // Most literal text first; the order of the msgids within a length.
+    found.sort_by_key(|(shape, _)| std::cmp::Reverse(shape.literal_len));
     let said = |text: &str| text.chars().filter(|c| !c.is_ascii()).count();
-    best.into_iter()
-        .map(|(shape, caps)| fill(shape, caps, depth))
-        .enumerate()
-        .max_by_key(|(i, text)| (said(text), std::cmp::Reverse(*i)))
-        .map(|(_, text)| text)
+    let mut fallback = None;
+    let mut rest = found.as_slice();
+    while let Some((first, _)) = rest.first() {
+        let len = first.literal_len;
+        let same = rest.iter().take_while(|(shape, _)| shape.literal_len == len).count();
+        let (group, after) = rest.split_at(same);
+        rest = after;
+        let best = group
+            .iter()
+            .map(|(shape, caps)| fill(shape, caps.clone(), depth))
+            .enumerate()
+            .max_by_key(|(i, text)| (said(text), std::cmp::Reverse(*i)))
+            .map(|(_, text)| text)?;
+        if best != s || depth > 0 {
+            return Some(best);
+        }
+        fallback.get_or_insert(best);
+    }
+    fallback
 }
 
 /// `shape`'s translation with its parts `caps`, each said in turn.

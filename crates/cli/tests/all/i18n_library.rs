@@ -589,6 +589,9 @@ fn ntp_calibration_interference_and_the_explain_model_are_russian() {
          inside the noise",
         clockscope_cli::commands::check::judge::DEFAULT_BASELINE_SOURCE,
         "partial result: interrupted after 1.3 s of 10 s",
+        "6 slices (75 ms in all), one before the first run of each of the server's pairs (of alternating order), so \
+         the model and the server sample the same time; each slice pinned to the CPU the server's backend last ran \
+         on (CPU 0: 10 pairs, CPU 1: 20 pairs)",
         "CLOCK_REALTIME was stepped 2 time(s) during the window (first +1000.000 ms at 3.2 s: settimeofday, \
          clock_settime or an NTP step): no rate against REALTIME",
     ] {

@@ -3,9 +3,10 @@
 //! reported, the perf page, the calibrations, the drift's notes, NTP, a
 //! run's interference (clockscope_system::interference, check's repeats)
 //! and the EXPLAIN model's instrumentation, interval and sampling text
-//! (clockscope_pg::predict::executor_loop), marked for the catalog (the
-//! NO_KERNEL sentence and PostgreSQL's frequency are also t! messages of
-//! commands::tsc). See [`super`] for the lookup.
+//! (clockscope_pg::predict::executor_loop, clockscope_explain's pinning),
+//! marked for the catalog (the NO_KERNEL sentence and PostgreSQL's
+//! frequency are also t! messages of commands::tsc). See [`super`] for
+//! the lookup.
 
 use crate::n_;
 
@@ -158,4 +159,9 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("against REALTIME: the counter's rate as NTP-disciplined time sees it (true time only when NTP is synchronised)"),
     n_!("against MONOTONIC_RAW: the kernel's undisciplined clock; with clocksource tsc it is the TSC itself scaled by the kernel, so this checks the kernel's arithmetic"),
     n_!("{khz} kHz ({source})"),
+    n_!("each slice pinned to {what} ({cpus})"),
+    n_!("slices pinned to {what} where they could be ({cpus}; not pinned: {n} pairs)"),
+    n_!("the CPU the server's backend last ran on"),
+    n_!("CPU {cpu_n}: {n} pairs"),
+    n_!("CPU {cpu_n}: {n} pairs, {rest}"),
 ];
