@@ -19,7 +19,8 @@
 //! sentence itself, byte for byte; then the translation is filled with them.
 //! A part that is itself a marked sentence (a verdict inside an answer, an
 //! amount in ns) is translated the same way; a placeholder named `n` or
-//! `…_n` takes only a number, printed with the locale's decimal separator.
+//! `…_n` takes only a number, printed with the locale's decimal separator,
+//! and one named `x` or `…_x` only a hexadecimal `0x…` number, as written.
 //! Of several msgids that match, the one with the most literal text wins. A
 //! sentence no msgid matches stays English, so a library that rewords a
 //! sentence never gets a wrong translation, only an untranslated one
@@ -38,7 +39,18 @@ use std::fmt::Display;
 use std::sync::OnceLock;
 
 mod errors;
+mod kernel_log;
 mod sentences;
+mod tsc;
+
+/// Every module's marked msgids.
+fn all_msgids() -> impl Iterator<Item = &'static &'static str> {
+    sentences::MSGIDS
+        .iter()
+        .chain(errors::MSGIDS)
+        .chain(kernel_log::MSGIDS)
+        .chain(tsc::MSGIDS)
+}
 
 /// One part of a msgid: literal text or a named placeholder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +100,7 @@ fn split(msgid: &'static str) -> Vec<Piece> {
 fn shapes() -> &'static [Shape] {
     static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
     SHAPES.get_or_init(|| {
-        sentences::MSGIDS
-            .iter()
-            .chain(errors::MSGIDS)
+        all_msgids()
             .map(|&msgid| {
                 let pieces = split(msgid);
                 let literal_len = pieces
@@ -115,6 +125,18 @@ fn numeric(name: &str) -> bool {
     name == "n" || name.ends_with("_n")
 }
 
+/// Whether placeholder `name` takes only a hexadecimal number (`0x1f`): a
+/// CPUID leaf, family or model, which then cannot swallow the clause after
+/// it (`... leaf is {max_x}); ...`).
+fn hexadecimal(name: &str) -> bool {
+    name == "x" || name.ends_with("_x")
+}
+
+fn is_hex(s: &str) -> bool {
+    s.strip_prefix("0x")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn is_number(s: &str) -> bool {
     let s = s.strip_prefix(['+', '-']).unwrap_or(s);
     let (int, frac) = s.split_once('.').unwrap_or((s, "0"));
@@ -131,7 +153,7 @@ fn matches<'s>(pieces: &[Piece], s: &'s str, caps: &mut Vec<(&'static str, &'s s
         None => s.is_empty(),
         Some((Piece::Lit(l), rest)) => s.strip_prefix(l.as_str()).is_some_and(|s| matches(rest, s, caps)),
         Some((Piece::Hole(name), rest)) => {
-            let ok = |part: &str| !numeric(name) || is_number(part);
+            let ok = |part: &str| (!numeric(name) || is_number(part)) && (!hexadecimal(name) || is_hex(part));
             match rest.first() {
                 None => {
                     if !ok(s) {
@@ -167,27 +189,50 @@ const MAX_DEPTH: usize = 8;
 
 /// The most specific msgids that match `s` (the most literal text), said
 /// in the current language; of those, the one that leaves the least English
-/// (`{what}: {why}` and `{first}; {second}` both match `a: b; c`).
+/// (`{what}: {why}` and `{first}; {second}` both match `a: b; c`). When the
+/// most specific ones leave the sentence as it was (a joiner such as
+/// `{packages}, {dies}, {cores}, {cpus}` that happens to fit a sentence
+/// with three commas), the next most specific are tried: for the whole
+/// sentence only (`depth` 0), so that text no msgid fits (a kernel's own
+/// words, with many separators) costs no more than one lookup per part.
 fn translate(s: &str, depth: usize) -> Option<String> {
-    let mut best: Vec<(&Shape, Vec<(&'static str, &str)>)> = Vec::new();
+    let mut found: Vec<(&Shape, Vec<(&'static str, &str)>)> = Vec::new();
+    // Inside a sentence only the most specific msgids are wanted.
+    let most_specific_only = depth > 0;
     for shape in shapes() {
-        if best.first().is_some_and(|(b, _)| b.literal_len > shape.literal_len) {
+        if most_specific_only && found.first().is_some_and(|(b, _)| b.literal_len > shape.literal_len) {
             continue;
         }
         let mut caps = Vec::new();
         if matches(&shape.pieces, s, &mut caps) {
-            if best.first().is_some_and(|(b, _)| b.literal_len < shape.literal_len) {
-                best.clear();
+            if most_specific_only && found.first().is_some_and(|(b, _)| b.literal_len < shape.literal_len) {
+                found.clear();
             }
-            best.push((shape, caps));
+            found.push((shape, caps));
         }
     }
+    // Most literal text first; the order of the msgids within a length.
+    found.sort_by_key(|(shape, _)| std::cmp::Reverse(shape.literal_len));
     let said = |text: &str| text.chars().filter(|c| !c.is_ascii()).count();
-    best.into_iter()
-        .map(|(shape, caps)| fill(shape, caps, depth))
-        .enumerate()
-        .max_by_key(|(i, text)| (said(text), std::cmp::Reverse(*i)))
-        .map(|(_, text)| text)
+    let mut fallback = None;
+    let mut rest = found.as_slice();
+    while let Some((first, _)) = rest.first() {
+        let len = first.literal_len;
+        let same = rest.iter().take_while(|(shape, _)| shape.literal_len == len).count();
+        let (group, after) = rest.split_at(same);
+        rest = after;
+        let best = group
+            .iter()
+            .map(|(shape, caps)| fill(shape, caps.clone(), depth))
+            .enumerate()
+            .max_by_key(|(i, text)| (said(text), std::cmp::Reverse(*i)))
+            .map(|(_, text)| text)?;
+        if best != s || depth > 0 {
+            return Some(best);
+        }
+        fallback.get_or_insert(best);
+    }
+    fallback
 }
 
 /// `shape`'s translation with its parts `caps`, each said in turn.
@@ -197,6 +242,8 @@ fn fill(shape: &Shape, caps: Vec<(&'static str, &str)>, depth: usize) -> String 
         .map(|(name, part)| {
             let said = if numeric(name) {
                 localize_number(part.to_string())
+            } else if hexadecimal(name) {
+                part.to_string()
             } else if depth < MAX_DEPTH {
                 translate(part, depth + 1).unwrap_or_else(|| part.to_string())
             } else {
@@ -285,7 +332,7 @@ pub fn cross_cpu_summary(r: &CrossCpuReport) -> String {
 
 /// Every marked msgid (the tests check their shapes).
 pub fn msgids() -> impl Iterator<Item = &'static str> {
-    sentences::MSGIDS.iter().chain(errors::MSGIDS).copied()
+    all_msgids().copied()
 }
 
 /// Whether a marked msgid puts two placeholders side by side (which the

@@ -52,6 +52,8 @@ fn every_marked_msgid_is_found_by_its_own_english_and_translated() {
                     let v = format!("{}.5", i + 7);
                     let said = with_language(ru(), || localize_number(v.clone()));
                     (n, v, said)
+                } else if n == "x" || n.ends_with("_x") {
+                    (n, format!("0x{:x}", i + 0x1a), format!("0x{:x}", i + 0x1a))
                 } else {
                     (n, format!("Q{i}"), format!("Q{i}"))
                 }
@@ -271,4 +273,328 @@ fn tempfile_dir() -> std::path::PathBuf {
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// The first run of four English words in a row in `s` (punctuation around
+/// a word ignored), or `None`: a Russian sentence keeps only names, flags
+/// and quoted log text in Latin letters, never a clause.
+fn english_run(s: &str) -> Option<String> {
+    let mut run: Vec<&str> = Vec::new();
+    for w in s.split_whitespace() {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()) {
+            run.push(w);
+            if run.len() >= 4 {
+                return Some(run.join(" "));
+            }
+        } else {
+            run.clear();
+        }
+    }
+    None
+}
+
+/// `english` said in Russian, with no English clause left.
+fn assert_all_russian(english: &str) {
+    let said = with_language(ru(), || reason(english));
+    assert!(has_cyrillic(&said), "{english:?} stayed {said:?}");
+    assert_eq!(english_run(&said), None, "{english:?} is partly English: {said:?}");
+}
+
+mod kernel_log_meanings {
+    use super::*;
+    use clockscope_system::kernel_log::meaning::event_meaning;
+    use clockscope_system::kernel_log::{Facts, Kind, Machine};
+
+    const KINDS: [Kind; 53] = [
+        Kind::WatchdogMarkedUnstable,
+        Kind::WatchdogSkewReported,
+        Kind::WatchdogRetried,
+        Kind::WatchdogReadbackUnstable,
+        Kind::WatchdogSkewTestSkipped,
+        Kind::WatchdogLongReadout,
+        Kind::WatchdogCoarseCheck,
+        Kind::ClocksourceSyncCheck,
+        Kind::ClocksourceSyncAhead,
+        Kind::ClocksourceSyncBehind,
+        Kind::ClocksourceSyncDurations,
+        Kind::ClocksourceSyncNotEnoughCpus,
+        Kind::ClocksourceSwitched,
+        Kind::OverrideNotHrt,
+        Kind::OverrideUnstableNotHrt,
+        Kind::OverrideDeferred,
+        Kind::ClocksourceRegistered,
+        Kind::TscDetectedProcessor,
+        Kind::TscDetectedTsc,
+        Kind::TscRefined,
+        Kind::TscFastCalibrationOk,
+        Kind::TscFastCalibrationFailed,
+        Kind::TscPitUnable,
+        Kind::TscNoReference,
+        Kind::TscReferenceFailed,
+        Kind::TscReferenceCalibration,
+        Kind::TscPitMatches,
+        Kind::TscPitValue,
+        Kind::TscPitDeviates,
+        Kind::TscMarkedUnstable,
+        Kind::TscRecalibrateMismatch,
+        Kind::TscRecalibrated,
+        Kind::TscAsyncResets,
+        Kind::TscSyncPassed,
+        Kind::TscSyncWarp,
+        Kind::TscSyncSkipped,
+        Kind::TscAdjustForceZero,
+        Kind::TscAdjustNotForced,
+        Kind::TscAdjustDiffers,
+        Kind::TscAdjustSynchronize,
+        Kind::TscAdjustRestored,
+        Kind::TscAdjustCompensate,
+        Kind::HypervisorDetected,
+        Kind::ParavirtKernel,
+        Kind::KvmClock,
+        Kind::XenVersion,
+        Kind::HypervFeatures,
+        Kind::HypervisorTscFrequency,
+        Kind::FirmwareBugP0,
+        Kind::TscDeadlineTimer,
+        Kind::TscUnstableAfterBoot,
+        Kind::SchedClockUnstable,
+        Kind::ArchTimer,
+    ];
+
+    /// Fails to compile when the library adds a kind that [`KINDS`] lacks.
+    #[allow(dead_code)]
+    fn listed(k: Kind) {
+        use Kind as K;
+        match k {
+            K::WatchdogMarkedUnstable
+            | K::WatchdogSkewReported
+            | K::WatchdogRetried
+            | K::WatchdogReadbackUnstable
+            | K::WatchdogSkewTestSkipped
+            | K::WatchdogLongReadout
+            | K::WatchdogCoarseCheck
+            | K::ClocksourceSyncCheck
+            | K::ClocksourceSyncAhead
+            | K::ClocksourceSyncBehind
+            | K::ClocksourceSyncDurations
+            | K::ClocksourceSyncNotEnoughCpus
+            | K::ClocksourceSwitched
+            | K::OverrideNotHrt
+            | K::OverrideUnstableNotHrt
+            | K::OverrideDeferred
+            | K::ClocksourceRegistered
+            | K::TscDetectedProcessor
+            | K::TscDetectedTsc
+            | K::TscRefined
+            | K::TscFastCalibrationOk
+            | K::TscFastCalibrationFailed
+            | K::TscPitUnable
+            | K::TscNoReference
+            | K::TscReferenceFailed
+            | K::TscReferenceCalibration
+            | K::TscPitMatches
+            | K::TscPitValue
+            | K::TscPitDeviates
+            | K::TscMarkedUnstable
+            | K::TscRecalibrateMismatch
+            | K::TscRecalibrated
+            | K::TscAsyncResets
+            | K::TscSyncPassed
+            | K::TscSyncWarp
+            | K::TscSyncSkipped
+            | K::TscAdjustForceZero
+            | K::TscAdjustNotForced
+            | K::TscAdjustDiffers
+            | K::TscAdjustSynchronize
+            | K::TscAdjustRestored
+            | K::TscAdjustCompensate
+            | K::HypervisorDetected
+            | K::ParavirtKernel
+            | K::KvmClock
+            | K::XenVersion
+            | K::HypervFeatures
+            | K::HypervisorTscFrequency
+            | K::FirmwareBugP0
+            | K::TscDeadlineTimer
+            | K::TscUnstableAfterBoot
+            | K::SchedClockUnstable
+            | K::ArchTimer => {}
+        }
+    }
+
+    /// Every (kind, message, facts) whose meaning differs: each kind with no
+    /// facts, the facts a meaning names, and the message texts a meaning
+    /// reads (the reasons the kernel gives, every clocksource switched to).
+    fn cases() -> Vec<(Kind, String, Facts)> {
+        let mut out: Vec<(Kind, String, Facts)> = KINDS.iter().map(|&k| (k, String::new(), Facts::default())).collect();
+        let facts = |f: fn(&mut Facts)| {
+            let mut x = Facts::default();
+            f(&mut x);
+            x
+        };
+        for k in [Kind::WatchdogRetried, Kind::WatchdogSkewTestSkipped] {
+            out.push((k, String::new(), facts(|f| f.watchdog = Some("hpet".into()))));
+        }
+        for k in [Kind::OverrideNotHrt, Kind::OverrideUnstableNotHrt] {
+            out.push((k, String::new(), facts(|f| f.clocksource = Some("tsc".into()))));
+        }
+        for k in [Kind::HypervisorDetected, Kind::ParavirtKernel] {
+            for h in ["bare hardware", "KVM"] {
+                let f = Facts {
+                    hypervisor: Some(h.to_string()),
+                    ..Facts::default()
+                };
+                out.push((k, String::new(), f));
+            }
+        }
+        out.push((
+            Kind::ClocksourceRegistered,
+            String::new(),
+            facts(|f| f.clocksource = Some("kvm-clock".into())),
+        ));
+        for why in [
+            "clocksource watchdog",
+            "check_tsc_sync_source failed",
+            "cpufreq changes",
+            "TSC halts in idle",
+            "running on Hyper-V",
+            "could not calculate TSC khz",
+            "unsynchronized TSC",
+            "backwards tsc",
+            "boot parameter",
+            "gremlins",
+        ] {
+            out.push((
+                Kind::TscMarkedUnstable,
+                format!("tsc: Marking TSC unstable due to {why}"),
+                Facts::default(),
+            ));
+        }
+        for cs in [
+            "tsc",
+            "tsc-early",
+            "kvm-clock",
+            "xen",
+            "hyperv_clocksource_tsc_page",
+            "arch_sys_counter",
+            "hyperv_clocksource_msr",
+            "hpet",
+            "acpi_pm",
+            "jiffies",
+            "other_clock",
+        ] {
+            out.push((
+                Kind::ClocksourceSwitched,
+                format!("clocksource: Switched to clocksource {cs}"),
+                Facts::default(),
+            ));
+        }
+        for cs in ["tsc", "tsc-early", "hpet"] {
+            out.push((
+                Kind::WatchdogMarkedUnstable,
+                format!(
+                    "clocksource: timekeeping watchdog on CPU0: Marking clocksource '{cs}' as unstable because the \
+                     skew is too large:"
+                ),
+                Facts::default(),
+            ));
+        }
+        for line in [
+            "TSC deadline timer available",
+            "TSC_DEADLINE disabled due to Errata; please update microcode to version: 0xb2 (or later)",
+        ] {
+            out.push((Kind::TscDeadlineTimer, line.to_string(), Facts::default()));
+        }
+        out
+    }
+
+    #[test]
+    fn every_meaning_of_every_kernel_log_event_kind_is_russian() {
+        let mut said = 0;
+        for (kind, message, facts) in cases() {
+            for machine in [Machine::BareMetal, Machine::Guest, Machine::Unknown] {
+                let meaning = event_meaning(kind, &message, &facts, machine);
+                if meaning.is_empty() {
+                    continue;
+                }
+                assert_eq!(in_english(|| reason(&meaning)), meaning);
+                if meaning.ends_with("gremlins. clock_gettime no longer reads it") {
+                    // The kernel's own reason is quoted as it wrote it.
+                    let ru = with_language(ru(), || reason(&meaning));
+                    assert!(
+                        ru.starts_with("ядро перестало доверять TSC: причина по словам ядра: gremlins"),
+                        "{ru}"
+                    );
+                    continue;
+                }
+                assert_all_russian(&meaning);
+                said += 1;
+            }
+        }
+        assert!(said > 150, "{said} meanings");
+    }
+}
+
+#[test]
+fn the_tsc_reports_of_every_recorded_cpuid_dump_are_russian() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../system/tests/data/cpuid");
+    let mut dumps: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    dumps.sort();
+    assert!(dumps.len() >= 10, "{dumps:?}");
+    for dump in &dumps {
+        let o = run(
+            &["tsc", "-v", "--cpuid-dump", dump.to_str().unwrap()],
+            &[("LANG", "ru_RU.UTF-8")],
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(!text.is_empty(), "{dump:?}: {}", String::from_utf8_lossy(&o.stderr));
+        // The report's lines, each sentence whole (the wrap joined again);
+        // the dump's own header names its file and format.
+        let joined = text.lines().skip(1).map(str::trim).collect::<Vec<_>>().join(" ");
+        assert_eq!(english_run(&joined), None, "{dump:?}:\n{text}");
+    }
+}
+
+#[test]
+fn ntp_calibration_interference_and_the_explain_model_are_russian() {
+    use clockscope_system::linux::ntp::{NtpState, RawTimex};
+    for (state, status, freq) in [(0, 0, 65536 * 12), (0, 0, -65536 * 3), (0, 0x40, 0), (5, 0x40, 655)] {
+        let n = NtpState::from_raw(&RawTimex {
+            state,
+            status,
+            freq,
+            maxerror: 16_000,
+            esterror: 120,
+            offset: 0,
+        });
+        assert_all_russian(&n.meaning);
+    }
+    for english in [
+        "converged: within 0.412 ppm over a 187.500 ms window (target 1 ppm)",
+        "converged to 3.033 ppm over a 13.517 ms window, above the 1 ppm target: budget spent",
+        "did not converge: the budget ended before a second anchor was read (12 reads; budget spent)",
+        "converged: 3 estimates in a row within 100 ppm of the previous one, after 3001 passes",
+        "45.0% of the run lost in 120 gaps > 1000 ns; 31 of 32 cgroup periods throttled (2.30 s); steal 0.03 s; \
+         40 involuntary context switches",
+        "3 runs within the 1 s budget, kept run 2 (0.25 s)",
+        "6 slices (90 ms in all) pinned to CPUs 0, 1 in turn; the pairs of CPU 1, which ran the plain work fastest \
+         (CPU 0: TIMING OFF row 38.0 ns, 1.52x, +19.0 ns per row)",
+        "95% interval 18.2 to 20.4 ns, +-5.6%",
+        "not resolved: the 95% interval of the difference, -1.5 to 3.0 ns per row, includes 0: TIMING ON's cost is \
+         inside the noise",
+        clockscope_cli::commands::check::judge::DEFAULT_BASELINE_SOURCE,
+        "partial result: interrupted after 1.3 s of 10 s",
+        "6 slices (75 ms in all), one before the first run of each of the server's pairs (of alternating order), so \
+         the model and the server sample the same time; each slice pinned to the CPU the server's backend last ran \
+         on (CPU 0: 10 pairs, CPU 1: 20 pairs)",
+        "CLOCK_REALTIME was stepped 2 time(s) during the window (first +1000.000 ms at 3.2 s: settimeofday, \
+         clock_settime or an NTP step): no rate against REALTIME",
+    ] {
+        assert_all_russian(english);
+    }
 }

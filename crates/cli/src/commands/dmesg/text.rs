@@ -235,7 +235,11 @@ fn write_every_event(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             writeln_escaped!(out, "      {d}")?;
         }
         if !e.meaning.is_empty() {
-            writeln_escaped!(out, "      {}", t!("meaning: {meaning}", meaning = e.meaning))?;
+            writeln_escaped!(
+                out,
+                "      {}",
+                t!("meaning: {meaning}", meaning = crate::i18n::library::reason(&e.meaning))
+            )?;
         }
     }
     write_not_kept(out, s)

@@ -223,7 +223,7 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
         "read cost: mean read without interference gaps (as in check), median of the rounds; EXPLAIN: predicted \
          count(*) slowdown at {row} ns/row ({source}).",
         row = crate::i18n::localize_number(r.baseline_row_ns.to_string()),
-        source = r.baseline_source
+        source = crate::i18n::library::reason(&r.baseline_source)
     );
     writeln!(out, "{legend}")
 }

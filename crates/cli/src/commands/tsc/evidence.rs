@@ -61,7 +61,7 @@ pub fn write_kernel_messages(
         if let Some(last) = &m.last_message {
             write_wrapped(out, &inner, &t!("last: \"{message}\"", message = last))?;
         }
-        write_wrapped(out, &inner, &m.meaning)?;
+        write_wrapped(out, &inner, &crate::i18n::library::reason(&m.meaning))?;
     }
     Ok(())
 }
@@ -85,7 +85,7 @@ pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>
                 maximum = n.maximum_error_us
             );
             write_wrapped(out, indent, &state)?;
-            write_wrapped(out, indent, &n.meaning)
+            write_wrapped(out, indent, &crate::i18n::library::reason(&n.meaning))
         }
     }
 }
@@ -140,7 +140,7 @@ pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     for n in &d.notes {
-        write_wrapped(out, "  ", n)?;
+        write_wrapped(out, "  ", &crate::i18n::library::reason(n))?;
     }
     Ok(())
 }

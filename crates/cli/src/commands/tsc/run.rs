@@ -79,7 +79,11 @@ fn measure_drift(seconds: u64, nominal_hz: f64) -> anyhow::Result<DriftReport> {
     exit::install_interrupt_handler();
     let _ = writeln!(
         std::io::stderr(),
-        "measuring the counter's drift for {seconds} s (Ctrl-C stops it with a partial result)"
+        "{}",
+        crate::t!(
+            "measuring the counter's drift for {seconds} s (Ctrl-C stops it with a partial result)",
+            seconds = seconds
+        )
     );
     let plan = DriftPlan::new(seconds, nominal_hz);
     clockscope_system::counter::drift::measure_native_drift(&plan, exit::interrupted)

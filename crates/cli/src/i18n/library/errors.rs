@@ -130,7 +130,6 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("{error} (give a saved log: clockscope dmesg FILE)"),
     n_!("this CPU has no CPUID ({why})"),
     n_!("no TSC frequency in use to measure against ({why})"),
-    n_!("analysing a CPUID dump"),
     n_!("{first} and {second} are the same file: give each output its own file"),
     n_!("no CPU counter on this architecture"),
     n_!("the CPU reports no TSC (CPUID 1 EDX bit 4)"),
@@ -173,6 +172,4 @@ pub(super) const MSGIDS: &[&str] = &[
     n_!("malformed `cpuid -r` leaf line (expected `0xLEAF 0xSUB:`)"),
     n_!("malformed `cpuid -r` leaf line (needs eax, ebx, ecx and edx)"),
     n_!("malformed InstLatX64/AIDA64 leaf line (expected EAX-EBX-ECX-EDX, 8 hex digits each)"),
-    n_!("no \"tsc: Detected/Refined\" line in {n} records"),
-    n_!("the perf page's time_mult is 0"),
 ];

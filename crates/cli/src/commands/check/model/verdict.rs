@@ -76,12 +76,12 @@ impl ExplainPrediction {
             (Some(e), Some(v)) => crate::t!(
                 "{ns} ns per row per node ({interval}; the model's TIMING OFF row {row} ns, {sampling})",
                 ns = crate::i18n::signed(v, 1),
-                interval = e.interval_text,
+                interval = crate::i18n::library::reason(&e.interval_text),
                 row = crate::i18n::num(e.work_ns_per_row, 1),
-                sampling = e.sampling
+                sampling = crate::i18n::library::reason(&e.sampling)
             ),
-            (Some(e), None) => e.status.clone(),
-            (None, _) => self.status.clone(),
+            (Some(e), None) => crate::i18n::library::reason(&e.status),
+            (None, _) => crate::i18n::library::reason(&self.status),
         }
     }
 }

@@ -188,15 +188,19 @@ pub(super) fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Re
         let repeats = if repeats.is_empty() {
             repeats
         } else {
-            format!("; {repeats}")
+            format!("; {}", crate::i18n::library::reason(&repeats))
         };
         let seen = match c.noise() {
-            Some(why) => Some(t!("noisy: {why}{repeats}", why = why, repeats = repeats)),
+            Some(why) => Some(t!(
+                "noisy: {why}{repeats}",
+                why = crate::i18n::library::reason(why),
+                repeats = repeats
+            )),
             None if i.runs > 1 => {
                 let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
                 Some(t!(
                     "clean after repeats (run 1 noisy: {first}){repeats}",
-                    first = first,
+                    first = crate::i18n::library::reason(first),
                     repeats = repeats
                 ))
             }

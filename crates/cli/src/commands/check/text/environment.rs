@@ -202,7 +202,7 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         e.ntp.as_ref().ok_or(e.ntp_unavailable.as_deref().unwrap_or("not read")),
     )?;
     if !e.kernel_messages.is_empty() {
-        writeln!(out, "  kernel log")?;
+        writeln!(out, "  {}", t!("kernel log"))?;
         crate::commands::tsc::evidence::write_kernel_messages(out, "    ", &e.kernel_messages, e.machine)?;
     }
     Ok(())

@@ -141,7 +141,7 @@ fn write_explain(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             "{baseline}: {ns} ns/row with TIMING OFF ({source})",
             baseline = baseline,
             ns = num(v.baseline_row_ns, 2),
-            source = v.baseline_source
+            source = crate::i18n::library::reason(&v.baseline_source)
         );
         full_item(out, "EXPLAIN ANALYZE", &line)?;
     }

@@ -44,15 +44,15 @@ pub(super) fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         if let Some(e) = &c.executor_loop {
             let line = t!(
                 "{headline} per row per node with TIMING ON, {interval}; {instrumentation}",
-                headline = e.headline(),
-                interval = e.interval_text,
-                instrumentation = e.instrumentation
+                headline = crate::i18n::library::reason(&e.headline()),
+                interval = crate::i18n::library::reason(&e.interval_text),
+                instrumentation = crate::i18n::library::reason(&e.instrumentation)
             );
             writeln!(out, "  {:<34} {line}", c.clock)?;
             let status = if e.resolved {
                 String::new()
             } else {
-                format!("; {}", e.status)
+                format!("; {}", crate::i18n::library::reason(&e.status))
             };
             let line = t!(
                 "model: median {median} ns, {pairs} pairs of {rows} rows, work {work} ns/row ({steps} steps), \
@@ -62,7 +62,7 @@ pub(super) fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 rows = e.rows_per_round,
                 work = num(e.work_ns_per_row, 1),
                 steps = e.work_steps,
-                sampling = e.sampling,
+                sampling = crate::i18n::library::reason(&e.sampling),
                 status = status
             );
             writeln!(out, "  {:<34} {line}", "")?;

@@ -55,7 +55,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
         (Some(k), Some(s)) => t!(
             "TSC frequency sources (ppm vs the frequency in use: {khz} kHz from {source})",
             khz = k,
-            source = s
+            source = crate::i18n::library::reason(s)
         ),
         _ => t!("TSC frequency sources (no frequency in use)").to_string(),
     };
@@ -63,7 +63,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     let label_w = r
         .frequency_sources
         .iter()
-        .map(|s| s.source.len())
+        .map(|s| textwrap::core::display_width(&crate::i18n::library::reason(s.source)))
         .max()
         .unwrap_or(6)
         .max(textwrap::core::display_width(t!("source")))
@@ -79,14 +79,14 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     for s in &r.frequency_sources {
         let flag = if s.flagged { "!" } else { " " };
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
-        let mut note = s.note.clone();
+        let mut note = crate::i18n::library::reason(&s.note);
         if let Some(u) = s.uncertainty_ppm {
             note = t!("±{ppm} ppm; {note}", ppm = num(u, 2), note = note);
         }
         writeln_escaped!(
             out,
             "  {flag} {}  {:>10}  {:>9}  {note}",
-            pad_right(s.source, label_w),
+            pad_right(&crate::i18n::library::reason(s.source), label_w),
             khz_text(s.khz),
             ppm
         )?;
@@ -117,7 +117,14 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
             ),
         )?;
     }
-    crate::commands::tsc::evidence::write_wrapped(out, "  ", &t!("Linux's CPUID rule: {rule}", rule = r.cpuid_tsc_rule))
+    crate::commands::tsc::evidence::write_wrapped(
+        out,
+        "  ",
+        &t!(
+            "Linux's CPUID rule: {rule}",
+            rule = crate::i18n::library::reason(&r.cpuid_tsc_rule)
+        ),
+    )
 }
 
 /// The frequency PostgreSQL 19 would use and the one clockscope uses, and why.
@@ -130,17 +137,32 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
-    writeln_escaped!(out, "{}", t!("  why: {why}", why = pg.why))?;
-    let cs = &r.clockscope_frequency;
-    let cs_line = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!("{khz} kHz ({source})", khz = k, source = s),
-        _ => t!("no frequency").to_string(),
-    };
-    writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
-    writeln_escaped!(out, "{}", t!("  why: {why}", why = cs.why))?;
     writeln_escaped!(
         out,
         "{}",
-        t!("  cross-check: {evidence}", evidence = r.frequency_agreement.evidence)
+        t!("  why: {why}", why = crate::i18n::library::reason(&pg.why))
+    )?;
+    let cs = &r.clockscope_frequency;
+    let cs_line = match (cs.khz, cs.source_label) {
+        (Some(k), Some(s)) => t!(
+            "{khz} kHz ({source})",
+            khz = k,
+            source = crate::i18n::library::reason(s)
+        ),
+        _ => t!("no frequency").to_string(),
+    };
+    writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!("  why: {why}", why = crate::i18n::library::reason(&cs.why))
+    )?;
+    writeln_escaped!(
+        out,
+        "{}",
+        t!(
+            "  cross-check: {evidence}",
+            evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence)
+        )
     )
 }

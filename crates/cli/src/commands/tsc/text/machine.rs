@@ -131,7 +131,10 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     let Some(f) = &r.cpuid else { return Ok(()) };
     writeln_escaped!(out, "{}", t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
-    let flag = |leaf: u32, b: bool| f.unreported(leaf).unwrap_or_else(|| yes_no(b).to_string());
+    let flag = |leaf: u32, b: bool| {
+        f.unreported(leaf)
+            .map_or_else(|| yes_no(b).to_string(), |w| crate::i18n::library::reason(&w))
+    };
     let hv = match (&f.hypervisor, f.hypervisor_bit) {
         (_, false) => t!("no").to_string(),
         (None, true) => t!("yes (leaf 0x40000000 not read)").to_string(),
@@ -160,7 +163,10 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     for (name, bits, value) in &rows {
         writeln_escaped!(out, "  {}{}{value}", pad_right(name, name_w), pad_right(bits, where_w))?;
     }
-    let unreported = |leaf: u32| f.unreported(leaf).unwrap_or_else(|| t!("not reported").to_string());
+    let unreported = |leaf: u32| {
+        f.unreported(leaf)
+            .map_or_else(|| t!("not reported").to_string(), |w| crate::i18n::library::reason(&w))
+    };
     let l15 = f.leaf_15.map_or_else(
         || unreported(0x15),
         |l| {
@@ -231,7 +237,11 @@ fn boot_options_text(c: &KernelCmdline) -> String {
 /// marked unstable, how many records were read.
 fn kernel_log_text(l: &KernelLogTsc) -> String {
     let khz = match (l.tsc_khz, l.tsc_khz_message) {
-        (Some(k), Some(m)) => t!("{khz} kHz ({message})", khz = k, message = m),
+        (Some(k), Some(m)) => t!(
+            "{khz} kHz ({message})",
+            khz = k,
+            message = crate::i18n::library::reason(m)
+        ),
         _ => t!("no \"tsc: Detected/Refined\" line").to_string(),
     };
     let unstable = if l.marked_unstable {
