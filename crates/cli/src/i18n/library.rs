@@ -38,6 +38,7 @@ use clockscope_system::crosscpu::{CrossCpuReport, Verdict};
 use std::fmt::Display;
 use std::sync::OnceLock;
 
+mod arm;
 mod errors;
 mod kernel_log;
 mod sentences;
@@ -49,6 +50,7 @@ fn all_msgids() -> impl Iterator<Item = &'static &'static str> {
         .iter()
         .chain(errors::MSGIDS)
         .chain(kernel_log::MSGIDS)
+        .chain(arm::MSGIDS)
         .chain(tsc::MSGIDS)
 }
 

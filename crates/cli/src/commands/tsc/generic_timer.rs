@@ -93,12 +93,12 @@ fn write_frequency(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()
             ppm = signed(r.disagreement_ppm.unwrap_or(0.0), 1),
             uncertainty = num(r.calibration_uncertainty_ppm.unwrap_or(0.0), 1)
         ),
-        (None, Some(why)) => t!("did not converge: {why}", why = why),
+        (None, Some(why)) => t!("did not converge: {why}", why = crate::i18n::library::reason(why)),
         (None, None) => t!("not run").to_string(),
     };
     line(out, t!("calibration"), &calibration)?;
     if let Some(w) = &r.coarse_warning {
-        line(out, t!("warning"), w)?;
+        line(out, t!("warning"), &crate::i18n::library::reason(w))?;
     }
     Ok(())
 }
@@ -151,9 +151,9 @@ fn write_errata(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
             "{scope}; {cpus}; detected by {detected}",
             scope = scope,
             cpus = cpus,
-            detected = e.detected_by
+            detected = &e.detected_by
         );
-        writeln_escaped!(out, "  {}: {} ({line})", e.id, e.problem)?;
+        writeln_escaped!(out, "  {}: {} ({line})", e.id, crate::i18n::library::reason(e.problem))?;
     }
     Ok(())
 }
@@ -177,11 +177,13 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
         .unwrap_or(0)
         .max(6);
     for reason in &r.reasons {
+        let reason = crate::i18n::library::reason(reason);
         writeln_escaped!(out, "  {}  {reason}", pad_right(t!("NOT OK"), mark_w))?;
     }
     let note = t!("note");
     let note_w = textwrap::core::display_width(note).max(4) + 4;
     for n in &r.notes {
+        let n = crate::i18n::library::reason(n);
         writeln_escaped!(out, "  {}{n}", pad_right(note, note_w))?;
     }
     writeln_escaped!(
@@ -229,5 +231,42 @@ mod tests {
             textwrap::core::display_width(&l[..l.len() - l[2 + label.len()..].trim_start().len()])
         };
         assert_eq!(value_col("используется"), value_col("калибровка"), "{text}");
+    }
+    #[test]
+    fn an_erratum_core_and_a_coarse_counter_in_russian() {
+        // Cortex-A73 r0p2 (ARM erratum 858921 affects 64-bit reads), a 1 MHz
+        // counter (coarse) and neither a device tree nor ACPI tables: the
+        // reasons, the erratum, Linux's workaround and the unchecked firmware
+        // all come from clockscope_system::arm in English.
+        let root = FakeRoot::new();
+        for cpu in 0..2 {
+            root.write(
+                &format!("sys/devices/system/cpu/cpu{cpu}/regs/identification/midr_el1"),
+                "0x00000000410fd092\n",
+            );
+        }
+        let r = clockscope_system::arm::gather(root.path(), 1_000_000, None);
+        let ru = crate::i18n::Lang::from_code("ru").unwrap();
+        let mut out = Vec::new();
+        crate::i18n::with_language(ru, || write(&mut out, &r)).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for said in [
+            "грубый: отдельные чтения бесполезны для EXPLAIN",
+            "Cortex-A73 (все",
+            "858921, процессоры 0-1",
+            "Linux заменяет свои чтения счётчика",
+            "не найдены ни дерево устройств, ни таблицы ACPI",
+        ] {
+            assert!(text.contains(said), "{said}:\n{text}");
+        }
+        for english in [
+            "not checked",
+            "Linux replaces",
+            "all revisions",
+            "single reads useless",
+            "CPUs 0-1",
+        ] {
+            assert!(!text.contains(english), "{english}:\n{text}");
+        }
     }
 }
