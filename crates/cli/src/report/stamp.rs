@@ -52,6 +52,11 @@ impl ReportStamp {
             schema_version,
         }
     }
+
+    /// `report` with this stamp beside it.
+    pub fn on<'a, T>(&'a self, report: &'a T) -> Stamped<'a, T> {
+        Stamped { stamp: self, report }
+    }
 }
 
 /// The host name (gethostname(2)); `unknown` when it cannot be read.

@@ -92,13 +92,7 @@ pub fn run(args: &ClocksArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let counter = environment::quick_counter(root, &linux);
     let report = gather(&counter);
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    renderer(args.format)(
-        out,
-        &Stamped {
-            stamp: &stamp,
-            report: &report,
-        },
-    )?;
+    renderer(args.format)(out, &stamp.on(&report))?;
     Ok(crate::exit::OK)
 }
 

@@ -83,7 +83,7 @@ pub fn write_json(out: &mut dyn Write, m: &Stamped<'_, Outcome>) -> io::Result<(
         summary: o.note.clone().unwrap_or_else(|| o.report.summary()),
         exit_code: o.exit_code(),
     };
-    crate::report::json::write(out, &Stamped { stamp, report: &j })
+    crate::report::json::write(out, &stamp.on(&j))
 }
 
 #[derive(Serialize, schemars::JsonSchema)]
@@ -113,11 +113,5 @@ pub fn write_plan_json(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io
         cgroup_cpuset: CpuListFileJson::new(&context.cgroup_cpuset),
         covered_cpus: p.covered().cpus().collect(),
     };
-    crate::report::json::write(
-        out,
-        &Stamped {
-            stamp: m.stamp,
-            report: &j,
-        },
-    )
+    crate::report::json::write(out, &m.stamp.on(&j))
 }

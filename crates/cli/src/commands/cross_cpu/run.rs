@@ -238,13 +238,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
             context: &context,
             cpus_from,
         };
-        render(
-            out,
-            &Stamped {
-                stamp: &stamp,
-                report: &view,
-            },
-        )?;
+        render(out, &stamp.on(&view))?;
         return Ok(exit::OK);
     }
     if let Some(why) = &plan.extended {
@@ -257,13 +251,7 @@ pub fn run(args: &CrossCpuArgs, out: &mut dyn std::io::Write) -> anyhow::Result<
 
 fn write_outcome(args: &CrossCpuArgs, outcome: &Outcome, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let stamp = ReportStamp::now(crate::commands::cross_cpu::model::SCHEMA_VERSION);
-    renderer(args.format, args.verbose.verbose)(
-        out,
-        &Stamped {
-            stamp: &stamp,
-            report: outcome,
-        },
-    )?;
+    renderer(args.format, args.verbose.verbose)(out, &stamp.on(outcome))?;
     Ok(())
 }
 

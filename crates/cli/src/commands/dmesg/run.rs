@@ -126,13 +126,7 @@ pub fn run(args: &DmesgArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         verbose: args.verbose.verbose,
     };
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    renderer(args.format)(
-        out,
-        &Stamped {
-            stamp: &stamp,
-            report: &report,
-        },
-    )?;
+    renderer(args.format)(out, &stamp.on(&report))?;
     Ok(if report.summary.act { exit::PROBLEM } else { exit::OK })
 }
 

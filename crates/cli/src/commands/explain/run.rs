@@ -163,13 +163,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
         Err(e) => return Err(e.into()),
     };
     let stamp = ReportStamp::now(clockscope_explain::report::SCHEMA_VERSION);
-    renderer(args.format, args.verbose.verbose)(
-        out,
-        &Stamped {
-            stamp: &stamp,
-            report: &report,
-        },
-    )?;
+    renderer(args.format, args.verbose.verbose)(out, &stamp.on(&report))?;
     Ok(exit_code(&report))
 }
 

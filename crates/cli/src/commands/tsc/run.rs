@@ -140,13 +140,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 report: timer,
                 drift: drift.as_ref(),
             };
-            generic_timer_renderer(args.format)(
-                out,
-                &Stamped {
-                    stamp: &stamp,
-                    report: &output,
-                },
-            )?;
+            generic_timer_renderer(args.format)(out, &stamp.on(&output))?;
             return Ok(exit_code);
         }
     }
@@ -196,13 +190,7 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         dump: args.cpuid_dump.as_deref(),
     };
     let stamp = ReportStamp::now(SCHEMA_VERSION);
-    renderer(args.format, args.verbose.verbose)(
-        out,
-        &Stamped {
-            stamp: &stamp,
-            report: &output,
-        },
-    )?;
+    renderer(args.format, args.verbose.verbose)(out, &stamp.on(&output))?;
     // Ctrl-C cut the drift window short: the report is printed, labelled partial.
     Ok(if partial { exit::INTERRUPTED } else { exit::OK })
 }
