@@ -48,6 +48,11 @@ pub fn write_header(out: &mut dyn Write, stamp: &ReportStamp) -> io::Result<()> 
     writeln!(out, "{}", header_line(stamp))
 }
 
+/// Writes `text`, escaped (untrusted text in it is shown, never obeyed), and a newline.
+pub fn write_line(out: &mut dyn Write, text: &str) -> io::Result<()> {
+    writeln!(out, "{}", escape_untrusted(text))
+}
+
 /// How a check is printed: the one formatter behind every report's check lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckStyle {

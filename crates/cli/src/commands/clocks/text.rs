@@ -4,6 +4,7 @@
 use crate::commands::clocks::model::{ClocksReport, PROBE_NS};
 use crate::i18n::{num, pad_left, pad_right};
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 use crate::t;
 use std::io::Write;
 
@@ -70,25 +71,23 @@ pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, ClocksReport>) -> std::io
         }
     }
     if let Some(k) = r.counter_frequency_khz {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "counter frequency: {khz} kHz ({source})",
                 khz = k,
                 source = r
                     .counter_frequency_source
                     .as_deref()
                     .map_or_else(|| t!("unknown source").to_string(), crate::i18n::library::reason)
-            )
+            ),
         )?;
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "ns; step = smallest non-zero difference seen in a {ms} ms run; tick = one counter period.",
             ms = PROBE_NS / 1_000_000
-        )
+        ),
     )
 }

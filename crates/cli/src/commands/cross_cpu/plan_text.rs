@@ -6,6 +6,7 @@ use super::text::{cpu_list, label, ms, package_label, pair_mode_name};
 use crate::commands::cross_cpu::model::PlanView;
 use crate::i18n::num;
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 use crate::{t, tn};
 use clockscope_system::crosscpu::plan::{PlanGroup, Representative};
 use clockscope_system::crosscpu::{PairKind, Plan};
@@ -49,7 +50,7 @@ pub fn write_plan_text(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io
     write_plan_pairs(out, p, cpus_from)?;
     write_plan_tests(out, p)?;
     writeln!(out)?;
-    writeln_escaped!(out, "{}", t!("By package:"))?;
+    write_line(out, t!("By package:"))?;
     table(
         out,
         1,
@@ -57,10 +58,9 @@ pub fn write_plan_text(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io
         &group_rows(&p.groups),
     )?;
     writeln!(out)?;
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("Pairs, in test order (offsets will be CPU b's clock minus CPU a's):")
+        t!("Pairs, in test order (offsets will be CPU b's clock minus CPU a's):"),
     )?;
     let rows: Vec<Vec<String>> = p
         .pairs

@@ -18,6 +18,7 @@ use super::table::table;
 use crate::commands::cross_cpu::model::Outcome;
 use crate::i18n::num;
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 pub use crate::report::text::Detail;
 use crate::{t, tn};
 use clockscope_system::counter::calibrate::Calibration;
@@ -129,7 +130,7 @@ pub fn write(out: &mut dyn Write, o: &Outcome, detail: Detail) -> io::Result<()>
     write_cpus(out, o, detail)?;
     if let Some(note) = &o.note {
         writeln!(out)?;
-        return writeln_escaped!(out, "{}", t!("Nothing to measure: {note}.", note = note));
+        return write_line(out, &t!("Nothing to measure: {note}.", note = note));
     }
     write_calibration(out, o)?;
     write_topology(out, r, detail)?;
@@ -155,26 +156,23 @@ pub fn write(out: &mut dyn Write, o: &Outcome, detail: Detail) -> io::Result<()>
         write_problems(out, o)?;
     }
     if r.interrupted {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM).")
+            t!("Interrupted: the results above are what was measured before Ctrl-C (or SIGTERM)."),
         )?;
     }
     if detail == Detail::Screen {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!("Every pair's table and the column legend: clockscope cross-cpu --verbose")
+            t!("Every pair's table and the column legend: clockscope cross-cpu --verbose"),
         )?;
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "Summary: {summary}",
             summary = crate::i18n::library::cross_cpu_summary(r)
-        )
+        ),
     )
 }
 
@@ -308,7 +306,7 @@ fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> 
     }
     if !r.pairs.is_empty() {
         writeln!(out)?;
-        writeln_escaped!(out, "{}", t!("Columns:"))?;
+        write_line(out, t!("Columns:"))?;
         for line in legend() {
             writeln_escaped!(out, "  {line}")?;
         }
@@ -371,20 +369,19 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
         })
         .collect();
     if problems.is_empty() {
-        return writeln_escaped!(out, "{}", t!("Problems: none"));
+        return write_line(out, t!("Problems: none"));
     }
-    writeln_escaped!(out, "{}", t!("Problems ({n} pair clock result(s))", n = problems.len()))?;
+    write_line(out, &t!("Problems ({n} pair clock result(s))", n = problems.len()))?;
     for p in problems.iter().take(MAX_PROBLEM_LINES) {
         writeln_escaped!(out, "  {p}")?;
     }
     if problems.len() > MAX_PROBLEM_LINES {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "  and {n} more (--verbose lists every pair)",
                 n = problems.len() - MAX_PROBLEM_LINES
-            )
+            ),
         )?;
     }
     Ok(())
@@ -408,10 +405,9 @@ pub(super) fn package_label(a: Option<i32>, b: Option<i32>) -> String {
 
 /// The results by package pair: one row per clock and package pair.
 fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<()> {
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("By package (offsets across packages: the higher package's CPU minus the lower's):")
+        t!("By package (offsets across packages: the higher package's CPU minus the lower's):"),
     )?;
     let rows: Vec<Vec<String>> = groups
         .iter()

@@ -10,6 +10,7 @@
 
 use crate::commands::dmesg::model::DmesgReport;
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 use crate::{t, tn};
 use clockscope_system::kernel_log::{Citation, Event, Kind, LogTime, Summary};
 use std::io::{self, Write};
@@ -115,7 +116,7 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         writeln!(out, "{boots}")?;
     }
     if let Some(why) = &r.stopped_early {
-        writeln_escaped!(out, "{}", t!("  read only in part: {why}", why = why))?;
+        write_line(out, &t!("  read only in part: {why}", why = why))?;
     }
     writeln!(out)?;
     if r.verbose {
@@ -127,10 +128,10 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
     write_summary(out, s)?;
     writeln!(out)?;
     let words = super::words::library_words;
-    writeln_escaped!(out, "{}", t!("PostgreSQL: {meaning}", meaning = words(&s.postgres)))?;
-    writeln_escaped!(out, "{}", t!("verdict: {verdict}", verdict = words(&s.verdict)))?;
-    writeln_escaped!(out, "{}", t!("what to do: {advice}", advice = words(&s.advice)))?;
-    writeln_escaped!(out, "{}", t!("next: {command}", command = words(&s.next_command)))
+    write_line(out, &t!("PostgreSQL: {meaning}", meaning = words(&s.postgres)))?;
+    write_line(out, &t!("verdict: {verdict}", verdict = words(&s.verdict)))?;
+    write_line(out, &t!("what to do: {advice}", advice = words(&s.advice)))?;
+    write_line(out, &t!("next: {command}", command = words(&s.next_command)))
 }
 
 /// One row of the timeline: a run of events of one kind (a flapping
@@ -399,7 +400,7 @@ fn write_unstable(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
                 warp = warp_text(first)
             );
             writeln_escaped!(out, "{line}")?;
-            writeln_escaped!(out, "{}", t!("    the last {warp}", warp = warp_text(last)))?;
+            write_line(out, &t!("    the last {warp}", warp = warp_text(last)))?;
         }
     }
     let adjust = |k: Kind| {

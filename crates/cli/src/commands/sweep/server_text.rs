@@ -6,21 +6,21 @@
 
 use crate::commands::sweep::model::{ServerExplain, SweepReport, SweepServer};
 use crate::i18n::{num, pad_left, pad_right};
+use crate::report::text::write_line;
 use crate::t;
 use std::io::{self, Write};
 
 /// Without `--apply`: the server the sweep would measure.
 pub fn write_plan(out: &mut dyn Write, server: &SweepServer) -> io::Result<()> {
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "With --apply it would also run EXPLAIN ANALYZE on {server} ({locality}) under each clocksource, \
              within --max-time {secs} s in all.",
             server = server.server,
             locality = locality_text(&server.locality),
             secs = crate::i18n::localize_number(server.max_time_s.to_string())
-        )
+        ),
     )
 }
 
@@ -60,16 +60,15 @@ pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<
         return Ok(());
     };
     writeln!(out)?;
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "EXPLAIN ANALYZE on the server: PostgreSQL {version}, {server} ({locality}); {workload}.",
             version = server.server_version.as_deref().unwrap_or(t!("(not reached)")),
             server = server.server,
             locality = locality_text(&server.locality),
             workload = what_ran(server)
-        )
+        ),
     )?;
     // Each column as wide as in English, or wider for a longer translated
     // heading; padded by display columns.
@@ -156,15 +155,14 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
         )?;
     }
     if let Some(a) = &server.original_again {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "Control, {original} again at the end (drift between runs): {overhead} per row, {slowdown}.",
                 original = r.original,
                 overhead = overhead(a),
                 slowdown = slowdown(a)
-            )
+            ),
         )?;
     }
     // Before PostgreSQL 19 the system clock is the server's only one: said
@@ -176,7 +174,7 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
             .filter_map(|x| x.server_explain.as_ref())
             .all(|e| e.follows_kernel_clocksource);
     if !server.clock_source_note.is_empty() && (verbose || !only_clock) {
-        writeln_escaped!(out, "{}", t!("Server clock: {note}.", note = server.clock_source_note))?;
+        write_line(out, &t!("Server clock: {note}.", note = server.clock_source_note))?;
     }
     for x in &r.results {
         if let Some(e) = x.server_explain.as_ref().filter(|e| e.result != "resolved") {
@@ -203,7 +201,7 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport, server: &SweepServer, verbo
             continue;
         }
         kinds.push(kind);
-        writeln_escaped!(out, "{}", t!("Server warning, {warning}", warning = w))?;
+        write_line(out, &t!("Server warning, {warning}", warning = w))?;
     }
     if left_out > 0 {
         writeln!(

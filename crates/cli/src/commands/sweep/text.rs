@@ -3,9 +3,9 @@
 
 use crate::commands::sweep::model::{RestoreOutcome, SweepReport, SweepResult};
 use crate::i18n::{num, pad_left, pad_right};
-use crate::report::prometheus::label;
+use crate::report::prometheus::{flag, Families};
+use crate::report::text::write_line;
 use crate::{t, tn};
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// The full human report (`--verbose`): what is available and where it was
@@ -92,14 +92,13 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
             )
         )?;
     } else if !r.clocksource_dir.starts_with("/sys/") {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "Note: {dir} is on the kernel's sysfs (under another name): switching there changes the kernel's \
                  clocksource, as /sys does.",
                 dir = r.clocksource_dir
-            )
+            ),
         )?;
     }
     Ok(())
@@ -108,27 +107,25 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
 /// Without `--apply`: what the sweep would do.
 fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if !r.available.contains(&r.original) {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "--apply would refuse: the clocksource in use, {original}, is not in available_clocksource, so \
                  once switched away it could not be put back.",
                 original = r.original
-            )
+            ),
         )?;
         return writeln!(out, "{}", t!("Nothing was changed."));
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "Would switch to {planned} in turn, measure clock_gettime (CLOCK_MONOTONIC) for {secs} s under each \
              with `clockscope check`'s loop, then put {original} back.",
             planned = r.planned.join(", "),
             secs = crate::i18n::localize_number(r.duration_per_clocksource_s.to_string()),
             original = r.original
-        )
+        ),
     )?;
     writeln!(
         out,
@@ -253,16 +250,15 @@ fn write_intervals(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        tn!(
+        &tn!(
             "Read cost, ns: the median of {n} interleaved rounds with its 95% interval: {rows}.",
             "Read cost, ns: the median of {n} interleaved rounds with its 95% interval: {rows}.",
             r.rounds,
             n = r.rounds,
             rows = rows.join(", ")
-        )
+        ),
     )
 }
 
@@ -275,10 +271,9 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     }
     for x in &r.results {
         if let Some(why) = &x.invalid_reason {
-            writeln_escaped!(
+            write_line(
                 out,
-                "{}",
-                t!("Invalid row {clock}: {why}.", clock = x.clocksource, why = why)
+                &t!("Invalid row {clock}: {why}.", clock = x.clocksource, why = why),
             )?;
         }
     }
@@ -286,7 +281,7 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
         writeln!(out, "{}", t!("Interrupted: the sweep stopped early."))?;
     }
     if let Some(why) = &r.changed_by_others {
-        writeln_escaped!(out, "{}", t!("Stopped: {why}.", why = why))?;
+        write_line(out, &t!("Stopped: {why}.", why = why))?;
     }
     Ok(())
 }
@@ -294,23 +289,18 @@ fn write_notes(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
 /// Whether the original clocksource was put back, or left alone.
 fn write_restore(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
     match r.restore {
-        Some(RestoreOutcome::LeftAlone) => writeln_escaped!(
+        Some(RestoreOutcome::LeftAlone) => write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "Not restored: {current} is in use, put there by someone else after the sweep's last switch, and \
                  is left alone; the original was {original} (echo {original} > {dir}/current_clocksource puts it \
                  back).",
                 current = r.final_clocksource.as_deref().unwrap_or("?"),
                 original = r.original,
                 dir = r.clocksource_dir
-            )
+            ),
         ),
-        _ => writeln_escaped!(
-            out,
-            "{}",
-            t!("Restored: {original} (read back).", original = r.original)
-        ),
+        _ => write_line(out, &t!("Restored: {original} (read back).", original = r.original)),
     }
 }
 
@@ -361,31 +351,6 @@ fn write_recommendation(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> 
     Ok(())
 }
 
-/// `# HELP` and `# TYPE` of gauge `clockscope_sweep_{name}`.
-fn head(s: &mut String, name: &str, help: &str) {
-    let _ = writeln!(s, "# HELP clockscope_sweep_{name} {help}");
-    let _ = writeln!(s, "# TYPE clockscope_sweep_{name} gauge");
-}
-
-/// One sample of gauge `clockscope_sweep_{name}`.
-fn sample(s: &mut String, name: &str, labels: &[(&str, &str)], v: f64) {
-    let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{}\"", label(v))).collect();
-    let lbl = if l.is_empty() {
-        String::new()
-    } else {
-        format!("{{{}}}", l.join(","))
-    };
-    let _ = writeln!(s, "clockscope_sweep_{name}{lbl} {v}");
-}
-
-fn flag(b: bool) -> f64 {
-    if b {
-        1.0
-    } else {
-        0.0
-    }
-}
-
 /// A per-clocksource gauge: its name, help, and value of a row (if it has one).
 type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f64>);
 
@@ -393,45 +358,45 @@ type PerClocksource = (&'static str, &'static str, fn(&SweepResult) -> Option<f6
 fn per_clocksource_gauges() -> [PerClocksource; 9] {
     [
         (
-            "read_cost_ns",
+            "sweep_read_cost_ns",
             "Read cost of clock_gettime under this clocksource (as check's: the mean read without interference gaps; the median of the interleaved rounds), nanoseconds.",
             |x| Some(x.read_cost.median_ns),
         ),
         (
-            "read_cost_low_ns",
+            "sweep_read_cost_low_ns",
             "Lower end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
             |x| x.read_cost.interval.map(|i| i.low),
         ),
         (
-            "read_cost_high_ns",
+            "sweep_read_cost_high_ns",
             "Upper end of the 95% interval of the median read cost under this clocksource, nanoseconds (absent under 6 rounds).",
             |x| x.read_cost.interval.map(|i| i.high),
         ),
         (
-            "avg_loop_ns",
+            "sweep_avg_loop_ns",
             "Average time of one clock_gettime read plus loop bookkeeping under this clocksource, nanoseconds.",
             |x| Some(x.avg_loop_ns),
         ),
         (
-            "p99_ns",
+            "sweep_p99_ns",
             "99th percentile of the successive-read differences, nanoseconds.",
             |x| Some(x.percentiles_ns.p99 as f64),
         ),
-        ("max_ns", "Largest successive-read difference, nanoseconds.", |x| {
+        ("sweep_max_ns", "Largest successive-read difference, nanoseconds.", |x| {
             Some(x.percentiles_ns.max as f64)
         }),
         (
-            "syscall_fallback",
+            "sweep_syscall_fallback",
             "1 when clock_gettime behaves like a syscall under this clocksource, 0 when it stays in the vDSO.",
             |x| Some(flag(x.syscall_fallback.is_some())),
         ),
         (
-            "postgresql_rule_passed",
+            "sweep_postgresql_rule_passed",
             "1 when the system clock passes PostgreSQL's pg_test_timing rule under this clocksource.",
             |x| x.postgresql_rule.as_ref().map(|p| flag(p.passed)),
         ),
         (
-            "explain_slowdown",
+            "sweep_explain_slowdown",
             "Predicted EXPLAIN ANALYZE slowdown of a row-heavy count(*) under this clocksource (ratio).",
             |x| x.explain.as_ref().and_then(|e| e.slowdown),
         ),
@@ -440,95 +405,90 @@ fn per_clocksource_gauges() -> [PerClocksource; 9] {
 
 /// Writes the Prometheus text: gauges prefixed `clockscope_sweep_`, labelled by clocksource.
 pub fn write_prometheus(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
-    out.write_all(prometheus(r).as_bytes())
+    let mut f = Families::new();
+    per_clocksource(&mut f, r, &per_clocksource_gauges());
+    if r.server.is_some() {
+        per_clocksource(&mut f, r, &server_gauges());
+    }
+    clocksource_families(&mut f, r);
+    run_families(&mut f, r);
+    out.write_all(f.out.as_bytes())
 }
 
-/// Gauges prefixed `clockscope_sweep_`, labelled by clocksource.
-fn prometheus(r: &SweepReport) -> String {
-    let mut s = String::new();
-    for (name, help, get) in per_clocksource_gauges() {
-        head(&mut s, name, help);
+/// One family per gauge, a sample per valid row that has a value.
+fn per_clocksource(f: &mut Families, r: &SweepReport, gauges: &[PerClocksource]) {
+    for (name, help, get) in gauges {
+        f.head(name, help);
         // An invalid row measured another clocksource too: no numbers under this name.
         for x in r.results.iter().filter(|x| x.valid) {
             if let Some(v) = get(x) {
-                sample(&mut s, name, &[("clocksource", &x.clocksource)], v);
+                f.sample(name, &[("clocksource", &x.clocksource)], v);
             }
         }
     }
-    if r.server.is_some() {
-        server_families(&mut s, r);
-    }
-    clocksource_families(&mut s, r);
-    run_families(&mut s, r);
-    s
 }
 
 /// `--dsn`: the server's measured EXPLAIN ANALYZE overhead per clocksource.
-fn server_families(s: &mut String, r: &SweepReport) {
-    let gauges: [PerClocksource; 4] = [
+fn server_gauges() -> [PerClocksource; 4] {
+    [
         (
-            "server_overhead_per_row_ns",
+            "sweep_server_overhead_per_row_ns",
             "EXPLAIN ANALYZE's measured overhead per row on the server (--dsn) under this clocksource, nanoseconds.",
             |x| x.server_explain.as_ref().map(|e| e.overhead_per_row_ns),
         ),
         (
-            "server_overhead_per_row_low_ns",
+            "sweep_server_overhead_per_row_low_ns",
             "Lower end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
             |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_low_ns),
         ),
         (
-            "server_overhead_per_row_high_ns",
+            "sweep_server_overhead_per_row_high_ns",
             "Upper end of the 95% interval of that overhead per row, nanoseconds (absent without an interval).",
             |x| x.server_explain.as_ref().and_then(|e| e.overhead_per_row_high_ns),
         ),
         (
-            "server_slowdown",
+            "sweep_server_slowdown",
             "EXPLAIN ANALYZE's measured slowdown (TIMING ON / OFF, the median block) on the server under this clocksource (ratio).",
             |x| x.server_explain.as_ref().map(|e| e.slowdown),
         ),
-    ];
-    for (name, help, get) in gauges {
-        head(s, name, help);
-        for x in r.results.iter().filter(|x| x.valid) {
-            if let Some(v) = get(x) {
-                sample(s, name, &[("clocksource", &x.clocksource)], v);
-            }
-        }
-    }
+    ]
 }
 
 /// Which clocksource was the original, which is recommended, which rows are invalid.
-fn clocksource_families(s: &mut String, r: &SweepReport) {
-    head(
-        s,
-        "original",
+fn clocksource_families(f: &mut Families, r: &SweepReport) {
+    f.head(
+        "sweep_original",
         "1 for the clocksource in use before the sweep (restored after it).",
     );
-    sample(s, "original", &[("clocksource", &r.original)], 1.0);
+    f.sample("sweep_original", &[("clocksource", &r.original)], 1.0);
     if let Some(rec) = &r.recommendation {
-        head(s, "recommended", "1 for the clocksource clockscope recommends.");
-        sample(s, "recommended", &[("clocksource", &rec.clocksource)], 1.0);
+        f.head("sweep_recommended", "1 for the clocksource clockscope recommends.");
+        f.sample("sweep_recommended", &[("clocksource", &rec.clocksource)], 1.0);
     }
-    head(
-        s,
-        "invalid",
+    f.head(
+        "sweep_invalid",
         "1 for a clocksource whose measurement is invalid: the clocksource changed during it, not by the sweep.",
     );
     for x in &r.results {
-        sample(s, "invalid", &[("clocksource", &x.clocksource)], flag(!x.valid));
+        f.sample("sweep_invalid", &[("clocksource", &x.clocksource)], flag(!x.valid));
     }
 }
 
 /// The sweep itself: left alone, applied, interrupted.
-fn run_families(s: &mut String, r: &SweepReport) {
-    head(
-        s,
-        "left_alone",
+fn run_families(f: &mut Families, r: &SweepReport) {
+    f.single(
+        "sweep_left_alone",
         "1 when someone else changed the clocksource under the sweep and it was left in place, not restored.",
+        flag(r.restore == Some(RestoreOutcome::LeftAlone)),
     );
-    sample(s, "left_alone", &[], flag(r.restore == Some(RestoreOutcome::LeftAlone)));
-    head(s, "applied", "1 when clocksources were switched (--apply).");
-    sample(s, "applied", &[], flag(r.applied));
-    head(s, "interrupted", "1 when Ctrl-C or SIGTERM stopped the sweep early.");
-    sample(s, "interrupted", &[], flag(r.interrupted));
+    f.single(
+        "sweep_applied",
+        "1 when clocksources were switched (--apply).",
+        flag(r.applied),
+    );
+    f.single(
+        "sweep_interrupted",
+        "1 when Ctrl-C or SIGTERM stopped the sweep early.",
+        flag(r.interrupted),
+    );
 }

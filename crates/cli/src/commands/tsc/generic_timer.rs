@@ -5,6 +5,7 @@
 use crate::commands::tsc::model::GenericTimerOutput;
 use crate::i18n::{num, pad_right, signed};
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 use crate::t;
 use clockscope_system::arm::{cpu_list, GenericTimerReport};
 use std::io::{self, Write};
@@ -26,7 +27,7 @@ pub fn write(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::report::text).
     let mut fit = crate::report::text::fitted(out);
     let out: &mut dyn Write = &mut fit;
-    writeln_escaped!(out, "{}", t!("ARM generic timer (CNTVCT_EL0)"))?;
+    write_line(out, t!("ARM generic timer (CNTVCT_EL0)"))?;
     writeln!(out)?;
     write_frequency(out, r)?;
     writeln!(out)?;
@@ -112,10 +113,9 @@ fn write_cores(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
     };
     writeln_escaped!(out, "{cores}")?;
     if r.core_types.is_empty() {
-        writeln_escaped!(
+        write_line(
             out,
-            "{}",
-            t!("  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)")
+            t!("  no CPU identification found (no midr_el1 in sysfs, no CPU part lines in /proc/cpuinfo)"),
         )?;
     }
     for c in &r.core_types {
@@ -132,9 +132,9 @@ fn write_cores(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
 
 /// The counter errata known for these cores and firmware.
 fn write_errata(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
-    writeln_escaped!(out, "{}", t!("Counter errata"))?;
+    write_line(out, t!("Counter errata"))?;
     if r.errata.is_empty() {
-        writeln_escaped!(out, "{}", t!("  none known for these cores and firmware"))?;
+        write_line(out, t!("  none known for these cores and firmware"))?;
     }
     for e in &r.errata {
         let scope = if e.affects_aarch64 {
@@ -165,10 +165,9 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
     } else {
         t!("NOT trusted")
     };
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("clockscope: the generic timer is {trusted}", trusted = trusted)
+        &t!("clockscope: the generic timer is {trusted}", trusted = trusted),
     )?;
     let mark_w = [t!("ok"), t!("NOT OK")]
         .iter()
@@ -186,10 +185,9 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
         let n = crate::i18n::library::reason(n);
         writeln_escaped!(out, "  {}{n}", pad_right(note, note_w))?;
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM.")
+        t!("PostgreSQL 19 has no ARM counter support: timing_clock_source=auto uses the system clock on ARM."),
     )
 }
 

@@ -8,6 +8,7 @@
 use super::Detail;
 use crate::commands::tsc::model::TscOutput;
 use crate::i18n::{gettext, pad_right, signed};
+use crate::report::text::write_line;
 use crate::{n_, t};
 use clockscope_system::evidence::Check;
 use clockscope_system::tsc::policy::Reason;
@@ -25,11 +26,7 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> io::R
     } else {
         t!("uses the system clock (SHOW gives 'auto (system)')")
     };
-    writeln_escaped!(
-        out,
-        "{}",
-        t!("PostgreSQL 19 timing_clock_source=auto: {auto}", auto = auto)
-    )?;
+    write_line(out, &t!("PostgreSQL 19 timing_clock_source=auto: {auto}", auto = auto))?;
     match detail {
         Detail::Screen => write_postgresql19_frequency(out, r)?,
         Detail::Full => {
@@ -43,7 +40,7 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> io::R
     } else {
         t!("NOT trusted (a check failed or its evidence is missing)")
     };
-    writeln_escaped!(out, "{}", t!("clockscope: the TSC is {trusted}", trusted = trusted))?;
+    write_line(out, &t!("clockscope: the TSC is {trusted}", trusted = trusted))?;
     if detail == Detail::Full {
         reason_lines(out, &d.reasons)?;
     }
@@ -87,15 +84,14 @@ fn write_postgresql19_frequency(out: &mut dyn Write, r: &TscReport) -> io::Resul
     } else {
         ""
     };
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "  its frequency ({source}): {freq}{check}",
             source = v.frequency_source,
             freq = freq,
             check = check
-        )
+        ),
     )
 }
 
@@ -207,9 +203,9 @@ pub(super) fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Resu
         lines.push(t!("--drift was cut short: its result is partial (see --verbose)").to_string());
     }
     if lines.is_empty() {
-        return writeln_escaped!(out, "{}", t!("Problems: none"));
+        return write_line(out, t!("Problems: none"));
     }
-    writeln_escaped!(out, "{}", t!("Problems"))?;
+    write_line(out, t!("Problems"))?;
     for l in &lines {
         writeln_escaped!(out, "  {l}")?;
     }
@@ -218,10 +214,9 @@ pub(super) fn write_problems(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Resu
 
 /// The one screen's recommendation line.
 pub(super) fn write_recommendation(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("Recommendation: {recommendation}", recommendation = recommendation(r))
+        &t!("Recommendation: {recommendation}", recommendation = recommendation(r)),
     )
 }
 

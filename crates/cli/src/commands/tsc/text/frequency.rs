@@ -5,6 +5,7 @@
 
 use super::{label_width, Detail, SCREEN_LABEL_W};
 use crate::i18n::{num, pad_left, pad_right, signed};
+use crate::report::text::write_line;
 use crate::t;
 use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope_system::tsc::TscReport;
@@ -91,22 +92,17 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
             ppm
         )?;
     }
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!(
+        &t!(
             "  ! = differs from the frequency in use by more than {ppm} ppm (plus a calibration's own uncertainty)",
             ppm = DISAGREEMENT_LIMIT_PPM
-        )
+        ),
     )?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!(
+    write_line(out, t!(
             "  CPUID 0x16, Linux 4.x's crystal table and PostgreSQL's calibration are shown for comparison: they do not count \
              in the agreement check below"
-        )
-    )?;
+        ))?;
     if r.frequency_sources.iter().any(|s| !s.independent) {
         crate::commands::tsc::evidence::write_wrapped(
             out,
@@ -137,11 +133,7 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!("  why: {why}", why = crate::i18n::library::reason(&pg.why))
-    )?;
+    write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&pg.why)))?;
     let cs = &r.clockscope_frequency;
     let cs_line = match (cs.khz, cs.source_label) {
         (Some(k), Some(s)) => t!(
@@ -152,17 +144,12 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         _ => t!("no frequency").to_string(),
     };
     writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
-    writeln_escaped!(
+    write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&cs.why)))?;
+    write_line(
         out,
-        "{}",
-        t!("  why: {why}", why = crate::i18n::library::reason(&cs.why))
-    )?;
-    writeln_escaped!(
-        out,
-        "{}",
-        t!(
+        &t!(
             "  cross-check: {evidence}",
             evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence)
-        )
+        ),
     )
 }

@@ -5,6 +5,7 @@
 
 use super::{heading, label_width, Detail, SCREEN_LABEL_W};
 use crate::i18n::pad_right;
+use crate::report::text::write_line;
 use crate::t;
 use clockscope_system::linux::tsc_messages::Machine;
 use clockscope_system::linux::{KernelCmdline, TscFlags};
@@ -84,13 +85,12 @@ fn machine_line(out: &mut dyn Write, label: &str, value: &str) -> std::io::Resul
 fn write_cpu(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     writeln_escaped!(out, "{}", heading(t!("CPU")))?;
     match &r.cpuid {
-        None => writeln_escaped!(
+        None => write_line(
             out,
-            "{}",
-            t!(
+            &t!(
                 "  no CPUID on this architecture ({arch}): the TSC is x86's",
                 arch = std::env::consts::ARCH
-            )
+            ),
         )?,
         Some(f) => {
             machine_line(out, t!("vendor"), &f.vendor)?;
@@ -129,7 +129,7 @@ fn yes_no(b: bool) -> &'static str {
 /// followed by a blank line; nothing without CPUID.
 fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     let Some(f) = &r.cpuid else { return Ok(()) };
-    writeln_escaped!(out, "{}", t!("CPUID flags"))?;
+    write_line(out, t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
     let flag = |leaf: u32, b: bool| {
         f.unreported(leaf)
@@ -266,7 +266,7 @@ fn kernel_log_text(l: &KernelLogTsc) -> String {
 fn write_linux(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     writeln_escaped!(out, "Linux")?;
     let Some(k) = &r.linux else {
-        return writeln_escaped!(out, "{}", t!("  not read: analysing a CPUID dump"));
+        return write_line(out, t!("  not read: analysing a CPUID dump"));
     };
     machine_line(out, t!("kernel"), &k.kernel_release.describe(|s| s.clone()))?;
     let cs = t!(
@@ -283,7 +283,7 @@ fn write_linux(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     machine_line(out, t!("kernel log"), &k.kernel_log.describe(kernel_log_text))?;
     if let Some(l) = k.kernel_log.found() {
         writeln!(out)?;
-        writeln_escaped!(out, "{}", t!("Kernel log, TSC and clocksource messages"))?;
+        write_line(out, t!("Kernel log, TSC and clocksource messages"))?;
         let machine = match &r.hypervisor {
             Some(_) => Machine::Guest,
             None if r.cpuid.is_some() => Machine::BareMetal,

@@ -21,6 +21,7 @@ mod machine;
 
 use crate::commands::tsc::model::TscOutput;
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 pub use crate::report::text::Detail;
 use crate::t;
 use clockscope_system::tsc::report::ReportSource;
@@ -77,10 +78,9 @@ fn write_report(out: &mut dyn Write, o: &TscOutput<'_>, detail: Detail) -> io::R
     decisions::write_problems(out, o)?;
     writeln!(out)?;
     decisions::write_recommendation(out, r)?;
-    writeln_escaped!(
+    write_line(
         out,
-        "{}",
-        t!("Every check, source and kernel message: clockscope tsc --verbose")
+        t!("Every check, source and kernel message: clockscope tsc --verbose"),
     )
 }
 
@@ -132,7 +132,7 @@ fn write_source(out: &mut dyn Write, r: &TscReport, dump: Option<&Path>) -> std:
 /// The full report's tail: NTP, and the `--drift` result when measured.
 fn write_evidence(out: &mut dyn Write, o: &TscOutput<'_>) -> io::Result<()> {
     writeln!(out)?;
-    writeln_escaped!(out, "{}", t!("NTP (adjtimex, read-only)"))?;
+    write_line(out, t!("NTP (adjtimex, read-only)"))?;
     super::evidence::write_ntp(
         out,
         "  ",
