@@ -48,6 +48,17 @@ pub fn write_header(out: &mut dyn Write, stamp: &ReportStamp) -> io::Result<()> 
     writeln!(out, "{}", header_line(stamp))
 }
 
+/// The widest of `texts` in display columns plus `gap`, and at least `min`:
+/// a column's width.
+pub fn column_width<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, gap: usize, min: usize) -> usize {
+    texts
+        .into_iter()
+        .map(|t| textwrap::core::display_width(t.as_ref()) + gap)
+        .max()
+        .unwrap_or(0)
+        .max(min)
+}
+
 /// Writes `text`, escaped (untrusted text in it is shown, never obeyed), and a newline.
 pub fn write_line(out: &mut dyn Write, text: &str) -> io::Result<()> {
     writeln!(out, "{}", escape_untrusted(text))

@@ -14,7 +14,7 @@ use clockscope::{ClockId, Scale};
 use clockscope_cli::args::CheckFormat;
 use clockscope_cli::commands::check::model::stats::ClockStats;
 use clockscope_cli::commands::sweep::model::{RestoreOutcome, SweepReport};
-use clockscope_cli::commands::sweep::{renderer, sweep, SweepArgs, ROUNDS};
+use clockscope_cli::commands::sweep::{renderer, sweep_with, SweepArgs, ROUNDS};
 use clockscope_system::linux::clocksource::CLOCKSOURCE0;
 use clockscope_system::linux::testing::{FakeRoot, LoggedClocksource};
 use std::sync::Arc;
@@ -66,7 +66,7 @@ impl Fake {
             sysfs_root: self.root.path().to_path_buf(),
             ..args.clone()
         };
-        sweep(&args, self.control.clone(), &self.dir(), euid, m)
+        sweep_with(&args, self.control.clone(), &self.dir(), euid, m, None, None)
     }
 }
 

@@ -4,8 +4,8 @@
 //! looks).
 
 use crate::i18n::{pad_left, pad_right};
+use crate::report::text::column_width;
 use std::io::Write;
-use textwrap::core::display_width;
 
 /// A table: left-aligned first column, right-aligned numbers, left-aligned
 /// last column. When it is wider than a report's 100 columns, it is printed
@@ -13,18 +13,12 @@ use textwrap::core::display_width;
 /// `keys` columns (which say what a row is).
 pub(super) fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
     let n = header.len();
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| display_width(&r[i]))
-            .chain([display_width(header[i])])
-            .max()
-            .unwrap_or(0)
-    };
-    let key_width: usize = (0..keys).map(|i| width(i) + 2).sum();
+    let widths = widths(header, rows);
+    let key_width: usize = widths[..keys].iter().map(|w| w + 2).sum();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut used = 2 + key_width;
-    for i in keys..n {
-        let w = width(i) + 2;
+    for (i, w) in widths.iter().enumerate().skip(keys) {
+        let w = w + 2;
         match groups.last_mut() {
             Some(g) if used + w <= crate::report::text::REPORT_COLUMNS => g.push(i),
             _ => {
@@ -45,18 +39,17 @@ pub(super) fn table(out: &mut dyn Write, keys: usize, header: &[&str], rows: &[V
     Ok(())
 }
 
+/// Each column's width: its widest cell or its heading.
+fn widths(header: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..header.len())
+        .map(|i| column_width(rows.iter().map(|r| r[i].as_str()).chain([header[i]]), 0, 0))
+        .collect()
+}
+
 /// One table that fits as it is; its last column left-aligned when `text_last`.
 fn table_part(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], text_last: bool) -> std::io::Result<()> {
     let n = header.len();
-    let widths: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .map(|r| display_width(&r[i]))
-                .chain([display_width(header[i])])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = widths(header, rows);
     let line = |cells: Vec<&str>| -> String {
         let mut s = String::new();
         for (i, cell) in cells.iter().enumerate() {

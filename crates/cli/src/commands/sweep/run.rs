@@ -46,7 +46,7 @@ use clockscope_system::linux::clocksource::{
     check_restorable, plan, ClocksourceControl, Restored, SwitchLock, SysfsClocksource, CLOCKSOURCE0,
 };
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The live sysfs mount.
@@ -217,20 +217,10 @@ pub fn require_root(euid: u32) -> anyhow::Result<()> {
 /// (`control`, over those under `args.sysfs()`, which the guardian
 /// writes), the effective uid and the measurement. Restores the original
 /// before returning, on every path, unless someone else changed the
-/// clocksource since the sweep's last switch.
-pub fn sweep(
-    args: &SweepArgs,
-    control: Arc<dyn ClocksourceControl>,
-    clocksource_dir: &str,
-    euid: u32,
-    measure_one: Measure<'_>,
-) -> anyhow::Result<SweepReport> {
-    sweep_with(args, control, clocksource_dir, euid, measure_one, None, None)
-}
-
-/// [`sweep`], its guardians holding `lock` too, and with `server`
-/// (`--dsn`) a second pass that measures the server's EXPLAIN ANALYZE
-/// overhead under each clocksource ([`super::server`]) and recommends on it.
+/// clocksource since the sweep's last switch. Its guardians hold `lock`
+/// too; with `server` (`--dsn`) a second pass measures the server's EXPLAIN
+/// ANALYZE overhead under each clocksource ([`super::server`]) and
+/// recommends on it.
 pub fn sweep_with(
     args: &SweepArgs,
     control: Arc<dyn ClocksourceControl>,
@@ -443,9 +433,4 @@ pub fn run(args: &SweepArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     drop(lock);
     renderer(args.format, args.verbose.verbose)(out, &report)?;
     Ok(report.exit_code())
-}
-
-/// The lock file a sweep of `sysfs_root` takes (see [`SwitchLock`]).
-pub fn lock_path(sysfs_root: &Path) -> anyhow::Result<PathBuf> {
-    Ok(SwitchLock::path_for(sysfs_root)?)
 }

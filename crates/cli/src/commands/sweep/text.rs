@@ -71,12 +71,7 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
 fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     // The labels padded to one width, counted in display columns.
     let labels = [t!("Clocksource in use:"), t!("Available:"), t!("Sysfs directory:")];
-    let w = labels
-        .iter()
-        .map(|l| textwrap::core::display_width(l))
-        .max()
-        .unwrap_or(0)
-        + 1;
+    let w = crate::report::text::column_width(labels, 1, 0);
     writeln_escaped!(out, "{}{}", pad_right(labels[0], w), r.original)?;
     writeln_escaped!(out, "{}{}", pad_right(labels[1], w), r.available.join(" "))?;
     if verbose {

@@ -122,12 +122,7 @@ pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
     );
     writeln!(out, "{head}")?;
     let labels = [t!("vs CLOCK_REALTIME"), t!("vs CLOCK_MONOTONIC_RAW")];
-    let w = labels
-        .iter()
-        .map(|l| textwrap::core::display_width(l) + 2)
-        .max()
-        .unwrap_or(0)
-        .max(24);
+    let w = crate::report::text::column_width(labels, 2, 24);
     for (label, rate) in labels.iter().zip([d.vs_realtime.as_ref(), d.vs_monotonic_raw.as_ref()]) {
         write_wrapped(out, "  ", &format!("{}{}", pad_right(label, w), rate_line(rate)))?;
     }

@@ -52,12 +52,7 @@ fn labels() -> [&'static str; 6] {
 
 /// `  label   value` in the frequency block.
 fn line(out: &mut dyn Write, label: &str, value: &str) -> io::Result<()> {
-    let w = labels()
-        .iter()
-        .map(|l| textwrap::core::display_width(l) + 2)
-        .max()
-        .unwrap_or(0)
-        .max(16);
+    let w = crate::report::text::column_width(labels(), 2, 16);
     writeln_escaped!(out, "  {}{value}", pad_right(label, w))
 }
 
@@ -169,12 +164,7 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
         out,
         &t!("clockscope: the generic timer is {trusted}", trusted = trusted),
     )?;
-    let mark_w = [t!("ok"), t!("NOT OK")]
-        .iter()
-        .map(|m| textwrap::core::display_width(m))
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let mark_w = crate::report::text::column_width([t!("ok"), t!("NOT OK")], 0, 6);
     for reason in &r.reasons {
         let reason = crate::i18n::library::reason(reason);
         writeln_escaped!(out, "  {}  {reason}", pad_right(t!("NOT OK"), mark_w))?;

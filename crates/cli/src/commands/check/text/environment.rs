@@ -158,12 +158,7 @@ fn env_label_width() -> usize {
         t!("CPU counter"),
         t!("frequency"),
     ];
-    labels
-        .iter()
-        .map(|l| textwrap::core::display_width(l) + 1)
-        .max()
-        .unwrap_or(0)
-        .max(14)
+    crate::report::text::column_width(labels, 1, 14)
 }
 
 /// The environment's CPU counter (trust, frequency, evidence), NTP and

@@ -196,12 +196,7 @@ fn source_labels() -> [&'static str; 15] {
 
 /// `  label  rest`: a row of a clock source's block.
 fn row(out: &mut dyn Write, label: &str, rest: &str) -> io::Result<()> {
-    let w = source_labels()
-        .iter()
-        .map(|l| textwrap::core::display_width(l) + 2)
-        .max()
-        .unwrap_or(0)
-        .max(28);
+    let w = crate::report::text::column_width(source_labels(), 2, 28);
     writeln!(out, "  {} {rest}", pad_right(label, w))
 }
 

@@ -109,17 +109,8 @@ fn reason_line(c: &Check, mark_w: usize, name_w: usize) -> String {
 }
 
 fn reason_lines(out: &mut dyn Write, reasons: &[Reason]) -> std::io::Result<()> {
-    let name_w = reasons
-        .iter()
-        .map(|r| textwrap::core::display_width(check_name(r.name)))
-        .max()
-        .unwrap_or(0);
-    let mark_w = [t!("ok"), t!("NOT OK")]
-        .iter()
-        .map(|m| textwrap::core::display_width(m))
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let name_w = crate::report::text::column_width(reasons.iter().map(|r| check_name(r.name)), 0, 0);
+    let mark_w = crate::report::text::column_width([t!("ok"), t!("NOT OK")], 0, 6);
     for r in reasons {
         writeln_escaped!(out, "  {}", reason_line(r, mark_w, name_w))?;
     }

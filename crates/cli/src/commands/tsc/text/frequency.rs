@@ -3,8 +3,9 @@
 //! the frequency from every source, in ppm against the one in use, and why
 //! PostgreSQL 19 and clockscope each chose theirs.
 
-use super::{label_width, Detail, SCREEN_LABEL_W};
+use super::{Detail, SCREEN_LABEL_W};
 use crate::i18n::{num, pad_left, pad_right, signed};
+use crate::report::text::column_width;
 use crate::report::text::write_line;
 use crate::t;
 use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
@@ -23,18 +24,17 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> std::
     }
 }
 
+/// The frequency clockscope uses and where it comes from, when it has one.
+fn in_use_text(r: &TscReport) -> Option<String> {
+    let cs = &r.clockscope_frequency;
+    let source = crate::i18n::library::reason(cs.source_label?);
+    Some(t!("{khz} kHz ({source})", khz = cs.khz?, source = source))
+}
+
 /// The one screen's frequency in use, and PostgreSQL 19's when it would
 /// read the TSC.
 fn write_in_use(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
-    let cs = &r.clockscope_frequency;
-    let in_use = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!(
-            "{khz} kHz ({source})",
-            khz = k,
-            source = crate::i18n::library::reason(s)
-        ),
-        _ => t!("none known").to_string(),
-    };
+    let in_use = in_use_text(r).unwrap_or_else(|| t!("none known").to_string());
     writeln_escaped!(out, "{}{in_use}", pad_right(t!("Frequency"), SCREEN_LABEL_W))?;
     let pg = &r.postgresql_frequency;
     if let (true, Some(k), Some(s)) = (pg.tsc_usable, pg.khz, pg.source) {
@@ -61,14 +61,11 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
         _ => t!("TSC frequency sources (no frequency in use)").to_string(),
     };
     writeln_escaped!(out, "{head}")?;
-    let label_w = r
+    let labels = r
         .frequency_sources
         .iter()
-        .map(|s| textwrap::core::display_width(&crate::i18n::library::reason(s.source)))
-        .max()
-        .unwrap_or(6)
-        .max(textwrap::core::display_width(t!("source")))
-        .max(6);
+        .map(|s| crate::i18n::library::reason(s.source));
+    let label_w = column_width(labels.chain([t!("source").into()]), 0, 6);
     writeln_escaped!(
         out,
         "    {}  {}  {}  {}",
@@ -125,7 +122,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
 
 /// The frequency PostgreSQL 19 would use and the one clockscope uses, and why.
 fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
-    let w = label_width(&[t!("PostgreSQL 19 would use"), t!("clockscope uses")], 26);
+    let w = column_width([t!("PostgreSQL 19 would use"), t!("clockscope uses")], 2, 26);
     let pg = &r.postgresql_frequency;
     let pg_line = match (pg.tsc_usable, pg.khz, pg.source) {
         (false, _, _) => t!("no TSC").to_string(),
@@ -135,14 +132,7 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
     write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&pg.why)))?;
     let cs = &r.clockscope_frequency;
-    let cs_line = match (cs.khz, cs.source_label) {
-        (Some(k), Some(s)) => t!(
-            "{khz} kHz ({source})",
-            khz = k,
-            source = crate::i18n::library::reason(s)
-        ),
-        _ => t!("no frequency").to_string(),
-    };
+    let cs_line = in_use_text(r).unwrap_or_else(|| t!("no frequency").to_string());
     writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
     write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&cs.why)))?;
     write_line(

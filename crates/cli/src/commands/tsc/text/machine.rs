@@ -3,8 +3,9 @@
 //! (leaves 0x15 and 0x16 with them), and the kernel's evidence with its TSC
 //! and clocksource messages.
 
-use super::{heading, label_width, Detail, SCREEN_LABEL_W};
+use super::{heading, Detail, SCREEN_LABEL_W};
 use crate::i18n::pad_right;
+use crate::report::text::column_width;
 use crate::report::text::write_line;
 use crate::t;
 use clockscope_system::linux::tsc_messages::Machine;
@@ -77,7 +78,7 @@ fn machine_labels() -> [&'static str; 10] {
 
 /// `  label   value` in the CPU and Linux blocks.
 fn machine_line(out: &mut dyn Write, label: &str, value: &str) -> std::io::Result<()> {
-    let w = label_width(&machine_labels(), 24);
+    let w = column_width(machine_labels(), 2, 24);
     writeln_escaped!(out, "  {}{value}", pad_right(label, w))
 }
 
@@ -158,8 +159,8 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
         ("TSC_ADJUST", t!("(7.0 EBX bit 1)"), flag(7, f.tsc_adjust)),
         (t!("hypervisor"), t!("(1 ECX bit 31)"), hv),
     ];
-    let name_w = label_width(&rows.iter().map(|r| r.0).collect::<Vec<_>>(), 16);
-    let where_w = label_width(&rows.iter().map(|r| r.1).collect::<Vec<_>>(), 25);
+    let name_w = column_width(rows.iter().map(|r| r.0), 2, 16);
+    let where_w = column_width(rows.iter().map(|r| r.1), 2, 25);
     for (name, bits, value) in &rows {
         writeln_escaped!(out, "  {}{}{value}", pad_right(name, name_w), pad_right(bits, where_w))?;
     }

@@ -152,14 +152,3 @@ pub(super) fn heading(label: &str) -> String {
     c.next()
         .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
-
-/// The width of a column of labels `labels` (at least `min`, and two
-/// columns more than the widest in the report's language).
-fn label_width(labels: &[&str], min: usize) -> usize {
-    labels
-        .iter()
-        .map(|l| textwrap::core::display_width(l) + 2)
-        .max()
-        .unwrap_or(0)
-        .max(min)
-}
