@@ -59,6 +59,27 @@ pub fn column_width<S: AsRef<str>>(texts: impl IntoIterator<Item = S>, gap: usiz
         .max(min)
 }
 
+/// A table's column widths: each its heading's display width, at least its
+/// `mins` (the English widths).
+pub fn head_widths(heads: &[&str], mins: &[usize]) -> Vec<usize> {
+    heads
+        .iter()
+        .zip(mins)
+        .map(|(h, m)| textwrap::core::display_width(h).max(*m))
+        .collect()
+}
+
+/// A table's row: `first` left-aligned to `widths[0]`, then each of `rest`
+/// right-aligned to its width after a space.
+pub fn table_row<S: AsRef<str>>(first: &str, rest: &[S], widths: &[usize]) -> String {
+    let mut row = crate::i18n::pad_right(first, widths[0]);
+    for (cell, w) in rest.iter().zip(&widths[1..]) {
+        row.push(' ');
+        row.push_str(&crate::i18n::pad_left(cell.as_ref(), *w));
+    }
+    row
+}
+
 /// Writes `text`, escaped (untrusted text in it is shown, never obeyed), and a newline.
 pub fn write_line(out: &mut dyn Write, text: &str) -> io::Result<()> {
     writeln!(out, "{}", escape_untrusted(text))

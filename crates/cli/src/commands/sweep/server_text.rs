@@ -6,7 +6,7 @@
 
 use crate::commands::sweep::model::{ServerExplain, SweepReport, SweepServer};
 use crate::i18n::{num, pad_left, pad_right};
-use crate::report::text::write_line;
+use crate::report::text::{head_widths, table_row, write_line};
 use crate::t;
 use std::io::{self, Write};
 
@@ -79,16 +79,8 @@ pub fn write(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<
         t!("slowdown (95% interval)"),
         t!("pairs"),
     ];
-    let mut cols = [name_width(r), 10, 36, 24, 6];
-    for (c, h) in cols.iter_mut().zip(heads) {
-        *c = (*c).max(textwrap::core::display_width(h));
-    }
-    let mut head = pad_right(heads[0], cols[0]);
-    for (h, c) in heads.iter().zip(cols).skip(1) {
-        head.push(' ');
-        head.push_str(&pad_left(h, c));
-    }
-    writeln!(out, "{head}")?;
+    let cols = head_widths(&heads, &[name_width(r), 10, 36, 24, 6]);
+    writeln!(out, "{}", table_row(heads[0], &heads[1..], &cols))?;
     for x in r.results.iter() {
         let name = pad_right(&x.clocksource, cols[0]);
         let cost = pad_left(&t!("{value} ns", value = num(x.read_cost.median_ns, 1)), cols[1]);

@@ -2,9 +2,9 @@
 //! is the report serialised, documented in docs/schema/sweep.schema.json).
 
 use crate::commands::sweep::model::{RestoreOutcome, SweepReport, SweepResult};
-use crate::i18n::{num, pad_left, pad_right};
+use crate::i18n::{num, pad_right};
 use crate::report::prometheus::{flag, Families};
-use crate::report::text::write_line;
+use crate::report::text::{column_width, head_widths, table_row, write_line};
 use crate::{t, tn};
 use std::io::{self, Write};
 
@@ -147,27 +147,10 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
         "EXPLAIN",
     ];
     let (pass, fail) = (t!("pass"), t!("FAIL"));
-    let dw = textwrap::core::display_width;
-    let mut cols = [
-        crate::commands::sweep::server_text::name_width(r),
-        10,
-        10,
-        9,
-        10,
-        13,
-        8,
-        9,
-    ];
-    for (c, h) in cols.iter_mut().zip(heads) {
-        *c = (*c).max(dw(h));
-    }
-    cols[6] = cols[6].max(dw(pass)).max(dw(fail));
-    let mut head = pad_right(heads[0], cols[0]);
-    for (h, c) in heads.iter().zip(cols).skip(1) {
-        head.push(' ');
-        head.push_str(&pad_left(h, c));
-    }
-    writeln!(out, "{head}")?;
+    let name_w = crate::commands::sweep::server_text::name_width(r);
+    let mut cols = head_widths(&heads, &[name_w, 10, 10, 9, 10, 13, 8, 9]);
+    cols[6] = column_width([pass, fail], 0, cols[6]);
+    writeln!(out, "{}", table_row(heads[0], &heads[1..], &cols))?;
     let ns = |v: String| t!("{value} ns", value = v);
     for x in &r.results {
         if !x.valid {
@@ -201,12 +184,7 @@ fn write_table(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Resul
                 .and_then(|e| e.slowdown)
                 .map_or("-".to_string(), |x| format!("{}x", num(x, 2))),
         ];
-        let mut row = pad_right(&x.clocksource, cols[0]);
-        for (v, c) in cells.iter().zip(&cols[1..]) {
-            row.push(' ');
-            row.push_str(&pad_left(v, *c));
-        }
-        writeln_escaped!(out, "{row}")?;
+        writeln_escaped!(out, "{}", table_row(&x.clocksource, &cells, &cols))?;
     }
     if !verbose {
         return Ok(());

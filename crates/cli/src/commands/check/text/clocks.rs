@@ -7,11 +7,11 @@
 use super::{interference_words, measured_time, write_skipped_and_names, Detail};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
-use crate::i18n::{num, pad_left, pad_right};
+use crate::i18n::num;
+use crate::report::text::{column_width, head_widths, table_row};
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
-use textwrap::core::display_width;
 
 /// Writes the clocks table at `detail`.
 pub(super) fn write(out: &mut dyn Write, r: &CheckReport, detail: Detail) -> io::Result<()> {
@@ -79,30 +79,11 @@ fn write_table(
     min_widths: &[usize],
     cells: impl Fn(&ClockStats) -> Vec<String>,
 ) -> io::Result<()> {
-    let mut w: Vec<usize> = heads
-        .iter()
-        .zip(min_widths)
-        .map(|(h, m)| display_width(h).max(*m))
-        .collect();
-    w[0] = r
-        .clocks
-        .iter()
-        .map(|c| display_width(&c.name))
-        .max()
-        .unwrap_or(0)
-        .max(w[0]);
-    let mut head = format!("  {}", pad_right(heads[0], w[0]));
-    for (h, w) in heads.iter().zip(&w).skip(1) {
-        head.push(' ');
-        head.push_str(&pad_left(h, *w));
-    }
-    writeln!(out, "{head}")?;
+    let mut w = head_widths(heads, min_widths);
+    w[0] = column_width(r.clocks.iter().map(|c| &c.name), 0, w[0]);
+    writeln!(out, "  {}", table_row(heads[0], &heads[1..], &w))?;
     for c in &r.clocks {
-        let mut row = format!("  {}", pad_right(&esc(&c.name), w[0]));
-        for (cell, w) in cells(c).iter().zip(&w[1..]) {
-            row.push(' ');
-            row.push_str(&pad_left(cell, *w));
-        }
+        let mut row = format!("  {}", table_row(&esc(&c.name), &cells(c), &w));
         if c.interrupted {
             row.push_str(t!("  (interrupted)"));
         }

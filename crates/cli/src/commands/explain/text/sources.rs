@@ -10,6 +10,7 @@
 use super::{opt, thousands, value, Detail};
 use crate::commands::explain::words;
 use crate::i18n::{num, pad_left, pad_right};
+use crate::report::text::{head_widths, table_row};
 use crate::{t, tn};
 use clockscope_explain::report::{QueryBreakdown, Resolution, SourceResult};
 use clockscope_explain::Report;
@@ -35,13 +36,9 @@ fn write_table(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         t!("95% interval"),
         t!("predicted"),
     ];
-    let w = columns(&heads);
-    let mut line = pad_right(heads[0], w[0]);
-    for (h, w) in heads.iter().zip(w).skip(1) {
-        line.push(' ');
-        line.push_str(&pad_left(h, w));
-    }
-    writeln!(out, "{line}")?;
+    // Each as wide as its heading in this language, at least as in English.
+    let w = head_widths(&heads, &[12, 12, 9, 17, 9, 18, 10]);
+    writeln!(out, "{}", table_row(heads[0], &heads[1..], &w))?;
     for s in &r.clock_sources {
         write_row(out, s, &w)?;
     }
@@ -73,20 +70,10 @@ fn write_blocks(out: &mut dyn Write, r: &Report) -> io::Result<()> {
     Ok(())
 }
 
-/// The table's column widths: each as wide as its heading in this
-/// language, at least as in English.
-fn columns(heads: &[&str; 7]) -> [usize; 7] {
-    let mut w = [12, 12, 9, 17, 9, 18, 10];
-    for (w, h) in w.iter_mut().zip(heads) {
-        *w = (*w).max(textwrap::core::display_width(h));
-    }
-    w
-}
-
 /// One clock source's row: TIMING OFF, then the estimate with its
 /// interval when it is stated, else why not (the estimate is in
 /// `--verbose` and the JSON, labelled).
-fn write_row(out: &mut dyn Write, s: &SourceResult, w: &[usize; 7]) -> io::Result<()> {
+fn write_row(out: &mut dyn Write, s: &SourceResult, w: &[usize]) -> io::Result<()> {
     let predicted = s
         .predicted_slowdown
         .map_or("-".to_string(), |p| format!("{}x", num(p, 2)));
