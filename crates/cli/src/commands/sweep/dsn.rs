@@ -42,6 +42,7 @@ pub const DEFAULT_MAX_TIME_PER_CLOCKSOURCE_S: f64 = 60.0;
 const CLOCK_MEASURE_NS: u64 = 100_000_000;
 
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "EXPLAIN ANALYZE on a local server")]
 pub struct SweepServerArgs {
     /// With --apply, also run `clockscope explain`'s measurement on this PostgreSQL server under each
     /// clocksource (after the switch is read back): its real EXPLAIN ANALYZE overhead per row and slowdown, with
@@ -50,31 +51,20 @@ pub struct SweepServerArgs {
     /// must be on this machine (a unix socket or a loopback address): a remote one is refused. On PostgreSQL 19
     /// `timing_clock_source = system` is measured under each clocksource (the one a kernel clocksource changes)
     /// and `tsc` once, as the reference.
-    #[arg(long, value_name = "CONNINFO", help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(long, value_name = "CONNINFO")]
     pub dsn: Option<String>,
 
     /// As `explain --rows`: rows in each run's TEMP table (1..=1000000000; default 1000000).
-    #[arg(
-        long,
-        requires = "dsn",
-        allow_negative_numbers = true,
-        help_heading = "EXPLAIN ANALYZE on a local server"
-    )]
+    #[arg(long, requires = "dsn", allow_negative_numbers = true)]
     pub rows: Option<String>,
 
     /// As `explain --max-table-size`: the largest TEMP table allowed (e.g. 4GB).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        requires = "dsn",
-        help_heading = "EXPLAIN ANALYZE on a local server"
-    )]
+    #[arg(long, value_name = "SIZE", requires = "dsn")]
     pub max_table_size: Option<String>,
 
     /// As `explain --runs`: the fewest pairs of EXPLAIN runs under each clocksource (default 5); more follow until
     /// the slowdown's 95% interval is within +-5% or the clocksource's share of --max-time.
-    #[arg(long, requires = "dsn", value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true,
-          help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(long, requires = "dsn", value_parser = clap::value_parser!(u32).range(1..=1000), allow_hyphen_values = true)]
     pub runs: Option<u32>,
 
     /// A deadline for the whole sweep: the read-cost rounds (-d under each clocksource), then each clocksource's
@@ -82,25 +72,20 @@ pub struct SweepServerArgs {
     /// its share's end gets a cancel request). Default: 60 s per clocksource plus -d under each. A plain number is
     /// seconds, or give a unit (`90s`, `5m`).
     #[arg(long, value_name = "DURATION", requires = "dsn", value_parser = crate::args::parse_seconds,
-          allow_hyphen_values = true, help_heading = "EXPLAIN ANALYZE on a local server")]
+          allow_hyphen_values = true)]
     pub max_time: Option<f64>,
 
     /// As `explain --query`: measure this statement instead of count(*) over a TEMP table (read-only, rolled back).
     #[arg(long, value_name = "SQL", requires = "dsn", allow_hyphen_values = true,
-          conflicts_with_all = ["rows", "max_table_size", "workload"], help_heading = "EXPLAIN ANALYZE on a local server")]
+          conflicts_with_all = ["rows", "max_table_size", "workload"])]
     pub query: Option<String>,
 
     /// As `explain --allow-side-effects`.
-    #[arg(long, requires = "query", help_heading = "EXPLAIN ANALYZE on a local server")]
+    #[arg(long, requires = "query")]
     pub allow_side_effects: bool,
 
     /// As `explain --workload`: a TEMP table, generate_series, or auto.
-    #[arg(
-        long,
-        value_enum,
-        requires = "dsn",
-        help_heading = "EXPLAIN ANALYZE on a local server"
-    )]
+    #[arg(long, value_enum, requires = "dsn")]
     pub workload: Option<WorkloadArg>,
 }
 
