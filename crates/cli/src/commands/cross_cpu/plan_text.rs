@@ -74,8 +74,7 @@ pub fn write_plan_text(out: &mut dyn Write, m: &Stamped<'_, PlanView<'_>>) -> io
             ]
         })
         .collect();
-    table(out, 1, &["a / b", t!("packages"), t!("each test"), t!("kind")], &rows)?;
-    Ok(())
+    table(out, 1, &["a / b", t!("packages"), t!("each test"), t!("kind")], &rows)
 }
 
 /// Where the plan's CPUs came from (the model's English, as JSON carries

@@ -120,31 +120,27 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         write!(out, "{rec}")?;
         return Ok(exit::OK);
     }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     // On aarch64 the counter is the generic timer, not a TSC: report that
     // (a recorded x86 CPUID dump can still be analysed).
     if args.cpuid_dump.is_none() && counter::native_kind() == Some(CounterKind::GenericTimer) {
-        let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
         let discovery = Discovery::full(args.calibration_ms * 1_000_000);
         let report = counter::discover_with(&root, None, &discovery, &counter::discover::full_budget);
         if let Some(timer) = report.generic_timer() {
-            let mut exit_code = exit::OK;
-            let drift = match args.drift {
-                Some(s) => Some(measure_drift(s, timer.frequency_hz as f64)?),
-                None => None,
-            };
-            if drift.as_ref().is_some_and(|d| !d.complete) {
-                exit_code = exit::INTERRUPTED;
-            }
+            let drift = args
+                .drift
+                .map(|s| measure_drift(s, timer.frequency_hz as f64))
+                .transpose()?;
+            let partial = drift.as_ref().is_some_and(|d| !d.complete);
             let stamp = ReportStamp::now(GENERIC_TIMER_SCHEMA_VERSION);
             let output = GenericTimerOutput {
                 report: timer,
                 drift: drift.as_ref(),
             };
             generic_timer_renderer(args.format)(out, &stamp.on(&output))?;
-            return Ok(exit_code);
+            return Ok(if partial { exit::INTERRUPTED } else { exit::OK });
         }
     }
-    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let report = match &args.cpuid_dump {
         Some(path) => {
             let text = read_dump(path)?;

@@ -45,8 +45,7 @@ pub(super) fn draw_cdf(area: &DrawingArea<SVGBackend, Shift>, r: &CheckReport, m
             EmptyElement::at((1.0, 90.0)) + Text::new("90%", (4, -16), ("sans-serif", 12).into_font().color(&grey)),
         ))
         .map_err(anyhow_err)?;
-    draw_common(&mut chart, r, PlotKind::Cdf, 0.0, 100.0)?;
-    Ok(())
+    draw_common(&mut chart, r, PlotKind::Cdf, 0.0, 100.0)
 }
 
 /// The histogram chart on `area`: a log axis of shares per bucket, its x
@@ -69,8 +68,7 @@ pub(super) fn draw_histogram(
         .y_label_formatter(&|p| if *p > 100.0 { String::new() } else { pct_label(p) })
         .draw()
         .map_err(anyhow_err)?;
-    draw_common(&mut chart, r, PlotKind::Histogram, MIN_SHARE_PCT, HISTOGRAM_TOP_PCT)?;
-    Ok(())
+    draw_common(&mut chart, r, PlotKind::Histogram, MIN_SHARE_PCT, HISTOGRAM_TOP_PCT)
 }
 
 fn chart_builder<'a, 'b>(area: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {

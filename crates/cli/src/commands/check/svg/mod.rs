@@ -95,15 +95,9 @@ pub struct Plot<'a> {
 /// Writes the chart as an SVG document (an error of the drawing library
 /// comes back as [`std::io::ErrorKind::Other`]).
 pub fn write(out: &mut dyn std::io::Write, p: &Plot<'_>) -> std::io::Result<()> {
-    let svg = render(p.report, p.kind, &p.header).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
-    out.write_all(svg.as_bytes())
-}
-
-/// Draws the chart of `kind` as an SVG document titled with `header`.
-fn render(r: &CheckReport, kind: PlotKind, header: &PlotHeader) -> anyhow::Result<String> {
     let mut svg = String::new();
-    draw(&mut svg, r, kind, header)?;
-    Ok(svg)
+    draw(&mut svg, p.report, p.kind, &p.header).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+    out.write_all(svg.as_bytes())
 }
 
 /// Pixels of the legend per clock and of the chart's title band.
@@ -129,8 +123,7 @@ fn draw(svg: &mut String, r: &CheckReport, kind: PlotKind, header: &PlotHeader) 
         PlotKind::Histogram => chart::draw_histogram(&chart_area, r, max_edge)?,
     }
     legend::draw_legend(&legend_area, r, kind)?;
-    root.present().map_err(anyhow_err)?;
-    Ok(())
+    root.present().map_err(anyhow_err)
 }
 
 /// The title's three lines in the band on top.
@@ -148,8 +141,7 @@ fn draw_title(top: &DrawingArea<SVGBackend, Shift>, [t1, t2, t3]: [String; 3]) -
         (16, 62),
         ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80)),
     ))
-    .map_err(anyhow_err)?;
-    Ok(())
+    .map_err(anyhow_err)
 }
 
 /// The x axis reaches past the longest difference and always shows 1 µs:

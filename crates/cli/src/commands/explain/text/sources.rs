@@ -427,6 +427,5 @@ fn write_query_breakdown(out: &mut dyn Write, q: &QueryBreakdown) -> io::Result<
         out,
         "{}",
         t!("  of this query it samples, logged or not; log_timing = off keeps the row counts without it.")
-    )?;
-    Ok(())
+    )
 }
