@@ -16,7 +16,7 @@
 
 use super::table::table;
 use crate::commands::cross_cpu::model::Outcome;
-use crate::i18n::num;
+use crate::i18n::{library::reason, num};
 use crate::report::stamp::Stamped;
 use crate::report::text::write_line;
 pub use crate::report::text::Detail;
@@ -244,7 +244,7 @@ fn write_topology(out: &mut dyn Write, r: &CrossCpuReport, detail: Detail) -> st
     let Some(t) = &r.topology else { return Ok(()) };
     match detail {
         Detail::Screen => {
-            let t = crate::i18n::library::reason(t);
+            let t = reason(t);
             writeln_escaped!(out, "{}{t}", label(t!("Topology")))
         }
         Detail::Full => writeln_escaped!(
@@ -328,12 +328,7 @@ fn write_pairs(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> {
         table(out, 1, &header(), &rows)?;
         let w = p.clocks.iter().map(|c| c.clock.len()).max().unwrap_or(0) + 1;
         for c in &p.clocks {
-            writeln_escaped!(
-                out,
-                "  {:<w$} {}",
-                format!("{}:", c.clock),
-                crate::i18n::library::reason(&c.verdict_text)
-            )?;
+            writeln_escaped!(out, "  {:<w$} {}", format!("{}:", c.clock), reason(&c.verdict_text))?;
         }
     }
     Ok(())
@@ -363,7 +358,7 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
                     p.pair.cpu_a,
                     p.pair.cpu_b,
                     c.clock,
-                    crate::i18n::library::reason(&c.verdict_text)
+                    reason(&c.verdict_text)
                 )
             })
         })
@@ -457,7 +452,7 @@ fn answer_lines(out: &mut dyn Write, answers: &[ClockAnswer]) -> std::io::Result
             "{}{:<w$} {}",
             crate::i18n::pad_right(head, 19),
             format!("{}:", a.clock),
-            crate::i18n::library::reason(&a.text)
+            reason(&a.text)
         )?;
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! the log is escaped.
 
 use crate::commands::dmesg::model::DmesgReport;
+use crate::i18n::library::reason;
 use crate::report::stamp::Stamped;
 use crate::report::text::write_line;
 use crate::{t, tn};
@@ -101,8 +102,8 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         source = r.source,
         lines = s.lines,
         events = events,
-        machine = crate::i18n::library::reason(s.machine.label()),
-        from = crate::i18n::library::reason(&r.machine_from)
+        machine = reason(s.machine.label()),
+        from = reason(&r.machine_from)
     );
     writeln_escaped!(out, "{head}")?;
     if s.boots > 1 {
@@ -236,11 +237,7 @@ fn write_every_event(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
             writeln_escaped!(out, "      {d}")?;
         }
         if !e.meaning.is_empty() {
-            writeln_escaped!(
-                out,
-                "      {}",
-                t!("meaning: {meaning}", meaning = crate::i18n::library::reason(&e.meaning))
-            )?;
+            writeln_escaped!(out, "      {}", t!("meaning: {meaning}", meaning = reason(&e.meaning)))?;
         }
     }
     write_not_kept(out, s)

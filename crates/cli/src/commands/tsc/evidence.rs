@@ -4,7 +4,7 @@
 //! adjtimex, and the `--drift` result. Every line fits [`WIDTH`] columns;
 //! kernel text is untrusted and escaped.
 
-use crate::i18n::{num, pad_right, signed};
+use crate::i18n::{library::reason, num, pad_right, signed};
 use crate::{t, tn};
 use clockscope_system::counter::drift::{DriftReport, RateEstimate};
 use clockscope_system::escape::escape_untrusted;
@@ -61,7 +61,7 @@ pub fn write_kernel_messages(
         if let Some(last) = &m.last_message {
             write_wrapped(out, &inner, &t!("last: \"{message}\"", message = last))?;
         }
-        write_wrapped(out, &inner, &crate::i18n::library::reason(&m.meaning))?;
+        write_wrapped(out, &inner, &reason(&m.meaning))?;
     }
     Ok(())
 }
@@ -69,7 +69,7 @@ pub fn write_kernel_messages(
 /// The NTP state, or why it was not read.
 pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>) -> io::Result<()> {
     match ntp {
-        Err(why) => write_wrapped(out, indent, &crate::i18n::library::reason(why)),
+        Err(why) => write_wrapped(out, indent, &reason(why)),
         Ok(n) => {
             let state = t!(
                 "{synchronised}, state {state}, frequency correction {ppm} ppm, estimated error {estimated} µs, \
@@ -85,7 +85,7 @@ pub fn write_ntp(out: &mut dyn Write, indent: &str, ntp: Result<&NtpState, &str>
                 maximum = n.maximum_error_us
             );
             write_wrapped(out, indent, &state)?;
-            write_wrapped(out, indent, &crate::i18n::library::reason(&n.meaning))
+            write_wrapped(out, indent, &reason(&n.meaning))
         }
     }
 }
@@ -135,7 +135,7 @@ pub fn write_drift(out: &mut dyn Write, d: &DriftReport) -> io::Result<()> {
         writeln!(out, "{line}")?;
     }
     for n in &d.notes {
-        write_wrapped(out, "  ", &crate::i18n::library::reason(n))?;
+        write_wrapped(out, "  ", &reason(n))?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! tested everywhere).
 
 use crate::commands::tsc::model::GenericTimerOutput;
-use crate::i18n::{num, pad_right, signed};
+use crate::i18n::{library::reason, num, pad_right, signed};
 use crate::report::stamp::Stamped;
 use crate::report::text::write_line;
 use crate::t;
@@ -89,12 +89,12 @@ fn write_frequency(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()
             ppm = signed(r.disagreement_ppm.unwrap_or(0.0), 1),
             uncertainty = num(r.calibration_uncertainty_ppm.unwrap_or(0.0), 1)
         ),
-        (None, Some(why)) => t!("did not converge: {why}", why = crate::i18n::library::reason(why)),
+        (None, Some(why)) => t!("did not converge: {why}", why = reason(why)),
         (None, None) => t!("not run").to_string(),
     };
     line(out, t!("calibration"), &calibration)?;
     if let Some(w) = &r.coarse_warning {
-        line(out, t!("warning"), &crate::i18n::library::reason(w))?;
+        line(out, t!("warning"), &reason(w))?;
     }
     Ok(())
 }
@@ -148,7 +148,7 @@ fn write_errata(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()> {
             cpus = cpus,
             detected = &e.detected_by
         );
-        writeln_escaped!(out, "  {}: {} ({line})", e.id, crate::i18n::library::reason(e.problem))?;
+        writeln_escaped!(out, "  {}: {} ({line})", e.id, reason(e.problem))?;
     }
     Ok(())
 }
@@ -172,7 +172,7 @@ fn write_decision(out: &mut dyn Write, r: &GenericTimerReport) -> io::Result<()>
     let note = t!("note");
     let note_w = textwrap::core::display_width(note).max(4) + 4;
     for n in &r.notes {
-        let n = crate::i18n::library::reason(n);
+        let n = reason(n);
         writeln_escaped!(out, "  {}{n}", pad_right(note, note_w))?;
     }
     write_line(

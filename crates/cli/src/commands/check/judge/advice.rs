@@ -8,7 +8,7 @@
 use super::{VerdictInputs, LOG_TIMING_MAX_SLOWDOWN};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::verdict::{Advice, ExplainPrediction, Status};
-use crate::i18n::num;
+use crate::i18n::{library::reason, num};
 use crate::t;
 use clockscope_pg::predict::settings::{self as judge_of, ClockSourceFacts, Estimate, SettingDecision, Verdict};
 
@@ -62,10 +62,10 @@ pub(super) fn io_timing(
         why: t!(
             "{what}: each {per} adds {reads} INSTR_TIME_SET_CURRENT reads of {clock}: {decision}{tsc}",
             what = what,
-            per = crate::i18n::library::reason(setting.per),
+            per = reason(setting.per),
             reads = setting.reads,
             clock = system.display_name,
-            decision = crate::i18n::library::reason(&d.text),
+            decision = reason(&d.text),
             tsc = tsc_part
         ),
         decision: Some(d),
@@ -329,10 +329,10 @@ pub(super) fn for_this_host(
                 ),
                 _ => t!(
                     "track_io_timing: no change either way ({why})",
-                    why = io.decision.as_ref().map_or_else(
-                        || t!("not priced").to_string(),
-                        |d| crate::i18n::library::reason(&d.text)
-                    )
+                    why = io
+                        .decision
+                        .as_ref()
+                        .map_or_else(|| t!("not priced").to_string(), |d| reason(&d.text))
                 ),
             };
             Some(t!(

@@ -2,6 +2,7 @@
 //! rule's result, the EXPLAIN ANALYZE prediction and the advice. How they are
 //! decided is [`crate::commands::check::judge`].
 
+use crate::i18n::library::reason;
 use clockscope_pg::predict::settings::{SettingDecision, Verdict as Decided};
 use clockscope_pg::predict::ExecutorLoopCost;
 use serde::Serialize;
@@ -76,12 +77,12 @@ impl ExplainPrediction {
             (Some(e), Some(v)) => crate::t!(
                 "{ns} ns per row per node ({interval}; the model's TIMING OFF row {row} ns, {sampling})",
                 ns = crate::i18n::signed(v, 1),
-                interval = crate::i18n::library::reason(&e.interval_text),
+                interval = reason(&e.interval_text),
                 row = crate::i18n::num(e.work_ns_per_row, 1),
-                sampling = crate::i18n::library::reason(&e.sampling)
+                sampling = reason(&e.sampling)
             ),
-            (Some(e), None) => crate::i18n::library::reason(&e.status),
-            (None, _) => crate::i18n::library::reason(&self.status),
+            (Some(e), None) => reason(&e.status),
+            (None, _) => reason(&self.status),
         }
     }
 }

@@ -7,7 +7,7 @@
 use super::{interference_words, measured_time, write_skipped_and_names, Detail};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
-use crate::i18n::num;
+use crate::i18n::{library::reason, num};
 use crate::report::text::{column_width, head_widths, table_row};
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
@@ -169,19 +169,15 @@ pub(super) fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Re
         let repeats = if repeats.is_empty() {
             repeats
         } else {
-            format!("; {}", crate::i18n::library::reason(&repeats))
+            format!("; {}", reason(&repeats))
         };
         let seen = match c.noise() {
-            Some(why) => Some(t!(
-                "noisy: {why}{repeats}",
-                why = crate::i18n::library::reason(why),
-                repeats = repeats
-            )),
+            Some(why) => Some(t!("noisy: {why}{repeats}", why = reason(why), repeats = repeats)),
             None if i.runs > 1 => {
                 let first = i.noise_by_run.iter().flatten().next().map_or("", String::as_str);
                 Some(t!(
                     "clean after repeats (run 1 noisy: {first}){repeats}",
-                    first = crate::i18n::library::reason(first),
+                    first = reason(first),
                     repeats = repeats
                 ))
             }

@@ -6,6 +6,7 @@
 
 use super::Detail;
 use crate::commands::check::model::CheckReport;
+use crate::i18n::library::reason;
 use crate::{t, tn};
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
@@ -42,10 +43,10 @@ fn screen(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         None => t!("CPU counter not assessed"),
     };
     let khz = e.counter_frequency_khz.map_or(String::new(), |k| {
-        let source = e.counter_frequency_source.as_deref().map_or_else(
-            || t!("an unknown source").to_string(),
-            |s| esc(&crate::i18n::library::reason(s)).into_owned(),
-        );
+        let source = e
+            .counter_frequency_source
+            .as_deref()
+            .map_or_else(|| t!("an unknown source").to_string(), |s| esc(&reason(s)).into_owned());
         t!(", {khz} kHz from {source}", khz = k, source = source)
     });
     let installed = if e.postgresql_installed_majors.is_empty() {
@@ -174,15 +175,15 @@ fn write_counter(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     };
     writeln!(out, "  {}{trust}", label(t!("CPU counter")))?;
     if let Some(k) = e.counter_frequency_khz {
-        let source = e.counter_frequency_source.as_deref().map_or_else(
-            || t!("source unknown").to_string(),
-            |s| esc(&crate::i18n::library::reason(s)).into_owned(),
-        );
+        let source = e
+            .counter_frequency_source
+            .as_deref()
+            .map_or_else(|| t!("source unknown").to_string(), |s| esc(&reason(s)).into_owned());
         let freq = t!("{khz} kHz, from {source}", khz = k, source = source);
         writeln!(out, "  {}{freq}", label(t!("frequency")))?;
     }
     for ev in &e.counter_evidence {
-        writeln!(out, "  {}{}", " ".repeat(w), esc(&crate::i18n::library::reason(ev)))?;
+        writeln!(out, "  {}{}", " ".repeat(w), esc(&reason(ev)))?;
     }
     if let Some(clockscope_system::counter::CounterDetails::Tsc(t)) = &r.tsc {
         if let Some(v) = &t.postgresql19 {

@@ -2,7 +2,7 @@
 //! cost, whether PostgreSQL 19's `auto` picks the TSC, and what TIMING ON
 //! adds per row in the model of the server's instrumentation.
 
-use crate::i18n::{num, pad_left};
+use crate::i18n::{library::reason, num, pad_left};
 use crate::t;
 use clockscope_explain::Report;
 use std::io::{self, Write};
@@ -44,15 +44,15 @@ pub(super) fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
         if let Some(e) = &c.executor_loop {
             let line = t!(
                 "{headline} per row per node with TIMING ON, {interval}; {instrumentation}",
-                headline = crate::i18n::library::reason(&e.headline()),
-                interval = crate::i18n::library::reason(&e.interval_text),
-                instrumentation = crate::i18n::library::reason(&e.instrumentation)
+                headline = reason(&e.headline()),
+                interval = reason(&e.interval_text),
+                instrumentation = reason(&e.instrumentation)
             );
             writeln!(out, "  {:<34} {line}", c.clock)?;
             let status = if e.resolved {
                 String::new()
             } else {
-                format!("; {}", crate::i18n::library::reason(&e.status))
+                format!("; {}", reason(&e.status))
             };
             let line = t!(
                 "model: median {median} ns, {pairs} pairs of {rows} rows, work {work} ns/row ({steps} steps), \
@@ -62,7 +62,7 @@ pub(super) fn write(out: &mut dyn Write, r: &Report) -> io::Result<()> {
                 rows = e.rows_per_round,
                 work = num(e.work_ns_per_row, 1),
                 steps = e.work_steps,
-                sampling = crate::i18n::library::reason(&e.sampling),
+                sampling = reason(&e.sampling),
                 status = status
             );
             writeln!(out, "  {:<34} {line}", "")?;

@@ -4,9 +4,8 @@
 //! PostgreSQL 19 and clockscope each chose theirs.
 
 use super::{Detail, SCREEN_LABEL_W};
-use crate::i18n::{num, pad_left, pad_right, signed};
-use crate::report::text::column_width;
-use crate::report::text::write_line;
+use crate::i18n::{library::reason, num, pad_left, pad_right, signed};
+use crate::report::text::{column_width, write_line};
 use crate::t;
 use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope_system::tsc::TscReport;
@@ -27,7 +26,7 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> std::
 /// The frequency clockscope uses and where it comes from, when it has one.
 fn in_use_text(r: &TscReport) -> Option<String> {
     let cs = &r.clockscope_frequency;
-    let source = crate::i18n::library::reason(cs.source_label?);
+    let source = reason(cs.source_label?);
     Some(t!("{khz} kHz ({source})", khz = cs.khz?, source = source))
 }
 
@@ -56,15 +55,12 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
         (Some(k), Some(s)) => t!(
             "TSC frequency sources (ppm vs the frequency in use: {khz} kHz from {source})",
             khz = k,
-            source = crate::i18n::library::reason(s)
+            source = reason(s)
         ),
         _ => t!("TSC frequency sources (no frequency in use)").to_string(),
     };
     writeln_escaped!(out, "{head}")?;
-    let labels = r
-        .frequency_sources
-        .iter()
-        .map(|s| crate::i18n::library::reason(s.source));
+    let labels = r.frequency_sources.iter().map(|s| reason(s.source));
     let label_w = column_width(labels.chain([t!("source").into()]), 0, 6);
     writeln_escaped!(
         out,
@@ -77,14 +73,14 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     for s in &r.frequency_sources {
         let flag = if s.flagged { "!" } else { " " };
         let ppm = s.ppm_vs_in_use.map_or("-".to_string(), |p| signed(p, 1));
-        let mut note = crate::i18n::library::reason(&s.note);
+        let mut note = reason(&s.note);
         if let Some(u) = s.uncertainty_ppm {
             note = t!("±{ppm} ppm; {note}", ppm = num(u, 2), note = note);
         }
         writeln_escaped!(
             out,
             "  {flag} {}  {:>10}  {:>9}  {note}",
-            pad_right(&crate::i18n::library::reason(s.source), label_w),
+            pad_right(&reason(s.source), label_w),
             khz_text(s.khz),
             ppm
         )?;
@@ -113,10 +109,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
     crate::commands::tsc::evidence::write_wrapped(
         out,
         "  ",
-        &t!(
-            "Linux's CPUID rule: {rule}",
-            rule = crate::i18n::library::reason(&r.cpuid_tsc_rule)
-        ),
+        &t!("Linux's CPUID rule: {rule}", rule = reason(&r.cpuid_tsc_rule)),
     )
 }
 
@@ -130,16 +123,16 @@ fn write_choices(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
         (true, _, _) => t!("no frequency ({source} not available)", source = PG_SOURCE_CALIBRATION),
     };
     writeln_escaped!(out, "{}{pg_line}", pad_right(t!("PostgreSQL 19 would use"), w))?;
-    write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&pg.why)))?;
+    write_line(out, &t!("  why: {why}", why = reason(&pg.why)))?;
     let cs = &r.clockscope_frequency;
     let cs_line = in_use_text(r).unwrap_or_else(|| t!("no frequency").to_string());
     writeln_escaped!(out, "{}{cs_line}", pad_right(t!("clockscope uses"), w))?;
-    write_line(out, &t!("  why: {why}", why = crate::i18n::library::reason(&cs.why)))?;
+    write_line(out, &t!("  why: {why}", why = reason(&cs.why)))?;
     write_line(
         out,
         &t!(
             "  cross-check: {evidence}",
-            evidence = crate::i18n::library::reason(&r.frequency_agreement.evidence)
+            evidence = reason(&r.frequency_agreement.evidence)
         ),
     )
 }

@@ -4,9 +4,8 @@
 //! and clocksource messages.
 
 use super::{heading, Detail, SCREEN_LABEL_W};
-use crate::i18n::pad_right;
-use crate::report::text::column_width;
-use crate::report::text::write_line;
+use crate::i18n::{library::reason, pad_right};
+use crate::report::text::{column_width, write_line};
 use crate::t;
 use clockscope_system::linux::tsc_messages::Machine;
 use clockscope_system::linux::{KernelCmdline, TscFlags};
@@ -132,10 +131,7 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     let Some(f) = &r.cpuid else { return Ok(()) };
     write_line(out, t!("CPUID flags"))?;
     // A flag of a leaf the CPU does not report is unknown, not "no".
-    let flag = |leaf: u32, b: bool| {
-        f.unreported(leaf)
-            .map_or_else(|| yes_no(b).to_string(), |w| crate::i18n::library::reason(&w))
-    };
+    let flag = |leaf: u32, b: bool| f.unreported(leaf).map_or_else(|| yes_no(b).to_string(), |w| reason(&w));
     let hv = match (&f.hypervisor, f.hypervisor_bit) {
         (_, false) => t!("no").to_string(),
         (None, true) => t!("yes (leaf 0x40000000 not read)").to_string(),
@@ -166,7 +162,7 @@ fn write_cpuid_flags(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> 
     }
     let unreported = |leaf: u32| {
         f.unreported(leaf)
-            .map_or_else(|| t!("not reported").to_string(), |w| crate::i18n::library::reason(&w))
+            .map_or_else(|| t!("not reported").to_string(), |w| reason(&w))
     };
     let l15 = f.leaf_15.map_or_else(
         || unreported(0x15),
@@ -238,11 +234,7 @@ fn boot_options_text(c: &KernelCmdline) -> String {
 /// marked unstable, how many records were read.
 fn kernel_log_text(l: &KernelLogTsc) -> String {
     let khz = match (l.tsc_khz, l.tsc_khz_message) {
-        (Some(k), Some(m)) => t!(
-            "{khz} kHz ({message})",
-            khz = k,
-            message = crate::i18n::library::reason(m)
-        ),
+        (Some(k), Some(m)) => t!("{khz} kHz ({message})", khz = k, message = reason(m)),
         _ => t!("no \"tsc: Detected/Refined\" line").to_string(),
     };
     let unstable = if l.marked_unstable {
