@@ -49,22 +49,17 @@ fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     crate::commands::sweep::server_text::write(out, r, verbose)?;
     write_restore(out, r)?;
     write_recommendation(out, r)?;
-    if !verbose {
-        if server_table {
-            writeln!(
-                out,
-                "{}",
-                t!("Full detail, with the system clock's own table: clockscope sweep --apply --verbose")
-            )?;
-        } else {
-            writeln!(
-                out,
-                "{}",
-                t!("Where it was read and what the columns mean: clockscope sweep --apply --verbose")
-            )?;
-        }
+    if verbose {
+        return Ok(());
     }
-    Ok(())
+    write_line(
+        out,
+        if server_table {
+            t!("Full detail, with the system clock's own table: clockscope sweep --apply --verbose")
+        } else {
+            t!("Where it was read and what the columns mean: clockscope sweep --apply --verbose")
+        },
+    )
 }
 
 /// The clocksource in use, those available, and (`verbose`) where they were read.
@@ -78,13 +73,12 @@ fn write_clocksources(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io
         writeln_escaped!(out, "{}{}", pad_right(labels[2], w), r.clocksource_dir)?;
     }
     if !r.live_sysfs {
-        writeln!(
+        write_line(
             out,
-            "{}",
             t!(
                 "Note: the swept sysfs is not /sys (--root): switching there changes no kernel clock, so every row \
                  measures the clocksource really in use."
-            )
+            ),
         )?;
     } else if !r.clocksource_dir.starts_with("/sys/") {
         write_line(
@@ -122,10 +116,9 @@ fn write_plan(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
             original = r.original
         ),
     )?;
-    writeln!(
+    write_line(
         out,
-        "{}",
-        t!("Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores).")
+        t!("Nothing was changed. Run `clockscope sweep --apply` as root to do it (a second Ctrl-C still restores)."),
     )
 }
 

@@ -8,7 +8,7 @@ use super::{interference_words, measured_time, write_skipped_and_names, Detail};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
 use crate::i18n::{library::reason, num};
-use crate::report::text::{column_width, head_widths, table_row};
+use crate::report::text::{column_width, head_widths, table_row, write_line};
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
@@ -156,10 +156,9 @@ pub(super) fn write_interference(out: &mut dyn Write, r: &CheckReport) -> io::Re
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(
+    write_line(
         out,
-        "{}",
-        t!("Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)")
+        t!("Read cost without interference (gaps: differences > 20 x p50, at least 1 us, taken out)"),
     )?;
     let name_w = r.clocks.iter().map(|c| c.name.len()).max().unwrap_or(5).max(5);
     for c in &r.clocks {

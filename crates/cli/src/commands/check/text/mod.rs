@@ -22,6 +22,7 @@ pub use brief::{write_brief, BRIEF_MAX_LINES};
 use crate::commands::check::model::verdict::Status;
 use crate::commands::check::model::{CheckReport, MeasurementQuality};
 use crate::i18n::num;
+use crate::report::text::write_line;
 pub use crate::report::text::Detail;
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
@@ -57,10 +58,9 @@ pub fn write(out: &mut dyn Write, r: &CheckReport, detail: Detail) -> io::Result
     verdict::write(out, r, detail)?;
     write_interrupted(out, r)?;
     if detail == Detail::Screen {
-        writeln!(
+        write_line(
             out,
-            "{}",
-            t!("More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)")
+            t!("More: clockscope check -v (frequency checks, NTP, kernel log, interference, every rule)"),
         )?;
     }
     Ok(())
@@ -158,10 +158,9 @@ fn write_skipped_and_names(out: &mut dyn Write, r: &CheckReport, name_w: usize) 
 /// The line that says a Ctrl-C (or SIGTERM) cut the run short (both text forms).
 fn write_interrupted(out: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if r.interrupted {
-        writeln!(
+        write_line(
             out,
-            "{}",
-            t!("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM).")
+            t!("Interrupted: the numbers above cover only what was measured before Ctrl-C (or SIGTERM)."),
         )?;
     }
     Ok(())

@@ -25,6 +25,7 @@ mod tsc;
 
 use crate::i18n::{num, pad_left};
 use crate::report::stamp::Stamped;
+use crate::report::text::write_line;
 pub use crate::report::text::Detail;
 use crate::t;
 use clockscope_explain::Report;
@@ -58,10 +59,9 @@ pub fn write(out: &mut dyn Write, r: &Report, detail: Detail) -> io::Result<()> 
         writeln!(out, "{}", t!("warning: {warning}", warning = warning_text(r, w)))?;
     }
     if detail == Detail::Screen {
-        writeln!(
+        write_line(
             out,
-            "{}",
-            t!("Settings, runs, model, machine and every timing setting: clockscope explain --verbose")
+            t!("Settings, runs, model, machine and every timing setting: clockscope explain --verbose"),
         )?;
     }
     Ok(())

@@ -4,6 +4,7 @@
 
 use super::Detail;
 use crate::i18n::num;
+use crate::report::text::write_line;
 use crate::t;
 use clockscope_explain::timing_settings::TimingSettings;
 use clockscope_explain::Report;
@@ -27,10 +28,9 @@ pub(super) fn write(out: &mut dyn Write, r: &Report, detail: Detail) -> io::Resu
 
 /// Each setting priced and judged (the full report).
 fn write_judged(out: &mut dyn Write, t: &TimingSettings) -> io::Result<()> {
-    writeln!(
+    write_line(
         out,
-        "{}",
-        t!("The server's timing settings (pg_settings), each priced with the read PostgreSQL makes for it:")
+        t!("The server's timing settings (pg_settings), each priced with the read PostgreSQL makes for it:"),
     )?;
     let io = match &t.io_read {
         Some(p) => t!(

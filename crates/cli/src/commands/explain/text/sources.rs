@@ -10,7 +10,7 @@
 use super::{opt, thousands, value, Detail};
 use crate::commands::explain::words;
 use crate::i18n::{num, pad_left, pad_right};
-use crate::report::text::{head_widths, table_row};
+use crate::report::text::{head_widths, table_row, write_line};
 use crate::{t, tn};
 use clockscope_explain::report::{QueryBreakdown, Resolution, SourceResult};
 use clockscope_explain::Report;
@@ -423,9 +423,8 @@ fn write_query_breakdown(out: &mut dyn Write, q: &QueryBreakdown) -> io::Result<
         x = num(q.auto_explain_log_timing_slowdown, 2)
     );
     writeln!(out, "{line}")?;
-    writeln!(
+    write_line(
         out,
-        "{}",
-        t!("  of this query it samples, logged or not; log_timing = off keeps the row counts without it.")
+        t!("  of this query it samples, logged or not; log_timing = off keeps the row counts without it."),
     )
 }

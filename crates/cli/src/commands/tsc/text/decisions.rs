@@ -51,10 +51,9 @@ pub(super) fn write(out: &mut dyn Write, r: &TscReport, detail: Detail) -> io::R
 /// nothing when it was not read.
 fn write_postgresql19(out: &mut dyn Write, r: &TscReport) -> io::Result<()> {
     if let Some(v) = &r.postgresql19 {
-        writeln!(
+        write_line(
             out,
-            "{}",
-            t!("PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)")
+            t!("PostgreSQL 19.0 here (its pg_test_timing and timing_clock_source decide so)"),
         )?;
         crate::commands::tsc::pg19::write(out, "  ", v)?;
         writeln!(out)?;
