@@ -73,6 +73,14 @@ pub fn write<T: Serialize + ?Sized>(out: &mut dyn Write, report: &T) -> io::Resu
     writeln!(out)
 }
 
+/// A value's serde name, as its JSON gives it (`unix_socket`, `no_verdict`, ...).
+pub fn serde_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

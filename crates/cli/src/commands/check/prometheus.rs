@@ -13,6 +13,7 @@
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::verdict::{RuleResult, Status};
 use crate::commands::check::model::{CheckReport, MeasurementQuality};
+use crate::report::json::serde_name;
 use crate::report::prometheus::{flag, secs, unix_seconds, Families};
 use std::io::{self, Write};
 use std::time::SystemTime;
@@ -28,17 +29,6 @@ pub const STATUSES: [Status; 5] = [
 
 /// The `percentile` label values of `clockscope_clock_step_seconds`.
 pub const PERCENTILES: [&str; 6] = ["50", "90", "99", "99.9", "99.99", "100"];
-
-/// The label value of a verdict status (as in the JSON report).
-pub fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Broken => "broken",
-        Status::Bad => "bad",
-        Status::Fair => "fair",
-        Status::Good => "good",
-        Status::NoVerdict => "no_verdict",
-    }
-}
 
 /// The short clock name (`monotonic`, `rdtsc`) of a display name the verdict
 /// uses, so every metric is labelled the same way.
@@ -205,7 +195,8 @@ fn verdict_families(f: &mut Families, r: &CheckReport) {
         "The verdict as a state set: 1 for the current status, 0 for every other one.",
     );
     for s in STATUSES {
-        f.sample("verdict", &[("status", status_name(s))], flag(v.status == s));
+        // The label value as in the JSON report.
+        f.sample("verdict", &[("status", &serde_name(&s))], flag(v.status == s));
     }
     f.single(
         "problems",

@@ -25,6 +25,7 @@
 use super::server::{check_max_time, ServerFacts, ServerOutcome};
 use crate::commands::explain::WorkloadArg;
 use crate::commands::sweep::model::{ServerExplain, SweepServer};
+use crate::report::json::serde_name;
 use crate::{exit, progress};
 use clap::Args;
 use clockscope::Control;
@@ -145,11 +146,11 @@ impl Prepared {
         }
         let header = SweepServer {
             server: target.description.clone(),
-            locality: name_of(&target.locality),
+            locality: serde_name(&target.locality),
             server_version: None,
             server_version_num: None,
             query: opts.query.clone().unwrap_or_default(),
-            workload: name_of(&opts.workload),
+            workload: serde_name(&opts.workload),
             rows: opts.rows,
             max_time_s,
             clock_source_note: String::new(),
@@ -222,14 +223,6 @@ fn run_explain(opts: &Options, clocksource: &str) -> Result<Report, Error> {
     result
 }
 
-/// A value's serde name (`unix_socket`, `table`, `resolved`, ...).
-fn name_of<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// Whether a server clock named `clock_source` reads the kernel's clocksource.
 pub fn follows_kernel_clocksource(clock_source: &str) -> bool {
     clock_source == "system" || clock_source.contains("(system)")
@@ -250,9 +243,9 @@ fn server_explain(s: &SourceResult, share: Duration) -> ServerExplain {
         overhead_per_read_ns: s.overhead_per_read_ns,
         clock_reads_per_row: s.clock_reads_per_row,
         pairs: s.noise.pairs,
-        result: name_of(&s.result),
+        result: serde_name(&s.result),
         result_reason: s.result_reason.clone(),
-        stopped_by: name_of(&s.noise.stopped_by),
+        stopped_by: serde_name(&s.noise.stopped_by),
         max_time_s: share.as_secs_f64(),
     }
 }
@@ -279,7 +272,7 @@ fn outcome(report: &Report, clocksource: &str, share: Duration) -> ServerOutcome
             server_version: report.server_version.clone(),
             server_version_num: report.server_version_num,
             query: report.query.clone(),
-            workload: name_of(&report.workload),
+            workload: serde_name(&report.workload),
             rows: report.rows,
             clock_source_note: clock_source_note(report, row, clocksource),
         }),
