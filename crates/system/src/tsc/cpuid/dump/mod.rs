@@ -44,7 +44,6 @@
 use super::RecordedCpuid;
 use crate::escape::escape_untrusted;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// Which dump format a file was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +74,10 @@ pub struct ParsedDump {
 }
 
 /// Why a file is not a usable dump, with the offending line (1-based).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Displayed as `line N: reason: 'content'`, the content cut to 100
+/// characters; the reason and content escaped (both may quote the file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {}{}", escape_untrusted(.reason), quoted_content(.content))]
 pub struct DumpError {
     /// The offending line, 1-based.
     pub line: usize,
@@ -96,20 +98,14 @@ fn quoted(text: &str, max: usize) -> String {
     }
 }
 
-/// `line N: reason: 'content'`, the content cut to 100 characters; the
-/// reason and content escaped (both may quote the file).
-impl fmt::Display for DumpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let reason = escape_untrusted(&self.reason);
-        if self.content.is_empty() {
-            write!(f, "line {}: {reason}", self.line)
-        } else {
-            write!(f, "line {}: {reason}: '{}'", self.line, quoted(&self.content, 100))
-        }
+/// `: 'content'` of a [`DumpError`], or nothing when it has none.
+fn quoted_content(content: &str) -> String {
+    if content.is_empty() {
+        String::new()
+    } else {
+        format!(": '{}'", quoted(content, 100))
     }
 }
-
-impl std::error::Error for DumpError {}
 
 /// One classified line.
 enum Line {
