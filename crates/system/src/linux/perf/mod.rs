@@ -19,7 +19,7 @@
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod x86_64;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::fmt;
 
 /// The TSC scale read from a perf_event mmap page.
@@ -141,15 +141,9 @@ pub fn decode_page(page: &PageFields, event: &'static str) -> Result<PerfTimeSca
 }
 
 /// Why the kernel's TSC scale could not be read (one line).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{0}")]
 pub struct PerfUnavailable(pub String);
-
-impl Serialize for PerfUnavailable {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
 
 /// Reads the TSC scale from a perf_event mmap page of this process.
 pub fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {

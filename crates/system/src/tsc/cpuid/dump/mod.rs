@@ -299,6 +299,7 @@ pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
 }
 
 /// The state of [`parse_dump`] between lines.
+#[derive(Default)]
 struct DumpParser {
     format: Option<DumpFormat>,
     leaves: RecordedCpuid,
@@ -306,26 +307,11 @@ struct DumpParser {
     given_on: BTreeMap<(u32, u32), usize>,
     first_other: Option<(usize, String)>,
     first_leaf_line: Option<(usize, String)>,
-    /// Whether we are still inside the first processor's block.
-    collecting: bool,
+    /// Whether the first processor's block has ended.
+    past_first: bool,
     cpu_headers_seen: usize,
     /// AIDA64 without [SL nn]: next ordinal subleaf per leaf.
     ordinal: BTreeMap<u32, u32>,
-}
-
-impl Default for DumpParser {
-    fn default() -> Self {
-        DumpParser {
-            format: None,
-            leaves: RecordedCpuid::new(),
-            given_on: BTreeMap::new(),
-            first_other: None,
-            first_leaf_line: None,
-            collecting: true,
-            cpu_headers_seen: 0,
-            ordinal: BTreeMap::new(),
-        }
-    }
 }
 
 /// The error of line `n`, quoting it.
@@ -369,12 +355,12 @@ impl DumpParser {
                 // "CPU 0:" before any leaf, a second one ends the first CPU.
                 self.cpu_headers_seen += 1;
                 if self.cpu_headers_seen > 1 {
-                    self.collecting = false;
+                    self.past_first = true;
                 }
             }
             Line::AidaSeparator => {
                 if !self.leaves.is_empty() {
-                    self.collecting = false;
+                    self.past_first = true;
                 }
             }
             Line::RawLeaf { leaf, subleaf, regs } => self.raw_leaf(n, line, (leaf, subleaf), regs)?,
@@ -396,7 +382,7 @@ impl DumpParser {
             self.format = Some(DumpFormat::CpuidRaw);
         }
         self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
-        if self.collecting {
+        if !self.past_first {
             insert_once(&mut self.leaves, &mut self.given_on, key, regs, n)
                 .map_err(|reason| line_error(n, line, reason))?;
         }
@@ -419,9 +405,9 @@ impl DumpParser {
         self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
         if leaf == 0 && subleaf.unwrap_or(0) == 0 && self.leaves.get(0, 0).is_some() {
             // A second leaf-0 line: the next processor starts here.
-            self.collecting = false;
+            self.past_first = true;
         }
-        if self.collecting {
+        if !self.past_first {
             let sub = match subleaf {
                 Some(s) => s,
                 None => {
