@@ -297,18 +297,6 @@ impl Settings<'_> {
     }
 }
 
-/// Plans the pairs of `cpus` ([`plan::plan`]) and measures them
-/// ([`run_plan`]).
-pub fn run_all(
-    cpus: &[usize],
-    clocks: &[ClockUnderTest],
-    settings: &Settings<'_>,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<CrossCpuReport, CrossCpuError> {
-    let planned = plan::plan(cpus, settings.topology, &settings.plan_options(clocks.len()))?;
-    run_plan(&planned, clocks, settings, progress)
-}
-
 /// Runs both tests for every clock on every pair of `planned`, calling
 /// `progress(done_ns, total_ns)` after each test. A stop request ends the run
 /// after the test in progress; what was measured is kept. `settings` gives

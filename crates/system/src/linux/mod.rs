@@ -477,12 +477,6 @@ impl LinuxEvidence {
         }
     }
 
-    /// Whether the kernel's timekeeping runs on the TSC now (PostgreSQL 19's
-    /// Linux test: `current_clocksource` is exactly `tsc`).
-    pub fn clocksource_is_tsc(&self) -> Option<bool> {
-        self.current_clocksource.found().map(|c| c == "tsc")
-    }
-
     /// Whether `tsc` is among the available clocksources (the kernel removes
     /// it once it has marked the TSC unstable).
     pub fn tsc_available(&self) -> Option<bool> {

@@ -54,12 +54,6 @@ impl PerfTimeScale {
     pub fn cycles_to_ns(&self, cycles: u64) -> u64 {
         cycles_to_ns(cycles, self.time_mult, self.time_shift)
     }
-
-    /// The perf-clock timestamp of TSC reading `cycles`
-    /// (`time_zero + cycles_to_ns`), when the kernel published `time_zero`.
-    pub fn timestamp_ns(&self, cycles: u64) -> Option<u64> {
-        self.time_zero.map(|z| z.wrapping_add(self.cycles_to_ns(cycles)))
-    }
 }
 
 /// `10^6 * 2^shift / mult`, rounded to nearest, in exact integer arithmetic;
