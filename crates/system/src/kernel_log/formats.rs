@@ -171,9 +171,7 @@ fn watchdog(b: &str) -> Option<Recognised> {
     if b.contains(" times before success") {
         let facts = Facts {
             cpu,
-            watchdog: after(b, ": ")
-                .and_then(|r| r.split_whitespace().next())
-                .map(str::to_string),
+            watchdog: word_after(b, ": "),
             attempts: int_after(b, " retried "),
             ..Facts::default()
         };
@@ -185,44 +183,29 @@ fn watchdog(b: &str) -> Option<Recognised> {
 /// W13-W17, W24: read-back delays, long readouts.
 fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
     use Kind as K;
-    let first_word = || {
-        after(b, ": ")
-            .and_then(|r| r.split_whitespace().next())
-            .map(str::to_string)
+    let readback = |watchdog| Facts {
+        cpu,
+        watchdog,
+        delay_ns: int_after(b, "read-back delay of "),
+        ..Facts::default()
     };
     if b.contains("read-back delay of ") && b.contains("marking ") && b.ends_with("unstable") {
-        let mut facts = Facts {
-            cpu,
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
+        let mut facts = readback(None);
         facts.attempts = int_after(b, "attempt ");
         if b.contains("excessive read-back delay") {
             facts.clocksource = between(b, "wd-", "-wd excessive").map(str::to_string);
         } else {
-            facts.watchdog = first_word();
+            facts.watchdog = word_after(b, ": ");
         }
         return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
     }
     // W13 cut short by a paste (`... hpet read-back delay of 5252e`): the
     // only other `%s read-back delay` form is W15's `wd-wd` one.
     if b.contains("watchdog") && b.contains(" read-back delay of ") && !b.contains("wd-wd") && !b.starts_with("wd-") {
-        let facts = Facts {
-            cpu,
-            watchdog: first_word(),
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
-        return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
+        return rec(K::WatchdogReadbackUnstable, Role::Event, readback(word_after(b, ": ")));
     }
     if b.starts_with("timekeeping watchdog on CPU") && b.contains(" wd-wd read-back delay of ") {
-        let facts = Facts {
-            cpu,
-            watchdog: first_word(),
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
-        return rec(K::WatchdogSkewTestSkipped, Role::Opens, facts);
+        return rec(K::WatchdogSkewTestSkipped, Role::Opens, readback(word_after(b, ": ")));
     }
     if b.starts_with("wd-") && b.contains("clock-skew test skipped") {
         let facts = Facts {
@@ -243,7 +226,7 @@ fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
     if b.contains("coarse-grained") && b.contains("clock-skew check") {
         let facts = Facts {
             cpu,
-            watchdog: first_word(),
+            watchdog: word_after(b, ": "),
             ..Facts::default()
         };
         return rec(K::WatchdogCoarseCheck, Role::Event, facts);
