@@ -158,18 +158,15 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
                 quoted(word, 40)
             )
         })?;
-        let idx = match name {
-            "eax" => 0,
-            "ebx" => 1,
-            "ecx" => 2,
-            "edx" => 3,
-            _ => {
-                return Err(format!(
+        let idx = ["eax", "ebx", "ecx", "edx"]
+            .iter()
+            .position(|r| *r == name)
+            .ok_or_else(|| {
+                format!(
                     "malformed `cpuid -r` leaf line (unknown register '{}')",
                     quoted(name, 40)
-                ))
-            }
-        };
+                )
+            })?;
         if !value.starts_with("0x") {
             return Err(format!(
                 "malformed `cpuid -r` leaf line ('{}' is not a 0x hex value)",
@@ -373,11 +370,7 @@ impl DumpParser {
     fn raw_leaf(&mut self, n: usize, line: &str, key: (u32, u32), regs: [u32; 4]) -> Result<(), DumpError> {
         if self.format.is_none() {
             if let Some((on, content)) = self.first_other.take() {
-                return Err(DumpError {
-                    line: on,
-                    content,
-                    reason: "not a `cpuid -r` line".to_string(),
-                });
+                return Err(line_error(on, &content, "not a `cpuid -r` line".to_string()));
             }
             self.format = Some(DumpFormat::CpuidRaw);
         }
@@ -399,24 +392,18 @@ impl DumpParser {
         subleaf: Option<u32>,
         regs: [u32; 4],
     ) -> Result<(), DumpError> {
-        if self.format.is_none() {
-            self.format = Some(DumpFormat::Aida64);
-        }
+        self.format.get_or_insert(DumpFormat::Aida64);
         self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
         if leaf == 0 && subleaf.unwrap_or(0) == 0 && self.leaves.get(0, 0).is_some() {
             // A second leaf-0 line: the next processor starts here.
             self.past_first = true;
         }
         if !self.past_first {
-            let sub = match subleaf {
-                Some(s) => s,
-                None => {
-                    let next = self.ordinal.entry(leaf).or_insert(0);
-                    let s = *next;
-                    *next += 1;
-                    s
-                }
-            };
+            let sub = subleaf.unwrap_or_else(|| {
+                let next = self.ordinal.entry(leaf).or_insert(0);
+                *next += 1;
+                *next - 1
+            });
             insert_once(&mut self.leaves, &mut self.given_on, (leaf, sub), regs, n)
                 .map_err(|reason| line_error(n, line, reason))?;
         }
@@ -427,13 +414,13 @@ impl DumpParser {
     fn finish(self, text: &str) -> Result<ParsedDump, DumpError> {
         let Some(format) = self.format else {
             return Err(match self.first_other {
-                Some((n, content)) => DumpError {
-                    line: n,
-                    content,
-                    reason: "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
-                             ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
+                Some((n, content)) => line_error(
+                    n,
+                    &content,
+                    "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
+                     ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
                         .to_string(),
-                },
+                ),
                 None => DumpError {
                     line: text.lines().count().max(1),
                     content: String::new(),
@@ -447,11 +434,8 @@ impl DumpParser {
         };
         if self.leaves.get(0, 0).is_none() {
             let (n, content) = self.first_leaf_line.unwrap_or((1, String::new()));
-            return Err(DumpError {
-                line: n,
-                content,
-                reason: "the first processor has no leaf 0x00000000 (vendor and highest leaf)".to_string(),
-            });
+            let reason = "the first processor has no leaf 0x00000000 (vendor and highest leaf)";
+            return Err(line_error(n, &content, reason.to_string()));
         }
         Ok(ParsedDump {
             format,
