@@ -344,9 +344,7 @@ impl DumpParser {
                 if self.format == Some(DumpFormat::CpuidRaw) {
                     return Err(line_error(n, line, "not a `cpuid -r` line".to_string()));
                 }
-                if self.first_other.is_none() {
-                    self.first_other = Some((n, line.trim().to_string()));
-                }
+                self.first_other.get_or_insert_with(|| (n, line.trim().to_string()));
             }
             Line::RawCpuHeader => {
                 // "CPU 0:" before any leaf, a second one ends the first CPU.
