@@ -47,10 +47,6 @@ impl MidrRange {
         }
     }
 
-    const fn all_versions(implementer: u8, part: u16) -> MidrRange {
-        MidrRange::new(implementer, part, (0, 0), (0xf, 0xf))
-    }
-
     /// Whether a core falls in the range (model equal, rNpM within bounds).
     pub fn contains(&self, core: &Core) -> bool {
         core.model() == self.model
@@ -103,7 +99,7 @@ pub const KNOWN_ERRATA: &[KnownErratum] = &[
 counter crosses a 32-bit boundary",
         affects_aarch64: true,
         linux_workaround: TRAPS,
-        matcher: Matcher::Midr(&[MidrRange::all_versions(0x41, 0xd09)]),
+        matcher: Matcher::Midr(&[MidrRange::new(0x41, 0xd09, (0, 0), (0xf, 0xf))]),
     },
     KnownErratum {
         id: "ARM erratum 1418040",

@@ -93,6 +93,15 @@ fn event(kind: Kind) -> Option<Recognised> {
     rec(kind, Role::Event, Facts::default())
 }
 
+/// A message naming one clocksource.
+fn on_clocksource(kind: Kind, role: Role, clocksource: Option<String>) -> Option<Recognised> {
+    let facts = Facts {
+        clocksource,
+        ..Facts::default()
+    };
+    rec(kind, role, facts)
+}
+
 /// Recognises a message (without its log prefix).
 pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
     let b = body(msg);
@@ -105,15 +114,11 @@ pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
         .or_else(|| platform(b))
 }
 
-/// The `timekeeping watchdog on CPU%d: ` CPU number.
-fn watchdog_cpu(b: &str) -> Option<u32> {
-    uint_after(b, "watchdog on CPU")
-}
-
 /// W1-W17, W24: the clocksource watchdog.
 fn watchdog(b: &str) -> Option<Recognised> {
     use Kind as K;
-    let cpu = watchdog_cpu(b);
+    // The `timekeeping watchdog on CPU%d: ` CPU number.
+    let cpu = uint_after(b, "watchdog on CPU");
     if let (true, Some(name)) = (
         b.starts_with("Clocksource "),
         between(b, "Clocksource ", " unstable (delta = "),
@@ -269,11 +274,11 @@ fn verify(b: &str) -> Option<Recognised> {
         return rec(K::ClocksourceSyncDurations, Role::Event, facts);
     }
     if b.starts_with("Not enough CPUs to check clocksource ") {
-        let facts = Facts {
-            clocksource: quoted_after(b, "check clocksource "),
-            ..Facts::default()
-        };
-        return rec(K::ClocksourceSyncNotEnoughCpus, Role::Event, facts);
+        return on_clocksource(
+            K::ClocksourceSyncNotEnoughCpus,
+            Role::Event,
+            quoted_after(b, "check clocksource "),
+        );
     }
     None
 }
@@ -287,22 +292,14 @@ fn selection(b: &str) -> Option<Recognised> {
         "switching to clocksource ",
     ] {
         if b.starts_with(needle) {
-            let facts = Facts {
-                clocksource: word_after(b, needle),
-                ..Facts::default()
-            };
-            return rec(K::ClocksourceSwitched, Role::Event, facts);
+            return on_clocksource(K::ClocksourceSwitched, Role::Event, word_after(b, needle));
         }
     }
     if let Some(name) = b
         .strip_prefix("Time: ")
         .and_then(|r| r.strip_suffix(" clocksource has been installed."))
     {
-        let facts = Facts {
-            clocksource: Some(name.to_string()),
-            ..Facts::default()
-        };
-        return rec(K::ClocksourceSwitched, Role::Event, facts);
+        return on_clocksource(K::ClocksourceSwitched, Role::Event, Some(name.to_string()));
     }
     if b.starts_with("Override clocksource ") {
         let kind = if b.contains("is unstable and not HRT compatible") {
@@ -314,19 +311,11 @@ fn selection(b: &str) -> Option<Recognised> {
         } else {
             return None;
         };
-        let facts = Facts {
-            clocksource: word_after(b, "Override clocksource "),
-            ..Facts::default()
-        };
-        return rec(kind, Role::Event, facts);
+        return on_clocksource(kind, Role::Event, word_after(b, "Override clocksource "));
     }
     if let Some((name, _)) = b.split_once(": mask: 0x") {
         if !name.is_empty() && !name.contains(char::is_whitespace) {
-            let facts = Facts {
-                clocksource: Some(name.to_string()),
-                ..Facts::default()
-            };
-            return rec(K::ClocksourceRegistered, Role::NotEvent, facts);
+            return on_clocksource(K::ClocksourceRegistered, Role::NotEvent, Some(name.to_string()));
         }
     }
     None
