@@ -48,7 +48,8 @@ pub struct InputLimit {
 }
 
 impl InputLimit {
-    const fn new(kind: &'static str, max_bytes: u64) -> Self {
+    /// A cap of `max_bytes` on a `kind` of input.
+    pub(crate) const fn new(kind: &'static str, max_bytes: u64) -> Self {
         InputLimit { kind, max_bytes }
     }
 }
