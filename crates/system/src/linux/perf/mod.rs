@@ -48,12 +48,6 @@ impl PerfTimeScale {
     pub fn hz(&self) -> Option<u64> {
         hz_from_mult_shift(self.time_mult, self.time_shift)
     }
-
-    /// Nanoseconds in `cycles`, exactly as the kernel computes them
-    /// (`(cycles * mult) >> shift`, truncated to 64 bits).
-    pub fn cycles_to_ns(&self, cycles: u64) -> u64 {
-        cycles_to_ns(cycles, self.time_mult, self.time_shift)
-    }
 }
 
 /// `10^6 * 2^shift / mult`, rounded to nearest, in exact integer arithmetic;
@@ -74,16 +68,6 @@ fn ratio_rounded(unit: u128, mult: u32, shift: u16) -> Option<u64> {
     let num = unit << shift;
     let m = mult as u128;
     u64::try_from((num + m / 2) / m).ok()
-}
-
-/// The kernel's `mul_u64_u32_shr(cycles, mult, shift)`: the split
-/// `quot * mult + ((rem * mult) >> shift)` the perf documentation gives equals
-/// the exact `(cycles * mult) >> shift`, computed here in `u128`.
-pub fn cycles_to_ns(cycles: u64, mult: u32, shift: u16) -> u64 {
-    if shift >= 128 {
-        return 0;
-    }
-    ((cycles as u128 * mult as u128) >> shift) as u64
 }
 
 /// The raw fields of a perf_event mmap page that matter here.
