@@ -42,7 +42,7 @@
 //! retitle the terminal that shows the error), cut to 100 characters.
 
 use super::RecordedCpuid;
-use crate::escape::escape_untrusted;
+use crate::escape::{escape_cut, escape_untrusted};
 use std::collections::BTreeMap;
 
 /// Which dump format a file was.
@@ -87,23 +87,12 @@ pub struct DumpError {
     pub reason: String,
 }
 
-/// Untrusted text as an error may quote it: cut to `max` characters (with
-/// `...`), control characters escaped.
-fn quoted(text: &str, max: usize) -> String {
-    if text.chars().count() > max {
-        let cut: String = text.chars().take(max).collect();
-        format!("{}...", escape_untrusted(&cut))
-    } else {
-        escape_untrusted(text).into_owned()
-    }
-}
-
 /// `: 'content'` of a [`DumpError`], or nothing when it has none.
 fn quoted_content(content: &str) -> String {
     if content.is_empty() {
         String::new()
     } else {
-        format!(": '{}'", quoted(content, 100))
+        format!(": '{}'", escape_cut(content, 100))
     }
 }
 
@@ -155,7 +144,7 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
         let (name, value) = word.split_once('=').ok_or_else(|| {
             format!(
                 "malformed `cpuid -r` leaf line ('{}' is not REG=0xVALUE)",
-                quoted(word, 40)
+                escape_cut(word, 40)
             )
         })?;
         let idx = ["eax", "ebx", "ecx", "edx"]
@@ -164,19 +153,19 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
             .ok_or_else(|| {
                 format!(
                     "malformed `cpuid -r` leaf line (unknown register '{}')",
-                    quoted(name, 40)
+                    escape_cut(name, 40)
                 )
             })?;
         if !value.starts_with("0x") {
             return Err(format!(
                 "malformed `cpuid -r` leaf line ('{}' is not a 0x hex value)",
-                quoted(value, 40)
+                escape_cut(value, 40)
             ));
         }
         regs[idx] = Some(parse_hex(value).ok_or_else(|| {
             format!(
                 "malformed `cpuid -r` leaf line ('{}' is not 32-bit hex)",
-                quoted(value, 40)
+                escape_cut(value, 40)
             )
         })?);
     }
