@@ -281,9 +281,7 @@ impl<'a> Settings<'a> {
             stop,
         }
     }
-}
 
-impl Settings<'_> {
     /// The plan options of these settings for `clocks` clocks.
     pub fn plan_options(&self, clocks: usize) -> PlanOptions {
         PlanOptions {
