@@ -156,7 +156,7 @@ fn under_test(clock: ScriptedCpus, scale: Scale) -> ClockUnderTest {
 }
 
 #[test]
-fn run_all_reports_every_pair_and_names_the_cpu_that_is_off() {
+fn run_plan_reports_every_pair_and_names_the_cpu_that_is_off() {
     // Three CPUs; CPU 2 runs 4000 ticks (2000 ns at 2 GHz) ahead of the others.
     let ghz2 = Scale::from_hz(2_000_000_000).unwrap();
     let clocks = vec![under_test(ScriptedCpus::offsets(vec![0, 0, 4000]), ghz2)];
