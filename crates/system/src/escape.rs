@@ -40,6 +40,17 @@ pub fn escape_untrusted(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Untrusted text as a message quotes it: cut to `max` characters (with
+/// `...`), control characters escaped.
+pub(crate) fn escape_cut(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let cut: String = text.chars().take(max).collect();
+        format!("{}...", escape_untrusted(&cut))
+    } else {
+        escape_untrusted(text).into_owned()
+    }
+}
+
 /// [`escape_untrusted`] for bytes that may not be UTF-8: invalid sequences are
 /// written as `\xHH` per byte.
 pub fn escape_untrusted_bytes(bytes: &[u8]) -> String {

@@ -35,7 +35,6 @@
 //! open and the size cap.
 
 use crate::escape::escape_untrusted;
-use std::fmt;
 use std::io::{ErrorKind, Read};
 use std::path::Path;
 
@@ -48,53 +47,40 @@ pub struct InputLimit {
     pub max_bytes: u64,
 }
 
+impl InputLimit {
+    /// A cap of `max_bytes` on a `kind` of input.
+    pub(crate) const fn new(kind: &'static str, max_bytes: u64) -> Self {
+        InputLimit { kind, max_bytes }
+    }
+}
+
 /// A CPUID dump (`--cpuid-dump`): 4 MiB.
-pub const CPUID_DUMP: InputLimit = InputLimit {
-    kind: "CPUID dump",
-    max_bytes: 4 << 20,
-};
+pub const CPUID_DUMP: InputLimit = InputLimit::new("CPUID dump", 4 << 20);
 
 /// `/proc/cpuinfo`: 8 MiB.
-pub const CPUINFO: InputLimit = InputLimit {
-    kind: "/proc/cpuinfo",
-    max_bytes: 8 << 20,
-};
+pub const CPUINFO: InputLimit = InputLimit::new("/proc/cpuinfo", 8 << 20);
 
 /// A kernel log saved as text: 8 MiB.
-pub const KERNEL_LOG_TEXT: InputLimit = InputLimit {
-    kind: "kernel log",
-    max_bytes: 8 << 20,
-};
+pub const KERNEL_LOG_TEXT: InputLimit = InputLimit::new("kernel log", 8 << 20);
 
 /// A one-value sysfs or procfs file, or a device-tree property: 64 KiB.
-pub const KERNEL_VALUE: InputLimit = InputLimit {
-    kind: "kernel file",
-    max_bytes: 64 << 10,
-};
+pub const KERNEL_VALUE: InputLimit = InputLimit::new("kernel file", 64 << 10);
 
 /// `/proc/stat`: 4 MiB.
-pub const PROC_STAT: InputLimit = InputLimit {
-    kind: "/proc/stat",
-    max_bytes: 4 << 20,
-};
+pub const PROC_STAT: InputLimit = InputLimit::new("/proc/stat", 4 << 20);
 
 /// An ACPI table: 1 MiB.
-pub const FIRMWARE_TABLE: InputLimit = InputLimit {
-    kind: "firmware table",
-    max_bytes: 1 << 20,
-};
+pub const FIRMWARE_TABLE: InputLimit = InputLimit::new("firmware table", 1 << 20);
 
 /// `/proc/self/maps`: 1 MiB.
-pub const PROC_MAPS: InputLimit = InputLimit {
-    kind: "/proc/self/maps",
-    max_bytes: 1 << 20,
-};
+pub const PROC_MAPS: InputLimit = InputLimit::new("/proc/self/maps", 1 << 20);
 
 /// Why an input was not read. The message starts with the path (escaped:
 /// a file name is untrusted text).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// The path does not exist.
+    #[error("{path}: {error}")]
     NotFound {
         /// The path, as given.
         path: String,
@@ -103,6 +89,7 @@ pub enum InputError {
     },
     /// Not a regular file: `what` is "a FIFO", "a socket", "a character
     /// device", "a block device" or "a directory".
+    #[error("{path}: is {what}, not a regular file: refused")]
     NotRegular {
         /// The path, as given.
         path: String,
@@ -110,6 +97,7 @@ pub enum InputError {
         what: &'static str,
     },
     /// Larger than the cap.
+    #[error("{path}: larger than {}: not a {}", size_text(.limit.max_bytes), .limit.kind)]
     TooLarge {
         /// The path, as given.
         path: String,
@@ -117,16 +105,19 @@ pub enum InputError {
         limit: InputLimit,
     },
     /// Not UTF-8 text (for [`read_text`]).
+    #[error("{path}: not a text file (not UTF-8)")]
     NotText {
         /// The path, as given.
         path: String,
     },
     /// The path changed between the check and the open.
+    #[error("{path}: changed while being opened: refused")]
     Changed {
         /// The path, as given.
         path: String,
     },
     /// Any other I/O error (permissions, EIO, ...).
+    #[error("{path}: {error}")]
     Io {
         /// The path, as given.
         path: String,
@@ -142,27 +133,6 @@ impl InputError {
         matches!(self, InputError::NotFound { .. })
     }
 }
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InputError::NotFound { path, error } | InputError::Io { path, error } => write!(f, "{path}: {error}"),
-            InputError::NotRegular { path, what } => {
-                write!(f, "{path}: is {what}, not a regular file: refused")
-            }
-            InputError::TooLarge { path, limit } => write!(
-                f,
-                "{path}: larger than {}: not a {}",
-                size_text(limit.max_bytes),
-                limit.kind
-            ),
-            InputError::NotText { path } => write!(f, "{path}: not a text file (not UTF-8)"),
-            InputError::Changed { path } => write!(f, "{path}: changed while being opened: refused"),
-        }
-    }
-}
-
-impl std::error::Error for InputError {}
 
 /// `4 MiB`, `64 KiB`, `100 bytes`.
 fn size_text(bytes: u64) -> String {

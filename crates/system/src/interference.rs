@@ -45,14 +45,6 @@
 
 use clockscope::{Histogram, Measurement};
 
-const EXACT_LIMIT_NS: u64 = Histogram::EXACT_LIMIT_NS;
-const BUCKETS: usize = Histogram::BUCKETS;
-const fn bucket_of(ns: u64) -> usize {
-    Histogram::bucket_of(ns)
-}
-const fn bucket_upper_ns(b: usize) -> u64 {
-    Histogram::bucket_upper_ns(b)
-}
 use crate::linux::cpu_time::{self, Throttling};
 use serde::Serialize;
 use std::path::Path;
@@ -96,10 +88,10 @@ pub fn gap_threshold_ns(h: &Histogram) -> u64 {
     let p50 = h.percentile(0.5).map_or(0, |p| p.ns);
     let step = h.min_nonzero().map_or(0, |p| p.ns);
     let t = GAP_MULTIPLE.saturating_mul(p50.max(step)).max(GAP_FLOOR_NS);
-    if t < EXACT_LIMIT_NS {
+    if t < Histogram::EXACT_LIMIT_NS {
         t
     } else {
-        bucket_upper_ns(bucket_of(t))
+        Histogram::bucket_upper_ns(Histogram::bucket_of(t))
     }
 }
 
@@ -107,7 +99,7 @@ pub fn gap_threshold_ns(h: &Histogram) -> u64 {
 pub fn find_gaps(h: &Histogram) -> Gaps {
     let threshold_ns = gap_threshold_ns(h);
     let (mut count, mut lost_ns) = (0u64, 0u64);
-    if threshold_ns < EXACT_LIMIT_NS {
+    if threshold_ns < Histogram::EXACT_LIMIT_NS {
         for (ns, &c) in h.exact().iter().enumerate().skip(threshold_ns as usize + 1) {
             count += c;
             lost_ns = lost_ns.saturating_add((ns as u64).saturating_mul(c));
@@ -116,7 +108,7 @@ pub fn find_gaps(h: &Histogram) -> Gaps {
         count += h.count() - exact_total;
         lost_ns = h.long_sums_ns().iter().fold(lost_ns, |a, &s| a.saturating_add(s));
     } else {
-        for b in bucket_of(threshold_ns) + 1..BUCKETS {
+        for b in Histogram::bucket_of(threshold_ns) + 1..Histogram::BUCKETS {
             count += h.buckets()[b];
             lost_ns = lost_ns.saturating_add(h.long_sums_ns()[b]);
         }
@@ -194,11 +186,7 @@ impl Interference {
     /// The gap part of a run of `elapsed_ns` (sources unknown, one run).
     pub fn from_gaps(g: &Gaps, elapsed_ns: u64) -> Interference {
         let mut i = Interference {
-            lost_fraction: if elapsed_ns == 0 {
-                0.0
-            } else {
-                (g.lost_ns as f64 / elapsed_ns as f64).min(1.0)
-            },
+            lost_fraction: lost_fraction_of([(g.lost_ns, elapsed_ns)]),
             lost_ns: g.lost_ns,
             gaps: g.count,
             gap_threshold_ns: g.threshold_ns,

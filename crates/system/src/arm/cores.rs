@@ -221,12 +221,6 @@ pub fn core_types(cores: &[Core]) -> Vec<CoreType> {
     types
 }
 
-/// True when at least one core was found and every core reports the same
-/// implementer and part (big.LITTLE mixes are not homogeneous).
-pub fn is_homogeneous(cores: &[Core]) -> bool {
-    core_types(cores).len() == 1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,7 +239,7 @@ processor\t: 1\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x4
         assert_eq!(scan.cores[1].cpu, 1);
         assert_eq!(scan.cores[1].rnpn, "r4p0");
         assert_eq!(scan.cores[1].source, IdSource::ProcCpuinfo);
-        assert!(!is_homogeneous(&scan.cores));
+        assert_ne!(core_types(&scan.cores).len(), 1, "not homogeneous");
         let types = core_types(&scan.cores);
         assert_eq!(types.len(), 2);
         assert_eq!(types[1].name, "Arm Cortex-A76");
@@ -255,7 +249,7 @@ processor\t: 1\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x4
     fn x86_cpuinfo_has_no_arm_cores() {
         let scan = parse_cpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nbogomips\t: 5199.99\n");
         assert!(scan.cores.is_empty());
-        assert!(!is_homogeneous(&scan.cores), "no cores is not homogeneous");
+        assert_ne!(core_types(&scan.cores).len(), 1, "no cores is not homogeneous");
     }
 
     #[test]

@@ -38,11 +38,12 @@ pub struct MidrRange {
 }
 
 impl MidrRange {
-    const fn all_versions(implementer: u8, part: u16) -> MidrRange {
+    /// Linux's `MIDR_RANGE`: variants/revisions `min..=max` of one model.
+    const fn new(implementer: u8, part: u16, min: (u8, u8), max: (u8, u8)) -> MidrRange {
         MidrRange {
             model: CoreModel { implementer, part },
-            min: (0, 0),
-            max: (0xf, 0xf),
+            min,
+            max,
         }
     }
 
@@ -98,7 +99,7 @@ pub const KNOWN_ERRATA: &[KnownErratum] = &[
 counter crosses a 32-bit boundary",
         affects_aarch64: true,
         linux_workaround: TRAPS,
-        matcher: Matcher::Midr(&[MidrRange::all_versions(0x41, 0xd09)]),
+        matcher: Matcher::Midr(&[MidrRange::new(0x41, 0xd09, (0, 0), (0xf, 0xf))]),
     },
     KnownErratum {
         id: "ARM erratum 1418040",
@@ -109,31 +110,10 @@ r0p0-r2p0); 64-bit processes are not affected",
         affects_aarch64: false,
         linux_workaround: "Linux stops using the counter in the vDSO of 32-bit (compat) tasks only",
         matcher: Matcher::Midr(&[
-            MidrRange {
-                model: CoreModel {
-                    implementer: 0x41,
-                    part: 0xd0b,
-                },
-                min: (0, 0),
-                max: (3, 1),
-            },
-            MidrRange {
-                model: CoreModel {
-                    implementer: 0x41,
-                    part: 0xd0c,
-                },
-                min: (0, 0),
-                max: (3, 1),
-            },
+            MidrRange::new(0x41, 0xd0b, (0, 0), (3, 1)),
+            MidrRange::new(0x41, 0xd0c, (0, 0), (3, 1)),
             // Linux: "Kryo4xx Gold (rcpe to rfpf) => (r0p0 to r3p1)".
-            MidrRange {
-                model: CoreModel {
-                    implementer: 0x51,
-                    part: 0x804,
-                },
-                min: (0xc, 0xe),
-                max: (0xf, 0xf),
-            },
+            MidrRange::new(0x51, 0x804, (0xc, 0xe), (0xf, 0xf)),
         ]),
     },
     KnownErratum {
@@ -344,28 +324,19 @@ pub fn parse_gtdt_header(bytes: &[u8]) -> Option<GtdtOem> {
 
 /// Every known erratum that applies to these cores and this firmware.
 pub(crate) fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<ErratumFinding> {
-    let mut found = Vec::new();
-    for e in KNOWN_ERRATA {
-        match e.matcher {
+    let found = KNOWN_ERRATA.iter().filter_map(|e| {
+        let (detected_by, cpus) = match e.matcher {
             Matcher::Midr(ranges) => {
                 let hit: Vec<&Core> = cores.iter().filter(|c| ranges.iter().any(|r| r.contains(c))).collect();
                 if hit.is_empty() {
-                    continue;
+                    return None;
                 }
                 let mut midrs: Vec<String> = hit
                     .iter()
                     .map(|c| format!("MIDR {} ({} {})", c.midr, c.name, c.rnpn))
                     .collect();
                 midrs.dedup();
-                found.push(ErratumFinding {
-                    id: e.id,
-                    problem: e.problem,
-                    detected_by: midrs.join(", "),
-                    cpus: hit.iter().map(|c| c.cpu).collect(),
-                    affects_aarch64: e.affects_aarch64,
-                    linux_workaround: e.linux_workaround,
-                    linux_config: e.linux_config,
-                });
+                (midrs.join(", "), hit.iter().map(|c| c.cpu).collect())
             }
             Matcher::Firmware {
                 dt_property,
@@ -386,21 +357,22 @@ pub(crate) fn find_errata(cores: &[Core], firmware: &FirmwareEvidence) -> Vec<Er
                         "ACPI GTDT OEM id {:?}, table id {:?}, revision {}",
                         g.oem_id, g.oem_table_id, g.oem_revision
                     ),
-                    (None, None) => continue,
+                    (None, None) => return None,
                 };
-                found.push(ErratumFinding {
-                    id: e.id,
-                    problem: e.problem,
-                    detected_by,
-                    cpus: Vec::new(),
-                    affects_aarch64: e.affects_aarch64,
-                    linux_workaround: e.linux_workaround,
-                    linux_config: e.linux_config,
-                });
+                (detected_by, Vec::new())
             }
-        }
-    }
-    found
+        };
+        Some(ErratumFinding {
+            id: e.id,
+            problem: e.problem,
+            detected_by,
+            cpus,
+            affects_aarch64: e.affects_aarch64,
+            linux_workaround: e.linux_workaround,
+            linux_config: e.linux_config,
+        })
+    });
+    found.collect()
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub mod errata;
 pub mod frequency;
 pub mod midr;
 
-pub use cores::{core_types, is_homogeneous, Core, CoreType, CpuScan, IdSource};
+pub use cores::{core_types, Core, CoreType, CpuScan, IdSource};
 pub use errata::{ErratumFinding, FirmwareEvidence, KNOWN_ERRATA};
 pub use frequency::{CalibrationEvidence, COARSE_BELOW_HZ};
 pub use midr::{CoreModel, Midr};

@@ -204,29 +204,45 @@ impl CounterReport {
     /// its frequency, PostgreSQL 19's `auto` choice.
     pub fn from_tsc_report(report: TscReport, calibration_budget_ns: u64) -> CounterReport {
         let d = &report.clockscope_decision;
-        CounterReport {
-            frequency: CounterFrequency {
-                khz: d.frequency_khz,
-                hz: d.frequency_khz.and_then(|k| k.checked_mul(1000)),
-                source: d.frequency_source.clone(),
-                unknown: d
-                    .frequency_khz
-                    .is_none()
-                    .then(|| report.clockscope_frequency.why.clone()),
-            },
-            decision: Some(Decision {
-                trusted: d.trusted,
-                checks: d.reasons.clone(),
-                notes: Vec::new(),
-            }),
-            postgres: PostgresCounter {
-                reads_counter: postgresql_reads_tsc(&report),
-                auto_uses_counter: Some(report.postgresql_auto.use_by_default),
-                tsc: None,
-            },
-            calibration_budget_ns,
-            details: Some(CounterDetails::Tsc(Box::new(report))),
-        }
+        let frequency = CounterFrequency {
+            khz: d.frequency_khz,
+            hz: d.frequency_khz.and_then(|k| k.checked_mul(1000)),
+            source: d.frequency_source.clone(),
+            unknown: d
+                .frequency_khz
+                .is_none()
+                .then(|| report.clockscope_frequency.why.clone()),
+        };
+        let decision = Decision {
+            trusted: d.trusted,
+            checks: d.reasons.clone(),
+            notes: Vec::new(),
+        };
+        let auto = Some(report.postgresql_auto.use_by_default);
+        tsc_counter(report, frequency, Some(decision), auto, None, calibration_budget_ns)
+    }
+}
+
+/// A TSC report as the counter's report, with its frequency, clockscope's
+/// decision and PostgreSQL 19's `auto` choice and TSC conclusion given.
+fn tsc_counter(
+    report: TscReport,
+    frequency: CounterFrequency,
+    decision: Option<Decision>,
+    auto_uses_counter: Option<bool>,
+    tsc: Option<crate::tsc::PostgresTsc>,
+    calibration_budget_ns: u64,
+) -> CounterReport {
+    CounterReport {
+        frequency,
+        decision,
+        postgres: PostgresCounter {
+            reads_counter: postgresql_reads_tsc(&report),
+            auto_uses_counter,
+            tsc,
+        },
+        calibration_budget_ns,
+        details: Some(CounterDetails::Tsc(Box::new(report))),
     }
 }
 
@@ -319,17 +335,7 @@ fn quick_tsc(
         (None, _) => frequency.unknown = Some(preliminary.clockscope_frequency.why.clone()),
     }
     frequency.hz = frequency.khz.and_then(|k| k.checked_mul(1000));
-    CounterReport {
-        frequency,
-        decision: None,
-        postgres: PostgresCounter {
-            reads_counter: postgresql_reads_tsc(&preliminary),
-            auto_uses_counter: None,
-            tsc: None,
-        },
-        calibration_budget_ns: spent,
-        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-    }
+    tsc_counter(preliminary, frequency, None, None, None, spent)
 }
 
 /// [`Mode::Postgresql`] on the TSC: what PostgreSQL 19's
@@ -366,17 +372,8 @@ fn postgresql_tsc(
         source: pg.as_ref().and_then(|p| p.frequency_source.clone()),
         unknown: None,
     };
-    CounterReport {
-        frequency,
-        decision: None,
-        postgres: PostgresCounter {
-            reads_counter: postgresql_reads_tsc(&preliminary),
-            auto_uses_counter: Some(pg.as_ref().is_some_and(|p| p.use_by_default)),
-            tsc: pg,
-        },
-        calibration_budget_ns: spent,
-        details: Some(CounterDetails::Tsc(Box::new(preliminary))),
-    }
+    let auto = Some(pg.as_ref().is_some_and(|p| p.use_by_default));
+    tsc_counter(preliminary, frequency, None, auto, pg, spent)
 }
 
 /// The ARM generic timer under `root` with CNTFRQ_EL0 = `cntfrq_hz`, found

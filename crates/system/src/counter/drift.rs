@@ -309,11 +309,9 @@ pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> D
     if !enough {
         notes.push("too few samples for a rate".to_string());
     }
-    let vs_monotonic_raw = if enough {
-        rate(samples, Reference::MonotonicRaw, plan.nominal_hz)
-    } else {
-        None
-    };
+    let vs_monotonic_raw = enough
+        .then(|| rate(samples, Reference::MonotonicRaw, plan.nominal_hz))
+        .flatten();
     let vs_realtime = if !enough {
         None
     } else if !steps.is_empty() {

@@ -140,10 +140,12 @@ mod imp {
         }
     }
 
+    /// The CPUs this process may run on (sorted), from `sched_getaffinity`.
     pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
         Ok(mask_to_cpus(&get_mask(possible_mask_bits())?))
     }
 
+    /// The CPU the calling thread runs on now (`sched_getcpu`), when known.
     pub fn current_cpu() -> Option<usize> {
         // SAFETY: sched_getcpu takes no arguments and only returns a number.
         let cpu = unsafe { libc::sched_getcpu() };
@@ -171,6 +173,7 @@ mod imp {
         Ok(())
     }
 
+    /// Pins the calling thread to `cpu` alone and checks that it moved there.
     pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
         set_current_thread_cpus(&[cpu])?;
         // sched_setaffinity migrates the calling thread before it returns.
@@ -185,14 +188,17 @@ mod imp {
 mod imp {
     use super::AffinityError;
 
+    /// The CPUs this process may run on (sorted), from `sched_getaffinity`.
     pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
         Err(AffinityError::Unsupported(std::env::consts::OS))
     }
 
+    /// The CPU the calling thread runs on now (`sched_getcpu`), when known.
     pub fn current_cpu() -> Option<usize> {
         None
     }
 
+    /// Pins the calling thread to `cpu` alone and checks that it moved there.
     pub fn pin_current_thread(_cpu: usize) -> Result<(), AffinityError> {
         Err(AffinityError::Unsupported(std::env::consts::OS))
     }
@@ -202,20 +208,7 @@ mod imp {
     }
 }
 
-/// The CPUs this process may run on (sorted), from `sched_getaffinity`.
-pub fn allowed_cpus() -> Result<Vec<usize>, AffinityError> {
-    imp::allowed_cpus()
-}
-
-/// The CPU the calling thread runs on now (`sched_getcpu`), when known.
-pub fn current_cpu() -> Option<usize> {
-    imp::current_cpu()
-}
-
-/// Pins the calling thread to `cpu` alone and checks that it moved there.
-pub fn pin_current_thread(cpu: usize) -> Result<(), AffinityError> {
-    imp::pin_current_thread(cpu)
-}
+pub use imp::{allowed_cpus, current_cpu, pin_current_thread};
 
 /// The calling thread pinned to one CPU for a while: the mask it had is
 /// put back when this is dropped ([`pin_current_thread_for_now`]).

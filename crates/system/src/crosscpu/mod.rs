@@ -281,9 +281,7 @@ impl<'a> Settings<'a> {
             stop,
         }
     }
-}
 
-impl Settings<'_> {
     /// The plan options of these settings for `clocks` clocks.
     pub fn plan_options(&self, clocks: usize) -> PlanOptions {
         PlanOptions {
@@ -295,18 +293,6 @@ impl Settings<'_> {
             min_handovers: self.min_handovers,
         }
     }
-}
-
-/// Plans the pairs of `cpus` ([`plan::plan`]) and measures them
-/// ([`run_plan`]).
-pub fn run_all(
-    cpus: &[usize],
-    clocks: &[ClockUnderTest],
-    settings: &Settings<'_>,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<CrossCpuReport, CrossCpuError> {
-    let planned = plan::plan(cpus, settings.topology, &settings.plan_options(clocks.len()))?;
-    run_plan(&planned, clocks, settings, progress)
 }
 
 /// Runs both tests for every clock on every pair of `planned`, calling

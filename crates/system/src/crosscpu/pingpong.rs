@@ -80,6 +80,7 @@ impl OffsetResult {
     }
 }
 
+#[derive(Default)]
 struct Shared {
     request: AtomicU64,
     slot_t0: AtomicU64,
@@ -96,13 +97,7 @@ pub fn ping_pong<C: CpuClock + ?Sized>(
     cpu_b: usize,
     opts: &RunOptions<'_>,
 ) -> Result<OffsetResult, CrossCpuError> {
-    let s = Shared {
-        request: AtomicU64::new(0),
-        slot_t0: AtomicU64::new(0),
-        reply: AtomicU64::new(0),
-        slot_tb: AtomicU64::new(0),
-        done: AtomicBool::new(false),
-    };
+    let s = Shared::default();
     let start = Instant::now();
     let soft = start + Duration::from_nanos(opts.duration_ns);
     let hard = soft + Duration::from_nanos(opts.grace_ns);

@@ -252,8 +252,7 @@ pub fn plan(cpus: &[usize], topology: Result<&Topology, &str>, opts: &PlanOption
     let mut representatives = Vec::new();
     let mut uncovered = Vec::new();
     let raw: Vec<(usize, usize)> = match (opts.mode, topo) {
-        (PairMode::All, _) => super::pairs(&cpus, PairMode::All),
-        (PairMode::First, _) => super::pairs(&cpus, PairMode::First),
+        (PairMode::All | PairMode::First, _) => super::pairs(&cpus, opts.mode),
         (PairMode::Topology, None) => {
             notes.push("without the topology each CPU is compared with the first (as --pairs first)".to_string());
             super::pairs(&cpus, PairMode::First)

@@ -60,14 +60,6 @@ pub(crate) struct TicketLock {
 }
 
 impl TicketLock {
-    /// An unlocked lock.
-    pub const fn new() -> Self {
-        TicketLock {
-            next: AtomicU64::new(0),
-            serving: AtomicU64::new(0),
-        }
-    }
-
     /// Takes the lock; false (without it) when `abort` is set or
     /// `hard_deadline` passes. After a false the lock is unusable: the
     /// caller must set `abort` so that the other waiters stop too.
@@ -161,7 +153,7 @@ mod tests {
 
     #[test]
     fn ticket_lock_serves_in_order_and_gives_up() {
-        let l = TicketLock::new();
+        let l = TicketLock::default();
         let abort = AtomicBool::new(false);
         let mut far = ForwardDeadline::after(Duration::from_secs(3600));
         assert!(l.lock(&mut far, &abort));

@@ -61,11 +61,6 @@ pub struct WarpResult {
 }
 
 impl WarpResult {
-    /// Warps where both readings came from the same CPU.
-    pub fn warps_same_cpu(&self) -> u64 {
-        self.warps - self.warps_b_behind_a - self.warps_a_behind_b
-    }
-
     /// Whether both directions were compared at least `min` times.
     pub fn has_handovers(&self, min: u64) -> bool {
         self.handovers_a_to_b >= min && self.handovers_b_to_a >= min
@@ -76,7 +71,9 @@ const NOBODY: u8 = 0;
 const SIDE_A: u8 = 1;
 const SIDE_B: u8 = 2;
 
-/// The state both threads share; `last` and `last_side` only change under `lock`.
+/// The state both threads share; `last` and `last_side` only change under
+/// `lock`. All zero at the start: `last_side` is [`NOBODY`].
+#[derive(Default)]
 struct Shared {
     lock: TicketLock,
     last: AtomicU64,
@@ -104,13 +101,7 @@ pub fn warp_test<C: CpuClock + ?Sized>(
     cpu_b: usize,
     opts: &RunOptions<'_>,
 ) -> Result<WarpResult, CrossCpuError> {
-    let shared = Shared {
-        lock: TicketLock::new(),
-        last: AtomicU64::new(0),
-        last_side: AtomicU8::new(NOBODY),
-        handovers: [AtomicU64::new(0), AtomicU64::new(0)],
-        done: AtomicBool::new(false),
-    };
+    let shared = Shared::default();
     let start = Instant::now();
     let soft = start + Duration::from_nanos(opts.duration_ns);
     let hard = soft + Duration::from_nanos(opts.grace_ns);

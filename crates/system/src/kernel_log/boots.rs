@@ -94,9 +94,7 @@ pub(crate) fn summarise_boots(lines: impl Iterator<Item = LogLine>, machine: Opt
         if let Some(v) = msg.strip_prefix("Linux version ") {
             kernel = Some(v.to_string());
         }
-        if let Some(t) = line.time.monotonic_us {
-            last_us = Some(t);
-        }
+        last_us = line.time.monotonic_us.or(last_us);
         total += 1;
         kernel_like += u64::from(looks_like_kernel(&line));
         b.add(line);

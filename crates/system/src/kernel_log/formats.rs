@@ -93,6 +93,15 @@ fn event(kind: Kind) -> Option<Recognised> {
     rec(kind, Role::Event, Facts::default())
 }
 
+/// A message naming one clocksource.
+fn on_clocksource(kind: Kind, role: Role, clocksource: Option<String>) -> Option<Recognised> {
+    let facts = Facts {
+        clocksource,
+        ..Facts::default()
+    };
+    rec(kind, role, facts)
+}
+
 /// Recognises a message (without its log prefix).
 pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
     let b = body(msg);
@@ -105,15 +114,11 @@ pub(crate) fn recognise(msg: &str) -> Option<Recognised> {
         .or_else(|| platform(b))
 }
 
-/// The `timekeeping watchdog on CPU%d: ` CPU number.
-fn watchdog_cpu(b: &str) -> Option<u32> {
-    uint_after(b, "watchdog on CPU")
-}
-
 /// W1-W17, W24: the clocksource watchdog.
 fn watchdog(b: &str) -> Option<Recognised> {
     use Kind as K;
-    let cpu = watchdog_cpu(b);
+    // The `timekeeping watchdog on CPU%d: ` CPU number.
+    let cpu = uint_after(b, "watchdog on CPU");
     if let (true, Some(name)) = (
         b.starts_with("Clocksource "),
         between(b, "Clocksource ", " unstable (delta = "),
@@ -171,9 +176,7 @@ fn watchdog(b: &str) -> Option<Recognised> {
     if b.contains(" times before success") {
         let facts = Facts {
             cpu,
-            watchdog: after(b, ": ")
-                .and_then(|r| r.split_whitespace().next())
-                .map(str::to_string),
+            watchdog: word_after(b, ": "),
             attempts: int_after(b, " retried "),
             ..Facts::default()
         };
@@ -185,44 +188,29 @@ fn watchdog(b: &str) -> Option<Recognised> {
 /// W13-W17, W24: read-back delays, long readouts.
 fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
     use Kind as K;
-    let first_word = || {
-        after(b, ": ")
-            .and_then(|r| r.split_whitespace().next())
-            .map(str::to_string)
+    let readback = |watchdog| Facts {
+        cpu,
+        watchdog,
+        delay_ns: int_after(b, "read-back delay of "),
+        ..Facts::default()
     };
     if b.contains("read-back delay of ") && b.contains("marking ") && b.ends_with("unstable") {
-        let mut facts = Facts {
-            cpu,
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
+        let mut facts = readback(None);
         facts.attempts = int_after(b, "attempt ");
         if b.contains("excessive read-back delay") {
             facts.clocksource = between(b, "wd-", "-wd excessive").map(str::to_string);
         } else {
-            facts.watchdog = first_word();
+            facts.watchdog = word_after(b, ": ");
         }
         return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
     }
     // W13 cut short by a paste (`... hpet read-back delay of 5252e`): the
     // only other `%s read-back delay` form is W15's `wd-wd` one.
     if b.contains("watchdog") && b.contains(" read-back delay of ") && !b.contains("wd-wd") && !b.starts_with("wd-") {
-        let facts = Facts {
-            cpu,
-            watchdog: first_word(),
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
-        return rec(K::WatchdogReadbackUnstable, Role::Event, facts);
+        return rec(K::WatchdogReadbackUnstable, Role::Event, readback(word_after(b, ": ")));
     }
     if b.starts_with("timekeeping watchdog on CPU") && b.contains(" wd-wd read-back delay of ") {
-        let facts = Facts {
-            cpu,
-            watchdog: first_word(),
-            delay_ns: int_after(b, "read-back delay of "),
-            ..Facts::default()
-        };
-        return rec(K::WatchdogSkewTestSkipped, Role::Opens, facts);
+        return rec(K::WatchdogSkewTestSkipped, Role::Opens, readback(word_after(b, ": ")));
     }
     if b.starts_with("wd-") && b.contains("clock-skew test skipped") {
         let facts = Facts {
@@ -243,7 +231,7 @@ fn watchdog_readback(b: &str, cpu: Option<u32>) -> Option<Recognised> {
     if b.contains("coarse-grained") && b.contains("clock-skew check") {
         let facts = Facts {
             cpu,
-            watchdog: first_word(),
+            watchdog: word_after(b, ": "),
             ..Facts::default()
         };
         return rec(K::WatchdogCoarseCheck, Role::Event, facts);
@@ -286,11 +274,11 @@ fn verify(b: &str) -> Option<Recognised> {
         return rec(K::ClocksourceSyncDurations, Role::Event, facts);
     }
     if b.starts_with("Not enough CPUs to check clocksource ") {
-        let facts = Facts {
-            clocksource: quoted_after(b, "check clocksource "),
-            ..Facts::default()
-        };
-        return rec(K::ClocksourceSyncNotEnoughCpus, Role::Event, facts);
+        return on_clocksource(
+            K::ClocksourceSyncNotEnoughCpus,
+            Role::Event,
+            quoted_after(b, "check clocksource "),
+        );
     }
     None
 }
@@ -304,22 +292,14 @@ fn selection(b: &str) -> Option<Recognised> {
         "switching to clocksource ",
     ] {
         if b.starts_with(needle) {
-            let facts = Facts {
-                clocksource: word_after(b, needle),
-                ..Facts::default()
-            };
-            return rec(K::ClocksourceSwitched, Role::Event, facts);
+            return on_clocksource(K::ClocksourceSwitched, Role::Event, word_after(b, needle));
         }
     }
     if let Some(name) = b
         .strip_prefix("Time: ")
         .and_then(|r| r.strip_suffix(" clocksource has been installed."))
     {
-        let facts = Facts {
-            clocksource: Some(name.to_string()),
-            ..Facts::default()
-        };
-        return rec(K::ClocksourceSwitched, Role::Event, facts);
+        return on_clocksource(K::ClocksourceSwitched, Role::Event, Some(name.to_string()));
     }
     if b.starts_with("Override clocksource ") {
         let kind = if b.contains("is unstable and not HRT compatible") {
@@ -331,19 +311,11 @@ fn selection(b: &str) -> Option<Recognised> {
         } else {
             return None;
         };
-        let facts = Facts {
-            clocksource: word_after(b, "Override clocksource "),
-            ..Facts::default()
-        };
-        return rec(kind, Role::Event, facts);
+        return on_clocksource(kind, Role::Event, word_after(b, "Override clocksource "));
     }
     if let Some((name, _)) = b.split_once(": mask: 0x") {
         if !name.is_empty() && !name.contains(char::is_whitespace) {
-            let facts = Facts {
-                clocksource: Some(name.to_string()),
-                ..Facts::default()
-            };
-            return rec(K::ClocksourceRegistered, Role::NotEvent, facts);
+            return on_clocksource(K::ClocksourceRegistered, Role::NotEvent, Some(name.to_string()));
         }
     }
     None

@@ -106,17 +106,10 @@ pub(crate) fn is_dictionary_line(line: &str) -> bool {
 pub(crate) fn parse_line(raw: &str) -> Option<LogLine> {
     let mut line = raw.trim_end_matches(['\n', '\r']);
     // Indentation and e-mail/markdown quoting.
-    loop {
-        let t = line.trim_start();
-        match t.strip_prefix('>') {
-            Some(r) => line = r,
-            None => {
-                line = t;
-                break;
-            }
-        }
+    while let Some(r) = line.trim_start().strip_prefix('>') {
+        line = r;
     }
-    let line = grep_file_prefix(line.trim_end());
+    let line = grep_file_prefix(line.trim());
     if line.is_empty() {
         return None;
     }
@@ -209,24 +202,17 @@ fn rfc5424<'a>(line: &'a str, out: &mut LogLine) -> Option<&'a str> {
     if !digits(prio) {
         return Some(line);
     }
-    let mut parts = rest.splitn(7, ' ');
-    let (Some(ts), Some(_host), Some(app), Some(_pid), Some(_msgid), Some(sd)) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
+    let parts: Vec<&str> = rest.splitn(7, ' ').collect();
+    let [ts, _host, app, _pid, _msgid, sd, msg @ ..] = parts.as_slice() else {
         return Some(line);
     };
-    if app != "kernel" {
+    if *app != "kernel" {
         return None;
     }
     out.level = prio.parse::<u32>().ok().and_then(|p| u8::try_from(p & 7).ok());
-    out.time.wall = (ts != "-").then(|| ts.to_string());
-    let msg = parts.next().unwrap_or("");
-    Some(if sd == "-" {
+    out.time.wall = (*ts != "-").then(|| ts.to_string());
+    let msg = msg.first().copied().unwrap_or("");
+    Some(if *sd == "-" {
         msg
     } else {
         msg.trim_start_matches(|c| c != ' ').trim_start()
@@ -259,13 +245,11 @@ fn decode_prefix<'a>(line: &'a str, out: &mut LogLine) -> &'a str {
     let Some((level, rest)) = rest.split_once(':') else {
         return line;
     };
-    match level_named(level.trim()) {
-        Some(l) => {
-            out.level = Some(l);
-            rest.trim_start()
-        }
-        None => line,
-    }
+    let Some(l) = level_named(level.trim()) else {
+        return line;
+    };
+    out.level = Some(l);
+    rest.trim_start()
 }
 
 const MONTHS: [&str; 12] = [
@@ -353,9 +337,7 @@ fn wall_clock<'a>(line: &'a str, out: &mut LogLine) -> (&'a str, bool) {
     match n {
         Some(n) => {
             let stamp = &line[..n];
-            if out.time.wall.is_none() {
-                out.time.wall = Some(stamp.to_string());
-            }
+            out.time.wall.get_or_insert_with(|| stamp.to_string());
             let dmesg_iso = stamp.get(10..).is_some_and(|t| t.contains(','));
             (line[n..].trim_start(), !dmesg_iso)
         }
@@ -373,9 +355,7 @@ fn kernel_stamps<'a>(mut line: &'a str, out: &mut LogLine) -> &'a str {
         let t = inside.trim();
         let t = t.split_once('<').map_or(t, |(a, _)| a.trim());
         if let Some(us) = seconds_to_us(t) {
-            if out.time.monotonic_us.is_none() {
-                out.time.monotonic_us = Some(us);
-            }
+            out.time.monotonic_us.get_or_insert(us);
         } else if !t.strip_prefix(['T', 'C']).is_some_and(digits) {
             break;
         }

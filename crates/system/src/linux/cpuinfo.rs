@@ -145,9 +145,4 @@ impl CpuInfo {
         };
         Ok(info)
     }
-
-    /// Whether the first processor lists `flag` (x86 `flags` or ARM `Features`).
-    pub fn has_flag(&self, flag: &str) -> bool {
-        self.flags.iter().any(|f| f == flag)
-    }
 }

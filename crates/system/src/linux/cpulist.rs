@@ -4,6 +4,7 @@
 //! (`0-7:2/4`) is not accepted; [`CpuList::parse`] says so. This is the one
 //! parser and printer of the syntax in clockscope.
 
+use crate::escape::escape_cut;
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -59,26 +60,14 @@ impl CpuLimit {
     }
 }
 
-/// Untrusted list text as a message quotes it: control characters escaped,
-/// cut to 100 characters.
-fn shown(text: &str) -> String {
-    const MAX: usize = 100;
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("{}...", crate::escape::escape_untrusted(&cut))
-    } else {
-        crate::escape::escape_untrusted(text).into_owned()
-    }
-}
-
 /// Why a CPU list could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CpuListError {
     /// An item between commas is empty (`0,,1`, a trailing comma).
-    #[error("empty item in CPU list '{}'", shown(.0))]
+    #[error("empty item in CPU list '{}'", escape_cut(.0, 100))]
     EmptyItem(String),
     /// An item is not a CPU number or range.
-    #[error("'{}' in CPU list '{}' is not a CPU number or range (like 0-3)", shown(.item), shown(.list))]
+    #[error("'{}' in CPU list '{}' is not a CPU number or range (like 0-3)", escape_cut(.item, 100), escape_cut(.list, 100))]
     BadItem {
         /// The item as written.
         item: String,
@@ -86,7 +75,7 @@ pub enum CpuListError {
         list: String,
     },
     /// A range runs backwards (`3-1`).
-    #[error("range '{}' in CPU list '{}' ends before it starts", shown(.item), shown(.list))]
+    #[error("range '{}' in CPU list '{}' ends before it starts", escape_cut(.item, 100), escape_cut(.list, 100))]
     ReversedRange {
         /// The range as written.
         item: String,
@@ -94,7 +83,7 @@ pub enum CpuListError {
         list: String,
     },
     /// A CPU number above [`MAX_CPU`] (`usize::MAX` when it does not even fit).
-    #[error("CPU {cpu} in CPU list '{}' is above the largest CPU number accepted ({MAX_CPU})", shown(.list))]
+    #[error("CPU {cpu} in CPU list '{}' is above the largest CPU number accepted ({MAX_CPU})", escape_cut(.list, 100))]
     TooLarge {
         /// The CPU number.
         cpu: usize,

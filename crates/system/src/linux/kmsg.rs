@@ -184,16 +184,6 @@ impl LogBuilder {
     }
 }
 
-/// Splits a log line (any paste style) into its kmsg sequence number (if it
-/// is a kmsg record) and the message; an empty message for a line that is
-/// blank or another program's.
-pub fn split_record(line: &str) -> (Option<u64>, String) {
-    match paste::parse_line(line) {
-        Some(l) => (l.sequence, l.message),
-        None => (None, String::new()),
-    }
-}
-
 pub use crate::kernel_log::parse_mhz_as_khz;
 
 /// The reason given when `/dev/kmsg` refuses us (EPERM/EACCES).

@@ -74,18 +74,14 @@ pub enum Evidence<T> {
 impl<T> Evidence<T> {
     /// The value, if found.
     pub fn found(&self) -> Option<&T> {
-        match self {
-            Evidence::Found(v) => Some(v),
-            _ => None,
-        }
+        let Evidence::Found(v) = self else { return None };
+        Some(v)
     }
 
     /// Consumes into the value, if found.
     pub fn into_found(self) -> Option<T> {
-        match self {
-            Evidence::Found(v) => Some(v),
-            _ => None,
-        }
+        let Evidence::Found(v) = self else { return None };
+        Some(v)
     }
 
     /// Why there is no value (`None` when found).
@@ -103,11 +99,7 @@ impl<T> Evidence<T> {
 
     /// Maps the found value.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Evidence<U> {
-        match self {
-            Evidence::Found(v) => Evidence::Found(f(v)),
-            Evidence::Missing(r) => Evidence::Missing(r),
-            Evidence::Unreadable(r) => Evidence::Unreadable(r),
-        }
+        self.and_then(|v| Ok(f(v)))
     }
 
     /// The value shown by `show`, or "not read (reason)" when there is none.
@@ -136,19 +128,18 @@ impl<T> Evidence<T> {
 /// [`Evidence::Missing`], anything else (a FIFO or device, too large, not
 /// UTF-8, permissions) [`Evidence::Unreadable`].
 pub fn read_text(path: &Path, limit: &InputLimit) -> Evidence<String> {
-    match input::read_text(path, limit) {
-        Ok(s) => Evidence::Found(s),
-        Err(e) if e.is_not_found() => {
-            Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
-        }
-        Err(e) => Evidence::Unreadable(e.to_string()),
-    }
+    classify(path, input::read_text(path, limit))
 }
 
 /// [`read_text`] for binary files (ACPI tables, device-tree properties).
 pub fn read_bytes(path: &Path, limit: &InputLimit) -> Evidence<Vec<u8>> {
-    match input::read_bytes(path, limit) {
-        Ok(b) => Evidence::Found(b),
+    classify(path, input::read_bytes(path, limit))
+}
+
+/// The evidence of a read of `path`: absent is missing, any other error unreadable.
+fn classify<T>(path: &Path, read: Result<T, input::InputError>) -> Evidence<T> {
+    match read {
+        Ok(v) => Evidence::Found(v),
         Err(e) if e.is_not_found() => {
             Evidence::Missing(format!("{}: not present", escape_untrusted(&path.to_string_lossy())))
         }
@@ -475,12 +466,6 @@ impl LinuxEvidence {
             cpuset: read_cpuset(root),
             hypervisor_type: read_hypervisor_type(root),
         }
-    }
-
-    /// Whether the kernel's timekeeping runs on the TSC now (PostgreSQL 19's
-    /// Linux test: `current_clocksource` is exactly `tsc`).
-    pub fn clocksource_is_tsc(&self) -> Option<bool> {
-        self.current_clocksource.found().map(|c| c == "tsc")
     }
 
     /// Whether `tsc` is among the available clocksources (the kernel removes

@@ -249,11 +249,6 @@ impl TscReport {
         }
     }
 
-    /// Whether this report analyses a dump rather than this machine.
-    pub fn is_dump(&self) -> bool {
-        matches!(self.evidence_source, ReportSource::CpuidDump { .. })
-    }
-
     /// The entry of one frequency source.
     pub fn source(&self, id: super::frequency::SourceId) -> &FrequencySource {
         self.frequency_sources

@@ -13,7 +13,7 @@
 //! There is no cgroup `cpu.stat` parser in clockscope, so none is tested.
 
 use clockscope_system::arm::{cores, errata, frequency as arm_frequency, midr::Midr};
-use clockscope_system::linux::kmsg::{parse_mhz_as_khz, split_record};
+use clockscope_system::linux::kmsg::parse_mhz_as_khz;
 use clockscope_system::linux::{CpuInfo, CpuList, KernelCmdline, KernelLog};
 use clockscope_system::tsc::cpuid::{parse_dump, CpuidFacts, RecordedCpuid};
 use clockscope_system::tsc::frequency::{frequency_report, FrequencyInputs};
@@ -327,7 +327,6 @@ proptest! {
         let log = KernelLog::parse(&text);
         assert!(log.records as usize <= text.lines().count());
         for line in text.lines() {
-            let _ = split_record(line);
             let _ = parse_mhz_as_khz(line);
         }
         let _ = log.kernel_tsc_khz();

@@ -5,6 +5,7 @@
 
 use clockscope_system::tsc::cpuid::{parse_dump, CpuidFacts, DumpFormat, ParsedDump};
 use clockscope_system::tsc::frequency::{SourceId, PG_SOURCE_CPUID_15, PG_SOURCE_CPUID_16};
+use clockscope_system::tsc::report::ReportSource;
 use clockscope_system::tsc::TscReport;
 use std::path::PathBuf;
 
@@ -32,7 +33,7 @@ fn assert_dump_has_no_live_sources(r: &TscReport) {
         assert_eq!(s.khz, None, "{id:?}");
         assert!(s.note.contains("analysing a CPUID dump"), "{id:?}: {}", s.note);
     }
-    assert!(r.is_dump());
+    assert!(matches!(r.evidence_source, ReportSource::CpuidDump { .. }));
     assert!(r.linux.is_none() && r.calibration.is_none());
     // Without kernel evidence clockscope never trusts the TSC.
     assert!(!r.clockscope_decision.trusted);

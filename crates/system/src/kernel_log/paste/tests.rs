@@ -57,6 +57,11 @@ fn kmsg_records_escapes_and_dictionary() {
         (MSG, Some(4), Some(1234), Some(8))
     );
     assert!(k.kmsg_record);
+    let r = p("12,345,678,c;msg");
+    assert_eq!((r.sequence, r.message.as_str()), (Some(345), "msg"));
+    // Not a kmsg prefix: letters in the numeric fields.
+    let r = p("a,1,2,-;msg");
+    assert_eq!((r.sequence, r.message.as_str()), (None, "a,1,2,-;msg"));
     assert_eq!(p("6,1,2,-;a\\x1b[2Jb").message, "a\u{1b}[2Jb");
     assert_eq!(p("6,1,2,-;bad \\xZZ and \\x").message, "bad \\xZZ and \\x");
     let text = "6,0,0,-;tsc: Fast TSC calibration using PIT\n SUBSYSTEM=cpu\n DEVICE=+cpu:cpu0\n    tsc: x\n";

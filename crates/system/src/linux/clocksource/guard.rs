@@ -4,7 +4,6 @@
 
 use super::SwitchError;
 use crate::escape::escape_untrusted;
-use std::fmt;
 
 /// What a restore found and did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +23,13 @@ pub enum Restored {
 
 /// The original clocksource could not be put back: the message ends with
 /// the command that does it by hand.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "could not restore the clocksource '{}' ({}); restore it with: {}",
+    escape_untrusted(.original),
+    .error,
+    escape_untrusted(.command)
+)]
 pub struct RestoreError {
     /// The clocksource to put back.
     pub original: String,
@@ -33,17 +38,3 @@ pub struct RestoreError {
     /// The command that puts it back by hand.
     pub command: String,
 }
-
-impl fmt::Display for RestoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "could not restore the clocksource '{}' ({}); restore it with: {}",
-            escape_untrusted(&self.original),
-            self.error,
-            escape_untrusted(&self.command)
-        )
-    }
-}
-
-impl std::error::Error for RestoreError {}

@@ -208,10 +208,7 @@ impl std::fmt::Display for LockHolder {
 }
 
 /// The kernel's `/proc/locks` is read up to this size.
-const PROC_LOCKS: crate::input::InputLimit = crate::input::InputLimit {
-    kind: "/proc/locks",
-    max_bytes: 4 << 20,
-};
+const PROC_LOCKS: crate::input::InputLimit = crate::input::InputLimit::new("/proc/locks", 4 << 20);
 
 /// The process the kernel records as holding a lock on the file `meta`
 /// describes (`/proc/locks`: `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`,

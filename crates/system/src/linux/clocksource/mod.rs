@@ -23,7 +23,6 @@ pub use lock::{holder_of, LockHolder, SwitchLock, LIVE_LOCK_DIR, LOCK_NAME};
 
 use crate::escape::escape_untrusted;
 use crate::input::{self, KERNEL_VALUE};
-use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -35,11 +34,20 @@ pub const MAX_NAME_LEN: usize = 31;
 
 /// Why a clocksource could not be listed, switched or restored. Each
 /// message is one line; untrusted text in it (names, paths) is escaped.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SwitchError {
     /// A name with characters no kernel clocksource has (or empty, or too long).
+    #[error(
+        "'{}' is not a clocksource name (letters, digits, '_', '-' and '.', at most {MAX_NAME_LEN})",
+        escape_untrusted(.0)
+    )]
     BadName(String),
     /// A valid name the kernel does not offer.
+    #[error(
+        "clocksource '{}' is not available here (available: {})",
+        escape_untrusted(.name),
+        escape_untrusted(&shown_list(.available))
+    )]
     NotAvailable {
         /// The name asked for.
         name: String,
@@ -47,8 +55,10 @@ pub enum SwitchError {
         available: Vec<String>,
     },
     /// `current_clocksource` or `available_clocksource` could not be read.
+    #[error("{0}")]
     Read(String),
     /// The write was refused (the file is missing, read-only, not a regular file...).
+    #[error("switching to clocksource '{}' failed: {}", escape_untrusted(.name), escape_untrusted(.reason))]
     Write {
         /// The name written.
         name: String,
@@ -56,6 +66,11 @@ pub enum SwitchError {
         reason: String,
     },
     /// The write was accepted but the kernel reads back another clocksource.
+    #[error(
+        "wrote clocksource '{}' but the kernel reads back '{}': the switch did not take effect",
+        escape_untrusted(.wanted),
+        escape_untrusted(.got)
+    )]
     ReadBack {
         /// The name written.
         wanted: String,
@@ -63,53 +78,22 @@ pub enum SwitchError {
         got: String,
     },
     /// The one-sweep-at-a-time lock is held or cannot be taken (the whole message).
+    #[error("{0}")]
     Lock(String),
     /// The clocksource in use is not in `available_clocksource`: after a
     /// switch it could not be written back, so no switch is made.
+    #[error(
+        "the clocksource in use, '{}', is not in available_clocksource ({}): once switched away it could \
+         not be written back, so nothing is switched",
+        escape_untrusted(.original),
+        escape_untrusted(&shown_list(.available))
+    )]
     NotRestorable {
         /// The clocksource in use.
         original: String,
         /// The names the kernel offers.
         available: Vec<String>,
     },
-}
-
-impl fmt::Display for SwitchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SwitchError::BadName(n) => write!(
-                f,
-                "'{}' is not a clocksource name (letters, digits, '_', '-' and '.', at most {MAX_NAME_LEN})",
-                escape_untrusted(n)
-            ),
-            SwitchError::NotAvailable { name, available } => write!(
-                f,
-                "clocksource '{}' is not available here (available: {})",
-                escape_untrusted(name),
-                escape_untrusted(&shown_list(available))
-            ),
-            SwitchError::Read(r) | SwitchError::Lock(r) => write!(f, "{r}"),
-            SwitchError::Write { name, reason } => write!(
-                f,
-                "switching to clocksource '{}' failed: {}",
-                escape_untrusted(name),
-                escape_untrusted(reason)
-            ),
-            SwitchError::ReadBack { wanted, got } => write!(
-                f,
-                "wrote clocksource '{}' but the kernel reads back '{}': the switch did not take effect",
-                escape_untrusted(wanted),
-                escape_untrusted(got)
-            ),
-            SwitchError::NotRestorable { original, available } => write!(
-                f,
-                "the clocksource in use, '{}', is not in available_clocksource ({}): once switched away it could \
-                 not be written back, so nothing is switched",
-                escape_untrusted(original),
-                escape_untrusted(&shown_list(available))
-            ),
-        }
-    }
 }
 
 /// A list of any length: the first few names, then how many more.
@@ -135,8 +119,6 @@ pub fn check_restorable(current: &str, available: &[String]) -> Result<(), Switc
         })
     }
 }
-
-impl std::error::Error for SwitchError {}
 
 /// Checks that `name` looks like a kernel clocksource name (`tsc`,
 /// `kvm-clock`, `acpi_pm`, `hyperv_clocksource_tsc_page`, `arch_sys_counter`):

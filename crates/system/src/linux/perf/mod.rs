@@ -19,7 +19,7 @@
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod x86_64;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::fmt;
 
 /// The TSC scale read from a perf_event mmap page.
@@ -48,18 +48,6 @@ impl PerfTimeScale {
     pub fn hz(&self) -> Option<u64> {
         hz_from_mult_shift(self.time_mult, self.time_shift)
     }
-
-    /// Nanoseconds in `cycles`, exactly as the kernel computes them
-    /// (`(cycles * mult) >> shift`, truncated to 64 bits).
-    pub fn cycles_to_ns(&self, cycles: u64) -> u64 {
-        cycles_to_ns(cycles, self.time_mult, self.time_shift)
-    }
-
-    /// The perf-clock timestamp of TSC reading `cycles`
-    /// (`time_zero + cycles_to_ns`), when the kernel published `time_zero`.
-    pub fn timestamp_ns(&self, cycles: u64) -> Option<u64> {
-        self.time_zero.map(|z| z.wrapping_add(self.cycles_to_ns(cycles)))
-    }
 }
 
 /// `10^6 * 2^shift / mult`, rounded to nearest, in exact integer arithmetic;
@@ -80,16 +68,6 @@ fn ratio_rounded(unit: u128, mult: u32, shift: u16) -> Option<u64> {
     let num = unit << shift;
     let m = mult as u128;
     u64::try_from((num + m / 2) / m).ok()
-}
-
-/// The kernel's `mul_u64_u32_shr(cycles, mult, shift)`: the split
-/// `quot * mult + ((rem * mult) >> shift)` the perf documentation gives equals
-/// the exact `(cycles * mult) >> shift`, computed here in `u128`.
-pub fn cycles_to_ns(cycles: u64, mult: u32, shift: u16) -> u64 {
-    if shift >= 128 {
-        return 0;
-    }
-    ((cycles as u128 * mult as u128) >> shift) as u64
 }
 
 /// The raw fields of a perf_event mmap page that matter here.
@@ -141,15 +119,9 @@ pub fn decode_page(page: &PageFields, event: &'static str) -> Result<PerfTimeSca
 }
 
 /// Why the kernel's TSC scale could not be read (one line).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{0}")]
 pub struct PerfUnavailable(pub String);
-
-impl Serialize for PerfUnavailable {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
 
 /// Reads the TSC scale from a perf_event mmap page of this process.
 pub fn read_tsc_scale() -> Result<PerfTimeScale, PerfUnavailable> {

@@ -210,16 +210,12 @@ impl FrequencyReport {
 }
 
 fn calibration_source(id: SourceId, c: &Result<CalibrationInput, String>) -> FrequencySource {
-    let mut s = match c {
-        Ok(c) => match c.khz {
-            Some(k) => make(id, Ok((k, c.note.clone()))),
-            None => make(id, Err(c.note.clone())),
-        },
-        Err(e) => make(id, Err(e.clone())),
+    let c = match c {
+        Ok(c) => c,
+        Err(e) => return make(id, Err(e.clone())),
     };
-    if let Ok(c) = c {
-        s.uncertainty_ppm = c.uncertainty_ppm;
-    }
+    let mut s = make(id, c.khz.map(|k| (k, c.note.clone())).ok_or_else(|| c.note.clone()));
+    s.uncertainty_ppm = c.uncertainty_ppm;
     s
 }
 

@@ -64,8 +64,7 @@ pub fn clockscope_decision(
 
 /// 1. RDTSCP (CPUID 0x80000001 EDX bit 27): the ordered read exists.
 fn rule_rdtscp(e: &TrustEvidence<'_>) -> Reason {
-    let cpuid = e.cpuid;
-    match cpuid {
+    match e.cpuid {
         Some(f) if f.rdtscp => Reason::new(true, "RDTSCP", "CPUID 0x80000001 EDX bit 27 set"),
         Some(f) => Reason::new(
             false,
@@ -82,14 +81,11 @@ fn rule_rdtscp(e: &TrustEvidence<'_>) -> Reason {
 /// 2. Invariant TSC (CPUID 0x80000007 EDX bit 8) and, when /proc/cpuinfo is
 ///    readable, the kernel's `constant_tsc` and `nonstop_tsc` flags.
 fn rule_invariant_tsc(e: &TrustEvidence<'_>) -> Reason {
-    let cpuid = e.cpuid;
-    let kernel = e.kernel;
-    let flags = e.flags();
-    match cpuid {
+    match e.cpuid {
         None => Reason::new(false, "invariant TSC", "no CPUID on this architecture"),
         Some(f) => {
             let cpuid_text = f.flag_text(LEAF_POWER_MANAGEMENT, "EDX bit 8", f.invariant_tsc);
-            match (kernel, flags) {
+            match (e.kernel, e.flags()) {
                 (None, _) => Reason::new(f.invariant_tsc, "invariant TSC", format!("{cpuid_text}; {NO_KERNEL}")),
                 (Some(k), None) => Reason::new(
                     false,
@@ -119,12 +115,10 @@ fn rule_invariant_tsc(e: &TrustEvidence<'_>) -> Reason {
 /// 3. The kernel times with the TSC (current clocksource `tsc`) or marks it
 ///    `tsc_reliable`.
 fn rule_kernel_clocksource(e: &TrustEvidence<'_>) -> Reason {
-    let kernel = e.kernel;
-    let flags = e.flags();
     let current = e.current_clocksource();
-    match kernel {
+    match e.kernel {
         None => Reason::new(false, "kernel clocksource", NO_KERNEL),
-        Some(k) => match (&current, flags.map(|f| f.tsc_reliable)) {
+        Some(k) => match (&current, e.flags().map(|f| f.tsc_reliable)) {
             (Some(c), _) if c == "tsc" => Reason::new(true, "kernel clocksource", "current clocksource is tsc"),
             (c, Some(true)) => Reason::new(
                 true,
@@ -154,9 +148,8 @@ fn rule_kernel_clocksource(e: &TrustEvidence<'_>) -> Reason {
 /// 4. The kernel log does not say it marked the TSC unstable (unread, it
 ///    passes only while the kernel still times with the TSC).
 fn rule_not_marked_unstable(e: &TrustEvidence<'_>) -> Reason {
-    let kernel = e.kernel;
     let current = e.current_clocksource();
-    match kernel {
+    match e.kernel {
         None => Reason::new(false, "not marked unstable", NO_KERNEL),
         Some(k) => match &k.kernel_log {
             Evidence::Found(log) if log.marked_unstable => Reason::new(
@@ -221,8 +214,7 @@ fn rule_frequency_agrees(e: &TrustEvidence<'_>) -> Reason {
 /// 6. No boot option against the TSC (`tsc=unstable`, `notsc`,
 ///    `clocksource=` other than `tsc`).
 fn rule_no_boot_option_against(e: &TrustEvidence<'_>) -> Reason {
-    let kernel = e.kernel;
-    match kernel {
+    match e.kernel {
         None => Reason::new(false, "no boot option against the TSC", NO_KERNEL),
         Some(k) => match &k.cmdline {
             Evidence::Found(c) => {

@@ -42,9 +42,8 @@
 //! retitle the terminal that shows the error), cut to 100 characters.
 
 use super::RecordedCpuid;
-use crate::escape::escape_untrusted;
+use crate::escape::{escape_cut, escape_untrusted};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// Which dump format a file was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +74,10 @@ pub struct ParsedDump {
 }
 
 /// Why a file is not a usable dump, with the offending line (1-based).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Displayed as `line N: reason: 'content'`, the content cut to 100
+/// characters; the reason and content escaped (both may quote the file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {}{}", escape_untrusted(.reason), quoted_content(.content))]
 pub struct DumpError {
     /// The offending line, 1-based.
     pub line: usize,
@@ -85,31 +87,14 @@ pub struct DumpError {
     pub reason: String,
 }
 
-/// Untrusted text as an error may quote it: cut to `max` characters (with
-/// `...`), control characters escaped.
-fn quoted(text: &str, max: usize) -> String {
-    if text.chars().count() > max {
-        let cut: String = text.chars().take(max).collect();
-        format!("{}...", escape_untrusted(&cut))
+/// `: 'content'` of a [`DumpError`], or nothing when it has none.
+fn quoted_content(content: &str) -> String {
+    if content.is_empty() {
+        String::new()
     } else {
-        escape_untrusted(text).into_owned()
+        format!(": '{}'", escape_cut(content, 100))
     }
 }
-
-/// `line N: reason: 'content'`, the content cut to 100 characters; the
-/// reason and content escaped (both may quote the file).
-impl fmt::Display for DumpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let reason = escape_untrusted(&self.reason);
-        if self.content.is_empty() {
-            write!(f, "line {}: {reason}", self.line)
-        } else {
-            write!(f, "line {}: {reason}: '{}'", self.line, quoted(&self.content, 100))
-        }
-    }
-}
-
-impl std::error::Error for DumpError {}
 
 /// One classified line.
 enum Line {
@@ -159,31 +144,28 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
         let (name, value) = word.split_once('=').ok_or_else(|| {
             format!(
                 "malformed `cpuid -r` leaf line ('{}' is not REG=0xVALUE)",
-                quoted(word, 40)
+                escape_cut(word, 40)
             )
         })?;
-        let idx = match name {
-            "eax" => 0,
-            "ebx" => 1,
-            "ecx" => 2,
-            "edx" => 3,
-            _ => {
-                return Err(format!(
+        let idx = ["eax", "ebx", "ecx", "edx"]
+            .iter()
+            .position(|r| *r == name)
+            .ok_or_else(|| {
+                format!(
                     "malformed `cpuid -r` leaf line (unknown register '{}')",
-                    quoted(name, 40)
-                ))
-            }
-        };
+                    escape_cut(name, 40)
+                )
+            })?;
         if !value.starts_with("0x") {
             return Err(format!(
                 "malformed `cpuid -r` leaf line ('{}' is not a 0x hex value)",
-                quoted(value, 40)
+                escape_cut(value, 40)
             ));
         }
         regs[idx] = Some(parse_hex(value).ok_or_else(|| {
             format!(
                 "malformed `cpuid -r` leaf line ('{}' is not 32-bit hex)",
-                quoted(value, 40)
+                escape_cut(value, 40)
             )
         })?);
     }
@@ -303,6 +285,7 @@ pub fn parse_dump(text: &str) -> Result<ParsedDump, DumpError> {
 }
 
 /// The state of [`parse_dump`] between lines.
+#[derive(Default)]
 struct DumpParser {
     format: Option<DumpFormat>,
     leaves: RecordedCpuid,
@@ -310,26 +293,11 @@ struct DumpParser {
     given_on: BTreeMap<(u32, u32), usize>,
     first_other: Option<(usize, String)>,
     first_leaf_line: Option<(usize, String)>,
-    /// Whether we are still inside the first processor's block.
-    collecting: bool,
+    /// Whether the first processor's block has ended.
+    past_first: bool,
     cpu_headers_seen: usize,
     /// AIDA64 without [SL nn]: next ordinal subleaf per leaf.
     ordinal: BTreeMap<u32, u32>,
-}
-
-impl Default for DumpParser {
-    fn default() -> Self {
-        DumpParser {
-            format: None,
-            leaves: RecordedCpuid::new(),
-            given_on: BTreeMap::new(),
-            first_other: None,
-            first_leaf_line: None,
-            collecting: true,
-            cpu_headers_seen: 0,
-            ordinal: BTreeMap::new(),
-        }
-    }
 }
 
 /// The error of line `n`, quoting it.
@@ -365,20 +333,18 @@ impl DumpParser {
                 if self.format == Some(DumpFormat::CpuidRaw) {
                     return Err(line_error(n, line, "not a `cpuid -r` line".to_string()));
                 }
-                if self.first_other.is_none() {
-                    self.first_other = Some((n, line.trim().to_string()));
-                }
+                self.first_other.get_or_insert_with(|| (n, line.trim().to_string()));
             }
             Line::RawCpuHeader => {
                 // "CPU 0:" before any leaf, a second one ends the first CPU.
                 self.cpu_headers_seen += 1;
                 if self.cpu_headers_seen > 1 {
-                    self.collecting = false;
+                    self.past_first = true;
                 }
             }
             Line::AidaSeparator => {
                 if !self.leaves.is_empty() {
-                    self.collecting = false;
+                    self.past_first = true;
                 }
             }
             Line::RawLeaf { leaf, subleaf, regs } => self.raw_leaf(n, line, (leaf, subleaf), regs)?,
@@ -391,16 +357,12 @@ impl DumpParser {
     fn raw_leaf(&mut self, n: usize, line: &str, key: (u32, u32), regs: [u32; 4]) -> Result<(), DumpError> {
         if self.format.is_none() {
             if let Some((on, content)) = self.first_other.take() {
-                return Err(DumpError {
-                    line: on,
-                    content,
-                    reason: "not a `cpuid -r` line".to_string(),
-                });
+                return Err(line_error(on, &content, "not a `cpuid -r` line".to_string()));
             }
             self.format = Some(DumpFormat::CpuidRaw);
         }
         self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
-        if self.collecting {
+        if !self.past_first {
             insert_once(&mut self.leaves, &mut self.given_on, key, regs, n)
                 .map_err(|reason| line_error(n, line, reason))?;
         }
@@ -417,24 +379,18 @@ impl DumpParser {
         subleaf: Option<u32>,
         regs: [u32; 4],
     ) -> Result<(), DumpError> {
-        if self.format.is_none() {
-            self.format = Some(DumpFormat::Aida64);
-        }
+        self.format.get_or_insert(DumpFormat::Aida64);
         self.first_leaf_line.get_or_insert_with(|| (n, line.trim().to_string()));
         if leaf == 0 && subleaf.unwrap_or(0) == 0 && self.leaves.get(0, 0).is_some() {
             // A second leaf-0 line: the next processor starts here.
-            self.collecting = false;
+            self.past_first = true;
         }
-        if self.collecting {
-            let sub = match subleaf {
-                Some(s) => s,
-                None => {
-                    let next = self.ordinal.entry(leaf).or_insert(0);
-                    let s = *next;
-                    *next += 1;
-                    s
-                }
-            };
+        if !self.past_first {
+            let sub = subleaf.unwrap_or_else(|| {
+                let next = self.ordinal.entry(leaf).or_insert(0);
+                *next += 1;
+                *next - 1
+            });
             insert_once(&mut self.leaves, &mut self.given_on, (leaf, sub), regs, n)
                 .map_err(|reason| line_error(n, line, reason))?;
         }
@@ -445,13 +401,13 @@ impl DumpParser {
     fn finish(self, text: &str) -> Result<ParsedDump, DumpError> {
         let Some(format) = self.format else {
             return Err(match self.first_other {
-                Some((n, content)) => DumpError {
-                    line: n,
-                    content,
-                    reason: "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
-                             ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
+                Some((n, content)) => line_error(
+                    n,
+                    &content,
+                    "not a CPUID dump (expected `cpuid -r` lines like `0x00000000 0x00: eax=0x... ebx=0x... \
+                     ecx=0x... edx=0x...` or InstLatX64 lines like `CPUID 00000000: EAX-EBX-ECX-EDX`)"
                         .to_string(),
-                },
+                ),
                 None => DumpError {
                     line: text.lines().count().max(1),
                     content: String::new(),
@@ -465,11 +421,8 @@ impl DumpParser {
         };
         if self.leaves.get(0, 0).is_none() {
             let (n, content) = self.first_leaf_line.unwrap_or((1, String::new()));
-            return Err(DumpError {
-                line: n,
-                content,
-                reason: "the first processor has no leaf 0x00000000 (vendor and highest leaf)".to_string(),
-            });
+            let reason = "the first processor has no leaf 0x00000000 (vendor and highest leaf)";
+            return Err(line_error(n, &content, reason.to_string()));
         }
         Ok(ParsedDump {
             format,
