@@ -1,10 +1,31 @@
 #!/usr/bin/env python3
 """Lines of Rust code under crates/*/src: no blank lines, no comments (// and /* */, doc comments included),
-no unit tests (files named tests.rs or *_tests.rs, and `#[cfg(test)]` modules). The measure issue 33 asks for
+no tests and no test support: files named tests.rs or *_tests.rs, `testing/` folders and `testing.rs` files, items
+under `#[cfg(test)]`, `#[cfg(all(test, ...))]` or `#[cfg(any(test, feature = "testing"))]` (what only tests or the
+`testing` feature compile), and the files of modules declared under those attributes. The measure issue 33 asks for
 ("lines of src/, code, not tests or comments"). Usage: scripts/code-size.py [ROOT] (default: the repository)."""
 import os
 import re
 import sys
+
+
+TEST_ONLY = re.compile(r'^#\[cfg\((test|all\(test\b.*|any\(test, feature = "testing"\))\)\]$')
+
+
+def is_test_only(line):
+    """`#[cfg(test)]`, `#[cfg(all(test, ...))]` or `#[cfg(any(test, feature = "testing"))]`."""
+    return bool(TEST_ONLY.match(line))
+
+
+def test_only_modules(text):
+    """Names of the modules `text` declares (`mod name;`) under a test-only attribute."""
+    names = []
+    lines = [line.strip() for line in text.split("\n")]
+    for a, b in zip(lines, lines[1:]):
+        m = re.match(r"^(?:pub(?:\([^)]*\))? )?mod (\w+);$", b)
+        if m and is_test_only(a):
+            names.append(m.group(1))
+    return names
 
 
 def code_lines(text):
@@ -28,7 +49,7 @@ def code_lines(text):
     kept = []
     i = 0
     while i < len(out):
-        if out[i].startswith("#[cfg(test)]"):
+        if is_test_only(out[i]):
             j = i + 1
             depth = 0
             opened = False
@@ -54,14 +75,29 @@ def main():
     per_crate = {}
     for crate in sorted(os.listdir(os.path.join(root, "crates"))):
         src = os.path.join(root, "crates", crate, "src")
+        paths = []
         for dirpath, _, files in os.walk(src):
-            for f in files:
-                if not f.endswith(".rs") or f == "tests.rs" or f.endswith("_tests.rs") or "/testing" in dirpath:
-                    continue
-                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
-                    n = code_lines(fh.read())
-                per_crate[crate] = per_crate.get(crate, 0) + n
-                total += n
+            paths += [os.path.join(dirpath, f) for f in files if f.endswith(".rs")]
+        texts = {}
+        for path in paths:
+            with open(path, encoding="utf-8") as fh:
+                texts[path] = fh.read()
+        # the files of modules only tests (or the testing feature) compile: a.rs or a/mod.rs, and below a/
+        excluded = []
+        for path, text in texts.items():
+            d, f = os.path.split(path)
+            base = d if f in ("mod.rs", "lib.rs", "main.rs") else os.path.join(d, f[:-3])
+            excluded += [os.path.join(base, name) for name in test_only_modules(text)]
+        for path in sorted(paths):
+            rel = os.path.relpath(path, src)
+            f = os.path.basename(path)
+            if f in ("tests.rs", "testing.rs") or f.endswith("_tests.rs") or "testing" in rel.split(os.sep)[:-1]:
+                continue
+            if any(path == e + ".rs" or path.startswith(e + os.sep) for e in excluded):
+                continue
+            n = code_lines(texts[path])
+            per_crate[crate] = per_crate.get(crate, 0) + n
+            total += n
     for crate, n in per_crate.items():
         print(f"{crate:12} {n:6}")
     print(f"{'total':12} {total:6}")
