@@ -94,14 +94,15 @@ impl Kind {
     }
 
     fn of(code: &str) -> Option<Kind> {
-        Some(match code {
-            "f" => Kind::Function,
-            "o" => Kind::Operator,
-            "t" => Kind::Type,
-            "r" => Kind::Relation,
-            "c" => Kind::OpClass,
-            _ => return None,
-        })
+        [
+            Kind::Function,
+            Kind::Operator,
+            Kind::Type,
+            Kind::Relation,
+            Kind::OpClass,
+        ]
+        .into_iter()
+        .find(|k| k.code() == code)
     }
 }
 
@@ -119,6 +120,7 @@ pub struct Unsafe {
 }
 
 /// The walk's state: every object reached and what reached it.
+#[derive(Default)]
 struct Walk {
     /// Object -> the object whose edge or text reached it (None: the query).
     reached: HashMap<Node, Option<Node>>,
@@ -175,13 +177,7 @@ impl Walk {
 /// Follows every route from `sql` through the server's catalogs and
 /// returns what is not known safe (empty: nothing found).
 pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec<Unsafe>, Error> {
-    let mut walk = Walk {
-        reached: HashMap::new(),
-        calls: BTreeSet::new(),
-        idents: BTreeSet::new(),
-        ops: BTreeSet::new(),
-        found: Vec::new(),
-    };
+    let mut walk = Walk::default();
     let mut seeds = Vec::new();
     walk.read(sql, None, &mut seeds);
     let mut frontier: Vec<Node> = Vec::new();
@@ -305,27 +301,20 @@ fn node_of(kind: &str, oid: u32) -> Option<Node> {
 fn describe_found(session: &mut PgSession, walk: &Walk) -> Result<Vec<Unsafe>, Error> {
     let mut out = Vec::new();
     for (what, why, via) in &walk.found {
-        let mut route = Vec::new();
-        let mut at = *via;
-        let mut guard = 0;
-        while let Some(node) = at {
-            route.push(node);
-            at = walk.reached.get(&node).copied().flatten();
-            guard += 1;
-            if guard > 64 {
-                break;
-            }
-        }
+        // At most 65 steps back: the route to the query.
+        let mut route: Vec<Node> = std::iter::successors(*via, |node| walk.reached.get(node).copied().flatten())
+            .take(65)
+            .collect();
         route.reverse();
         let target = *what == What::Function;
         if target {
             // The function itself is the last step, not a step on the way.
             route.pop();
         }
-        let mut labels = Vec::new();
-        for node in &route {
-            labels.push(label(session, *node)?);
-        }
+        let labels = route
+            .iter()
+            .map(|node| label(session, *node))
+            .collect::<Result<_, _>>()?;
         let what = match (what, via) {
             (What::Called(name), _) => name.clone(),
             (What::Function, Some(node)) => label(session, *node)?,
