@@ -109,13 +109,14 @@ impl Service {
     pub(crate) fn source_of(&self, key: &str) -> String {
         format!(
             "service file {} [{}] {key}",
-            escape_untrusted(&self.file.display().to_string()),
+            path_text(&self.file),
             escape_untrusted(&self.name)
         )
     }
 }
 
-fn path_text(p: &Path) -> String {
+/// A path as messages print it (escaped).
+pub(crate) fn path_text(p: &Path) -> String {
     escape_untrusted(&p.display().to_string()).into_owned()
 }
 
