@@ -423,16 +423,10 @@ pub fn build(inp: &Inputs) -> Report {
         noise_warnings(r, &mut warnings);
     }
     if inp.interrupted {
+        let runs = inp.runs;
         let done: Vec<String> = clock_sources
             .iter()
-            .map(|r| {
-                format!(
-                    "{} of {} runs on {}",
-                    r.runs_timing_on_ms.len(),
-                    inp.runs,
-                    r.clock_source
-                )
-            })
+            .map(|r| format!("{} of {runs} runs on {}", r.runs_timing_on_ms.len(), r.clock_source))
             .collect();
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }
