@@ -282,13 +282,12 @@ pub fn cross_cpu_summary(r: &CrossCpuReport) -> String {
     let results: Vec<Verdict> = r.results().map(|(_, c)| c.verdict).collect();
     let count = |v: Verdict| results.iter().filter(|&&x| x == v).count();
     let found: Vec<String> = [
-        Verdict::Warp,
-        Verdict::Offset,
-        Verdict::Inconsistent,
-        Verdict::Inconclusive,
+        (Verdict::Warp, count(Verdict::Warp)),
+        (Verdict::Offset, count(Verdict::Offset)),
+        (Verdict::Inconsistent, count(Verdict::Inconsistent)),
+        (Verdict::Inconclusive, count(Verdict::Inconclusive)),
     ]
     .into_iter()
-    .map(|v| (v, count(v)))
     .filter(|(_, n)| *n > 0)
     .map(|(v, n)| match v {
         Verdict::Warp => crate::tn!("{n} with warps", "{n} with warps", n, n = n),
