@@ -396,7 +396,6 @@ fn default_socket_dir() -> &'static str {
 }
 
 fn describe(config: &Config) -> String {
-    let mut parts = Vec::new();
     let hosts: Vec<String> = config
         .get_hosts()
         .iter()
@@ -405,23 +404,16 @@ fn describe(config: &Config) -> String {
             Host::Unix(path) => PathBuf::from(path).display().to_string(),
         })
         .collect();
-    if !hosts.is_empty() {
-        parts.push(format!("host={}", hosts.join(",")));
-    }
     let addrs: Vec<String> = config.get_hostaddrs().iter().map(|a| a.to_string()).collect();
-    if !addrs.is_empty() {
-        parts.push(format!("hostaddr={}", addrs.join(",")));
-    }
     let ports: Vec<String> = config.get_ports().iter().map(|p| p.to_string()).collect();
-    if !ports.is_empty() {
-        parts.push(format!("port={}", ports.join(",")));
+    let mut parts = Vec::new();
+    for (key, values) in [("host", hosts), ("hostaddr", addrs), ("port", ports)] {
+        if !values.is_empty() {
+            parts.push(format!("{key}={}", values.join(",")));
+        }
     }
-    if let Some(user) = config.get_user() {
-        parts.push(format!("user={user}"));
-    }
-    if let Some(db) = config.get_dbname() {
-        parts.push(format!("dbname={db}"));
-    }
+    parts.extend(config.get_user().map(|user| format!("user={user}")));
+    parts.extend(config.get_dbname().map(|db| format!("dbname={db}")));
     parts.join(" ")
 }
 

@@ -162,12 +162,11 @@ impl Walk {
                 }
             }
         }
-        w.calls.retain(|c| !self.calls.contains(c));
-        w.idents.retain(|i| !self.idents.contains(i));
-        w.ops.retain(|o| !self.ops.contains(o));
-        self.calls.extend(w.calls.iter().cloned());
-        self.idents.extend(w.idents.iter().cloned());
-        self.ops.extend(w.ops.iter().cloned());
+        let seen = [&mut self.calls, &mut self.idents, &mut self.ops];
+        for (new, seen) in [&mut w.calls, &mut w.idents, &mut w.ops].into_iter().zip(seen) {
+            new.retain(|x| !seen.contains(x));
+            seen.extend(new.iter().cloned());
+        }
         if !(w.calls.is_empty() && w.idents.is_empty() && w.ops.is_empty()) {
             seeds.push((w, via));
         }
