@@ -226,15 +226,10 @@ pub fn judge(
     let get = |name: &str| settings.iter().find(|s| s.name == name);
     let mut out = Vec::new();
     let io_ref = io.as_ref().map_err(String::as_str);
-    if let Some(s) = get(TRACK_IO_TIMING.name) {
-        out.push(judge_io_timing(s, &TRACK_IO_TIMING, io_ref, page.as_ref()));
+    for io_setting in [&TRACK_IO_TIMING, &TRACK_WAL_IO_TIMING] {
+        out.extend(get(io_setting.name).map(|s| judge_io_timing(s, io_setting, io_ref, page.as_ref())));
     }
-    if let Some(s) = get(TRACK_WAL_IO_TIMING.name) {
-        out.push(judge_io_timing(s, &TRACK_WAL_IO_TIMING, io_ref, page.as_ref()));
-    }
-    if let Some(s) = get("timing_clock_source") {
-        out.push(judge_clock_source(s, sources));
-    }
+    out.extend(get("timing_clock_source").map(|s| judge_clock_source(s, sources)));
     judge_auto_explain(
         settings,
         explain.as_ref().map(|(p, r)| (p, *r)).map_err(String::as_str),

@@ -185,10 +185,7 @@ pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec
         sql::IMPLICIT,
         &[&IMPLICIT_OPERATORS.to_vec()],
     )? {
-        let node = node_of(row.get(0), row.get(1));
-        if let Some(node) = node.filter(|n| walk.add(*n, None)) {
-            frontier.push(node);
-        }
+        frontier.extend(node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, None)));
     }
     while !(seeds.is_empty() && frontier.is_empty()) {
         if walk.reached.len() > MAX_OBJECTS {
@@ -204,9 +201,7 @@ pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec
             let idents: Vec<String> = w.idents.into_iter().collect();
             let ops: Vec<String> = w.ops.into_iter().collect();
             for row in session.catalog_query("following --query's names", sql::BY_NAME, &[&calls, &idents, &ops])? {
-                if let Some(node) = node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, via)) {
-                    frontier.push(node);
-                }
+                frontier.extend(node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, via)));
             }
         }
         let batch = std::mem::take(&mut frontier);

@@ -88,9 +88,7 @@ pub fn measure_read_cost<C: ClockSource>(
         });
         loops += m.loops();
         elapsed_ns = elapsed_ns.saturating_add(m.elapsed_ns);
-        if let Some(c) = engine::read_cost_ns(&m) {
-            costs.push(c);
-        }
+        costs.extend(engine::read_cost_ns(&m));
         if stopped {
             break;
         }
