@@ -184,20 +184,11 @@ mod sys {
         }
     }
 
-    fn trim(b: &[u8]) -> &[u8] {
-        let start = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-        let end = b
-            .iter()
-            .rposition(|c| !c.is_ascii_whitespace())
-            .map_or(start, |e| e + 1);
-        b.get(start..end).unwrap_or_default()
-    }
-
     pub(super) fn condition_holds(c: &Condition) -> bool {
         match c {
             Condition::Reads { path, text } => {
                 let mut buf = [0u8; READS_MAX_BYTES];
-                read_small(path, &mut buf).is_some_and(|n| trim(buf.get(..n).unwrap_or_default()) == &text[..])
+                read_small(path, &mut buf).is_some_and(|n| buf.get(..n).unwrap_or_default().trim_ascii() == &text[..])
             }
             Condition::Lists { path, word } => {
                 let mut buf = [0u8; LISTS_MAX_BYTES];

@@ -139,12 +139,8 @@ fn lang_argument(args: &[std::ffi::OsString]) -> Option<String> {
         match a {
             Some("--") => break,
             Some("--lang") => found = it.next().flatten().map(str::to_string),
-            Some(a) => {
-                if let Some(v) = a.strip_prefix("--lang=") {
-                    found = Some(v.to_string());
-                }
-            }
-            None => {}
+            Some(a) if a.starts_with("--lang=") => found = Some(a["--lang=".len()..].to_string()),
+            _ => {}
         }
     }
     found

@@ -356,20 +356,14 @@ fn extra_sections(page: Option<&str>, pages: &[String]) -> String {
         ));
     }
     roff.push_str(".SH \"SEE ALSO\"\n");
-    let mut refs: Vec<String> = Vec::new();
-    if page.is_some() {
-        refs.push("clockscope".to_string());
-    }
-    for p in pages {
-        if page != Some(p.as_str()) {
-            refs.push(format!("clockscope-{p}"));
-        }
-    }
-    let last = refs.len().saturating_sub(1);
-    for (i, r) in refs.iter().enumerate() {
-        let comma = if i < last { "," } else { "" };
-        roff.push_str(&format!(".BR {} (1){comma}\n", escape(r)));
-    }
+    let others = pages.iter().filter(|p| page != Some(p.as_str()));
+    let refs: Vec<String> = page
+        .map(|_| "clockscope".to_string())
+        .into_iter()
+        .chain(others.map(|p| format!("clockscope-{p}")))
+        .map(|r| format!(".BR {} (1)", escape(&r)))
+        .collect();
+    roff.push_str(&format!("{}\n", refs.join(",\n")));
     roff.push_str(".PP\nThe guide: docs/README.md in the source tree.\n");
     roff
 }

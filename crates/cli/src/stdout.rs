@@ -9,8 +9,9 @@
 //!   by [`clockscope_system::escape::escape_untrusted`]. Untrusted values are already
 //!   escaped where a report renders them; this is the last line of defence for
 //!   every report, the explain one included.
-//! - [`stdout_is_closed`] tells a closed stdout (`>&-`), which Rust's runtime
-//!   silently replaces with `/dev/null`, from a real one (`/dev/null` too).
+//! - [`crate::fd_at_start::stdout_was_closed`] tells a closed stdout (`>&-`),
+//!   which Rust's runtime silently replaces with `/dev/null`, from a real one
+//!   (`/dev/null` too).
 
 use clockscope_system::escape::{escape_untrusted, escape_untrusted_bytes};
 use std::io::{self, Write};
@@ -119,17 +120,6 @@ impl<W: Write> Write for ReportWriter<W> {
         let flushed = self.inner.flush();
         self.check(flushed)
     }
-}
-
-/// Whether stdout was closed when the program started (`clockscope >&-`):
-/// a run that prints its report there refuses to start (exit 2) rather
-/// than report a success nobody can read. Only a closed descriptor counts:
-/// `/dev/null`, opened any way (a shell's `>/dev/null` write-only, Python's
-/// `subprocess.DEVNULL` read-write), is a usable stdout. Recorded before
-/// Rust's runtime replaces a closed stdout with `/dev/null`
-/// ([`crate::fd_at_start`]).
-pub fn stdout_is_closed() -> bool {
-    crate::fd_at_start::stdout_was_closed()
 }
 
 #[cfg(test)]

@@ -80,15 +80,11 @@ impl ClockCost {
 
     fn from_read_cost(r: ReadCost, method: &str) -> ClockCost {
         ClockCost {
-            clock: r.clock,
             per_read_ns: r.avg_loop_ns,
             read_cost_ns: r.read_cost_ns,
             read_cost_interval: r.interval,
             loops: r.loops,
-            method: method.to_string(),
-            frequency_khz: None,
-            frequency_source: None,
-            executor_loop: None,
+            ..ClockCost::unmeasured(&r.clock, method)
         }
     }
 
@@ -222,32 +218,29 @@ impl ModelSlices {
     /// "tsc"; anything else, or the TSC where PostgreSQL 19 cannot read it
     /// here, runs nothing).
     pub fn slice(&mut self, clock_source: &str, keep_going: &mut dyn FnMut() -> bool) {
-        match clock_source {
-            "system" if self.system.wants_more() => {
-                let config = self.system.config_for_next();
-                let (pinned, cpu) = self.pin_to_backend();
-                if let Ok(Some(run)) = executor_loop::pairs_on_this_machine_of(None, &self.table, config, keep_going) {
-                    self.system.add_on(run, cpu);
-                }
-                drop(pinned);
-            }
+        let fast_counter = match clock_source {
+            "system" if self.system.wants_more() => None,
             "tsc" if self.tsc.wants_more() && counter::native_kind() == Some(CounterKind::Tsc) => {
                 // The model's rounds are timed by CLOCK_MONOTONIC; the
                 // counter's scale only names the read.
                 let Some(scale) = clockscope::Scale::from_khz(1_000_000) else {
                     return;
                 };
-                let (pinned, cpu) = self.pin_to_backend();
-                let config = self.tsc.config_for_next();
-                if let Ok(Some(run)) =
-                    executor_loop::pairs_on_this_machine_of(Some(scale), &self.table, config, keep_going)
-                {
-                    self.tsc.add_on(run, cpu);
-                }
-                drop(pinned);
+                Some(scale)
             }
-            _ => {}
+            _ => return,
+        };
+        let (pinned, cpu) = self.pin_to_backend();
+        let slices = if fast_counter.is_some() {
+            &mut self.tsc
+        } else {
+            &mut self.system
+        };
+        let config = slices.config_for_next();
+        if let Ok(Some(run)) = executor_loop::pairs_on_this_machine_of(fast_counter, &self.table, config, keep_going) {
+            slices.add_on(run, cpu);
         }
+        drop(pinned);
     }
 
     /// Puts the pooled costs into `machine` (RDTSC's only where it was

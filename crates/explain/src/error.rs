@@ -83,7 +83,7 @@ impl Error {
     }
 }
 
-fn sqlstate_suffix(sqlstate: &Option<String>) -> String {
+pub(crate) fn sqlstate_suffix(sqlstate: &Option<String>) -> String {
     sqlstate
         .as_ref()
         .map(|s| format!(" (SQLSTATE {s})"))

@@ -143,15 +143,8 @@ pub fn run_with(
     drop(session);
 
     let rows = measured_rows(&server, opts);
-    let mut stopped = server.runs.interrupted;
-    if !stopped
-        && (stop()
-            || observer(&Step::MeasuringClock {
-                clock: "this machine's clocks",
-            }) == Control::Stop)
-    {
-        stopped = true;
-    }
+    let clock = "this machine's clocks";
+    let mut stopped = server.runs.interrupted || stop() || observer(&Step::MeasuringClock { clock }) == Control::Stop;
     let local_stop: session::StopCheck = if stopped { Arc::new(|| true) } else { Arc::clone(&stop) };
     let mut local = local::measure(
         &local::Plan {
@@ -396,16 +389,14 @@ fn check_side_effects(session: &mut session::PgSession, sql: &str, allowed: bool
             found.push(f);
         }
     }
-    let mut warnings: Vec<String> = (!found.is_empty())
-        .then(|| {
-            format!(
-                "--allow-side-effects: the query calls {}: every run (warm-up included) did it again and \
-                 ROLLBACK undid none of it",
-                side_effects::describe(&found)
-            )
-        })
-        .into_iter()
-        .collect();
+    let mut warnings = Vec::new();
+    if !found.is_empty() {
+        warnings.push(format!(
+            "--allow-side-effects: the query calls {}: every run (warm-up included) did it again and ROLLBACK \
+             undid none of it",
+            side_effects::describe(&found)
+        ));
+    }
     if !reached.is_empty() {
         warnings.push(format!(
             "--allow-side-effects: the query reaches {}: every run (warm-up included) may have done it again",

@@ -91,10 +91,21 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
         .spawn(move || {
             let _ = tx.send(work());
         });
-    let measured = match spawned {
-        Ok(_) => receive_by(&rx, deadline + LOCAL_OVERRUN),
-        // No thread: measured here, bounded by the same checks.
-        Err(_) => None,
+    // No thread: the fallback below, as for a thread past the deadline.
+    let measured = spawned.ok().and_then(|_| receive_by(&rx, deadline + LOCAL_OVERRUN));
+    let Some((machine, page_read)) = measured else {
+        let warning = format!(
+            "this machine's clock measurements did not end within --max-time ({}): the prediction uses a 10 ms \
+             pg_test_timing loop on the system clock (back to back); the executor-like loop, RDTSC and the \
+             page-cache read were not measured",
+            seconds(plan.max_time)
+        );
+        return Local {
+            machine: fallback_machine(plan.max_time),
+            page_read: None,
+            clock_measure_ns: 10_000_000,
+            warnings: vec![warning],
+        };
     };
     let mut warnings = Vec::new();
     if clock_measure_ns < plan.clock_measure_ns {
@@ -107,22 +118,6 @@ pub fn measure(plan: &Plan, stop: StopCheck) -> Local {
             plan.clock_measure_ns as f64 / 1e9
         ));
     }
-    let Some((machine, page_read)) = measured else {
-        // The shortened loops did not matter: none was kept.
-        warnings.clear();
-        warnings.push(format!(
-            "this machine's clock measurements did not end within --max-time ({}): the prediction uses a 10 ms \
-             pg_test_timing loop on the system clock (back to back); the executor-like loop, RDTSC and the \
-             page-cache read were not measured",
-            seconds(plan.max_time)
-        ));
-        return Local {
-            machine: fallback_machine(plan.max_time),
-            page_read: None,
-            clock_measure_ns: 10_000_000,
-            warnings,
-        };
-    };
     Local {
         machine,
         page_read,

@@ -132,7 +132,7 @@ pub struct Skipped {
 }
 
 /// Everything measured on the server.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerRuns {
     pub sources: Vec<SourceRuns>,
     pub skipped: Vec<Skipped>,
@@ -181,12 +181,7 @@ pub fn run_sources_timed(
             max_time: opts.max_time,
             until: opts.max_time,
         },
-        out: ServerRuns {
-            sources: Vec::new(),
-            skipped: Vec::new(),
-            interrupted: false,
-            server_busy_ms: 0.0,
-        },
+        out: ServerRuns::default(),
     };
     if !clock_setting {
         let how = "the server's only clock for EXPLAIN (before PostgreSQL 19)".to_string();
@@ -397,11 +392,7 @@ impl Procedure<'_> {
 
     /// The row count the count(*) workload must see (`None` for `--query`).
     fn rows(&self) -> Option<u64> {
-        if self.opts.query.is_some() {
-            None
-        } else {
-            Some(self.opts.rows)
-        }
+        self.opts.query.is_none().then_some(self.opts.rows)
     }
 
     /// One clock source: the warm-up, then pairs until a stopping rule.

@@ -213,24 +213,6 @@ pub(crate) fn refuse_side_effects(found: &[crate::side_effects::Found], how: &st
     )))
 }
 
-/// Parses `--max-time SECONDS`: a positive number of seconds (a fraction
-/// allowed), at most a day.
-pub fn parse_max_time(text: &str) -> Result<Duration, Error> {
-    let shown = escape_untrusted(text);
-    let secs: f64 = text
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && !text.starts_with('+'))
-        .ok_or_else(|| Error::MaxTime(format!("'{shown}' is not a number of seconds (e.g. 60, 2.5)")))?;
-    if !(secs > 0.0 && secs <= MAX_MAX_TIME.as_secs_f64()) {
-        return Err(Error::MaxTime(format!(
-            "must be above 0 and at most {} s, got {shown}",
-            MAX_MAX_TIME.as_secs()
-        )));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 fn check_rows(rows: u64) -> Result<u64, Error> {
     if rows == 0 {
         return Err(Error::Rows("must be at least 1, got 0".into()));
@@ -254,10 +236,7 @@ const ROWS_FORMS: &str =
 pub fn parse_rows(text: &str) -> Result<u64, Error> {
     let shown = escape_untrusted(text);
     let not_whole = || Error::Rows(format!("'{shown}' is not a whole number of rows; {ROWS_FORMS}"));
-    let (negative, body) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
+    let (negative, body) = text.strip_prefix('-').map_or((false, text), |rest| (true, rest));
     let value = match parse_whole(body) {
         Some(Whole::Exact(v)) => v,
         Some(Whole::TooLarge) if !negative => {
@@ -482,13 +461,7 @@ mod tests {
     }
 
     #[test]
-    fn max_time_and_query_are_checked() {
-        assert_eq!(parse_max_time("60").unwrap(), Duration::from_secs(60));
-        assert_eq!(parse_max_time("0.5").unwrap(), Duration::from_millis(500));
-        for bad in ["0", "-1", "abc", "", "inf", "NaN", "1e9", "+5"] {
-            let e = parse_max_time(bad).unwrap_err().to_string();
-            assert!(e.starts_with("--max-time: "), "{bad:?}: {e}");
-        }
+    fn query_is_checked() {
         for bad in ["", "  ", ";", "SELECT 1\0"] {
             let e = check_query(bad).unwrap_err().to_string();
             assert!(e.starts_with("--query: "), "{bad:?}: {e}");

@@ -55,15 +55,10 @@ pub(crate) fn default_file_absent(path: &Path) -> std::io::Result<bool> {
     use std::io::ErrorKind;
     match std::fs::metadata(path) {
         Ok(_) => Ok(false),
-        Err(e)
-            if matches!(
-                e.kind(),
-                ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::PermissionDenied
-            ) =>
-        {
-            Ok(true)
-        }
-        Err(e) => Err(e),
+        Err(e) => match e.kind() {
+            ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::PermissionDenied => Ok(true),
+            _ => Err(e),
+        },
     }
 }
 
@@ -109,13 +104,14 @@ impl Service {
     pub(crate) fn source_of(&self, key: &str) -> String {
         format!(
             "service file {} [{}] {key}",
-            escape_untrusted(&self.file.display().to_string()),
+            path_text(&self.file),
             escape_untrusted(&self.name)
         )
     }
 }
 
-fn path_text(p: &Path) -> String {
+/// A path as messages print it (escaped).
+pub(crate) fn path_text(p: &Path) -> String {
     escape_untrusted(&p.display().to_string()).into_owned()
 }
 
@@ -137,19 +133,15 @@ pub(crate) fn find_service(
     };
     let mut searched = Vec::new();
     for (file, default) in user_file.into_iter().chain([sys_file]) {
+        searched.push(path_text(&file));
         if default && default_file_absent(&file).unwrap_or(false) {
-            searched.push(path_text(&file));
             continue;
         }
         let text = match input::read_text(&file, &CONNECTION_FILE) {
             Ok(t) => t,
-            Err(e) if e.is_not_found() => {
-                searched.push(path_text(&file));
-                continue;
-            }
+            Err(e) if e.is_not_found() => continue,
             Err(e) => return Err(Error::Settings(format!("{source}={}: {e}", escape_untrusted(name)))),
         };
-        searched.push(path_text(&file));
         if let Some(entries) = parse_service(&text, name, &file)? {
             return Ok(Service {
                 name: name.to_string(),
@@ -278,10 +270,9 @@ pub(crate) fn password_for(
         (None, None) => "localhost".to_string(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
-    let user = match config.get_user() {
-        Some(u) => u.to_string(),
-        None => whoami::username().unwrap_or_default(),
-    };
+    let user = config
+        .get_user()
+        .map_or_else(|| whoami::username().unwrap_or_default(), str::to_string);
     let dbname = config.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
     let wanted = [host.as_str(), port.as_str(), dbname.as_str(), user.as_str()];
 

@@ -254,11 +254,7 @@ fn lex_calls(sql: &str, backslash_escapes: bool) -> Vec<String> {
     while let Some(token) = lexer.next_token() {
         match token {
             Token::Ident(name) => last_ident = Some(name),
-            Token::Punct(b'(') => {
-                if let Some(name) = last_ident.take() {
-                    names.push(name);
-                }
-            }
+            Token::Punct(b'(') => names.extend(last_ident.take()),
             // A qualification: `schema.name` keeps the last name.
             Token::Punct(b'.') => {}
             _ => last_ident = None,

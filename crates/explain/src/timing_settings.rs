@@ -83,6 +83,18 @@ fn is_on(s: &ServerSetting) -> bool {
     s.setting == "on"
 }
 
+/// What the judgement says to do: the recommended value, keep it (a
+/// resolved verdict with nothing to change), or no change (not resolved).
+fn advice(d: &SettingDecision, recommended: bool) -> String {
+    match (d.verdict, recommended) {
+        (Verdict::Cheap | Verdict::Costly, true) => {
+            format!(": turn it {}", d.recommended_value.as_deref().unwrap_or("?"))
+        }
+        (Verdict::Cheap | Verdict::Costly, false) => ": keep it".to_string(),
+        _ => ": no change recommended".to_string(),
+    }
+}
+
 /// Why ALTER SYSTEM may not be the whole story for a setting set elsewhere.
 fn source_note(s: &ServerSetting) -> String {
     match s.source.as_str() {
@@ -115,15 +127,6 @@ fn recommend(s: &ServerSetting, value: &str, reason: String) -> Option<Recommend
             })
         }
     }
-}
-
-fn judged(
-    s: &ServerSetting,
-    cost: Option<SettingCost>,
-    judgement: String,
-    rec: Option<Recommendation>,
-) -> JudgedSetting {
-    decided(s, cost, judgement, rec, None)
 }
 
 fn decided(
@@ -204,13 +207,7 @@ fn judge_io_timing(
         };
         recommend(s, value, why)
     });
-    let advice = match (d.verdict, rec.is_some()) {
-        (Verdict::Cheap | Verdict::Costly, true) => {
-            format!(": turn it {}", d.recommended_value.as_deref().unwrap_or("?"))
-        }
-        (Verdict::Cheap | Verdict::Costly, false) => ": keep it".to_string(),
-        _ => ": no change recommended".to_string(),
-    };
+    let advice = advice(&d, rec.is_some());
     let judgement = format!("{state}: {}: {}{advice}", d.verdict.word(), d.text);
     decided(s, Some(c), judgement, rec, Some(d))
 }
@@ -229,27 +226,21 @@ pub fn judge(
     let get = |name: &str| settings.iter().find(|s| s.name == name);
     let mut out = Vec::new();
     let io_ref = io.as_ref().map_err(String::as_str);
-    if let Some(s) = get(TRACK_IO_TIMING.name) {
-        out.push(judge_io_timing(s, &TRACK_IO_TIMING, io_ref, page.as_ref()));
+    for io_setting in [&TRACK_IO_TIMING, &TRACK_WAL_IO_TIMING] {
+        out.extend(get(io_setting.name).map(|s| judge_io_timing(s, io_setting, io_ref, page.as_ref())));
     }
-    if let Some(s) = get(TRACK_WAL_IO_TIMING.name) {
-        out.push(judge_io_timing(s, &TRACK_WAL_IO_TIMING, io_ref, page.as_ref()));
-    }
-    if let Some(s) = get("timing_clock_source") {
-        out.push(judge_clock_source(s, sources));
-    }
+    out.extend(get("timing_clock_source").map(|s| judge_clock_source(s, sources)));
     judge_auto_explain(
         settings,
         explain.as_ref().map(|(p, r)| (p, *r)).map_err(String::as_str),
         &mut out,
     );
-    let status = |r: &Result<_, String>| match r {
-        Ok(_) => "priced".to_string(),
-        Err(why) => why.clone(),
-    };
+    fn status<T>(r: &Result<T, String>) -> String {
+        r.as_ref().err().cloned().unwrap_or_else(|| "priced".to_string())
+    }
     TimingSettings {
-        io_read_status: status(&io.as_ref().map(|_| ()).map_err(Clone::clone)),
-        explain_read_status: status(&explain.as_ref().map(|_| ()).map_err(Clone::clone)),
+        io_read_status: status(&io),
+        explain_read_status: status(&explain),
         io_read: io.ok(),
         explain_read: explain.ok().map(|(p, _)| p),
         page_read: page,
@@ -290,7 +281,7 @@ fn judge_auto_explain(
         format!("{:.0}% of statements (sample_rate)", sample_rate * 100.0)
     };
 
-    out.push(judged(
+    out.push(decided(
         analyze,
         None,
         match (is_on(analyze), enabled) {
@@ -298,6 +289,7 @@ fn judge_auto_explain(
             (true, false) => "on, but auto_explain is off (log_min_duration = -1 or sample_rate = 0)".into(),
             (false, _) => "off: plans are logged without actual times, nothing is timed".into(),
         },
+        None,
         None,
     ));
     out.push(judge_log_timing(
@@ -331,7 +323,7 @@ fn judge_auto_explain(
             None,
         )
     };
-    out.push(judged(min_duration, None, judgement, rec));
+    out.push(decided(min_duration, None, judgement, rec, None));
 }
 
 /// `auto_explain.log_timing`, decided by the one judge
@@ -352,7 +344,7 @@ fn judge_log_timing(
         } else {
             ""
         };
-        return judged(timing, None, format!("{state}: nothing timed{needs}"), None);
+        return decided(timing, None, format!("{state}: nothing timed{needs}"), None, None);
     }
     let (price, source) = match explain {
         Ok(p) => p,
@@ -373,10 +365,7 @@ fn judge_log_timing(
         ns: READS_PER_ROW_PER_NODE * price.ns,
         low_ns: price.low_ns.map(|v| READS_PER_ROW_PER_NODE * v),
         high_ns: price.high_ns.map(|v| READS_PER_ROW_PER_NODE * v),
-        reference_ns: None,
-        share_of_reference: None,
-        share_low: None,
-        share_high: None,
+        ..SettingCost::default()
     };
     let n = &source.noise;
     let d = judge_of::log_timing(Some(Estimate::new(
@@ -404,13 +393,7 @@ fn judge_log_timing(
         };
         recommend(timing, value, why)
     });
-    let advice = match (d.verdict, rec.is_some()) {
-        (Verdict::Cheap | Verdict::Costly, true) => {
-            format!(": turn it {}", d.recommended_value.as_deref().unwrap_or("?"))
-        }
-        (Verdict::Cheap | Verdict::Costly, false) => ": keep it".to_string(),
-        _ => ": no change recommended".to_string(),
-    };
+    let advice = advice(&d, rec.is_some());
     let judgement = format!("{state}: {}: {measured}{footgun}{advice}", d.verdict.word());
     decided(timing, Some(cost), judgement, rec, Some(d))
 }

@@ -23,6 +23,7 @@
 //! silently skipped. Every file is read bounded ([`clockscope_system::input`]).
 
 use crate::error::Error;
+use crate::pgfiles::path_text;
 use clockscope_system::escape::escape_untrusted;
 use clockscope_system::input::{self, InputLimit};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -56,20 +57,17 @@ pub enum SslMode {
 impl SslMode {
     /// Reads a libpq `sslmode` value given by `source`.
     pub fn parse(source: &str, value: &str) -> Result<SslMode, Error> {
-        Ok(match value {
-            "disable" => SslMode::Disable,
-            "allow" => SslMode::Allow,
-            "prefer" => SslMode::Prefer,
-            "require" => SslMode::Require,
-            "verify-ca" => SslMode::VerifyCa,
-            "verify-full" => SslMode::VerifyFull,
-            other => {
-                return Err(Error::Settings(format!(
+        use SslMode::{Allow, Disable, Prefer, Require, VerifyCa, VerifyFull};
+        [Disable, Allow, Prefer, Require, VerifyCa, VerifyFull]
+            .into_iter()
+            .into_iter()
+            .find(|m| m.as_str() == value)
+            .ok_or_else(|| {
+                Error::Settings(format!(
                     "{source}: '{}' is not one of disable, allow, prefer, require, verify-ca, verify-full",
-                    escape_untrusted(other)
-                )))
-            }
-        })
+                    escape_untrusted(value)
+                ))
+            })
     }
 
     pub fn as_str(self) -> &'static str {
@@ -201,10 +199,7 @@ fn read_pem(
 }
 
 fn bad_pem(source: &str, path: &Path, what: &str) -> Error {
-    Error::Settings(format!(
-        "{source}: {}: no {what} in it (PEM expected)",
-        escape_untrusted(&path.display().to_string())
-    ))
+    Error::Settings(format!("{source}: {}: no {what} in it (PEM expected)", path_text(path)))
 }
 
 fn source_of(setting: Option<&Setting>, what: &str) -> String {
@@ -217,12 +212,7 @@ fn source_of(setting: Option<&Setting>, what: &str) -> String {
 /// allowed when root owns it).
 fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::Settings(format!(
-            "{source}: {}: {e}",
-            escape_untrusted(&path.display().to_string())
-        ))
-    })?;
+    let meta = std::fs::metadata(path).map_err(|e| Error::Settings(format!("{source}: {}: {e}", path_text(path))))?;
     let mode = meta.mode() & 0o777;
     let ok = if meta.uid() == 0 {
         mode & 0o037 == 0
@@ -235,7 +225,7 @@ fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
         Err(Error::Settings(format!(
             "{source}: private key file \"{}\" has group or world access; file must have permissions u=rw (0600) \
              or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root",
-            escape_untrusted(&path.display().to_string())
+            path_text(path)
         )))
     }
 }
@@ -289,7 +279,7 @@ pub(crate) fn plan(settings: &TlsSettings, home: Option<&Path>) -> Result<Tls, E
                 Error::Settings(format!(
                     "{}: {}: {e}",
                     source_of(settings.cert.as_ref(), "sslcert"),
-                    escape_untrusted(&cert_path.display().to_string())
+                    path_text(&cert_path)
                 ))
             })?;
             (config, Some(cert_path))
@@ -356,12 +346,9 @@ fn chain_check(
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&bytes) {
         let cert = cert.map_err(|_| bad_pem(&root_source, &path, "certificate"))?;
-        roots.add(cert).map_err(|e| {
-            Error::Settings(format!(
-                "{root_source}: {}: {e}",
-                escape_untrusted(&path.display().to_string())
-            ))
-        })?;
+        roots
+            .add(cert)
+            .map_err(|e| Error::Settings(format!("{root_source}: {}: {e}", path_text(&path))))?;
     }
     if roots.is_empty() {
         return Err(bad_pem(&root_source, &path, "certificate"));

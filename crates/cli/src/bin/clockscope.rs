@@ -4,7 +4,7 @@
 
 use clap::{CommandFactory, Parser};
 use clockscope_cli::cli::{Cli, Command};
-use clockscope_cli::stdout::{self, ReportWriter};
+use clockscope_cli::stdout::ReportWriter;
 use clockscope_cli::{commands, exit};
 use std::io::Write;
 use std::process::ExitCode;
@@ -27,7 +27,11 @@ fn main() -> ExitCode {
     };
     clockscope_cli::i18n::set_language(cli.language());
     // Only a run whose report goes to stdout needs it (`-o FILE` does not).
-    if cli.prints_to_stdout() && stdout::stdout_is_closed() {
+    // A closed stdout (`clockscope >&-`) refuses the run (exit 2) rather than
+    // report a success nobody can read; `/dev/null`, opened any way, is a
+    // usable stdout. Recorded before Rust's runtime replaces a closed stdout
+    // with `/dev/null`.
+    if cli.prints_to_stdout() && clockscope_cli::fd_at_start::stdout_was_closed() {
         return exit::report_error(
             "clockscope",
             &anyhow::anyhow!("stdout is closed: nowhere to write the report"),

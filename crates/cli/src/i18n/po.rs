@@ -156,6 +156,9 @@ fn parse_entries(text: &str) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
+/// The characters a quoted string escapes, and the letter after its backslash.
+const ESCAPES: [(char, char); 5] = [('\n', 'n'), ('\t', 't'), ('\r', 'r'), ('"', '"'), ('\\', '\\')];
+
 /// The contents of a `"..."` string with C escapes, or `None`.
 fn unquote(s: &str) -> Option<String> {
     let inner = s.strip_prefix('"')?.strip_suffix('"')?;
@@ -163,14 +166,10 @@ fn unquote(s: &str) -> Option<String> {
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => out.push(match chars.next()? {
-                'n' => '\n',
-                't' => '\t',
-                'r' => '\r',
-                '"' => '"',
-                '\\' => '\\',
-                _ => return None,
-            }),
+            '\\' => {
+                let escaped = chars.next()?;
+                out.push(ESCAPES.iter().find(|(_, e)| *e == escaped)?.0);
+            }
             '"' => return None,
             c => out.push(c),
         }
@@ -183,13 +182,9 @@ pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
+        match ESCAPES.iter().find(|(plain, _)| *plain == c) {
+            Some(&(_, e)) => out.extend(['\\', e]),
+            None => out.push(c),
         }
     }
     out.push('"');

@@ -54,10 +54,7 @@ pub fn from_option(value: &str, auto: impl FnOnce() -> Lang) -> Option<Lang> {
 
 /// A set variable: `Err(())` when it is not UTF-8 (never a usable name).
 fn get(src: &Sources<'_>, name: &str) -> Option<Result<String, ()>> {
-    let v = (src.var)(name)?;
-    if v.is_empty() {
-        return None;
-    }
+    let v = (src.var)(name).filter(|v| !v.is_empty())?;
     Some(v.into_string().map_err(|_| ()))
 }
 
@@ -110,17 +107,13 @@ pub fn choose(src: &Sources<'_>) -> Lang {
     if is_c(&messages) || parse(&messages).is_none() || !(src.installed)(&messages) {
         return Lang::ENGLISH;
     }
-    let ctype = match first(src, &["LC_ALL", "LC_CTYPE", "LANG"]) {
-        Some(Ok(c)) => c,
-        _ => return Lang::ENGLISH,
+    let Some(Ok(ctype)) = first(src, &["LC_ALL", "LC_CTYPE", "LANG"]) else {
+        return Lang::ENGLISH;
     };
     if !parse(&ctype).is_some_and(|c| is_utf8(c.codeset)) {
         return Lang::ENGLISH;
     }
-    let language_list = match get(src, "LANGUAGE") {
-        Some(Ok(list)) => list,
-        _ => String::new(),
-    };
+    let language_list = get(src, "LANGUAGE").and_then(Result::ok).unwrap_or_default();
     let candidates = language_list
         .split(':')
         .filter(|s| !s.is_empty())

@@ -106,6 +106,15 @@ impl<'a> GetoptLong<'a> {
         self.last_error.as_ref()
     }
 
+    /// `msgid` with the program name and then `args` as its arguments.
+    fn message(&self, msgid: &'static str, args: &[&[u8]]) -> GetoptMessage {
+        GetoptMessage {
+            msgid,
+            args: [self.argv0()].iter().chain(args).map(|a| a.to_vec()).collect(),
+            tail: Vec::new(),
+        }
+    }
+
     fn error(&mut self, parts: &[&[u8]], message: GetoptMessage) -> Item<'a> {
         self.done = true;
         let mut line = parts.concat();
@@ -142,27 +151,18 @@ impl<'a> GetoptLong<'a> {
                 }
                 tail.push(b'\n');
                 let m = GetoptMessage {
-                    msgid: "%s: option '%s%s' is ambiguous; possibilities:",
-                    args: vec![self.argv0().to_vec(), b"--".to_vec(), body.to_vec()],
                     tail,
+                    ..self.message("%s: option '%s%s' is ambiguous; possibilities:", &[b"--", body])
                 };
                 return self.error(&parts, m);
             }
-            let m = GetoptMessage {
-                msgid: "%s: unrecognized option '%s%s'\n",
-                args: vec![self.argv0().to_vec(), b"--".to_vec(), body.to_vec()],
-                tail: Vec::new(),
-            };
+            let m = self.message("%s: unrecognized option '%s%s'\n", &[b"--", body]);
             return self.error(&[self.argv0(), b": unrecognized option '", arg, b"'"], m);
         };
         match inline.or_else(|| self.next_arg()) {
             Some(value) => Item::Option(short, value),
             None => {
-                let m = GetoptMessage {
-                    msgid: "%s: option '%s%s' requires an argument\n",
-                    args: vec![self.argv0().to_vec(), b"--".to_vec(), full.to_vec()],
-                    tail: Vec::new(),
-                };
+                let m = self.message("%s: option '%s%s' requires an argument\n", &[b"--", full]);
                 self.error(&[self.argv0(), b": option '--", full, b"' requires an argument"], m)
             }
         }
@@ -172,11 +172,7 @@ impl<'a> GetoptLong<'a> {
         let c = arg[1];
         // ':' marks arguments in an option string; it is never an option.
         if c == b':' || !self.shorts.contains(&c) {
-            let m = GetoptMessage {
-                msgid: "%s: invalid option -- '%c'\n",
-                args: vec![self.argv0().to_vec(), vec![c]],
-                tail: Vec::new(),
-            };
+            let m = self.message("%s: invalid option -- '%c'\n", &[&[c]]);
             return self.error(&[self.argv0(), b": invalid option -- '", &[c], b"'"], m);
         }
         let attached = &arg[2..];
@@ -186,11 +182,7 @@ impl<'a> GetoptLong<'a> {
         match self.next_arg() {
             Some(value) => Item::Option(c, value),
             None => {
-                let m = GetoptMessage {
-                    msgid: "%s: option requires an argument -- '%c'\n",
-                    args: vec![self.argv0().to_vec(), vec![c]],
-                    tail: Vec::new(),
-                };
+                let m = self.message("%s: option requires an argument -- '%c'\n", &[&[c]]);
                 self.error(&[self.argv0(), b": option requires an argument -- '", &[c], b"'"], m)
             }
         }

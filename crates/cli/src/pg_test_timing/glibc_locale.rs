@@ -27,21 +27,22 @@ const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 const MAX_CATEGORY_BYTES: u64 = 1 << 20;
 const ARCHIVE_MAGIC: u32 = 0xde02_0109;
 
-/// The categories `setlocale(LC_ALL, "")` sets, with glibc's index.
+/// The categories `setlocale(LC_ALL, "")` sets, each numbered as glibc
+/// numbers it (`LC_ALL` is 6, so the later ones skip it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
-    Ctype,
-    Numeric,
-    Time,
-    Collate,
-    Monetary,
-    Messages,
-    Paper,
-    Name,
-    Address,
-    Telephone,
-    Measurement,
-    Identification,
+    Ctype = 0,
+    Numeric = 1,
+    Time = 2,
+    Collate = 3,
+    Monetary = 4,
+    Messages = 5,
+    Paper = 7,
+    Name = 8,
+    Address = 9,
+    Telephone = 10,
+    Measurement = 11,
+    Identification = 12,
 }
 
 impl Category {
@@ -79,22 +80,9 @@ impl Category {
         }
     }
 
-    /// glibc's category number (`LC_ALL` is 6, so the later ones skip it).
+    /// glibc's category number.
     const fn index(self) -> usize {
-        match self {
-            Category::Ctype => 0,
-            Category::Numeric => 1,
-            Category::Time => 2,
-            Category::Collate => 3,
-            Category::Monetary => 4,
-            Category::Messages => 5,
-            Category::Paper => 7,
-            Category::Name => 8,
-            Category::Address => 9,
-            Category::Telephone => 10,
-            Category::Measurement => 11,
-            Category::Identification => 12,
-        }
+        self as usize
     }
 }
 
@@ -115,10 +103,7 @@ pub fn normalize_codeset(codeset: &str) -> String {
 
 /// `name` with its codeset normalised (`de_DE.UTF-8` -> `de_DE.utf8`).
 fn normalized_name(name: &str) -> String {
-    let (rest, modifier) = match name.split_once('@') {
-        Some((r, m)) => (r, Some(m)),
-        None => (name, None),
-    };
+    let (rest, modifier) = name.split_once('@').map_or((name, None), |(r, m)| (r, Some(m)));
     let mut out = match rest.split_once('.') {
         Some((base, cs)) => format!("{base}.{}", normalize_codeset(cs)),
         None => rest.to_string(),
@@ -266,26 +251,13 @@ impl Finder {
 /// `ll_CC.codeset@mod`, with the codeset normalised (`UTF-8` -> `utf8`),
 /// then without the codeset, the territory, the modifier.
 pub fn name_variants(name: &str) -> Vec<String> {
-    let (rest, modifier) = match name.split_once('@') {
-        Some((r, m)) => (r, Some(m)),
-        None => (name, None),
-    };
-    let (rest, codeset) = match rest.split_once('.') {
-        Some((r, c)) => (r, Some(c)),
-        None => (rest, None),
-    };
-    let (language, territory) = match rest.split_once('_') {
-        Some((l, t)) => (l, Some(t)),
-        None => (rest, None),
-    };
+    let (rest, modifier) = name.split_once('@').map_or((name, None), |(r, m)| (r, Some(m)));
+    let (rest, codeset) = rest.split_once('.').map_or((rest, None), |(r, c)| (r, Some(c)));
+    let (language, territory) = rest.split_once('_').map_or((rest, None), |(l, t)| (l, Some(t)));
     let norm = codeset.map(normalize_codeset);
     let mut out: Vec<String> = Vec::new();
-    let modifiers: Vec<Option<&str>> = if modifier.is_some() {
-        vec![modifier, None]
-    } else {
-        vec![None]
-    };
-    for m in &modifiers {
+    // Repeated names (no modifier, territory or codeset to leave out) are kept once.
+    for m in [modifier, None] {
         for t in [territory, None] {
             for c in [codeset, norm.as_deref(), None] {
                 let mut s = language.to_string();

@@ -73,10 +73,7 @@ impl LocaleSources<'_> {
     }
 
     fn catalog_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        if let Some(d) = self.get("PGLOCALEDIR") {
-            dirs.push(PathBuf::from(d));
-        }
+        let mut dirs: Vec<PathBuf> = self.get("PGLOCALEDIR").map(PathBuf::from).into_iter().collect();
         dirs.push(self.system_catalog_dir.clone());
         if let Some(path) = (self.var)("PATH") {
             for dir in std::env::split_paths(&path).take(64) {

@@ -321,13 +321,9 @@ fn tokenize(s: &str) -> Option<Vec<(u8, u64)>> {
                 i += 1;
                 out.push((c, 0));
             }
-            b'=' if two == Some(b'=') => {
+            b'=' | b'!' if two == Some(b'=') => {
                 i += 1;
-                out.push((b'=', 0));
-            }
-            b'!' if two == Some(b'=') => {
-                i += 1;
-                out.push((b'!', 0));
+                out.push((c, 0));
             }
             b'!' => out.push((b'N', 0)),
             b'<' | b'>' if two == Some(b'=') => {

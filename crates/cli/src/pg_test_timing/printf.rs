@@ -21,9 +21,10 @@ pub enum Arg<'a> {
 
 /// What a conversion consumes, to compare a translation's conversions with
 /// its msgid's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Kind {
     /// `%s`.
+    #[default]
     Str,
     /// Any integer conversion.
     Int,
@@ -34,7 +35,7 @@ pub enum Kind {
 }
 
 /// One parsed conversion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Spec {
     /// `%N$`: 1-based argument position.
     position: Option<usize>,
@@ -44,6 +45,20 @@ struct Spec {
     left: bool,
     precision: Option<usize>,
     kind: Kind,
+}
+
+impl Spec {
+    /// The argument index this conversion takes: its `%N$` position, else
+    /// the next one (`next`, then counted on).
+    fn arg(&self, next: &mut usize) -> usize {
+        match self.position {
+            Some(p) => p - 1,
+            None => {
+                *next += 1;
+                *next - 1
+            }
+        }
+    }
 }
 
 /// Parses `fmt` into literal pieces and conversions; `None` for anything
@@ -69,14 +84,7 @@ fn parse(fmt: &str) -> Option<Vec<Result<&str, Spec>>> {
             }
             (start < *j).then(|| rest[start..*j].parse().ok()).flatten()
         };
-        let mut spec = Spec {
-            position: None,
-            star_width: false,
-            width: None,
-            left: false,
-            precision: None,
-            kind: Kind::Str,
-        };
+        let mut spec = Spec::default();
         let save = j;
         if let Some(n) = digits(&mut j) {
             if b.get(j) == Some(&b'$') && n > 0 {
@@ -149,14 +157,7 @@ pub fn signature(fmt: &str) -> Option<Vec<Kind>> {
             put(next, Kind::Width)?;
             next += 1;
         }
-        let at = match spec.position {
-            Some(p) => p - 1,
-            None => {
-                next += 1;
-                next - 1
-            }
-        };
-        put(at, spec.kind)?;
+        put(spec.arg(&mut next), spec.kind)?;
     }
     kinds.into_iter().collect()
 }
@@ -173,12 +174,7 @@ pub fn c_float(value: f64, prec: usize, decimal_point: &str) -> String {
     }
     // Rust's fixed-precision formatting is exact and rounds half to even on
     // the exact binary value, as glibc's printf does.
-    let s = format!("{value:.prec$}");
-    if decimal_point == "." {
-        s
-    } else {
-        s.replacen('.', decimal_point, 1)
-    }
+    format!("{value:.prec$}").replacen('.', decimal_point, 1)
 }
 
 /// Pads `s` to `width` **bytes**, on the left (or the right for `%-`).
@@ -215,14 +211,7 @@ pub fn format(fmt: &str, args: &[Arg<'_>], decimal_point: &str) -> Option<Vec<u8
             left |= w < 0;
             width = usize::try_from(w.unsigned_abs()).ok()?;
         }
-        let at = match spec.position {
-            Some(p) => p - 1,
-            None => {
-                next += 1;
-                next - 1
-            }
-        };
-        let text = match (spec.kind, *args.get(at)?) {
+        let text = match (spec.kind, *args.get(spec.arg(&mut next))?) {
             (Kind::Str, Arg::Str(s)) => s.to_vec(),
             (Kind::Int, Arg::Int(i)) => i.to_string().into_bytes(),
             (Kind::Float, Arg::Float(f)) => c_float(f, spec.precision.unwrap_or(6), decimal_point).into_bytes(),

@@ -117,11 +117,8 @@ fn conninfo_params(dsn: &str) -> Option<Vec<Param>> {
 }
 
 /// The first index at or after `i` that is not white space.
-fn skip_space(bytes: &[u8], mut i: usize) -> usize {
-    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
+fn skip_space(bytes: &[u8], i: usize) -> usize {
+    i + bytes.iter().skip(i).take_while(|b| b.is_ascii_whitespace()).count()
 }
 
 /// A single-quoted value starting after its opening quote at `i`: its bytes

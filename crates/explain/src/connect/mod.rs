@@ -110,10 +110,7 @@ pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Resul
     set_hosts(&mut config, &src)?;
     set_port(&mut config, &src)?;
     let mut password_source = set_login(&mut config, &src);
-    let connect_timeout = match dsn_timeout {
-        Some(t) => t,
-        None => env_connect_timeout(&src)?,
-    };
+    let connect_timeout = dsn_timeout.map_or_else(|| env_connect_timeout(&src), Ok)?;
     // The client's own timeout bounds each socket connect; ours (in the
     // session) bounds the whole set-up.
     if let Some(t) = connect_timeout {
@@ -245,10 +242,9 @@ fn find_service(src: &Sources, home: Option<&Path>) -> Result<Option<pgfiles::Se
         Some(name) => Some((name, "--dsn service")),
         None => src.env("PGSERVICE").map(|n| (n, "PGSERVICE")),
     };
-    match service {
-        Some((name, source)) => Ok(Some(pgfiles::find_service(&name, source, home, src.env)?)),
-        None => Ok(None),
-    }
+    service
+        .map(|(name, source)| pgfiles::find_service(&name, source, home, src.env))
+        .transpose()
 }
 
 /// Hosts and host addresses when the DSN gave none: PGHOST and PGHOSTADDR,
@@ -353,10 +349,10 @@ fn env_connect_timeout(src: &Sources) -> Result<Option<Duration>, Error> {
 /// service; on a unix socket (`unix_socket`) no file is read.
 fn plan_tls(src: &Sources, home: Option<&Path>, unix_socket: bool) -> Result<tls::Tls, Error> {
     let setting = |key: &str, var: &str| src.pick(key, var).map(|(value, source)| tls::Setting { value, source });
-    let ssl_mode = match src.pick("sslmode", "PGSSLMODE") {
-        Some((value, source)) => Some(tls::SslMode::parse(&source, &value)?),
-        None => None,
-    };
+    let ssl_mode = src
+        .pick("sslmode", "PGSSLMODE")
+        .map(|(value, source)| tls::SslMode::parse(&source, &value))
+        .transpose()?;
     if unix_socket {
         return tls::not_used(ssl_mode);
     }
@@ -400,7 +396,6 @@ fn default_socket_dir() -> &'static str {
 }
 
 fn describe(config: &Config) -> String {
-    let mut parts = Vec::new();
     let hosts: Vec<String> = config
         .get_hosts()
         .iter()
@@ -409,23 +404,16 @@ fn describe(config: &Config) -> String {
             Host::Unix(path) => PathBuf::from(path).display().to_string(),
         })
         .collect();
-    if !hosts.is_empty() {
-        parts.push(format!("host={}", hosts.join(",")));
-    }
     let addrs: Vec<String> = config.get_hostaddrs().iter().map(|a| a.to_string()).collect();
-    if !addrs.is_empty() {
-        parts.push(format!("hostaddr={}", addrs.join(",")));
-    }
     let ports: Vec<String> = config.get_ports().iter().map(|p| p.to_string()).collect();
-    if !ports.is_empty() {
-        parts.push(format!("port={}", ports.join(",")));
+    let mut parts = Vec::new();
+    for (key, values) in [("host", hosts), ("hostaddr", addrs), ("port", ports)] {
+        if !values.is_empty() {
+            parts.push(format!("{key}={}", values.join(",")));
+        }
     }
-    if let Some(user) = config.get_user() {
-        parts.push(format!("user={user}"));
-    }
-    if let Some(db) = config.get_dbname() {
-        parts.push(format!("dbname={db}"));
-    }
+    parts.extend(config.get_user().map(|user| format!("user={user}")));
+    parts.extend(config.get_dbname().map(|db| format!("dbname={db}")));
     parts.join(" ")
 }
 

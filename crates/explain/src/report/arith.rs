@@ -185,21 +185,11 @@ fn control_of(runs: &SourceRuns) -> AaControl {
 /// The place in the run order (model slices counted from 0, one before
 /// each pair, control pairs included) of measured pair `k`.
 fn slot_of_pair(k: usize) -> usize {
-    let effect_per_cycle = crate::measure::SCHEDULE
-        .iter()
-        .filter(|s| matches!(s, crate::measure::Slot::Effect { .. }))
-        .count();
-    let mut seen = 0;
-    let cycle = k / effect_per_cycle;
-    for (i, s) in crate::measure::SCHEDULE.iter().enumerate() {
-        if matches!(s, crate::measure::Slot::Effect { .. }) {
-            if seen == k % effect_per_cycle {
-                return cycle * crate::measure::SCHEDULE.len() + i;
-            }
-            seen += 1;
-        }
-    }
-    unreachable!("the schedule has effect pairs")
+    let schedule = crate::measure::SCHEDULE;
+    let effects: Vec<usize> = (0..schedule.len())
+        .filter(|&i| matches!(schedule[i], crate::measure::Slot::Effect { .. }))
+        .collect();
+    k / effects.len() * schedule.len() + effects[k % effects.len()]
 }
 
 /// observed / predicted block by block: block j of `runs` (pairs 2j and
@@ -433,16 +423,10 @@ pub fn build(inp: &Inputs) -> Report {
         noise_warnings(r, &mut warnings);
     }
     if inp.interrupted {
+        let runs = inp.runs;
         let done: Vec<String> = clock_sources
             .iter()
-            .map(|r| {
-                format!(
-                    "{} of {} runs on {}",
-                    r.runs_timing_on_ms.len(),
-                    inp.runs,
-                    r.clock_source
-                )
-            })
+            .map(|r| format!("{} of {runs} runs on {}", r.runs_timing_on_ms.len(), r.clock_source))
             .collect();
         warnings.push(format!("interrupted: {}", done.join(", ")));
     }

@@ -212,11 +212,7 @@ impl PgSession {
         let setup_deadline = setup.map(|t| clockscope_system::forward::now() + t);
         let run_deadline = budget.map(|b| b.deadline());
         // The run's deadline binds when it comes first.
-        let run_binds = match (setup_deadline, run_deadline) {
-            (Some(s), Some(r)) => r < s,
-            (None, r) => r.is_some(),
-            (Some(_), None) => false,
-        };
+        let run_binds = run_deadline.is_some_and(|r| setup_deadline.is_none_or(|s| r < s));
         let deadline = if run_binds { run_deadline } else { setup_deadline };
         // sslmode=allow: without TLS first, then with it if the server
         // refused the login (as libpq; the same deadline covers both).

@@ -96,10 +96,17 @@ impl PgSession {
 
     /// The role this session logged in as (`session_user`).
     pub fn session_user(&mut self) -> Result<String, Error> {
-        let row = self.statement(
-            "reading the session's user",
-            self.client.query_one("SELECT session_user::text", &[]),
-        )?;
+        self.text_of("reading the session's user", "SELECT session_user::text", &[])
+    }
+
+    /// The first column of the one row `sql` returns, as text (escaped).
+    fn text_of(
+        &self,
+        step: &str,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<String, Error> {
+        let row = self.statement(step, self.client.query_one(sql, params))?;
         Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
     }
 
@@ -161,12 +168,8 @@ impl PgSession {
     /// `pg_settings.setting` of `name` for this session (in the setting's
     /// base unit: ms for statement_timeout).
     pub fn raw_setting(&mut self, name: &str) -> Result<String, Error> {
-        let row = self.statement(
-            "reading a setting",
-            self.client
-                .query_one("SELECT setting FROM pg_catalog.pg_settings WHERE name = $1", &[&name]),
-        )?;
-        Ok(escape_untrusted(row.get::<_, &str>(0)).into_owned())
+        let sql = "SELECT setting FROM pg_catalog.pg_settings WHERE name = $1";
+        self.text_of("reading a setting", sql, &[&name])
     }
 
     /// Sets up the session for `rows`: parallel query and JIT off,
@@ -250,14 +253,9 @@ impl PgSession {
                 Err(e) if optional && e.sqlstate().is_some() => continue,
                 Err(e) => return Err(e),
             }
-            let now: String = self
-                .statement(
-                    &format!("reading {name}"),
-                    self.client.query_one("SELECT current_setting($1)", &[&name]),
-                )?
-                .get(0);
+            let now = self.text_of(&format!("reading {name}"), "SELECT current_setting($1)", &[&name])?;
             if let Some(s) = info.settings.iter_mut().find(|s| s.name == name) {
-                s.session_value = Some(escape_untrusted(&now).into_owned());
+                s.session_value = Some(now);
                 s.why = Some(why);
             }
         }
@@ -280,16 +278,15 @@ impl PgSession {
             Err(e) if e.sqlstate().is_some() => return Ok(false),
             Err(e) => return Err(e),
         }
-        let now: String = self
-            .statement(
-                "reading auto_explain.log_min_duration",
-                self.client.query_one("SELECT current_setting($1)", &[&NAME]),
-            )?
-            .get(0);
+        let now = self.text_of(
+            "reading auto_explain.log_min_duration",
+            "SELECT current_setting($1)",
+            &[&NAME],
+        )?;
         info.settings.push(Setting {
             name: NAME.to_string(),
             server_value: server_value.to_string(),
-            session_value: Some(escape_untrusted(&now).into_owned()),
+            session_value: Some(now),
             why: Some(
                 "auto_explain would instrument and log the measured statements too (with log_analyze and \
                  log_timing, the TIMING OFF runs would be timed as well)"

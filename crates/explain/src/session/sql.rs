@@ -92,10 +92,7 @@ pub(crate) fn query_error(e: Error, sql: &str) -> Error {
     let Error::Server { message, sqlstate, .. } = &e else {
         return e;
     };
-    let state = sqlstate
-        .as_deref()
-        .map(|s| format!(" (SQLSTATE {s})"))
-        .unwrap_or_default();
+    let state = crate::error::sqlstate_suffix(sqlstate);
     let keyword = first_keyword(sql);
     match sqlstate.as_deref() {
         Some(READ_ONLY_TRANSACTION) => Error::Query(format!(

@@ -2,7 +2,7 @@
 
 use crate::connect::Target;
 use crate::error::Error;
-use clockscope_system::escape::escape_untrusted;
+use crate::pgfiles::path_text;
 
 /// A certificate failure, said in libpq's terms: which file did not vouch
 /// for the server, or which sslmode checks the host name.
@@ -16,23 +16,13 @@ pub(super) fn tls_hint(err: Error, target: &Target) -> Error {
         return err;
     };
     if message.contains("UnknownIssuer") {
-        let root = target
-            .tls
-            .root_cert
-            .as_ref()
-            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
-            .unwrap_or_default();
+        let root = target.tls.root_cert.as_deref().map(path_text).unwrap_or_default();
         message = format!(
             "the server's certificate is not signed by a CA in the root certificate file {root} (sslrootcert; \
              TLS: UnknownIssuer)"
         );
     } else if message.contains("Revoked") {
-        let crl = target
-            .tls
-            .crl
-            .as_ref()
-            .map(|p| escape_untrusted(&p.display().to_string()).into_owned())
-            .unwrap_or_default();
+        let crl = target.tls.crl.as_deref().map(path_text).unwrap_or_default();
         message =
             format!("the server's certificate is revoked by the revocation list file {crl} (sslcrl; TLS: Revoked)");
     } else if message.contains("not valid for name") || message.contains("NotValidForName") {

@@ -224,15 +224,11 @@ impl ExplainServer for PgSession {
     }
 
     fn set_clock_source(&mut self, value: &str) -> Result<(), Error> {
-        let value = match value {
-            "system" => "system",
-            "tsc" => "tsc",
-            other => {
-                return Err(Error::Settings(format!(
-                    "timing_clock_source: '{other}' is not system or tsc"
-                )))
-            }
-        };
+        if !matches!(value, "system" | "tsc") {
+            return Err(Error::Settings(format!(
+                "timing_clock_source: '{value}' is not system or tsc"
+            )));
+        }
         let step = format!("SET timing_clock_source = '{value}'");
         self.statement(&step, self.client.batch_execute(&step))
     }

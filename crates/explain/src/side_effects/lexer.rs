@@ -31,24 +31,24 @@ impl Lexer<'_> {
         Some(match c {
             b'\'' => {
                 self.i += 1;
-                self.skip_quoted(b'\'', self.backslash_escapes);
+                self.quoted_body(b'\'', self.backslash_escapes);
                 Token::Other
             }
             b'E' | b'e' if next == Some(b'\'') => {
                 self.i += 2;
-                self.skip_quoted(b'\'', true);
+                self.quoted_body(b'\'', true);
                 Token::Other
             }
             // B'..', X'..', N'..': plain string bodies.
             b'B' | b'b' | b'X' | b'x' | b'N' | b'n' if next == Some(b'\'') => {
                 self.i += 2;
-                self.skip_quoted(b'\'', false);
+                self.quoted_body(b'\'', false);
                 Token::Other
             }
             b'U' | b'u' if next == Some(b'&') && matches!(self.peek(2), Some(b'"' | b'\'')) => {
                 let quote = self.peek(2).unwrap_or(b'"');
                 self.i += 3;
-                let body = self.quoted_body(quote);
+                let body = self.quoted_body(quote, false);
                 let escape = self.uescape().unwrap_or(b'\\');
                 if quote == b'"' {
                     Token::Ident(decode_unicode_escapes(&body, escape))
@@ -58,7 +58,7 @@ impl Lexer<'_> {
             }
             b'"' => {
                 self.i += 1;
-                Token::Ident(String::from_utf8_lossy(&self.quoted_body(b'"')).into_owned())
+                Token::Ident(String::from_utf8_lossy(&self.quoted_body(b'"', false)).into_owned())
             }
             b'$' if self.dollar_tag().is_some() => {
                 let tag = self.dollar_tag().unwrap_or_default();
@@ -134,29 +134,16 @@ impl Lexer<'_> {
         }
     }
 
-    /// Skips a literal's body up to its closing `quote` (doubled quotes are
-    /// one; with `backslash`, `\x` is one character).
-    fn skip_quoted(&mut self, quote: u8, backslash: bool) {
+    /// A quoted body up to its closing `quote`, doubled quotes undoubled;
+    /// with `backslash`, `\x` is one character (and only its `\` is kept:
+    /// such bodies are skipped, not read).
+    fn quoted_body(&mut self, quote: u8, backslash: bool) -> Vec<u8> {
+        let mut body = Vec::new();
         while let Some(c) = self.peek(0) {
             self.i += 1;
             if backslash && c == b'\\' {
                 self.i += 1;
             } else if c == quote {
-                if self.peek(0) == Some(quote) {
-                    self.i += 1;
-                } else {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// A quoted body up to its closing `quote`, doubled quotes undoubled.
-    fn quoted_body(&mut self, quote: u8) -> Vec<u8> {
-        let mut body = Vec::new();
-        while let Some(c) = self.peek(0) {
-            self.i += 1;
-            if c == quote {
                 if self.peek(0) == Some(quote) {
                     self.i += 1;
                 } else {

@@ -94,14 +94,15 @@ impl Kind {
     }
 
     fn of(code: &str) -> Option<Kind> {
-        Some(match code {
-            "f" => Kind::Function,
-            "o" => Kind::Operator,
-            "t" => Kind::Type,
-            "r" => Kind::Relation,
-            "c" => Kind::OpClass,
-            _ => return None,
-        })
+        [
+            Kind::Function,
+            Kind::Operator,
+            Kind::Type,
+            Kind::Relation,
+            Kind::OpClass,
+        ]
+        .into_iter()
+        .find(|k| k.code() == code)
     }
 }
 
@@ -119,6 +120,7 @@ pub struct Unsafe {
 }
 
 /// The walk's state: every object reached and what reached it.
+#[derive(Default)]
 struct Walk {
     /// Object -> the object whose edge or text reached it (None: the query).
     reached: HashMap<Node, Option<Node>>,
@@ -160,12 +162,11 @@ impl Walk {
                 }
             }
         }
-        w.calls.retain(|c| !self.calls.contains(c));
-        w.idents.retain(|i| !self.idents.contains(i));
-        w.ops.retain(|o| !self.ops.contains(o));
-        self.calls.extend(w.calls.iter().cloned());
-        self.idents.extend(w.idents.iter().cloned());
-        self.ops.extend(w.ops.iter().cloned());
+        let seen = [&mut self.calls, &mut self.idents, &mut self.ops];
+        for (new, seen) in [&mut w.calls, &mut w.idents, &mut w.ops].into_iter().zip(seen) {
+            new.retain(|x| !seen.contains(x));
+            seen.extend(new.iter().cloned());
+        }
         if !(w.calls.is_empty() && w.idents.is_empty() && w.ops.is_empty()) {
             seeds.push((w, via));
         }
@@ -175,13 +176,7 @@ impl Walk {
 /// Follows every route from `sql` through the server's catalogs and
 /// returns what is not known safe (empty: nothing found).
 pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec<Unsafe>, Error> {
-    let mut walk = Walk {
-        reached: HashMap::new(),
-        calls: BTreeSet::new(),
-        idents: BTreeSet::new(),
-        ops: BTreeSet::new(),
-        found: Vec::new(),
-    };
+    let mut walk = Walk::default();
     let mut seeds = Vec::new();
     walk.read(sql, None, &mut seeds);
     let mut frontier: Vec<Node> = Vec::new();
@@ -190,10 +185,7 @@ pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec
         sql::IMPLICIT,
         &[&IMPLICIT_OPERATORS.to_vec()],
     )? {
-        let node = node_of(row.get(0), row.get(1));
-        if let Some(node) = node.filter(|n| walk.add(*n, None)) {
-            frontier.push(node);
-        }
+        frontier.extend(node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, None)));
     }
     while !(seeds.is_empty() && frontier.is_empty()) {
         if walk.reached.len() > MAX_OBJECTS {
@@ -209,9 +201,7 @@ pub(crate) fn unsafe_reachable(session: &mut PgSession, sql: &str) -> Result<Vec
             let idents: Vec<String> = w.idents.into_iter().collect();
             let ops: Vec<String> = w.ops.into_iter().collect();
             for row in session.catalog_query("following --query's names", sql::BY_NAME, &[&calls, &idents, &ops])? {
-                if let Some(node) = node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, via)) {
-                    frontier.push(node);
-                }
+                frontier.extend(node_of(row.get(0), row.get(1)).filter(|n| walk.add(*n, via)));
             }
         }
         let batch = std::mem::take(&mut frontier);
@@ -305,27 +295,20 @@ fn node_of(kind: &str, oid: u32) -> Option<Node> {
 fn describe_found(session: &mut PgSession, walk: &Walk) -> Result<Vec<Unsafe>, Error> {
     let mut out = Vec::new();
     for (what, why, via) in &walk.found {
-        let mut route = Vec::new();
-        let mut at = *via;
-        let mut guard = 0;
-        while let Some(node) = at {
-            route.push(node);
-            at = walk.reached.get(&node).copied().flatten();
-            guard += 1;
-            if guard > 64 {
-                break;
-            }
-        }
+        // At most 65 steps back: the route to the query.
+        let mut route: Vec<Node> = std::iter::successors(*via, |node| walk.reached.get(node).copied().flatten())
+            .take(65)
+            .collect();
         route.reverse();
         let target = *what == What::Function;
         if target {
             // The function itself is the last step, not a step on the way.
             route.pop();
         }
-        let mut labels = Vec::new();
-        for node in &route {
-            labels.push(label(session, *node)?);
-        }
+        let labels = route
+            .iter()
+            .map(|node| label(session, *node))
+            .collect::<Result<_, _>>()?;
         let what = match (what, via) {
             (What::Called(name), _) => name.clone(),
             (What::Function, Some(node)) => label(session, *node)?,

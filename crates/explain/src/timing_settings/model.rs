@@ -37,7 +37,7 @@ pub struct ServerSetting {
 }
 
 /// What one event of a setting costs in clock reads.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SettingCost {
     /// The event paid for: `block I/O`, `WAL write or sync`, `row per plan node`.
     pub per: String,

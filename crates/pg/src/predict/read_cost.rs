@@ -75,7 +75,6 @@ pub fn measure_read_cost<C: ClockSource>(
 ) -> Option<ReadCost> {
     let chunk_ns = (duration_ns / u64::from(CHUNKS)).max(1);
     let mut costs = Vec::new();
-    let mut chunks = 0;
     let (mut loops, mut elapsed_ns) = (0u64, 0u64);
     for _ in 0..CHUNKS {
         let mut stopped = false;
@@ -89,14 +88,12 @@ pub fn measure_read_cost<C: ClockSource>(
         });
         loops += m.loops();
         elapsed_ns = elapsed_ns.saturating_add(m.elapsed_ns);
-        if let Some(c) = engine::read_cost_ns(&m) {
-            costs.push(c);
-            chunks += 1;
-        }
+        costs.extend(engine::read_cost_ns(&m));
         if stopped {
             break;
         }
     }
+    let chunks = costs.len() as u32;
     let Estimate {
         median_ns, interval, ..
     } = Estimate::of(costs)?;

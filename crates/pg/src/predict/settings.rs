@@ -184,12 +184,38 @@ fn interval_pct(e: &Estimate) -> String {
 }
 
 /// Where `e`'s interval lies against `limit`: at or above it, wholly below
-/// it, or neither (it straddles the limit, or there is none).
-fn against(e: &Estimate, limit: f64) -> Verdict {
+/// it, or neither (it straddles the limit, or there is none); and that side
+/// in words.
+fn against(e: &Estimate, limit: f64) -> (Verdict, &'static str) {
     match (e.low, e.high) {
-        (Some(lo), _) if lo >= limit => Verdict::Costly,
-        (_, Some(hi)) if hi < limit => Verdict::Cheap,
-        _ => Verdict::NotResolved,
+        (Some(lo), _) if lo >= limit => (Verdict::Costly, "above"),
+        (_, Some(hi)) if hi < limit => (Verdict::Cheap, "below"),
+        _ => (Verdict::NotResolved, "not clear of"),
+    }
+}
+
+/// A decision on an on/off setting whose `measure` was set against `limit`:
+/// cheap recommends on, costly off.
+fn on_off(
+    setting: &str,
+    measure: &str,
+    limit: f64,
+    verdict: Verdict,
+    estimate: Option<Estimate>,
+    text: String,
+) -> SettingDecision {
+    SettingDecision {
+        setting: setting.to_string(),
+        verdict,
+        recommended_value: match verdict {
+            Verdict::Cheap => Some("on".to_string()),
+            Verdict::Costly => Some("off".to_string()),
+            _ => None,
+        },
+        measure: measure.to_string(),
+        estimate,
+        limit: Some(limit),
+        text,
     }
 }
 
@@ -203,19 +229,7 @@ pub fn io_timing(
 ) -> SettingDecision {
     let IoSetting { name, per, reads } = *setting;
     let limit = IO_TIMING_MAX_SHARE;
-    let decision = |verdict, estimate, text: String| SettingDecision {
-        setting: name.to_string(),
-        verdict,
-        recommended_value: match verdict {
-            Verdict::Cheap => Some("on".to_string()),
-            Verdict::Costly => Some("off".to_string()),
-            _ => None,
-        },
-        measure: "share_of_page_cache_read".to_string(),
-        estimate,
-        limit: Some(limit),
-        text,
-    };
+    let decision = |verdict, estimate, text| on_off(name, "share_of_page_cache_read", limit, verdict, estimate, text);
     let Some(price) = per_read_ns.filter(Estimate::usable) else {
         return decision(Verdict::NotPriced, None, "the clock read was not measured".to_string());
     };
@@ -232,12 +246,7 @@ pub fn io_timing(
         price.low.zip(page.high).map(|(l, ph)| reads * l / ph),
         price.high.zip(page.low).map(|(h, pl)| reads * h / pl),
     );
-    let verdict = against(&share, limit);
-    let side = match verdict {
-        Verdict::Costly => "above",
-        Verdict::Cheap => "below",
-        _ => "not clear of",
-    };
+    let (verdict, side) = against(&share, limit);
     let text = format!(
         "{ns:.0} ns per {per} ({reads} clock reads), {:.1}% of an 8 kB read from the page cache ({:.2} us; {}), {side} \
          the {:.0}% limit",
@@ -259,15 +268,10 @@ pub fn log_timing(slowdown: Option<Estimate>) -> SettingDecision {
             "no slowdown measured to set against the limit".to_string(),
         ),
         Some(s) => {
-            let verdict = against(&s, limit);
+            let (verdict, side) = against(&s, limit);
             let interval = match (s.low, s.high) {
                 (Some(lo), Some(hi)) => format!("95% interval {lo:.3}x to {hi:.3}x"),
                 _ => "interval not available".to_string(),
-            };
-            let side = match verdict {
-                Verdict::Costly => "above",
-                Verdict::Cheap => "below",
-                _ => "not clear of",
             };
             (
                 verdict,
@@ -278,19 +282,7 @@ pub fn log_timing(slowdown: Option<Estimate>) -> SettingDecision {
             )
         }
     };
-    SettingDecision {
-        setting: "auto_explain.log_timing".to_string(),
-        verdict,
-        recommended_value: match verdict {
-            Verdict::Cheap => Some("on".to_string()),
-            Verdict::Costly => Some("off".to_string()),
-            _ => None,
-        },
-        measure: "slowdown".to_string(),
-        estimate: slowdown,
-        limit: Some(limit),
-        text,
-    }
+    on_off("auto_explain.log_timing", "slowdown", limit, verdict, slowdown, text)
 }
 
 /// What the `timing_clock_source` decision rests on.

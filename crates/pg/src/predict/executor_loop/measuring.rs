@@ -311,20 +311,8 @@ impl Slices {
 
     /// The pooled cost; `None` without pairs.
     pub fn cost(&self) -> Option<ExecutorLoopCost> {
-        let mut cost = cost_from_pairs(
-            self.clock?,
-            &self.pairs,
-            self.rows_per_round?,
-            self.config.instrumentation,
-        )?;
-        cost.work_steps = self.config.work_steps.min(MAX_WORK_STEPS);
-        cost.stopped_by = if self.pairs.len() >= MAX_PAIRS as usize {
-            StopReason::MaxPairs
-        } else {
-            self.stopped_by
-        };
+        let mut cost = self.cost_of(&self.pairs)?;
         cost.budget_ns = self.config.budget_ns.saturating_mul(u64::from(self.slices));
-        cost.elapsed_ns = self.elapsed_ns;
         cost.sampling = sampling_text(self.slices, self.elapsed_ns);
         cost.cpus = cpu_runs(self, None);
         cost.slice_medians_ns_per_row = self.slice_medians_ns_per_row.clone();
@@ -339,6 +327,20 @@ impl Slices {
                 )
             });
         }
+        Some(cost)
+    }
+
+    /// The cost of `pairs` (all of the slices' or one CPU's), with the
+    /// slices' work, stop and time.
+    pub(crate) fn cost_of(&self, pairs: &[RoundPair]) -> Option<ExecutorLoopCost> {
+        let mut cost = cost_from_pairs(self.clock?, pairs, self.rows_per_round?, self.config.instrumentation)?;
+        cost.work_steps = self.config.work_steps.min(MAX_WORK_STEPS);
+        cost.stopped_by = if self.pairs.len() >= MAX_PAIRS as usize {
+            StopReason::MaxPairs
+        } else {
+            self.stopped_by
+        };
+        cost.elapsed_ns = self.elapsed_ns;
         Some(cost)
     }
 }

@@ -17,12 +17,11 @@
 //! hidden. Where pinning is not possible (one allowed CPU, not Linux, or the
 //! kernel refuses) the model runs once, unpinned, and says why.
 
-use super::cost::{cost_from_pairs, CpuRun, ExecutorLoopCost, StopReason};
+use super::cost::{CpuRun, ExecutorLoopCost, StopReason};
 use super::executor::Table;
 use super::measuring::{
     cpu_runs, groups, measure_on_this_machine, pairs_on_this_machine, ModelConfig, PairsRun, Slices,
 };
-use super::{MAX_PAIRS, MAX_WORK_STEPS};
 use clockscope::{ClockError, ClockId, ClockSource, ClockVisitor, Scale};
 use clockscope_system::crosscpu::affinity;
 use clockscope_system::stats;
@@ -127,13 +126,9 @@ pub fn measure_across_cpus<T: ClockSource>(
     }
     let mut pin_error = None;
     let slices = run_across_cpus(config, &cpus, &mut |cpu, slice| {
-        let pinned = match affinity::pin_current_thread_for_now(cpu) {
-            Ok(p) => p,
-            Err(e) => {
-                pin_error = Some(e.to_string());
-                return None;
-            }
-        };
+        let pinned = affinity::pin_current_thread_for_now(cpu)
+            .map_err(|e| pin_error = Some(e.to_string()))
+            .ok()?;
         let run = pairs_on_this_machine(tsc, table, slice, keep_going);
         drop(pinned);
         run
@@ -188,7 +183,6 @@ impl Slices {
     /// for an interval; with none, the CPU with the most pairs). `None`
     /// without a pinned pair.
     pub fn cost_of_fastest_cpu(&self) -> Option<ExecutorLoopCost> {
-        let rows_per_round = self.rows_per_round?;
         let runs = cpu_runs(self, None);
         let enough = |r: &&CpuRun| r.pairs as usize >= stats::MIN_SAMPLES_FOR_INTERVAL;
         let chosen = runs
@@ -198,14 +192,7 @@ impl Slices {
             .or_else(|| runs.iter().max_by_key(|r| r.pairs))?
             .cpu;
         let pairs = groups(self).remove(&chosen)?;
-        let mut cost = cost_from_pairs(self.clock?, &pairs, rows_per_round, self.config.instrumentation)?;
-        cost.work_steps = self.config.work_steps.min(MAX_WORK_STEPS);
-        cost.stopped_by = if self.pairs.len() >= MAX_PAIRS as usize {
-            StopReason::MaxPairs
-        } else {
-            self.stopped_by
-        };
-        cost.elapsed_ns = self.elapsed_ns;
+        let mut cost = self.cost_of(&pairs)?;
         cost.cpus = cpu_runs(self, Some(chosen));
         cost.sampling = fastest_cpu_text(self, &cost.cpus, chosen);
         Some(cost)
