@@ -19,6 +19,7 @@ fn opts(dsn: String, workload: Workload) -> Options {
 }
 
 fn run(opts: &Options) -> Result<clockscope_explain::Report, Error> {
+    let _server = crate::common::shared_server_lock();
     clockscope_explain::run(opts, &mut |_| Control::Continue)
 }
 

@@ -20,16 +20,15 @@ fn small(dsn: String) -> Options {
     }
 }
 
-/// Held by every test here that makes the TEMP table on the shared server:
-/// all of this process's sessions name it `clockscope_explain_<pid>`, and
-/// one test counts that name in pg_class.
-fn table_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use common::shared_server_lock as table_lock;
 
 fn run(opts: &Options) -> Result<clockscope_explain::Report, Error> {
     let _table = table_lock();
+    run_locked(opts)
+}
+
+/// [`run`] for a test that already holds [`table_lock`].
+fn run_locked(opts: &Options) -> Result<clockscope_explain::Report, Error> {
     clockscope_explain::run(opts, &mut |_| Control::Continue)
 }
 
@@ -49,9 +48,12 @@ const PERMANENT_RELATIONS: &str = "SELECT count(*) FROM pg_class c JOIN pg_names
 #[test]
 fn a_small_run_over_the_unix_socket() {
     let server = testing::shared();
+    // Held from the first count to the last: no other test adds relations
+    // or runs explain on the shared server meanwhile.
+    let _table = table_lock();
     let before = count(&server, PERMANENT_RELATIONS);
     let cpus_before = clockscope_system::crosscpu::affinity::allowed_cpus().unwrap();
-    let r = run(&small(server.socket_dsn(SUPERUSER, "postgres"))).unwrap();
+    let r = run_locked(&small(server.socket_dsn(SUPERUSER, "postgres"))).unwrap();
     // The model's slices ran on this thread pinned to the backend's CPU,
     // each time putting the thread's mask back.
     assert_eq!(
@@ -136,9 +138,7 @@ fn a_small_run_over_the_unix_socket() {
         assert!(r.settings.iter().any(|s| s.name == name), "{name} not shown");
     }
 
-    // Nothing left behind: counted under the table lock, so no other test
-    // of this process holds a table of the same name meanwhile.
-    let _table = table_lock();
+    // Nothing left behind.
     assert_eq!(count(&server, PERMANENT_RELATIONS), before);
     assert_eq!(
         count(

@@ -26,6 +26,7 @@ fn run(sql: &str) -> Result<clockscope_explain::Report, Error> {
         max_time: Duration::from_secs(5),
         ..Options::new(Some(server.socket_dsn(SUPERUSER, "postgres")))
     };
+    let _server = crate::common::shared_server_lock();
     clockscope_explain::run(&opts, &mut |_| Control::Continue)
 }
 
@@ -45,6 +46,7 @@ fn body(conn: &str, route: &str, ret: &str) -> String {
 
 /// The objects of every route, each function writing through dblink.
 fn create_routes(server: &testing::ServerHandle, conn: &str) {
+    let _server = crate::common::shared_server_lock();
     let setup = [
         "CREATE EXTENSION IF NOT EXISTS dblink".to_string(),
         "CREATE TABLE ser_log (route text)".to_string(),

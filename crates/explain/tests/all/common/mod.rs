@@ -15,5 +15,16 @@ pub fn data(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Held by every test that adds relations to the shared server
+/// (`clockscope_explain::testing::shared`) or runs explain there (its TEMP
+/// table, named `clockscope_explain_<pid>` in every session of this process),
+/// and for the whole of a test that counts relations there: so no count sees
+/// another test's objects come or go.
+#[allow(dead_code)] // Not every test binary that shares this module uses the shared server.
+pub fn shared_server_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 mod inputs;
 pub use inputs::report_inputs;
