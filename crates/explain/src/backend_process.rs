@@ -73,17 +73,15 @@ pub fn confirm(
             server.age.as_secs_f64()
         )));
     }
-    if let Some(dir) = &server.data_directory {
-        if let Some(cwd) = working_dir(root, pid) {
-            let server_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| PathBuf::from(dir));
-            if cwd != server_dir {
-                return Ok(Err(format!(
-                    "process {pid} here works in {}, not in the server's data directory {}: another cluster's \
-                     process with the same id",
-                    escape_untrusted(&cwd.display().to_string()),
-                    escape_untrusted(dir)
-                )));
-            }
+    if let (Some(dir), Some(cwd)) = (&server.data_directory, working_dir(root, pid)) {
+        let server_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| PathBuf::from(dir));
+        if cwd != server_dir {
+            return Ok(Err(format!(
+                "process {pid} here works in {}, not in the server's data directory {}: another cluster's process \
+                 with the same id",
+                escape_untrusted(&cwd.display().to_string()),
+                escape_untrusted(dir)
+            )));
         }
     }
     Ok(Ok(()))

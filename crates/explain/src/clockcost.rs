@@ -367,9 +367,7 @@ fn tsc_loops(
             .map(|r| ClockCost::from_read_cost(r, LOOP_METHOD))
             .ok_or(format!("the {} loop did not run", id.display_name()))
     };
-    let f = measured(ClockId::Rdtsc)?;
-    let p = measured(ClockId::Rdtscp)?;
-    Ok((f, p))
+    Ok((measured(ClockId::Rdtsc)?, measured(ClockId::Rdtscp)?))
 }
 
 #[cfg(test)]

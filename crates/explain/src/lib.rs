@@ -349,16 +349,14 @@ fn on_server(
 fn slice_before(model: &mut clockcost::ModelSlices, step: &Step, pre_19: bool, stop: &session::StopCheck) {
     if let Step::Explain {
         clock_source,
-        run,
+        run: 1..,
         first: true,
         ..
     } = step
     {
-        if *run >= 1 {
-            model.slice(clock_source, &mut || !stop());
-            if pre_19 {
-                model.slice("tsc", &mut || !stop());
-            }
+        model.slice(clock_source, &mut || !stop());
+        if pre_19 {
+            model.slice("tsc", &mut || !stop());
         }
     }
 }

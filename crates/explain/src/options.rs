@@ -273,12 +273,8 @@ fn parse_whole(body: &str) -> Option<Whole> {
         if digits.len() + zeros as usize > 30 {
             return Whole::TooLarge;
         }
-        let base: u128 = if digits.is_empty() {
-            0
-        } else {
-            digits.parse().unwrap_or(u128::MAX)
-        };
-        Whole::Exact(base * 10u128.pow(zeros))
+        // At most 30 digits always fit a u128: only "" (all zeros) fails to parse.
+        Whole::Exact(digits.parse::<u128>().unwrap_or(0) * 10u128.pow(zeros))
     };
     if let Some((mantissa, exponent)) = body.split_once(['e', 'E']) {
         if !is_digits(exponent) {

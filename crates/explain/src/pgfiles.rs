@@ -52,13 +52,11 @@ pub(crate) const SYSCONFDIR: &str = "/etc/postgresql-common";
 /// libpq refuses on EACCES; here the certificate is not sent). Any other
 /// failure (EIO, ELOOP, ...) is returned.
 pub(crate) fn default_file_absent(path: &Path) -> std::io::Result<bool> {
-    use std::io::ErrorKind;
+    use std::io::ErrorKind::{NotADirectory, NotFound, PermissionDenied};
     match std::fs::metadata(path) {
         Ok(_) => Ok(false),
-        Err(e) => match e.kind() {
-            ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::PermissionDenied => Ok(true),
-            _ => Err(e),
-        },
+        Err(e) if matches!(e.kind(), NotFound | NotADirectory | PermissionDenied) => Ok(true),
+        Err(e) => Err(e),
     }
 }
 

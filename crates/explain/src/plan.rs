@@ -287,19 +287,15 @@ fn node_counts(node: &Value, has_timing: &mut bool) -> Result<NodeCounts, Error>
             .get(key)
             .and_then(Value::as_f64)
             .ok_or_else(|| Error::Plan(format!("node \"{node_type}\" has no \"{key}\" (was ANALYZE given?)")))?;
-        if v.is_finite() && v >= 0.0 {
-            Ok(v)
-        } else {
-            Err(Error::Plan(format!("node \"{node_type}\" has \"{key}\" = {v}")))
-        }
+        let fits = v.is_finite() && v >= 0.0;
+        fits.then_some(v)
+            .ok_or_else(|| Error::Plan(format!("node \"{node_type}\" has \"{key}\" = {v}")))
     };
     let rows_per_loop = number("Actual Rows")?;
     let loops = number("Actual Loops")?;
-    if node.get("Actual Total Time").is_some() {
-        *has_timing = true;
-    }
+    *has_timing |= node.get("Actual Total Time").is_some();
     Ok(NodeCounts {
-        node_type: node_type.clone(),
+        node_type,
         rows_total: (rows_per_loop * loops).round() as u64,
         loops: loops.round() as u64,
         workers: parallel::worker_counts(node),

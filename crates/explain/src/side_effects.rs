@@ -297,19 +297,13 @@ pub(crate) fn words(sql: &str) -> Words {
                     w.idents.insert(name.clone());
                     last_ident = Some(name);
                 }
-                Token::Punct(b'(') => {
-                    w.calls.extend(last_ident.take());
-                }
+                Token::Punct(b'(') => w.calls.extend(last_ident.take()),
                 Token::Op(op) => {
-                    for end in 1..=op.len() {
-                        w.ops.insert(op[..end].to_string());
-                    }
+                    w.ops.extend((1..=op.len()).map(|end| op[..end].to_string()));
                     last_ident = None;
                 }
+                // '.' included: what comes before a dot is not called.
                 _ => last_ident = None,
-            }
-            if dot {
-                last_ident = None;
             }
             after_dot = dot;
         }

@@ -349,14 +349,8 @@ fn judge_log_timing(
     let (price, source) = match explain {
         Ok(p) => p,
         Err(why) => {
-            let d = judge_of::log_timing(None);
-            return decided(
-                timing,
-                None,
-                format!("{state}: {why}; no change recommended"),
-                None,
-                Some(d),
-            );
+            let judgement = format!("{state}: {why}; no change recommended");
+            return decided(timing, None, judgement, None, Some(judge_of::log_timing(None)));
         }
     };
     let cost = SettingCost {

@@ -60,7 +60,6 @@ impl SslMode {
         use SslMode::{Allow, Disable, Prefer, Require, VerifyCa, VerifyFull};
         [Disable, Allow, Prefer, Require, VerifyCa, VerifyFull]
             .into_iter()
-            .into_iter()
             .find(|m| m.as_str() == value)
             .ok_or_else(|| {
                 Error::Settings(format!(
@@ -213,21 +212,15 @@ fn source_of(setting: Option<&Setting>, what: &str) -> String {
 fn check_key_permissions(path: &Path, source: &str) -> Result<(), Error> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(|e| Error::Settings(format!("{source}: {}: {e}", path_text(path))))?;
-    let mode = meta.mode() & 0o777;
-    let ok = if meta.uid() == 0 {
-        mode & 0o037 == 0
-    } else {
-        mode & 0o077 == 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Settings(format!(
-            "{source}: private key file \"{}\" has group or world access; file must have permissions u=rw (0600) \
-             or less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root",
-            path_text(path)
-        )))
+    let forbidden = if meta.uid() == 0 { 0o037 } else { 0o077 };
+    if meta.mode() & forbidden == 0 {
+        return Ok(());
     }
+    Err(Error::Settings(format!(
+        "{source}: private key file \"{}\" has group or world access; file must have permissions u=rw (0600) or \
+         less if owned by the current user, or permissions u=rw,g=r (0640) or less if owned by root",
+        path_text(path)
+    )))
 }
 
 /// The plan for a connection that never uses TLS (every host a unix
@@ -313,14 +306,10 @@ fn chain_check(
     home: Option<&Path>,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Option<Chain>, Error> {
-    if settings.root_cert.as_ref().is_some_and(|s| s.value == "system") {
+    if let Some(s) = settings.root_cert.as_ref().filter(|s| s.value == "system") {
         return Err(Error::Settings(format!(
             "{}=system: this build has no system trust store; name a root certificate file",
-            settings
-                .root_cert
-                .as_ref()
-                .map(|s| s.source.as_str())
-                .unwrap_or("sslrootcert")
+            s.source
         )));
     }
     let root_source = source_of(settings.root_cert.as_ref(), "sslrootcert");
@@ -371,14 +360,13 @@ fn read_crls(
     settings: &TlsSettings,
     home: Option<&Path>,
 ) -> Result<(Vec<CertificateRevocationListDer<'static>>, Option<PathBuf>), Error> {
-    let mut crls = Vec::new();
     let crl_source = source_of(settings.crl.as_ref(), "sslcrl");
     let Some((crl_path, crl_bytes)) = read_pem(settings.crl.as_ref(), default_path(home, "root.crl"), "sslcrl")? else {
-        return Ok((crls, None));
+        return Ok((Vec::new(), None));
     };
-    for crl in CertificateRevocationListDer::pem_slice_iter(&crl_bytes) {
-        crls.push(crl.map_err(|_| bad_pem(&crl_source, &crl_path, "revocation list"))?);
-    }
+    let crls = CertificateRevocationListDer::pem_slice_iter(&crl_bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| bad_pem(&crl_source, &crl_path, "revocation list"))?;
     if crls.is_empty() {
         return Err(bad_pem(&crl_source, &crl_path, "revocation list"));
     }

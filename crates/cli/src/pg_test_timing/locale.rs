@@ -179,11 +179,10 @@ impl PgLocale {
                 .unwrap_or("C")
         };
         let numeric = name_of(Category::Numeric);
-        let decimal_point = if is_c(numeric) {
-            ".".to_string()
-        } else {
-            finder.decimal_point(numeric).unwrap_or_else(|| ".".to_string())
-        };
+        let decimal_point = Some(numeric)
+            .filter(|n| !is_c(n))
+            .and_then(|n| finder.decimal_point(n))
+            .unwrap_or_else(|| ".".to_string());
         let messages = name_of(Category::Messages);
         let ctype = name_of(Category::Ctype);
         let utf8 = ctype

@@ -139,16 +139,12 @@ pub fn signature(fmt: &str) -> Option<Vec<Kind>> {
     for piece in parse(fmt)? {
         let Err(spec) = piece else { continue };
         let mut put = |at: usize, k: Kind| -> Option<()> {
-            if kinds.len() <= at {
-                kinds.resize(at + 1, None);
+            kinds.resize(kinds.len().max(at + 1), None);
+            if kinds[at].is_some_and(|old| old != k) {
+                return None;
             }
-            match kinds[at] {
-                Some(old) if old != k => None,
-                _ => {
-                    kinds[at] = Some(k);
-                    Some(())
-                }
-            }
+            kinds[at] = Some(k);
+            Some(())
         };
         if spec.star_width {
             if spec.position.is_some() {

@@ -117,10 +117,8 @@ pub fn resolve(dsn: Option<&str>, env: &dyn Fn(&str) -> Option<String>) -> Resul
         config.connect_timeout(t);
     }
     if config.get_application_name().is_none() {
-        match src.env_or_service("PGAPPNAME", "application_name") {
-            Some((name, _)) => config.application_name(&name),
-            None => config.application_name(APPLICATION_NAME),
-        };
+        let name = src.env_or_service("PGAPPNAME", "application_name");
+        config.application_name(name.map_or(APPLICATION_NAME.to_string(), |(name, _)| name));
     }
     let locality = locality(&config);
     // libpq never uses TLS on a unix socket, whatever sslmode says, and so
@@ -331,18 +329,16 @@ fn set_login(config: &mut Config, src: &Sources) -> Option<String> {
 /// `connect_timeout` when the DSN set none: PGCONNECT_TIMEOUT, the
 /// service's, else [`DEFAULT_CONNECT_TIMEOUT`].
 fn env_connect_timeout(src: &Sources) -> Result<Option<Duration>, Error> {
-    match src.env_or_service("PGCONNECT_TIMEOUT", "connect_timeout") {
-        Some((t, source)) => {
-            let secs: i64 = t.trim().parse().map_err(|_| {
-                Error::Settings(format!(
-                    "{source}: '{}' is not a number of seconds",
-                    escape_untrusted(&t)
-                ))
-            })?;
-            Ok(libpq_timeout(secs))
-        }
-        None => Ok(Some(DEFAULT_CONNECT_TIMEOUT)),
-    }
+    let Some((t, source)) = src.env_or_service("PGCONNECT_TIMEOUT", "connect_timeout") else {
+        return Ok(Some(DEFAULT_CONNECT_TIMEOUT));
+    };
+    let secs: i64 = t.trim().parse().map_err(|_| {
+        Error::Settings(format!(
+            "{source}: '{}' is not a number of seconds",
+            escape_untrusted(&t)
+        ))
+    })?;
+    Ok(libpq_timeout(secs))
 }
 
 /// TLS: each setting from the DSN, else its PGSSL* variable, else the
@@ -406,12 +402,11 @@ fn describe(config: &Config) -> String {
         .collect();
     let addrs: Vec<String> = config.get_hostaddrs().iter().map(|a| a.to_string()).collect();
     let ports: Vec<String> = config.get_ports().iter().map(|p| p.to_string()).collect();
-    let mut parts = Vec::new();
-    for (key, values) in [("host", hosts), ("hostaddr", addrs), ("port", ports)] {
-        if !values.is_empty() {
-            parts.push(format!("{key}={}", values.join(",")));
-        }
-    }
+    let mut parts: Vec<String> = [("host", hosts), ("hostaddr", addrs), ("port", ports)]
+        .into_iter()
+        .filter(|(_, values)| !values.is_empty())
+        .map(|(key, values)| format!("{key}={}", values.join(",")))
+        .collect();
     parts.extend(config.get_user().map(|user| format!("user={user}")));
     parts.extend(config.get_dbname().map(|db| format!("dbname={db}")));
     parts.join(" ")

@@ -217,8 +217,7 @@ impl PgSession {
         // sslmode=allow: without TLS first, then with it if the server
         // refused the login (as libpq; the same deadline covers both).
         let attempt = async {
-            let first = target.config.connect(target.tls.connector()).await;
-            match first {
+            match target.config.connect(target.tls.connector()).await {
                 Err(e) if target.tls.mode == crate::tls::SslMode::Allow && e.as_db_error().is_some() => {
                     let mut with_tls = target.config.clone();
                     with_tls.ssl_mode(tokio_postgres::config::SslMode::Require);

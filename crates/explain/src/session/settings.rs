@@ -249,9 +249,8 @@ impl PgSession {
             // `name` is one of our constants; `value` is a number or "off" we chose.
             let step = format!("SET {name}");
             match self.statement(&step, self.client.batch_execute(&format!("SET {name} = {value}"))) {
-                Ok(()) => {}
                 Err(e) if optional && e.sqlstate().is_some() => continue,
-                Err(e) => return Err(e),
+                done => done?,
             }
             let now = self.text_of(&format!("reading {name}"), "SELECT current_setting($1)", &[&name])?;
             if let Some(s) = info.settings.iter_mut().find(|s| s.name == name) {
@@ -274,9 +273,8 @@ impl PgSession {
             "SET auto_explain.log_min_duration",
             self.client.batch_execute("SET auto_explain.log_min_duration = -1"),
         ) {
-            Ok(()) => {}
             Err(e) if e.sqlstate().is_some() => return Ok(false),
-            Err(e) => return Err(e),
+            done => done?,
         }
         let now = self.text_of(
             "reading auto_explain.log_min_duration",

@@ -34,12 +34,17 @@ impl PgSession {
         e
     }
 
-    fn unusable(step: &str) -> Error {
+    /// An error of `step` that this side found (it has no SQLSTATE).
+    fn client_error(step: &str, message: impl Into<String>) -> Error {
         Error::Server {
             step: step.to_string(),
-            message: "the connection was given up after a statement did not end".into(),
+            message: message.into(),
             sqlstate: None,
         }
+    }
+
+    fn unusable(step: &str) -> Error {
+        Self::client_error(step, "the connection was given up after a statement did not end")
     }
 
     /// Runs one statement's future to its end, its deadline or a stop. On a
@@ -91,15 +96,12 @@ impl PgSession {
                     let outcome = self
                         .cancel_and_settle(fut, clockscope_system::forward::now() + CLEANUP_BUDGET)
                         .await;
-                    Err(Error::Server {
-                        step: step.to_string(),
-                        message: format!(
-                            "no answer within {} s (the client's deadline, {} s after statement_timeout); {outcome}",
-                            self.deadline.as_secs(),
-                            CLIENT_DEADLINE_GRACE.as_secs()
-                        ),
-                        sqlstate: None,
-                    })
+                    let message = format!(
+                        "no answer within {} s (the client's deadline, {} s after statement_timeout); {outcome}",
+                        self.deadline.as_secs(),
+                        CLIENT_DEADLINE_GRACE.as_secs()
+                    );
+                    Err(Self::client_error(step, message))
                 }
             }
         })
@@ -189,11 +191,10 @@ impl PgSession {
             }
             None => {
                 self.give_up();
-                Err(Error::Server {
-                    step: step.to_string(),
-                    message: "no answer in time; the server drops the table when the session ends".into(),
-                    sqlstate: None,
-                })
+                Err(Self::client_error(
+                    step,
+                    "no answer in time; the server drops the table when the session ends",
+                ))
             }
         }
     }

@@ -131,12 +131,9 @@ impl PgSession {
     /// One EXPLAIN of the user's statement in `BEGIN READ ONLY` (with
     /// `SET LOCAL statement_timeout` at the time left), then `ROLLBACK`,
     /// whatever happened (within the cleanup budget after a stop).
-    fn explain_user_query(&mut self, sql: &str, timing: bool) -> Result<String, Error> {
+    fn explain_user_query(&mut self, sql: &str, on_off: &str) -> Result<String, Error> {
         // VERBOSE: each parallel worker's rows per node (plan::parallel).
-        let explain = format!(
-            "EXPLAIN (ANALYZE, VERBOSE, TIMING {}, FORMAT JSON) {sql}",
-            if timing { "ON" } else { "OFF" }
-        );
+        let explain = format!("EXPLAIN (ANALYZE, VERBOSE, TIMING {on_off}, FORMAT JSON) {sql}");
         self.read_only_explain(sql, &explain, "EXPLAIN ANALYZE of --query", true)
     }
 
@@ -207,20 +204,12 @@ impl ExplainServer for PgSession {
     }
 
     fn explain(&mut self, timing: bool) -> Result<String, Error> {
+        let on_off = if timing { "ON" } else { "OFF" };
         if let Some((sql, _)) = self.user_query.clone() {
-            return self.explain_user_query(&sql, timing);
+            return self.explain_user_query(&sql, on_off);
         }
-        let sql = format!(
-            "EXPLAIN (ANALYZE, TIMING {}, FORMAT JSON) {}",
-            if timing { "ON" } else { "OFF" },
-            self.query()
-        );
-        let step = if timing {
-            "EXPLAIN ANALYZE with TIMING ON"
-        } else {
-            "EXPLAIN ANALYZE with TIMING OFF"
-        };
-        self.simple_text(&sql, step)
+        let sql = format!("EXPLAIN (ANALYZE, TIMING {on_off}, FORMAT JSON) {}", self.query());
+        self.simple_text(&sql, &format!("EXPLAIN ANALYZE with TIMING {on_off}"))
     }
 
     fn set_clock_source(&mut self, value: &str) -> Result<(), Error> {

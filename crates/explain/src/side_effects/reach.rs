@@ -82,27 +82,23 @@ enum Kind {
     OpClass,
 }
 
+/// Each kind, in the enum's order: its code in the catalog queries and its
+/// word in a route's label.
+const KINDS: [(Kind, &str, &str); 5] = [
+    (Kind::Function, "f", "function"),
+    (Kind::Operator, "o", "operator"),
+    (Kind::Type, "t", "type"),
+    (Kind::Relation, "r", "relation"),
+    (Kind::OpClass, "c", "operator class"),
+];
+
 impl Kind {
     fn code(self) -> &'static str {
-        match self {
-            Kind::Function => "f",
-            Kind::Operator => "o",
-            Kind::Type => "t",
-            Kind::Relation => "r",
-            Kind::OpClass => "c",
-        }
+        KINDS[self as usize].1
     }
 
     fn of(code: &str) -> Option<Kind> {
-        [
-            Kind::Function,
-            Kind::Operator,
-            Kind::Type,
-            Kind::Relation,
-            Kind::OpClass,
-        ]
-        .into_iter()
-        .find(|k| k.code() == code)
+        KINDS.iter().find(|k| k.1 == code).map(|k| k.0)
     }
 }
 
@@ -300,8 +296,7 @@ fn describe_found(session: &mut PgSession, walk: &Walk) -> Result<Vec<Unsafe>, E
             .take(65)
             .collect();
         route.reverse();
-        let target = *what == What::Function;
-        if target {
+        if *what == What::Function {
             // The function itself is the last step, not a step on the way.
             route.pop();
         }
@@ -328,13 +323,7 @@ fn describe_found(session: &mut PgSession, walk: &Walk) -> Result<Vec<Unsafe>, E
 fn label(session: &mut PgSession, node: Node) -> Result<String, Error> {
     let rows = session.catalog_query("naming --query's routes", sql::LABEL, &[&node.0.code(), &node.1])?;
     let name: Option<String> = rows.first().and_then(|r| r.get(0));
-    let kind = match node.0 {
-        Kind::Function => "function",
-        Kind::Operator => "operator",
-        Kind::Type => "type",
-        Kind::Relation => "relation",
-        Kind::OpClass => "operator class",
-    };
+    let kind = KINDS[node.0 as usize].2;
     Ok(format!(
         "{kind} {}",
         escape_untrusted(&name.unwrap_or_else(|| node.1.to_string()))
@@ -434,4 +423,18 @@ mod sql {
         SELECT CASE $1::text WHEN 'f' THEN $2::oid::regprocedure::text WHEN 'o' THEN $2::oid::regoperator::text \
          WHEN 't' THEN pg_catalog.format_type($2::oid, NULL) WHEN 'r' THEN $2::oid::regclass::text \
          WHEN 'c' THEN (SELECT opcname::text FROM pg_catalog.pg_opclass WHERE oid = $2::oid) END";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_listed_in_the_enums_order_with_distinct_codes() {
+        for (i, &(kind, code, _)) in KINDS.iter().enumerate() {
+            assert_eq!(kind as usize, i, "{kind:?}");
+            assert_eq!(Kind::of(code), Some(kind));
+            assert_eq!(kind.code(), code);
+        }
+    }
 }

@@ -176,9 +176,11 @@ impl SettingDecision {
     }
 }
 
-fn interval_pct(e: &Estimate) -> String {
+/// "95% interval LOW to HIGH" with each end as `show` writes it, or that
+/// there is none.
+fn interval_text(e: &Estimate, show: impl Fn(f64) -> String) -> String {
     match (e.low, e.high) {
-        (Some(lo), Some(hi)) => format!("95% interval {:.1}% to {:.1}%", lo * 100.0, hi * 100.0),
+        (Some(lo), Some(hi)) => format!("95% interval {} to {}", show(lo), show(hi)),
         _ => "interval not available".to_string(),
     }
 }
@@ -252,7 +254,7 @@ pub fn io_timing(
          the {:.0}% limit",
         share.value * 100.0,
         page.value / 1000.0,
-        interval_pct(&share),
+        interval_text(&share, |v| format!("{:.1}%", v * 100.0)),
         limit * 100.0
     );
     decision(verdict, Some(share), text)
@@ -269,10 +271,7 @@ pub fn log_timing(slowdown: Option<Estimate>) -> SettingDecision {
         ),
         Some(s) => {
             let (verdict, side) = against(&s, limit);
-            let interval = match (s.low, s.high) {
-                (Some(lo), Some(hi)) => format!("95% interval {lo:.3}x to {hi:.3}x"),
-                _ => "interval not available".to_string(),
-            };
+            let interval = interval_text(&s, |v| format!("{v:.3}x"));
             (
                 verdict,
                 format!(
@@ -358,10 +357,7 @@ pub fn timing_clock_source(f: &ClockSourceFacts) -> SettingDecision {
 }
 
 fn read_text(e: &Estimate) -> String {
-    match (e.low, e.high) {
-        (Some(lo), Some(hi)) => format!("{:.1} ns (95% interval {lo:.1} to {hi:.1})", e.value),
-        _ => format!("{:.1} ns (interval not available)", e.value),
-    }
+    format!("{:.1} ns ({})", e.value, interval_text(e, |v| format!("{v:.1}")))
 }
 
 /// Without a trust decision: `auto` when the TSC's read interval lies

@@ -282,14 +282,8 @@ impl Slices {
         }
         self.rows_per_round = Some(run.rows_per_round);
         self.clock = Some(run.clock);
-        let rows = run.rows_per_round.max(1) as f64;
-        let diffs: Vec<f64> = run
-            .pairs
-            .iter()
-            .map(|p| (p.timing_on_ns - p.timing_off_ns) / rows)
-            .collect();
-        self.slice_medians_ns_per_row
-            .push(clockscope_system::stats::median(&diffs).unwrap_or(f64::NAN));
+        let (_, median_ns_per_row) = medians(&run.pairs, run.rows_per_round.max(1) as f64);
+        self.slice_medians_ns_per_row.push(median_ns_per_row);
         let room = (MAX_PAIRS as usize).saturating_sub(self.pairs.len());
         let added = run.pairs.len().min(room);
         self.pairs.extend(run.pairs.into_iter().take(room));
@@ -318,13 +312,11 @@ impl Slices {
         cost.slice_medians_ns_per_row = self.slice_medians_ns_per_row.clone();
         if let (Some(what), false) = (self.pinned_to, cost.cpus.is_empty()) {
             let unpinned = self.pair_cpus.iter().filter(|c| c.is_none()).count();
+            let per_cpu = slices_per_cpu_text(self);
             cost.sampling.push_str(&if unpinned == 0 {
-                format!("; each slice pinned to {what} ({})", slices_per_cpu_text(self))
+                format!("; each slice pinned to {what} ({per_cpu})")
             } else {
-                format!(
-                    "; slices pinned to {what} where they could be ({}; not pinned: {unpinned} pairs)",
-                    slices_per_cpu_text(self)
-                )
+                format!("; slices pinned to {what} where they could be ({per_cpu}; not pinned: {unpinned} pairs)")
             });
         }
         Some(cost)
