@@ -192,53 +192,39 @@ pub fn read_topology(root: &Path, cpus: &[usize]) -> Evidence<Topology> {
     let mut places = Vec::with_capacity(cpus.len());
     let mut without_package = Vec::new();
     let (mut no_die, mut no_core, mut no_siblings, mut no_node) = (false, false, false, false);
-    for &cpu in &cpus {
-        let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
-        let package = match read_id(root, &format!("{dir}/physical_package_id")) {
-            Ok(Some(p)) => p,
-            Ok(None) => {
+    let mut read_places = || -> Result<(), String> {
+        for &cpu in &cpus {
+            let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
+            let Some(package) = read_id(root, &format!("{dir}/physical_package_id"))? else {
                 without_package.push(cpu);
                 continue;
+            };
+            let die = read_id(root, &format!("{dir}/die_id"))?;
+            no_die |= die.is_none();
+            let core = read_id(root, &format!("{dir}/core_id"))?;
+            no_core |= core.is_none();
+            let siblings = read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"], &limit)?;
+            no_siblings |= siblings.is_none();
+            let mut smt_siblings = siblings.unwrap_or_default();
+            if !smt_siblings.contains(&cpu) {
+                smt_siblings.push(cpu);
+                smt_siblings.sort_unstable();
             }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let die = match read_id(root, &format!("{dir}/die_id")) {
-            Ok(Some(d)) => d,
-            Ok(None) => {
-                no_die = true;
-                0
-            }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let core = match read_id(root, &format!("{dir}/core_id")) {
-            Ok(c) => c,
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        no_core |= core.is_none();
-        let smt_siblings = match read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"], &limit) {
-            Ok(Some(mut s)) => {
-                if !s.contains(&cpu) {
-                    s.push(cpu);
-                    s.sort_unstable();
-                }
-                s
-            }
-            Ok(None) => {
-                no_siblings = true;
-                vec![cpu]
-            }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let numa_node = read_numa_node(root, cpu);
-        no_node |= numa_node.is_none();
-        places.push(CpuPlace {
-            cpu,
-            package,
-            die,
-            core,
-            smt_siblings,
-            numa_node,
-        });
+            let numa_node = read_numa_node(root, cpu);
+            no_node |= numa_node.is_none();
+            places.push(CpuPlace {
+                cpu,
+                package,
+                die: die.unwrap_or(0),
+                core,
+                smt_siblings,
+                numa_node,
+            });
+        }
+        Ok(())
+    };
+    if let Err(e) = read_places() {
+        return Evidence::Unreadable(e);
     }
     let cpu_dir = escape_untrusted(&root.join(CPU_DIR).to_string_lossy()).to_string();
     if places.is_empty() {
