@@ -128,11 +128,8 @@ fn parse_id(text: &str) -> Result<i32, String> {
 
 /// Reads one id file; `Ok(None)` when it is absent.
 fn read_id(root: &Path, rel: &str) -> Result<Option<i32>, String> {
-    let path = root.join(rel);
-    match read_text(&path, &input::KERNEL_VALUE) {
-        Evidence::Found(t) => parse_id(&t)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy()))),
+    match super::read_parsed(root, rel, parse_id) {
+        Evidence::Found(id) => Ok(Some(id)),
         Evidence::Missing(_) => Ok(None),
         Evidence::Unreadable(r) => Err(r),
     }
