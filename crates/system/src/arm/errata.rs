@@ -49,9 +49,7 @@ impl MidrRange {
 
     /// Whether a core falls in the range (model equal, rNpM within bounds).
     pub fn contains(&self, core: &Core) -> bool {
-        core.model() == self.model
-            && (core.variant, core.revision) >= self.min
-            && (core.variant, core.revision) <= self.max
+        core.model() == self.model && (self.min..=self.max).contains(&(core.variant, core.revision))
     }
 }
 

@@ -356,23 +356,7 @@ fn hides_core_type(m: CoreModel) -> bool {
 
 /// `0-3,6` from ascending CPU numbers.
 pub fn cpu_list(cpus: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
+    crate::linux::CpuList::from_cpus(cpus.iter().map(|&c| c as usize)).to_string()
 }
 
 #[cfg(test)]

@@ -14,19 +14,6 @@ pub use crate::evidence::calibration::{METHOD_BRACKETED, METHOD_POSTGRESQL, PG_M
 pub use clockscope::{calibrate as calibrate_counter, calibrate_with as calibrate_to, Calibration};
 use clockscope::{ClockId, ClockSource, ClockVisitor, PosixClock, Scale};
 
-/// The published crate's calibration constants, under the names the tools use.
-pub const DEFAULT_BUDGET_NS: u64 = Calibration::DEFAULT_BUDGET_NS;
-/// See [`Calibration::DEFAULT_TARGET_PPM`].
-pub const DEFAULT_TARGET_PPM: f64 = Calibration::DEFAULT_TARGET_PPM;
-/// See [`Calibration::MAX_UNCERTAINTY_PPM`].
-pub const MAX_UNCERTAINTY_PPM: f64 = Calibration::MAX_UNCERTAINTY_PPM;
-/// See [`Calibration::START_SAMPLES`].
-pub const START_SAMPLES: u64 = Calibration::START_SAMPLES;
-/// See [`Calibration::BATCH_SAMPLES`].
-pub const BATCH_SAMPLES: u64 = Calibration::BATCH_SAMPLES;
-/// See [`Calibration::MIN_ITERATION_NS`].
-pub const MIN_ITERATION_NS: u64 = Calibration::MIN_ITERATION_NS;
-
 /// [`calibrate_to`] at the default 1 ppm target.
 pub fn calibrate<R: ClockSource, C: ClockSource>(reference: &R, counter: &C, budget_ns: u64) -> Calibration {
     calibrate_to(reference, counter, budget_ns, Calibration::DEFAULT_TARGET_PPM)

@@ -258,12 +258,11 @@ pub fn discover_tsc(
     budget: &dyn Fn(u64) -> Result<u64, String>,
     cal: &mut dyn Calibrator,
 ) -> CounterReport {
-    let no_tsc = |ev: &TscEvidence| match &ev.cpuid {
-        None => Some("no TSC: not an x86-64 CPU"),
-        Some(f) if !f.tsc => Some(NO_TSC),
+    let absent = match &ev.cpuid {
+        None => Some("no TSC: not an x86-64 CPU".to_string()),
+        Some(f) if !f.tsc => Some(NO_TSC.to_string()),
         Some(_) => None,
     };
-    let absent = no_tsc(&ev).map(str::to_string);
     let mut live = LiveEvidence {
         root: ev.root.clone(),
         kernel: ev.kernel.clone(),
@@ -356,14 +355,13 @@ fn postgresql_tsc(
         .map(|s| format!("{s}\n").into_bytes());
     let mut spent = 0;
     let pg = ev.cpuid.as_ref().and_then(|f| {
-        crate::tsc::postgres_tsc_from(f, clocksource.as_deref(), || match budget(d.calibration_ns) {
-            // PostgreSQL's own calibration (bounded at its 50 ms), as its
-            // frequency in use; `(uint32)` of its kHz, 0: did not converge.
-            Ok(b) => {
+        // PostgreSQL's own calibration (bounded at its 50 ms), as its
+        // frequency in use; `(uint32)` of its kHz, 0: did not converge.
+        crate::tsc::postgres_tsc_from(f, clocksource.as_deref(), || {
+            budget(d.calibration_ns).map_or(0, |b| {
                 spent = b;
                 cal.postgresql().khz.map_or(0, |k| k.min(u32::MAX as u64) as u32)
-            }
-            Err(_) => 0,
+            })
         })
     });
     let frequency = CounterFrequency {
@@ -387,22 +385,18 @@ pub fn discover_generic_timer(
     cal: &mut dyn Calibrator,
 ) -> CounterReport {
     let mut spent = 0;
-    let timer = match d.mode {
-        Mode::Quick => arm::gather(root, cntfrq_hz, None),
-        Mode::Full | Mode::Postgresql => match budget(d.cross_check_ns) {
-            Ok(b) => {
-                spent = b;
-                let c = cal.counter(b);
-                let evidence = CalibrationEvidence::from_calibration(&c);
-                let mut timer = arm::gather(root, cntfrq_hz, evidence.as_ref());
-                if evidence.is_none() {
-                    timer.calibration_failed = Some(c.note);
-                }
-                timer
-            }
-            Err(_) => arm::gather(root, cntfrq_hz, None),
-        },
-    };
+    let calibration = (d.mode != Mode::Quick)
+        .then(|| budget(d.cross_check_ns).ok())
+        .flatten()
+        .map(|b| {
+            spent = b;
+            cal.counter(b)
+        });
+    let evidence = calibration.as_ref().and_then(CalibrationEvidence::from_calibration);
+    let mut timer = arm::gather(root, cntfrq_hz, evidence.as_ref());
+    if let (Some(c), None) = (calibration, &evidence) {
+        timer.calibration_failed = Some(c.note);
+    }
     let frequency = CounterFrequency {
         khz: (timer.frequency_hz >= 1000).then_some(timer.frequency_hz / 1000),
         hz: Some(timer.frequency_hz).filter(|&hz| hz > 0),

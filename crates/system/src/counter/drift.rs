@@ -220,32 +220,16 @@ fn regression(points: &[(f64, f64)]) -> Option<(f64, Option<f64>)> {
     Some((slope, se))
 }
 
-/// Which reference clock a rate is measured on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reference {
-    Realtime,
-    MonotonicRaw,
-}
-
-impl Reference {
-    fn bracket(self, s: &Sample) -> (u64, u64) {
-        match self {
-            Reference::Realtime => s.realtime,
-            Reference::MonotonicRaw => s.raw,
-        }
-    }
-}
-
-/// The rate against one reference clock.
-fn rate(samples: &[Sample], reference: Reference, nominal_hz: f64) -> Option<RateEstimate> {
+/// The rate against one reference clock, whose bracket `reference` picks from a sample.
+fn rate(samples: &[Sample], reference: fn(&Sample) -> (u64, u64), nominal_hz: f64) -> Option<RateEstimate> {
     let (first, last) = (samples.first()?, samples.last()?);
-    let base_x = reference.bracket(first).0;
+    let base_x = reference(first).0;
     // Relative values keep the regression well conditioned and exact.
     let points: Vec<(f64, f64)> = samples
         .iter()
         .map(|s| {
             (
-                mid_since(reference.bracket(s), base_x),
+                mid_since(reference(s), base_x),
                 s.counter.wrapping_sub(first.counter) as f64,
             )
         })
@@ -255,8 +239,8 @@ fn rate(samples: &[Sample], reference: Reference, nominal_hz: f64) -> Option<Rat
     if !(hz.is_finite() && hz > 0.0 && nominal_hz > 0.0) {
         return None;
     }
-    let span = mid_since(reference.bracket(last), base_x) - mid_since(reference.bracket(first), base_x);
-    let bracket_ppm = (half_width(reference.bracket(first)) + half_width(reference.bracket(last))) / span * 1e6;
+    let span = mid_since(reference(last), base_x) - mid_since(reference(first), base_x);
+    let bracket_ppm = (half_width(reference(first)) + half_width(reference(last))) / span * 1e6;
     let regression_se_ppm = se.map(|se| se / slope * 1e6);
     Some(RateEstimate {
         hz,
@@ -309,9 +293,7 @@ pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> D
     if !enough {
         notes.push("too few samples for a rate".to_string());
     }
-    let vs_monotonic_raw = enough
-        .then(|| rate(samples, Reference::MonotonicRaw, plan.nominal_hz))
-        .flatten();
+    let vs_monotonic_raw = enough.then(|| rate(samples, |s| s.raw, plan.nominal_hz)).flatten();
     let vs_realtime = if !enough {
         None
     } else if !steps.is_empty() {
@@ -324,7 +306,7 @@ pub(crate) fn analyse(samples: &[Sample], plan: &DriftPlan, complete: bool) -> D
         ));
         None
     } else {
-        rate(samples, Reference::Realtime, plan.nominal_hz)
+        rate(samples, |s| s.realtime, plan.nominal_hz)
     };
     if vs_realtime.is_some() {
         notes.push(

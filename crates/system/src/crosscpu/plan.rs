@@ -488,11 +488,7 @@ fn topology_pairs(
                                 .collect()
                         })
                         .unwrap_or_default();
-                    for &s in &sibs {
-                        if s != c {
-                            out.push((c, s));
-                        }
-                    }
+                    out.extend(sibs.iter().filter(|&&s| s != c).map(|&s| (c, s)));
                     seen.extend(sibs);
                 }
             }

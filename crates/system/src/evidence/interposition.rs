@@ -25,7 +25,7 @@ use std::path::Path;
 /// A calibration this far from the frequency in use is not a measuring
 /// error: 1000 ppm, twice the 500 ppm the kernel's timekeeping corrects at
 /// most (`MAXFREQ`) and the largest uncertainty a converged calibration
-/// may have ([`crate::counter::calibrate::MAX_UNCERTAINTY_PPM`]).
+/// may have ([`clockscope::Calibration::MAX_UNCERTAINTY_PPM`]).
 pub const GROSS_DISAGREEMENT_PPM: f64 = 1000.0;
 
 /// Library file names that change the time a process reads, matched as

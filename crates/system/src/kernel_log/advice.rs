@@ -94,43 +94,37 @@ pub(crate) fn postgres_meaning(final_clocksource: Option<&str>, tsc_marked_unsta
 
 /// Guest advice for hypervisor `hv` (lower case, or unknown).
 fn guest_advice(hv: Option<&str>, cost: ReadCost, unstable: bool) -> String {
-    let tail = "";
     match hv {
         Some("hyper-v") if cost == ReadCost::Vdso => "Hyper-V/Azure: the TSC page clocksource is read in the \
              vDSO, so clock reads stay cheap; newer host builds also expose an invariant TSC that kernels \
              5.x and later use directly: nothing to do for the clock"
             .to_string(),
-        Some("hyper-v") => format!(
-            "Hyper-V/Azure: this kernel reads a slow Hyper-V clock; a kernel of 4.14 or later uses the TSC page \
-             clocksource in the vDSO (ask for a current image or VM generation, or a host build with an invariant \
-             TSC){tail}"
-        ),
+        Some("hyper-v") => "Hyper-V/Azure: this kernel reads a slow Hyper-V clock; a kernel of 4.14 or later uses \
+             the TSC page clocksource in the vDSO (ask for a current image or VM generation, or a host build with an \
+             invariant TSC)"
+            .to_string(),
         Some("kvm") if cost == ReadCost::Vdso => "KVM: kvm-clock is read in the vDSO while the host marks it \
              stable; to let the guest use the TSC ask the host or cloud for an invariant TSC passed through \
              (libvirt host-passthrough or -cpu host,+invtsc), no CPU overcommit and no migration between \
              different CPUs"
             .to_string(),
-        Some("kvm") => format!(
-            "KVM: ask the host or cloud for an invariant TSC passed through (libvirt host-passthrough or -cpu \
-             host,+invtsc), no CPU overcommit and no migration between different CPUs, and a guest kernel with \
-             kvm-clock (CONFIG_KVM_GUEST){tail}"
-        ),
-        Some("xen") => format!(
-            "Xen: the xen clocksource costs a system call per read; where the host gives an invariant TSC and \
-             does not migrate the guest (AWS advises this for its Xen instances), boot with clocksource=tsc, or \
-             ask for a KVM-based (AWS Nitro) instance type{tail}"
-        ),
-        Some("vmware") => format!(
-            "VMware: ask the VMware administrator for a host with an invariant TSC, no CPU overcommit and the \
-             VM's TSC kept in step (the kernel read the TSC frequency from the hypervisor){tail}"
-        ),
+        Some("kvm") => "KVM: ask the host or cloud for an invariant TSC passed through (libvirt host-passthrough or \
+             -cpu host,+invtsc), no CPU overcommit and no migration between different CPUs, and a guest kernel with \
+             kvm-clock (CONFIG_KVM_GUEST)"
+            .to_string(),
+        Some("xen") => "Xen: the xen clocksource costs a system call per read; where the host gives an invariant TSC \
+             and does not migrate the guest (AWS advises this for its Xen instances), boot with clocksource=tsc, or \
+             ask for a KVM-based (AWS Nitro) instance type"
+            .to_string(),
+        Some("vmware") => "VMware: ask the VMware administrator for a host with an invariant TSC, no CPU overcommit \
+             and the VM's TSC kept in step (the kernel read the TSC frequency from the hypervisor)"
+            .to_string(),
         Some(h) if unstable || cost == ReadCost::Syscall => {
-            format!("{h}: ask the host for an invariant, stable TSC passed to the guest (no overcommit){tail}")
+            format!("{h}: ask the host for an invariant, stable TSC passed to the guest (no overcommit)")
         }
-        _ if unstable || cost == ReadCost::Syscall => format!(
-            "ask the host or cloud for an invariant, stable TSC passed to the guest (no overcommit, CPU \
-             passthrough of invtsc) or accept the slower clock{tail}"
-        ),
+        _ if unstable || cost == ReadCost::Syscall => "ask the host or cloud for an invariant, stable TSC passed to \
+             the guest (no overcommit, CPU passthrough of invtsc) or accept the slower clock"
+            .to_string(),
         _ => "nothing to do for the clock".to_string(),
     }
 }

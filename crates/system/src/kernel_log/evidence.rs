@@ -87,17 +87,11 @@ const DMI: [(&str, &str); 10] = [
 pub fn proof_in(msg: &str) -> Option<Proof> {
     let b = msg.trim();
     let b = b.strip_prefix("tsc: ").unwrap_or(b);
-    if let Some(h) = b.strip_prefix("Hypervisor detected: ") {
-        return Some(Proof {
-            hypervisor: hypervisor_name(h),
-            strength: 5,
-        });
-    }
-    if let Some(h) = b.strip_prefix("Booting paravirtualized kernel on ") {
-        return Some(Proof {
-            hypervisor: hypervisor_name(h),
-            strength: 4,
-        });
+    for (prefix, strength) in [("Hypervisor detected: ", 5), ("Booting paravirtualized kernel on ", 4)] {
+        if let Some(h) = b.strip_prefix(prefix) {
+            let hypervisor = hypervisor_name(h);
+            return Some(Proof { hypervisor, strength });
+        }
     }
     let own: [(&str, &str); 9] = [
         ("Hyper-V Host Build", "hyper-v"),

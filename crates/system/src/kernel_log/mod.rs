@@ -72,17 +72,12 @@ pub fn parse_mhz_as_khz(text: &str) -> Option<u64> {
         Some(t) if t.contains('.') => t,
         _ => text,
     };
-    let (whole, frac) = match text.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (text, ""),
-    };
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 3 {
         return None;
     }
-    let mut frac_khz: u64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-    for _ in frac.len()..3 {
-        frac_khz *= 10;
-    }
+    // Up to 3 decimals of a MHz, padded with zeros: kHz.
+    let frac_khz: u64 = format!("{frac:0<3}").parse().ok()?;
     whole.parse::<u64>().ok()?.checked_mul(1000)?.checked_add(frac_khz)
 }

@@ -370,10 +370,8 @@ fn seconds_to_us(t: &str) -> Option<u64> {
     if !digits(s) || !(f.is_empty() || digits(f)) {
         return None;
     }
-    let mut frac: String = f.chars().take(6).collect();
-    while frac.len() < 6 {
-        frac.push('0');
-    }
+    // The fraction's first 6 digits, padded with zeros: microseconds.
+    let frac = format!("{f:0<6.6}");
     s.parse::<u64>()
         .ok()?
         .checked_mul(1_000_000)?

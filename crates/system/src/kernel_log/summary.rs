@@ -185,7 +185,10 @@ impl Builder {
             self.s.first_sequence = line.sequence;
             self.s.boot_first_line = line.line;
         }
-        self.prove(&line);
+        // What the line proves about where the kernel runs (any line, known message or not).
+        if let Some(p) = evidence::proof_in(&line.message) {
+            self.proof(p.hypervisor, p.strength, &line);
+        }
         let mut line = line;
         let mut recognised = recognise(&line.message);
         if recognised.as_ref().is_none_or(|r| r.role == Role::NotEvent) && line.time.is_empty() && line.level.is_none()
@@ -226,10 +229,8 @@ impl Builder {
                 self.open = None;
                 return;
             }
-            Role::Detail if r.kind == Kind::WatchdogMarkedUnstable => {
-                // A detail line whose header a grep dropped: facts kept above.
-                return;
-            }
+            // A detail line whose header a grep dropped: facts kept above.
+            Role::Detail if r.kind == Kind::WatchdogMarkedUnstable => return,
             _ => {}
         }
         if self.s.events.len() >= super::MAX_EVENTS {
@@ -250,15 +251,7 @@ impl Builder {
         });
     }
 
-    /// What the line proves about where the kernel runs (any line, known
-    /// message or not); the most direct proof is kept, the first of equals.
-    fn prove(&mut self, line: &paste::LogLine) {
-        let Some(p) = evidence::proof_in(&line.message) else {
-            return;
-        };
-        self.proof(p.hypervisor, p.strength, line);
-    }
-
+    /// Keeps a proof of where the kernel runs: the most direct one, the first of equals.
     fn proof(&mut self, hypervisor: Option<String>, strength: u8, line: &paste::LogLine) {
         match hypervisor {
             None => self.bare_hardware = true,

@@ -57,33 +57,29 @@ pub(crate) fn parse_steal_ns(text: &str, cpus: Option<&[usize]>) -> Result<u64, 
         name.strip_prefix("cpu")
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     };
-    let (mut ticks, mut n) = (0u64, 0u64);
-    match cpus {
-        None => {
-            for line in text
-                .lines()
-                .filter(|l| l.split_whitespace().next().is_some_and(is_cpu_line))
-            {
-                ticks = ticks.saturating_add(steal_of(line)?);
-                n += 1;
-            }
-        }
-        Some(cpus) => {
-            for &cpu in cpus {
+    let steals: Vec<u64> = match cpus {
+        None => text
+            .lines()
+            .filter(|l| l.split_whitespace().next().is_some_and(is_cpu_line))
+            .map(steal_of)
+            .collect::<Result<_, _>>()?,
+        Some(cpus) => cpus
+            .iter()
+            .map(|cpu| {
                 let name = format!("cpu{cpu}");
                 let line = text
                     .lines()
                     .find(|l| l.split_whitespace().next() == Some(name.as_str()))
                     .ok_or_else(|| format!("no '{name}' line"))?;
-                ticks = ticks.saturating_add(steal_of(line)?);
-                n += 1;
-            }
-        }
-    }
-    if n == 0 {
+                steal_of(line)
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if steals.is_empty() {
         return Err("no 'cpuN' line".into());
     }
-    Ok(ticks.saturating_mul(1_000_000_000 / USER_HZ) / n)
+    let ticks = steals.iter().fold(0u64, |sum, &s| sum.saturating_add(s));
+    Ok(ticks.saturating_mul(1_000_000_000 / USER_HZ) / steals.len() as u64)
 }
 
 /// Which cgroup hierarchy a `cpu.stat` belongs to.
@@ -189,12 +185,8 @@ pub(crate) fn cpu_stat_candidates(proc_self_cgroup: &str) -> Vec<(PathBuf, Cgrou
         }
     }
     v2.extend(v1);
-    let mut seen = Vec::new();
-    v2.retain(|c| {
-        let new = !seen.contains(&c.0);
-        seen.push(c.0.clone());
-        new
-    });
+    let mut seen = std::collections::HashSet::new();
+    v2.retain(|c| seen.insert(c.0.clone()));
     v2
 }
 

@@ -113,13 +113,8 @@ impl CpuList {
             if item.is_empty() {
                 return Err(CpuListError::EmptyItem(list.to_string()));
             }
-            let (lo, hi) = match item.split_once('-') {
-                Some((a, b)) => (parse_cpu(a, item, list)?, parse_cpu(b, item, list)?),
-                None => {
-                    let c = parse_cpu(item, item, list)?;
-                    (c, c)
-                }
-            };
+            let (a, b) = item.split_once('-').unwrap_or((item, item));
+            let (lo, hi) = (parse_cpu(a, item, list)?, parse_cpu(b, item, list)?);
             if lo > hi {
                 return Err(CpuListError::ReversedRange {
                     item: item.to_string(),

@@ -132,14 +132,8 @@ impl LogBuilder {
             self.log.first_sequence = line.sequence;
         }
         let msg = line.message.trim();
-        let recognised = formats::recognise(msg);
-        if let Some(r) = &recognised {
-            self.legacy_lists(r);
-        }
-        let recognised = recognised.is_some();
-        if msg.contains("kvm-clock: using sched offset") {
-            self.log.kvm_sched_clock = true;
-        }
+        let recognised = formats::recognise(msg).inspect(|r| self.legacy_lists(r)).is_some();
+        self.log.kvm_sched_clock |= msg.contains("kvm-clock: using sched offset");
         if let Some(rest) = formats::after(msg, "Performance Events: ") {
             self.log.performance_events = Some(rest.trim().to_string());
         }

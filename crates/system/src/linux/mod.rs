@@ -199,17 +199,14 @@ pub fn read_current_clocksource(root: &Path) -> Evidence<String> {
 /// removed from this list): any number (the read is bounded), each once.
 pub fn read_available_clocksources(root: &Path) -> Evidence<Vec<String>> {
     read_parsed(root, &format!("{CLOCKSOURCE_DIR}/available_clocksource"), |t| {
-        let mut seen = std::collections::HashSet::new();
-        let mut names: Vec<String> = Vec::new();
-        for n in t.split_whitespace() {
-            if n.len() > 64 || !n.is_ascii() {
-                return Err("not a list of clocksource names".to_string());
-            }
-            if seen.insert(n) {
-                names.push(n.to_string());
-            }
+        if t.split_whitespace().any(|n| n.len() > 64 || !n.is_ascii()) {
+            return Err("not a list of clocksource names".to_string());
         }
-        Ok(names)
+        let mut seen = std::collections::HashSet::new();
+        Ok(t.split_whitespace()
+            .filter(|n| seen.insert(*n))
+            .map(str::to_string)
+            .collect())
     })
 }
 
@@ -262,9 +259,8 @@ pub fn read_cpu_limit(root: &Path) -> CpuLimit {
 
 /// Reads and parses a CPU list file `rel` under `root`; the result names the
 /// file. A CPU above the kernel's largest ([`read_cpu_limit`]) is an error.
-fn read_cpu_list_file(root: &Path, rel: &str) -> Evidence<CpuSet> {
+fn read_cpu_list_file(root: &Path, rel: &str, limit: &CpuLimit) -> Evidence<CpuSet> {
     let path = root.join(rel);
-    let limit = read_cpu_limit(root);
     read_parsed(root, rel, |t| CpuList::parse(t).map_err(|e| e.to_string()))
         .and_then(|cpus| limit.check(&cpus, &path).map(|()| cpus))
         .map(|cpus| CpuSet {
@@ -280,13 +276,13 @@ pub(crate) fn read_cpus_online(root: &Path) -> Evidence<CpuList> {
 
 /// The online CPUs and the file read (`<root>/sys/devices/system/cpu/online`).
 pub fn read_cpus_online_file(root: &Path) -> Evidence<CpuSet> {
-    read_cpu_list_file(root, CPUS_ONLINE_FILE)
+    read_cpu_list_file(root, CPUS_ONLINE_FILE, &read_cpu_limit(root))
 }
 
 /// The possible CPUs (`sys/devices/system/cpu/possible`); its highest CPU
 /// plus one is the kernel's `nr_cpu_ids`, the width of its CPU masks.
 pub fn read_cpus_possible(root: &Path) -> Evidence<CpuList> {
-    read_cpu_list_file(root, CPUS_POSSIBLE_FILE).map(|set| set.cpus)
+    read_cpu_list_file(root, CPUS_POSSIBLE_FILE, &read_cpu_limit(root)).map(|set| set.cpus)
 }
 
 /// The hypervisor type the kernel found (`xen`; absent elsewhere).
@@ -345,27 +341,12 @@ pub fn read_cpuset(root: &Path) -> Evidence<CpuSet> {
     let limit = read_cpu_limit(root);
     let mut first_problem: Option<String> = None;
     for rel in &candidates {
-        let path = root.join(rel);
-        match read_text(&path, &input::KERNEL_VALUE) {
-            Evidence::Found(t) => match CpuList::parse(&t)
-                .map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy())))
-                .and_then(|cpus| limit.check(&cpus, &path).map(|()| cpus))
-            {
-                Ok(cpus) if !cpus.is_empty() => {
-                    return Evidence::Found(CpuSet {
-                        path: path.display().to_string(),
-                        cpus,
-                    })
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    first_problem.get_or_insert(e);
-                }
-            },
+        match read_cpu_list_file(root, &rel.to_string_lossy(), &limit) {
+            Evidence::Found(set) if !set.cpus.is_empty() => return Evidence::Found(set),
             Evidence::Unreadable(r) => {
                 first_problem.get_or_insert(r);
             }
-            Evidence::Missing(_) => {}
+            _ => {}
         }
     }
     match first_problem {

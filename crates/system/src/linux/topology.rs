@@ -128,11 +128,8 @@ fn parse_id(text: &str) -> Result<i32, String> {
 
 /// Reads one id file; `Ok(None)` when it is absent.
 fn read_id(root: &Path, rel: &str) -> Result<Option<i32>, String> {
-    let path = root.join(rel);
-    match read_text(&path, &input::KERNEL_VALUE) {
-        Evidence::Found(t) => parse_id(&t)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", escape_untrusted(&path.to_string_lossy()))),
+    match super::read_parsed(root, rel, parse_id) {
+        Evidence::Found(id) => Ok(Some(id)),
         Evidence::Missing(_) => Ok(None),
         Evidence::Unreadable(r) => Err(r),
     }
@@ -192,53 +189,39 @@ pub fn read_topology(root: &Path, cpus: &[usize]) -> Evidence<Topology> {
     let mut places = Vec::with_capacity(cpus.len());
     let mut without_package = Vec::new();
     let (mut no_die, mut no_core, mut no_siblings, mut no_node) = (false, false, false, false);
-    for &cpu in &cpus {
-        let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
-        let package = match read_id(root, &format!("{dir}/physical_package_id")) {
-            Ok(Some(p)) => p,
-            Ok(None) => {
+    let mut read_places = || -> Result<(), String> {
+        for &cpu in &cpus {
+            let dir = format!("{CPU_DIR}/cpu{cpu}/topology");
+            let Some(package) = read_id(root, &format!("{dir}/physical_package_id"))? else {
                 without_package.push(cpu);
                 continue;
+            };
+            let die = read_id(root, &format!("{dir}/die_id"))?;
+            no_die |= die.is_none();
+            let core = read_id(root, &format!("{dir}/core_id"))?;
+            no_core |= core.is_none();
+            let siblings = read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"], &limit)?;
+            no_siblings |= siblings.is_none();
+            let mut smt_siblings = siblings.unwrap_or_default();
+            if !smt_siblings.contains(&cpu) {
+                smt_siblings.push(cpu);
+                smt_siblings.sort_unstable();
             }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let die = match read_id(root, &format!("{dir}/die_id")) {
-            Ok(Some(d)) => d,
-            Ok(None) => {
-                no_die = true;
-                0
-            }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let core = match read_id(root, &format!("{dir}/core_id")) {
-            Ok(c) => c,
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        no_core |= core.is_none();
-        let smt_siblings = match read_siblings(root, &dir, &["core_cpus_list", "thread_siblings_list"], &limit) {
-            Ok(Some(mut s)) => {
-                if !s.contains(&cpu) {
-                    s.push(cpu);
-                    s.sort_unstable();
-                }
-                s
-            }
-            Ok(None) => {
-                no_siblings = true;
-                vec![cpu]
-            }
-            Err(e) => return Evidence::Unreadable(e),
-        };
-        let numa_node = read_numa_node(root, cpu);
-        no_node |= numa_node.is_none();
-        places.push(CpuPlace {
-            cpu,
-            package,
-            die,
-            core,
-            smt_siblings,
-            numa_node,
-        });
+            let numa_node = read_numa_node(root, cpu);
+            no_node |= numa_node.is_none();
+            places.push(CpuPlace {
+                cpu,
+                package,
+                die: die.unwrap_or(0),
+                core,
+                smt_siblings,
+                numa_node,
+            });
+        }
+        Ok(())
+    };
+    if let Err(e) = read_places() {
+        return Evidence::Unreadable(e);
     }
     let cpu_dir = escape_untrusted(&root.join(CPU_DIR).to_string_lossy()).to_string();
     if places.is_empty() {

@@ -97,19 +97,13 @@ pub struct TscReport {
 /// The kernel's own TSC kHz from the perf mmap page (time_mult/time_shift),
 /// with how it was read, or why it is not published here.
 pub fn perf_page_khz() -> Result<(u64, String), String> {
-    match crate::linux::perf::read_tsc_scale() {
-        Ok(scale) => match scale.khz() {
-            Some(k) => Ok((
-                k,
-                format!(
-                    "time_mult {} >> time_shift {} ({} event)",
-                    scale.time_mult, scale.time_shift, scale.event
-                ),
-            )),
-            None => Err("the perf page's time_mult is 0".to_string()),
-        },
-        Err(e) => Err(e.0),
-    }
+    let scale = crate::linux::perf::read_tsc_scale().map_err(|e| e.0)?;
+    let khz = scale.khz().ok_or("the perf page's time_mult is 0")?;
+    let how = format!(
+        "time_mult {} >> time_shift {} ({} event)",
+        scale.time_mult, scale.time_shift, scale.event
+    );
+    Ok((khz, how))
 }
 
 /// The live inputs of [`TscReport::build`] besides CPUID.
@@ -190,12 +184,9 @@ impl TscReport {
         }
 
         let kernel = live.as_ref().map(|l| &l.kernel);
-        let current_clocksource: Result<&str, &str> = match kernel {
+        let current_clocksource: Result<&str, &str> = match kernel.map(|k| &k.current_clocksource) {
             None => Err("analysing a CPUID dump"),
-            Some(k) => match &k.current_clocksource {
-                crate::linux::Evidence::Found(c) => Ok(c.as_str()),
-                other => Err(other.reason().unwrap_or("")),
-            },
+            Some(c) => c.found().map(String::as_str).ok_or(c.reason().unwrap_or("")),
         };
         let pg_auto = postgres_auto(
             freq.postgresql.khz,

@@ -11,9 +11,7 @@
 //!   Run: `cargo test --release -p clockscope-system --test all
 //!   calibrate_live:: -- --ignored --nocapture`.
 
-use clockscope_system::counter::calibrate::{
-    calibrate_counter, calibrate_postgresql_native, Calibration, DEFAULT_BUDGET_NS,
-};
+use clockscope_system::counter::calibrate::{calibrate_counter, calibrate_postgresql_native, Calibration};
 use clockscope_system::linux::LinuxEvidence;
 use clockscope_system::tsc::frequency::DISAGREEMENT_LIMIT_PPM;
 use std::path::Path;
@@ -119,7 +117,7 @@ fn compare_calibrations_with_the_kernel() {
     let mut pg = Vec::new();
     // Alternate so both see the same machine conditions.
     for _ in 0..RUNS {
-        ours.push(calibrate_counter(DEFAULT_BUDGET_NS));
+        ours.push(calibrate_counter(Calibration::DEFAULT_BUDGET_NS));
         pg.push(calibrate_postgresql_native());
     }
     summarise(

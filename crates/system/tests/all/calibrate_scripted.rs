@@ -5,10 +5,7 @@
 
 use clockscope::Scale;
 use clockscope::ScriptedClock;
-use clockscope_system::counter::calibrate::{
-    calibrate, calibrate_postgresql, calibrate_to, Calibration, BATCH_SAMPLES, DEFAULT_TARGET_PPM, MAX_UNCERTAINTY_PPM,
-    MIN_ITERATION_NS, PG_MAX_NS, START_SAMPLES,
-};
+use clockscope_system::counter::calibrate::{calibrate, calibrate_postgresql, calibrate_to, Calibration, PG_MAX_NS};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -71,7 +68,7 @@ fn clean_pair_converges_to_the_exact_frequency() {
     let cal = calibrate(&r, &c, budget);
     assert_eq!(cal.khz, Some(2_599_998), "{cal:?}");
     let u = cal.uncertainty_ppm.unwrap();
-    assert!(u <= DEFAULT_TARGET_PPM, "{cal:?}");
+    assert!(u <= Calibration::DEFAULT_TARGET_PPM, "{cal:?}");
     assert!(error_ppm(&cal, HZ).abs() <= u, "{cal:?}");
     assert!(cal.note.starts_with("converged: within"), "{}", cal.note);
     assert!(cal.elapsed_ns <= budget);
@@ -162,7 +159,7 @@ fn stuck_reference_stops_at_the_iteration_cap() {
     assert_eq!(cal.khz, None, "{cal:?}");
     assert!(cal.note.contains("the reference clock did not advance"), "{}", cal.note);
     assert!(cal.note.contains("iteration cap reached"), "{}", cal.note);
-    let cap = budget / MIN_ITERATION_NS + START_SAMPLES + BATCH_SAMPLES;
+    let cap = budget / Calibration::MIN_ITERATION_NS + Calibration::START_SAMPLES + Calibration::BATCH_SAMPLES;
     assert_eq!(cal.samples, cap);
     assert_eq!(c.reads(), cap);
     assert_eq!(cal.elapsed_ns, 0);
@@ -198,7 +195,7 @@ fn a_reference_stepped_back_does_not_stretch_the_budget() {
     // About budget / 40 ns brackets (two reference reads each), far from the
     // iteration cap of budget / 10 ns.
     assert!(cal.samples <= budget / 40 + 2, "{cal:?}");
-    assert!(cal.samples < budget / MIN_ITERATION_NS / 2, "{cal:?}");
+    assert!(cal.samples < budget / Calibration::MIN_ITERATION_NS / 2, "{cal:?}");
     assert!(cal.elapsed_ns <= budget, "{cal:?}");
     // Every bracket after the step is before the start: nothing to estimate with.
     assert_eq!(cal.khz, None, "{cal:?}");
@@ -224,7 +221,7 @@ fn budget_is_never_exceeded_on_the_reference_clock() {
     assert!(cal.elapsed_ns <= budget);
     // 1 ms wide brackets over an 8 ms window: far above the 500 ppm limit.
     assert_eq!(cal.khz, None, "{cal:?}");
-    assert!(cal.uncertainty_ppm.unwrap() > MAX_UNCERTAINTY_PPM);
+    assert!(cal.uncertainty_ppm.unwrap() > Calibration::MAX_UNCERTAINTY_PPM);
     assert!(cal.note.starts_with("did not converge: error bound"), "{}", cal.note);
 }
 
@@ -245,7 +242,10 @@ fn tiny_budgets_are_bounded_too() {
         let (r, c) = pair(HZ, |_| 20, |_| 15);
         let cal = calibrate(&r, &c, budget);
         assert!(cal.elapsed_ns <= budget, "budget {budget}: {cal:?}");
-        assert!(c.reads() <= budget / MIN_ITERATION_NS + START_SAMPLES + BATCH_SAMPLES);
+        assert!(
+            c.reads()
+                <= budget / Calibration::MIN_ITERATION_NS + Calibration::START_SAMPLES + Calibration::BATCH_SAMPLES
+        );
     }
 }
 

@@ -299,15 +299,10 @@ pub fn switch_to(control: &dyn ClocksourceControl, name: &str) -> Result<(), Swi
 /// or every available one; each once.
 pub fn plan(available: &[String], only: &[String]) -> Result<Vec<String>, SwitchError> {
     let mut seen = std::collections::HashSet::new();
-    let mut names: Vec<String> = Vec::new();
     if only.is_empty() {
-        for n in available {
-            if seen.insert(n.as_str()) {
-                names.push(n.clone());
-            }
-        }
-        return Ok(names);
+        return Ok(available.iter().filter(|n| seen.insert(n.as_str())).cloned().collect());
     }
+    let mut names = Vec::new();
     let offered: std::collections::HashSet<&str> = available.iter().map(String::as_str).collect();
     for n in only {
         validate_name(n)?;

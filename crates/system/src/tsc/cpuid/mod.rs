@@ -180,10 +180,9 @@ pub(crate) fn display_model(signature_eax: u32) -> u32 {
 }
 
 fn signature_text(regs: [u32; 3]) -> String {
-    let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
-    bytes
-        .iter()
-        .filter_map(|&b| match b {
+    regs.iter()
+        .flat_map(|r| r.to_le_bytes())
+        .filter_map(|b| match b {
             0 => None,
             0x20..=0x7e => Some(b as char),
             _ => Some('?'),

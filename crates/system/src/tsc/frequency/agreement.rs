@@ -69,21 +69,16 @@ fn gross_disagreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice
 
 /// [`agreement`] of the independent cross-checking sources alone.
 fn cross_check_agreement(sources: &[FrequencySource], clockscope: &ClockscopeChoice) -> Agreement {
-    match clockscope.source {
+    let (agree, evidence) = match clockscope.source {
         // An implausible value is evidence of a problem whatever is in use.
-        _ if implausible_text(sources).is_some() => Agreement {
-            agree: false,
-            time_interposition: None,
-            evidence: format!(
+        _ if implausible_text(sources).is_some() => (
+            false,
+            format!(
                 "implausible, not used: {}",
                 implausible_text(sources).unwrap_or_default()
             ),
-        },
-        None => Agreement {
-            agree: false,
-            time_interposition: None,
-            evidence: "no frequency in use".to_string(),
-        },
+        ),
+        None => (false, "no frequency in use".to_string()),
         Some(chosen) => {
             let others: Vec<&FrequencySource> = sources
                 .iter()
@@ -96,42 +91,44 @@ fn cross_check_agreement(sources: &[FrequencySource], clockscope: &ClockscopeCho
                 .map(|s| format!("{} {:+.0} ppm", s.source, s.ppm_vs_in_use.unwrap_or(0.0)))
                 .collect();
             if others.is_empty() {
-                Agreement {
-                    agree: true,
-                    time_interposition: None,
-                    evidence: format!(
+                (
+                    true,
+                    format!(
                         "{} is the only independent source; nothing to cross-check it with{arithmetic}",
                         chosen.label()
                     ),
-                }
+                )
             } else if bad.is_empty() {
                 let worst = others
                     .iter()
                     .filter_map(|s| s.ppm_vs_in_use.map(|p| (p.abs(), s.source)))
                     .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
-                Agreement {
-                    agree: true,
-                    time_interposition: None,
-                    evidence: format!(
+                (
+                    true,
+                    format!(
                         "{} independent source(s) within {DISAGREEMENT_LIMIT_PPM} ppm of {}; largest {:.1} ppm ({}){arithmetic}",
                         others.len(),
                         chosen.label(),
                         worst.0,
                         worst.1
                     ),
-                }
+                )
             } else {
-                Agreement {
-                    agree: false,
-                    time_interposition: None,
-                    evidence: format!(
+                (
+                    false,
+                    format!(
                         "disagree with {} by more than {DISAGREEMENT_LIMIT_PPM} ppm: {}{arithmetic}",
                         chosen.label(),
                         bad.join(", ")
                     ),
-                }
+                )
             }
         }
+    };
+    Agreement {
+        agree,
+        time_interposition: None,
+        evidence,
     }
 }
 

@@ -220,10 +220,7 @@ fn calibration_source(id: SourceId, c: &Result<CalibrationInput, String>) -> Fre
 }
 
 fn make(id: SourceId, result: Result<(u64, String), String>) -> FrequencySource {
-    let (khz, note) = match result {
-        Ok((k, n)) => (Some(k), n),
-        Err(n) => (None, n),
-    };
+    let (khz, note) = result.map_or_else(|n| (None, n), |(k, n)| (Some(k), n));
     FrequencySource {
         source: id.label(),
         id,

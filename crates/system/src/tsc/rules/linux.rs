@@ -223,14 +223,10 @@ pub(crate) fn linux_cpuid_khz(f: &CpuidFacts) -> Result<(u64, SourceId, String),
         }
         return Err(why);
     }
-    let from15 = linux_leaf15_khz(f);
-    match from15 {
-        Ok(r) => Ok(r),
-        Err(e15) => match cpuid16_khz(f) {
-            Ok((k, n)) => Ok((k, SourceId::Cpuid16, format!("{n}; leaf 0x15: {e15}"))),
-            Err(e16) => Err(format!("{e15}; {e16}")),
-        },
-    }
+    linux_leaf15_khz(f).or_else(|e15| match cpuid16_khz(f) {
+        Ok((k, n)) => Ok((k, SourceId::Cpuid16, format!("{n}; leaf 0x15: {e15}"))),
+        Err(e16) => Err(format!("{e15}; {e16}")),
+    })
 }
 
 /// `native_calibrate_tsc`'s leaf-0x15 rule (Intel).

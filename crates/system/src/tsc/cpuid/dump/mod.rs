@@ -183,10 +183,7 @@ fn parse_raw_leaf(t: &str) -> Result<Line, String> {
 /// given the text after `CPUID ` and knowing the leaf token is hex + ':'.
 fn parse_aida_leaf(leaf: u32, rest: &str) -> Result<Line, String> {
     let rest = rest.trim_start();
-    let (values, annotations) = match rest.find(char::is_whitespace) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
+    let (values, annotations) = rest.split_at(rest.find(char::is_whitespace).unwrap_or(rest.len()));
     let parts: Vec<&str> = values.split('-').collect();
     let regs: Vec<u32> = parts
         .iter()
@@ -233,12 +230,11 @@ fn classify(raw_line: &str) -> Result<Line, String> {
     if let Some(rest) = t.strip_prefix("CPUID ") {
         // A leaf line when the next token is hex followed by ':'; otherwise
         // free text such as "CPUID Manufacturer: GenuineIntel".
-        let token_end = rest.find(':');
-        if let Some(end) = token_end {
-            let token = rest[..end].trim();
+        if let Some((token, tail)) = rest.split_once(':') {
+            let token = token.trim();
             if !token.is_empty() && token.bytes().all(|b| b.is_ascii_hexdigit()) {
                 let leaf = parse_hex(token).ok_or_else(|| "leaf number is longer than 32 bits".to_string())?;
-                return parse_aida_leaf(leaf, &rest[end + 1..]);
+                return parse_aida_leaf(leaf, tail);
             }
         }
         return Ok(Line::Other);
