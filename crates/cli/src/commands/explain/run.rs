@@ -146,11 +146,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             }
             Step::MeasuringClock { clock } => bar.set_prefix(format!("measuring {clock}")),
         }
-        if exit::interrupted() {
-            Control::Stop
-        } else {
-            Control::Continue
-        }
+        exit::control()
     };
     let result = run_interruptible(&opts, &mut observer);
     bar.finish_and_clear();
