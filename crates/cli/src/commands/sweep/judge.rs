@@ -215,12 +215,6 @@ impl Basis {
     }
 }
 
-/// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
-/// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
-pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
-    Basis::ReadCost.told_apart(cheap, dear)
-}
-
 /// The choice among the rows that count: sound (valid, measured, never
 /// backwards, not cut short) and, where any is, served by the vDSO and
 /// passing PostgreSQL's rule; compared on [`Basis::for_results`]. A change
