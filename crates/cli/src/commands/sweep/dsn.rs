@@ -182,8 +182,7 @@ impl Prepared {
             },
             ..self.opts.clone()
         };
-        let result = run_explain(&opts, clocksource);
-        match result {
+        match run_explain(&opts, clocksource) {
             Ok(report) => Ok(outcome(&report, clocksource, share)),
             Err(Error::Interrupted) => Ok(ServerOutcome {
                 interrupted: true,
