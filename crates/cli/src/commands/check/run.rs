@@ -278,12 +278,13 @@ pub fn measure_clocks(
     let mut skipped = Vec::new();
     let mut interrupted = false;
     let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
+    let skip = |id: ClockId, reason: String| Skipped {
+        name: id.cli_name().into(),
+        reason,
+    };
     for &id in clocks {
         if interrupted {
-            skipped.push(Skipped {
-                name: id.cli_name().into(),
-                reason: "interrupted before it was measured".into(),
-            });
+            skipped.push(skip(id, "interrupted before it was measured".into()));
             continue;
         }
         match measure_clock(
@@ -302,10 +303,7 @@ pub fn measure_clocks(
                 s.interference = clean.interference;
                 stats.push(s);
             }
-            Err(e) => skipped.push(Skipped {
-                name: id.cli_name().into(),
-                reason: counter.skip_reason(&e),
-            }),
+            Err(e) => skipped.push(skip(id, counter.skip_reason(&e))),
         }
     }
     bar.finish_and_clear();
