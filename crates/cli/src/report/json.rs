@@ -20,7 +20,7 @@ fn needs_unicode_escape(c: char) -> bool {
 /// ([`crate::report::Renderer`] for any serialisable model; a report without
 /// a stamp of its own is given as [`Stamped`](crate::report::stamp::Stamped)).
 /// Outside its strings JSON text is ASCII without DEL, so every character
-/// [`needs_unicode_escape`] finds in it lies in a string (a key or a value)
+/// `needs_unicode_escape` finds in it lies in a string (a key or a value)
 /// and is escaped there.
 pub fn write<T: Serialize + ?Sized>(out: &mut dyn Write, report: &T) -> io::Result<()> {
     let json = serde_json::to_string_pretty(report).map_err(io::Error::other)?;
