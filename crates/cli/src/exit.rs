@@ -88,6 +88,15 @@ pub fn interrupted() -> bool {
     INTERRUPT.load(Ordering::Relaxed)
 }
 
+/// What a measuring loop's observer answers: stop once Ctrl-C was pressed.
+pub fn control() -> clockscope::Control {
+    if interrupted() {
+        clockscope::Control::Stop
+    } else {
+        clockscope::Control::Continue
+    }
+}
+
 /// Prints `error: <message chain on one line>` to stderr and returns exit 2.
 /// The message may embed input (a file name, a line of a dump, a server's
 /// words): it is escaped, so it is one line without control characters.

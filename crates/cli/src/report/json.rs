@@ -1,15 +1,14 @@
 //! JSON output: the serialised report, pretty-printed, one trailing newline.
 //!
-//! serde_json escapes the C0 control characters in strings; the formatter
-//! here also writes DEL, the C1 controls and the Unicode bidirectional
-//! controls as `\uXXXX`, which JSON decodes to the very same string. So a
-//! value copied from an untrusted source (a dump's brand string, a kernel log
+//! serde_json escapes the C0 control characters in strings; [`write()`]
+//! also writes DEL, the C1 controls and the Unicode bidirectional controls
+//! as `\uXXXX`, which JSON decodes to the very same string. So a value
+//! copied from an untrusted source (a dump's brand string, a kernel log
 //! line) stays exact for a program and harmless on a terminal (`cat
 //! report.json`). Every JSON clockscope writes goes through [`write()`]
 //! (crates/cli/tests/all/layers.rs fails on a `serde_json::to_writer` elsewhere).
 
 use serde::Serialize;
-use serde_json::ser::{Formatter, PrettyFormatter};
 use std::io::{self, Write};
 
 /// Whether serde_json would leave `c` raw although a terminal interprets it.
@@ -17,59 +16,22 @@ fn needs_unicode_escape(c: char) -> bool {
     matches!(c, '\u{7f}'..='\u{9f}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// [`PrettyFormatter`], with the escapes above.
-struct TerminalSafe<'a>(PrettyFormatter<'a>);
-
-impl Formatter for TerminalSafe<'_> {
-    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
-        let mut rest = fragment;
-        while let Some(i) = rest.find(needs_unicode_escape) {
-            w.write_all(&rest.as_bytes()[..i])?;
-            let c = rest[i..].chars().next().expect("found at i");
-            write!(w, "\\u{:04x}", c as u32)?;
-            rest = &rest[i + c.len_utf8()..];
-        }
-        w.write_all(rest.as_bytes())
-    }
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object_value(w)
-    }
-}
-
 /// Writes any report as pretty JSON: the JSON renderer of every command
 /// ([`crate::report::Renderer`] for any serialisable model; a report without
 /// a stamp of its own is given as [`Stamped`](crate::report::stamp::Stamped)).
+/// Outside its strings JSON text is ASCII without DEL, so every character
+/// `needs_unicode_escape` finds in it lies in a string (a key or a value)
+/// and is escaped there.
 pub fn write<T: Serialize + ?Sized>(out: &mut dyn Write, report: &T) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, TerminalSafe(PrettyFormatter::new()));
-    report.serialize(&mut ser).map_err(|e| match e.io_error_kind() {
-        // Keep the kind (a closed pipe is not an error for the caller).
-        Some(kind) => io::Error::new(kind, e),
-        None => io::Error::other(e),
-    })?;
+    let json = serde_json::to_string_pretty(report).map_err(io::Error::other)?;
+    let mut rest = json.as_str();
+    while let Some(i) = rest.find(needs_unicode_escape) {
+        out.write_all(&rest.as_bytes()[..i])?;
+        let c = rest[i..].chars().next().expect("found at i");
+        write!(out, "\\u{:04x}", c as u32)?;
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.write_all(rest.as_bytes())?;
     writeln!(out)
 }
 

@@ -80,6 +80,11 @@ pub fn table_row<S: AsRef<str>>(first: &str, rest: &[S], widths: &[usize]) -> St
     row
 }
 
+/// A table cell: the value, or `-` without one.
+pub fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
 /// Writes `text`, escaped (untrusted text in it is shown, never obeyed), and a newline.
 pub fn write_line(out: &mut dyn Write, text: &str) -> io::Result<()> {
     writeln!(out, "{}", escape_untrusted(text))

@@ -20,7 +20,7 @@ use crate::progress;
 use crate::report::Renderer;
 use anyhow::{bail, Context};
 use clap::Args;
-use clockscope::{self, ClockId, Control};
+use clockscope::{self, ClockId};
 use clockscope_pg::predict::executor_loop::{self, ExecutorLoopCost};
 use clockscope_pg::predict::read_cost;
 use clockscope_pg::predict::settings::{page_read, Estimate};
@@ -143,11 +143,7 @@ fn measure_clock(
             });
         }
         bar.set_position(p.elapsed_ns.min(p.target_ns));
-        if crate::exit::interrupted() {
-            Control::Stop
-        } else {
-            Control::Continue
-        }
+        crate::exit::control()
     })
 }
 
@@ -217,11 +213,10 @@ pub fn measure_io_prices(
     };
     verdict::IoPrices {
         system: price(ClockId::Monotonic),
-        precise_tsc: if counter.postgresql_reads_counter {
-            price(ClockId::Rdtscp)
-        } else {
-            None
-        },
+        precise_tsc: counter
+            .postgresql_reads_counter
+            .then(|| price(ClockId::Rdtscp))
+            .flatten(),
         page_read: page_read::measure_page_cache_read(page_read::PAGE_READ_ROUNDS).map(|p| p.estimate()),
     }
 }
@@ -283,12 +278,13 @@ pub fn measure_clocks(
     let mut skipped = Vec::new();
     let mut interrupted = false;
     let cpus = clockscope_system::crosscpu::affinity::allowed_cpus().ok();
+    let skip = |id: ClockId, reason: String| Skipped {
+        name: id.cli_name().into(),
+        reason,
+    };
     for &id in clocks {
         if interrupted {
-            skipped.push(Skipped {
-                name: id.cli_name().into(),
-                reason: "interrupted before it was measured".into(),
-            });
+            skipped.push(skip(id, "interrupted before it was measured".into()));
             continue;
         }
         match measure_clock(
@@ -307,10 +303,7 @@ pub fn measure_clocks(
                 s.interference = clean.interference;
                 stats.push(s);
             }
-            Err(e) => skipped.push(Skipped {
-                name: id.cli_name().into(),
-                reason: counter.skip_reason(&e),
-            }),
+            Err(e) => skipped.push(skip(id, counter.skip_reason(&e))),
         }
     }
     bar.finish_and_clear();
@@ -368,11 +361,10 @@ pub fn build_report(
         tsc_reason: counter.reason.clone(),
         time_interposition: counter.time_interposition.clone(),
         baseline_row_ns: args.baseline_row_ns.unwrap_or(verdict::DEFAULT_BASELINE_ROW_NS),
-        baseline_source: if args.baseline_row_ns.is_some() {
-            "--baseline-row-ns".to_string()
-        } else {
-            verdict::DEFAULT_BASELINE_SOURCE.to_string()
-        },
+        baseline_source: args
+            .baseline_row_ns
+            .map_or(verdict::DEFAULT_BASELINE_SOURCE, |_| "--baseline-row-ns")
+            .to_string(),
         baseline_is_example: args.baseline_row_ns.is_none(),
         executor_loops,
         ntp: env.ntp.clone(),

@@ -4,7 +4,7 @@
 use crate::commands::clocks::model::{ClocksReport, PROBE_NS};
 use crate::i18n::{num, pad_left, pad_right};
 use crate::report::stamp::Stamped;
-use crate::report::text::write_line;
+use crate::report::text::{or_dash, write_line};
 use crate::t;
 use std::io::Write;
 
@@ -48,15 +48,14 @@ pub fn write_text(out: &mut dyn Write, m: &Stamped<'_, ClocksReport>) -> std::io
     };
     writeln_escaped!(out, "{}", row(&heads))?;
     for c in &r.clocks {
-        let opt_u = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         if c.works {
             let cells = [
                 c.name.clone(),
                 c.display_name.clone(),
                 yes.to_string(),
-                opt_u(c.clock_getres_ns),
+                or_dash(c.clock_getres_ns),
                 c.tick_ns.map_or("-".to_string(), |t| num(t, 3)),
-                opt_u(c.observed_resolution_ns),
+                or_dash(c.observed_resolution_ns),
                 c.avg_loop_ns.map_or("-".to_string(), |a| num(a, 2)),
             ];
             let cells: Vec<&str> = cells.iter().map(String::as_str).collect();

@@ -2,9 +2,10 @@
 //! measuring; its labels, tables and sentences in the report's language.
 
 use super::table::table;
-use super::text::{cpu_list, label, ms, package_label, pair_mode_name};
+use super::text::{cpu_list, label, ms, package_label};
 use crate::commands::cross_cpu::model::PlanView;
 use crate::i18n::num;
+use crate::report::json::serde_name;
 use crate::report::stamp::Stamped;
 use crate::report::text::write_line;
 use crate::{t, tn};
@@ -124,7 +125,7 @@ fn write_plan_pairs(out: &mut dyn Write, p: &Plan, cpus_from: &str) -> std::io::
         "{mode}: {n} pair{kinds}{smt}",
         "{mode}: {n} pairs{kinds}{smt}",
         p.pairs.len(),
-        mode = pair_mode_name(p.mode),
+        mode = serde_name(&p.mode),
         n = p.pairs.len(),
         kinds = if kinds.is_empty() {
             String::new()

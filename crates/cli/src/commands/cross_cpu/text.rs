@@ -17,9 +17,10 @@
 use super::table::table;
 use crate::commands::cross_cpu::model::Outcome;
 use crate::i18n::{library::reason, num};
+use crate::report::json::serde_name;
 use crate::report::stamp::Stamped;
-use crate::report::text::write_line;
 pub use crate::report::text::Detail;
+use crate::report::text::{or_dash, write_line};
 use crate::{t, tn};
 use clockscope_system::counter::calibrate::Calibration;
 use clockscope_system::crosscpu::{ClockAnswer, ClockPairReport, CrossCpuReport, PackageGroup};
@@ -54,10 +55,6 @@ pub(super) fn ms(ns: u64) -> String {
     t!("{ms} ms", ms = num(ns as f64 / 1e6, 1))
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
-}
-
 fn signed<T: Into<i64>>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{:+}", v.into()))
 }
@@ -83,11 +80,11 @@ fn row(c: &ClockPairReport) -> Vec<String> {
         format!("{}/{}", c.warp.handovers_a_to_b, c.warp.handovers_b_to_a),
         c.warp.warps.to_string(),
         c.warp.max_warp_ticks.to_string(),
-        opt(c.max_warp_ns),
+        or_dash(c.max_warp_ns),
         c.offset_rounds.to_string(),
         signed(c.offset_lower_ns),
         signed(c.offset_upper_ns),
-        opt(c.min_round_trip_ns),
+        or_dash(c.min_round_trip_ns),
         c.verdict.label().to_string(),
     ]
 }
@@ -279,7 +276,7 @@ fn write_budget(out: &mut dyn Write, r: &CrossCpuReport) -> std::io::Result<()> 
         "{n} pairs ({mode})",
         r.pairs_planned,
         n = r.pairs_planned,
-        mode = pair_mode_name(r.pair_mode)
+        mode = serde_name(&r.pair_mode)
     );
     let clocks = tn!(
         "{n} clock ({clocks})",
@@ -382,14 +379,6 @@ fn write_problems(out: &mut dyn Write, o: &Outcome) -> io::Result<()> {
     Ok(())
 }
 
-pub(super) fn pair_mode_name(m: clockscope_system::crosscpu::PairMode) -> &'static str {
-    match m {
-        clockscope_system::crosscpu::PairMode::Topology => "topology",
-        clockscope_system::crosscpu::PairMode::All => "all",
-        clockscope_system::crosscpu::PairMode::First => "first",
-    }
-}
-
 pub(super) fn package_label(a: Option<i32>, b: Option<i32>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a == b => t!("within {package}", package = a),
@@ -413,7 +402,7 @@ fn group_table(out: &mut dyn Write, groups: &[PackageGroup]) -> std::io::Result<
                 g.pairs.to_string(),
                 g.problems.to_string(),
                 g.warps.to_string(),
-                opt(g.max_warp_ns),
+                or_dash(g.max_warp_ns),
                 signed(g.offset_lower_ns),
                 signed(g.offset_upper_ns),
                 t!(

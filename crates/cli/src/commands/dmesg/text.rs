@@ -120,11 +120,7 @@ pub fn write(out: &mut dyn Write, m: &Stamped<'_, DmesgReport>) -> io::Result<()
         write_line(out, &t!("  read only in part: {why}", why = why))?;
     }
     writeln!(out)?;
-    if r.verbose {
-        write_every_event(out, s)?;
-    } else {
-        write_timeline(out, s)?;
-    }
+    write_events(out, s, r.verbose)?;
     writeln!(out)?;
     write_summary(out, s)?;
     writeln!(out)?;
@@ -177,11 +173,19 @@ fn event_row(r: &Row<'_>) -> String {
     format!("  {time}  {}{more}", cut_to(&e.message, room.saturating_sub(6)))
 }
 
+/// The events: that there are none, every one (`verbose`) or the timeline.
+fn write_events(out: &mut dyn Write, s: &Summary, verbose: bool) -> io::Result<()> {
+    if s.events.is_empty() {
+        writeln!(out, "{}", t!("events: no TSC or clocksource message in this log"))
+    } else if verbose {
+        write_every_event(out, s)
+    } else {
+        write_timeline(out, s)
+    }
+}
+
 /// The events in order, one line each, folded and shortened to one screen.
 fn write_timeline(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
-    if s.events.is_empty() {
-        return writeln!(out, "{}", t!("events: no TSC or clocksource message in this log"));
-    }
     writeln!(out, "{}", t!("events (-v: every event with its meaning):"))?;
     let rows = folded(&s.events);
     let half = DEFAULT_EVENT_ROWS / 2;
@@ -221,9 +225,6 @@ fn write_not_kept(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
 
 /// `-v`: every event with its kind, detail lines and meaning.
 fn write_every_event(out: &mut dyn Write, s: &Summary) -> io::Result<()> {
-    if s.events.is_empty() {
-        return writeln!(out, "{}", t!("events: no TSC or clocksource message in this log"));
-    }
     writeln!(out, "{}", t!("events:"))?;
     for e in &s.events {
         let line = t!(

@@ -111,16 +111,13 @@ impl From<WorkloadArg> for options::Workload {
 
 /// Runs the command, writing its report to `out`; returns the exit code.
 pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
-    let rows = options::parse_rows(&args.rows)?;
-    let max_table_bytes = args.max_table_size.as_deref().map(options::parse_size).transpose()?;
-    let max_time = std::time::Duration::from_secs_f64(args.max_time);
     let opts = Options {
-        rows,
+        rows: options::parse_rows(&args.rows)?,
         runs: args.runs,
-        max_table_bytes,
+        max_table_bytes: args.max_table_size.as_deref().map(options::parse_size).transpose()?,
         workload: args.workload.into(),
         query: args.query.clone(),
-        max_time,
+        max_time: std::time::Duration::from_secs_f64(args.max_time),
         allow_side_effects: args.allow_side_effects,
         ..Options::new(args.dsn.clone())
     };
@@ -146,11 +143,7 @@ pub fn run(args: &ExplainArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u
             }
             Step::MeasuringClock { clock } => bar.set_prefix(format!("measuring {clock}")),
         }
-        if exit::interrupted() {
-            Control::Stop
-        } else {
-            Control::Continue
-        }
+        exit::control()
     };
     let result = run_interruptible(&opts, &mut observer);
     bar.finish_and_clear();

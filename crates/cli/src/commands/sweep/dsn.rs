@@ -28,7 +28,6 @@ use crate::commands::sweep::model::{ServerExplain, SweepServer};
 use crate::report::json::serde_name;
 use crate::{exit, progress};
 use clap::Args;
-use clockscope::Control;
 use clockscope_explain::options::TimingClockSources;
 use clockscope_explain::report::SourceResult;
 use clockscope_explain::{connect, options, Error, Options, Report, Step};
@@ -183,8 +182,7 @@ impl Prepared {
             },
             ..self.opts.clone()
         };
-        let result = run_explain(&opts, clocksource);
-        match result {
+        match run_explain(&opts, clocksource) {
             Ok(report) => Ok(outcome(&report, clocksource, share)),
             Err(Error::Interrupted) => Ok(ServerOutcome {
                 interrupted: true,
@@ -210,11 +208,7 @@ fn run_explain(opts: &Options, clocksource: &str) -> Result<Report, Error> {
             }
             bar.inc(1);
         }
-        if exit::interrupted() {
-            Control::Stop
-        } else {
-            Control::Continue
-        }
+        exit::control()
     };
     // A forced exit (second Ctrl-C) sends the cancel request first; the
     // guardian puts the clocksource back.

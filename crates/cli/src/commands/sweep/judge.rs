@@ -58,11 +58,9 @@ pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
     let mut all = slices.first()?.clone();
     all.loops = slices.iter().map(|s| s.loops).sum();
     all.elapsed_ns = slices.iter().map(|s| s.elapsed_ns).sum();
-    all.avg_loop_ns = if all.loops > 0 {
-        all.elapsed_ns as f64 / all.loops as f64
-    } else {
-        0.0
-    };
+    let loops = all.loops;
+    let per_loop = |total: f64| if loops > 0 { total / loops as f64 } else { 0.0 };
+    all.avg_loop_ns = per_loop(all.elapsed_ns as f64);
     all.read_cost_ns = Estimate::of(read_costs(slices)).map_or(0.0, |e| e.median_ns);
     let pick = |f: fn(&Percentiles) -> u64| median_u64(slices.iter().map(|s| f(&s.percentiles_ns)).collect());
     all.percentiles_ns = Percentiles {
@@ -73,11 +71,7 @@ pub fn combine(slices: &[ClockStats]) -> Option<ClockStats> {
         p99_99: pick(|p| p.p99_99),
         max: slices.iter().map(|s| s.percentiles_ns.max).max().unwrap_or(0),
     };
-    all.under_1us_pct = if all.loops > 0 {
-        slices.iter().map(|s| s.under_1us_pct * s.loops as f64).sum::<f64>() / all.loops as f64
-    } else {
-        0.0
-    };
+    all.under_1us_pct = per_loop(slices.iter().map(|s| s.under_1us_pct * s.loops as f64).sum());
     all.backward_steps = slices.iter().map(|s| s.backward_steps).sum();
     all.largest_backward_ns = slices.iter().map(|s| s.largest_backward_ns).max().unwrap_or(0);
     all.interrupted = slices.iter().any(|s| s.interrupted);
@@ -213,12 +207,6 @@ impl Basis {
             _ => false,
         }
     }
-}
-
-/// Whether `cheap` reads faster than `dear` beyond the noise: the intervals
-/// apart, and the difference at least [`KEEP_CURRENT_WITHIN`] of `dear`'s cost.
-pub fn told_apart(cheap: &SweepResult, dear: &SweepResult) -> bool {
-    Basis::ReadCost.told_apart(cheap, dear)
 }
 
 /// The choice among the rows that count: sound (valid, measured, never

@@ -38,7 +38,6 @@ use crate::report::Renderer;
 use crate::{exit, progress};
 use anyhow::bail;
 use clap::Args;
-use clockscope::Control;
 use clockscope::{self, ClockId};
 use clockscope_system::engine::Estimate;
 use clockscope_system::escape::escape_untrusted;
@@ -184,11 +183,7 @@ pub fn measure_system_clock(clocksource: &str, duration_ns: u64) -> anyhow::Resu
         cpus.as_deref(),
         &mut |_, _, p| {
             bar.set_position(p.elapsed_ns.min(p.target_ns));
-            if exit::interrupted() {
-                Control::Stop
-            } else {
-                Control::Continue
-            }
+            exit::control()
         },
     )?;
     bar.finish_and_clear();
@@ -376,8 +371,8 @@ fn visit_each(
 /// The renderer of `format`: the one-screen text unless `verbose`.
 pub fn renderer(format: CheckFormat, verbose: bool) -> Renderer<SweepReport> {
     match format {
-        CheckFormat::Text if verbose => crate::commands::sweep::write_text as Renderer<_>,
-        CheckFormat::Text => crate::commands::sweep::write_summary_text as Renderer<_>,
+        CheckFormat::Text if verbose => |out, r| crate::commands::sweep::write_text(out, r, true),
+        CheckFormat::Text => |out, r| crate::commands::sweep::write_text(out, r, false),
         CheckFormat::Json => crate::report::json::write as Renderer<_>,
         CheckFormat::Prometheus => crate::commands::sweep::write_prometheus as Renderer<_>,
     }

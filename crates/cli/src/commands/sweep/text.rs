@@ -8,19 +8,10 @@ use crate::report::text::{column_width, head_widths, table_row, write_line};
 use crate::{t, tn};
 use std::io::{self, Write};
 
-/// The full human report (`--verbose`): what is available and where it was
-/// read, the plan or the table with its legend, the recommendation.
-pub fn write_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
-    text(out, r, true)
-}
-
-/// The one-screen report (the default): the table, the problems and the
-/// recommendation, without the sysfs directory and the column legend.
-pub fn write_summary_text(out: &mut dyn Write, r: &SweepReport) -> io::Result<()> {
-    text(out, r, false)
-}
-
-fn text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
+/// The human report: the one screen (the default: the table, the problems
+/// and the recommendation), or (`verbose`) the full one, adding what is
+/// available and where it was read, and the column legend.
+pub fn write_text(out: &mut dyn Write, r: &SweepReport, verbose: bool) -> io::Result<()> {
     // Every line fitted to 100 columns (crate::report::text).
     let mut fit = crate::report::text::fitted(out);
     let out: &mut dyn Write = &mut fit;

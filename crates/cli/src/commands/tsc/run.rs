@@ -9,6 +9,7 @@ use crate::args::ReportFormat;
 use crate::commands::tsc::model::{GenericTimerOutput, TscOutput, GENERIC_TIMER_SCHEMA_VERSION, SCHEMA_VERSION};
 use crate::exit;
 use crate::report::stamp::{ReportStamp, Stamped};
+use crate::report::text::Detail;
 use crate::report::Renderer;
 use clap::Args;
 use clockscope_system::counter::drift::{DriftPlan, DriftReport};
@@ -194,8 +195,8 @@ pub fn run(args: &TscArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
 /// The renderer of `format` on x86: the one-screen text unless `verbose`.
 pub fn renderer<'a>(format: ReportFormat, verbose: bool) -> Renderer<Stamped<'a, TscOutput<'a>>> {
     match format {
-        ReportFormat::Text if verbose => crate::commands::tsc::text::write_full as Renderer<_>,
-        ReportFormat::Text => crate::commands::tsc::text::write_screen as Renderer<_>,
+        ReportFormat::Text if verbose => |out, m| crate::commands::tsc::text::write_stamped(out, m, Detail::Full),
+        ReportFormat::Text => |out, m| crate::commands::tsc::text::write_stamped(out, m, Detail::Screen),
         ReportFormat::Json => crate::report::json::write as Renderer<_>,
     }
 }

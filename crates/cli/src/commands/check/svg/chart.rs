@@ -5,7 +5,7 @@
 use super::curve::{cdf_steps, histogram_steps, MIN_SHARE_PCT};
 use super::labels::{ns_label, pct_label};
 use super::style::{look, LineStyle};
-use super::{anyhow_err, read_cost_ns, POSTGRESQL_RULE};
+use super::{anyhow_err, POSTGRESQL_RULE};
 use crate::args::PlotKind;
 use crate::commands::check::model::CheckReport;
 use plotters::coord::ranged1d::Ranged;
@@ -116,7 +116,7 @@ fn draw_common<Y: Ranged<ValueType = f64>>(
         draw_markers(chart, curve.markers, (0, 0), color, style)?;
         // The read cost: a thin line across the chart, the clock's marker
         // just below the top.
-        let (cost, _) = read_cost_ns(c);
+        let cost = c.read_cost_ns;
         if cost >= 1.0 {
             chart
                 .draw_series(std::iter::once(PathElement::new(

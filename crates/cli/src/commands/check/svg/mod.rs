@@ -35,7 +35,6 @@ mod style;
 pub use labels::utc_minutes;
 
 use crate::args::PlotKind;
-use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
 use curve::bucket_edges_ns;
 use labels::title_lines;
@@ -67,14 +66,6 @@ impl PlotHeader {
             time_utc,
         }
     }
-}
-
-/// The read cost marked for each clock, and its label:
-/// `ClockStats::read_cost_ns`, the mean cost with the interference gaps taken
-/// out (pg_test_timing's average loop includes them). This is the one place
-/// the plot reads a clock's cost.
-fn read_cost_ns(c: &ClockStats) -> (f64, &'static str) {
-    (c.read_cost_ns, "interference gaps out")
 }
 
 fn anyhow_err<E: std::fmt::Display>(e: E) -> anyhow::Error {

@@ -8,7 +8,7 @@ use super::{interference_words, measured_time, write_skipped_and_names, Detail};
 use crate::commands::check::model::stats::ClockStats;
 use crate::commands::check::model::CheckReport;
 use crate::i18n::{library::reason, num};
-use crate::report::text::{column_width, head_widths, table_row, write_line};
+use crate::report::text::{column_width, head_widths, or_dash, table_row, write_line};
 use crate::t;
 use clockscope_system::escape::escape_untrusted as esc;
 use std::io::{self, Write};
@@ -108,15 +108,11 @@ fn full_cells(c: &ClockStats) -> Vec<String> {
         p.p99_9.to_string(),
         p.p99_99.to_string(),
         p.max.to_string(),
-        opt(&c.resolution_ns),
+        or_dash(c.resolution_ns),
         num(c.zero_steps_pct, 2),
         back,
-        opt(&c.clock_getres_ns),
+        or_dash(c.clock_getres_ns),
     ]
-}
-
-fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
-    v.as_ref().map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
 /// One clock's interference line (at most 100 columns for names up to 16):

@@ -73,8 +73,7 @@ fn measured_time(r: &CheckReport) -> String {
     let secs: Vec<f64> = r.clocks.iter().map(|c| c.elapsed_ns as f64 / 1e9).collect();
     let lo = secs.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = secs.iter().copied().fold(0.0, f64::max);
-    let asked = r.duration_per_clock_s;
-    let asked = crate::i18n::localize_number(asked.to_string());
+    let asked = crate::i18n::localize_number(r.duration_per_clock_s.to_string());
     if secs.is_empty() {
         return t!("none measured of {asked} s asked for", asked = asked);
     }

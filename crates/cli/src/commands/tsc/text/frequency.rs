@@ -5,7 +5,7 @@
 
 use super::{Detail, SCREEN_LABEL_W};
 use crate::i18n::{library::reason, num, pad_left, pad_right, signed};
-use crate::report::text::{column_width, write_line};
+use crate::report::text::{column_width, or_dash, write_line};
 use crate::t;
 use clockscope_system::tsc::frequency::{DISAGREEMENT_LIMIT_PPM, PG_SOURCE_CALIBRATION};
 use clockscope_system::tsc::TscReport;
@@ -43,10 +43,6 @@ fn write_in_use(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
     Ok(())
 }
 
-fn khz_text(khz: Option<u64>) -> String {
-    khz.map_or("-".to_string(), |k| k.to_string())
-}
-
 /// The frequency from every source, in ppm against the one in use, and
 /// what the table's marks mean.
 fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Result<()> {
@@ -81,7 +77,7 @@ fn write_frequency_sources(out: &mut dyn Write, r: &TscReport) -> std::io::Resul
             out,
             "  {flag} {}  {:>10}  {:>9}  {note}",
             pad_right(&reason(s.source), label_w),
-            khz_text(s.khz),
+            or_dash(s.khz),
             ppm
         )?;
     }

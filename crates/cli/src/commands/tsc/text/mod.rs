@@ -33,16 +33,11 @@ use std::path::Path;
 /// the English ones are.
 const SCREEN_LABEL_W: usize = 13;
 
-/// The header line and the one-screen report (the default text on x86).
-pub fn write_screen(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>) -> io::Result<()> {
+/// The header line and the report at `detail`: the one screen (the default
+/// text on x86), or the full TSC report and the evidence beside it (NTP, `--drift`).
+pub fn write_stamped(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>, detail: Detail) -> io::Result<()> {
     crate::report::text::write_header(out, m.stamp)?;
-    write(out, m.report, Detail::Screen)
-}
-
-/// The header line, the full TSC report and the evidence beside it (NTP, `--drift`).
-pub fn write_full(out: &mut dyn Write, m: &Stamped<'_, TscOutput<'_>>) -> io::Result<()> {
-    crate::report::text::write_header(out, m.stamp)?;
-    write(out, m.report, Detail::Full)
+    write(out, m.report, detail)
 }
 
 /// Writes the report at `detail`, every line of the report fitted to 100
