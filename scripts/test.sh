@@ -17,7 +17,7 @@
 # It prints that list before installing anything. Debian packages go through
 # scripts/apt-install.sh, which keeps their services from starting.
 # Then: formatting and clippy (-D warnings, also of the CLI built without its
-# `explain` feature), the workspace's tests (unit, integration against the
+# `explain` feature), the docs' intra-doc links, the workspace's tests (unit, integration against the
 # real binaries and a real PostgreSQL, doc tests), the fleet files against a
 # real node_exporter and promtool, a compile check of the benchmarks
 # (crates/benches), and the aarch64 tests under qemu.
@@ -89,6 +89,10 @@ lean_deps=$(cargo tree -q -p clockscope-cli --no-default-features -e normal,buil
 if grep -E '^(postgres|tokio|tokio-postgres|clockscope-explain) ' <<<"$lean_deps"; then
     say "clockscope-cli --no-default-features still depends on the crates above"; exit 1
 fi
+# Every intra-doc link resolves (private items documented too: the docs are a
+# map of the tree, and a link that no longer resolves is a map that drifted).
+say "cargo doc --workspace --document-private-items, every intra-doc link resolved"
+RUSTDOCFLAGS="-D warnings -A rustdoc::private_intra_doc_links" cargo doc -q --workspace --no-deps --document-private-items
 say "cargo test --workspace"
 # The reports speak the caller's language: the tests that expect English run
 # under C.UTF-8, whatever the developer's locale; the Russian ones set theirs.

@@ -52,7 +52,7 @@
 //! while initialising (a `Relaxed` atomic load: a plain `mov` on x86-64, a
 //! plain `ldrb` on aarch64; no read-modify-write, no lock, no fence), a
 //! compare and a predicted branch, then the counter read. No scale is looked
-//! up: the conversion is deferred to [`ticks_to_ns`]. On x86-64 (release
+//! up: the conversion is deferred to [`Scale::ticks_to_ns`](crate::Scale::ticks_to_ns). On x86-64 (release
 //! build, `objdump -d` of a non-inlined caller in a PIE) the counter-mode path
 //! is `mov GOT(MODE),%rax; movzbl (%rax),%eax; cmp $0x1,%al; je L; ..; L:
 //! rdtsc; shl $0x20,%rdx; or %rdx,%rax; ret`, and `now_precise()` the same

@@ -57,7 +57,7 @@ pub enum Item<'a> {
 pub struct GetoptMessage {
     /// glibc 2.26+'s msgid.
     pub msgid: &'static str,
-    /// Its `%s`/`%c` arguments (argv[0] first).
+    /// Its `%s`/`%c` arguments (`argv[0]` first).
     pub args: Vec<Vec<u8>>,
     /// Printed after it, untranslated (`" '--cutoff' '--duration'\n"`).
     pub tail: Vec<u8>,

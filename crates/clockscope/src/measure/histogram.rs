@@ -9,7 +9,7 @@
 //! them. Beyond PostgreSQL, each log2 bucket also keeps the exact sum of its
 //! differences of 10000 ns and more (one add on the rare path that already
 //! handles them), so the time lost in long gaps is known exactly
-//! ([`super::interference`]).
+//! (`clockscope_system::interference`).
 
 use serde::Serialize;
 

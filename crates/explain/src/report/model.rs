@@ -223,7 +223,7 @@ pub struct QueryBreakdown {
     /// every node as EXPLAIN (ANALYZE, TIMING ON) does, for every sampled
     /// statement whether or not it is logged; `log_timing = off` as TIMING OFF.
     pub auto_explain_log_timing_added_ms: f64,
-    /// The same as a ratio: clock_sources[0].slowdown.
+    /// The same as a ratio: `clock_sources[0].slowdown`.
     pub auto_explain_log_timing_slowdown: f64,
 }
 

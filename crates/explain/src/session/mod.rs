@@ -170,7 +170,7 @@ pub struct PgSession {
     /// Set by [`PgSession::use_query`]: EXPLAIN runs the user's statement,
     /// each run in `BEGIN READ ONLY ... ROLLBACK`, within `--max-time`.
     user_query: Option<(String, Duration)>,
-    /// The time `--max-time` leaves the next EXPLAIN ([`ExplainServer::limit_next`]).
+    /// The time `--max-time` leaves the next EXPLAIN ([`crate::measure::ExplainServer::limit_next`]).
     time_left: Option<Duration>,
     /// `--max-time`'s deadline for the whole run, if any.
     budget: Option<crate::budget::Budget>,

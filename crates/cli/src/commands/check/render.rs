@@ -2,9 +2,9 @@
 //! [`CheckReport`](crate::commands::check::model::CheckReport) (JSON goes through the
 //! shared [`crate::report::json`]).
 //!
-//! - [`text`]: the human reports: the one screen (the default), `-v/--verbose` and `--brief`.
-//! - [`prometheus`]: text exposition format for node_exporter's textfile collector.
-//! - [`svg`]: the duration distributions of every measured clock on one log-log chart.
+//! - [`text`](super::text): the human reports: the one screen (the default), `-v/--verbose` and `--brief`.
+//! - [`prometheus`](super::prometheus): text exposition format for node_exporter's textfile collector.
+//! - [`svg`](super::svg): the duration distributions of every measured clock on one log-log chart.
 
 use std::io::{self, Write};
 

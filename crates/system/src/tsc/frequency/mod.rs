@@ -258,8 +258,8 @@ fn mark_kernel_arithmetic(sources: &mut [FrequencySource], inputs: &FrequencyInp
 const IMPLAUSIBLE_PREFIX: &str = "implausible, not used: ";
 
 /// [`make`] for a CPUID, hypervisor or kernel source: a value outside
-/// [`PLAUSIBLE_TSC_KHZ`], or one derived from a crystal (`crystal_hz`)
-/// outside [`PLAUSIBLE_CRYSTAL_HZ`], is moved to `implausible_khz`.
+/// [`PLAUSIBLE_TSC_KHZ`](super::rules::PLAUSIBLE_TSC_KHZ), or one derived from a crystal (`crystal_hz`)
+/// outside [`PLAUSIBLE_CRYSTAL_HZ`](super::rules::PLAUSIBLE_CRYSTAL_HZ), is moved to `implausible_khz`.
 fn make_checked(id: SourceId, result: Result<(u64, String), String>, crystal_hz: Option<u64>) -> FrequencySource {
     let mut s = make(id, result);
     if let Some(k) = s.khz {

@@ -194,7 +194,7 @@ fn rule_not_marked_unstable(e: &TrustEvidence<'_>) -> Reason {
 }
 
 /// 5. A known frequency whose measuring sources agree within
-///    [`super::frequency::DISAGREEMENT_LIMIT_PPM`].
+///    [`crate::tsc::frequency::DISAGREEMENT_LIMIT_PPM`].
 fn rule_frequency_agrees(e: &TrustEvidence<'_>) -> Reason {
     let freq = e.freq;
     match freq.clockscope.khz {
